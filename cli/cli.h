@@ -1,0 +1,31 @@
+/*
+ * cli.h - the `swf` command line, as a library.
+ *
+ * main() only calls swf_cli_main(); every command is a function of its own
+ * taking (argc, argv) with argv[0] the command name, writing its result to
+ * stdout and its diagnostics to stderr, and returning the exit status. That
+ * keeps each command testable in-process.
+ *
+ * Exit statuses: 0 success; 1 the command ran and the answer is "no" (an
+ * invalid definition, a failed execution, a replay mismatch); 2 a usage
+ * error; 3 an operating error (a file, the database, Kafka).
+ */
+#ifndef SWF_CLI_H
+#define SWF_CLI_H
+
+#include <stdio.h>
+
+enum {
+    SWF_EXIT_OK = 0,
+    SWF_EXIT_NO = 1,
+    SWF_EXIT_USAGE = 2,
+    SWF_EXIT_ERROR = 3,
+};
+
+int swf_cli_main(int argc, char **argv);
+
+/* One function per command (cli/<command>.c). */
+int swf_cli_validate(int argc, char **argv);
+int swf_cli_run(int argc, char **argv);
+
+#endif

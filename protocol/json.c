@@ -1,0 +1,222 @@
+/*
+ * json.c - parsing with limits, equality and copying over json-c.
+ *
+ * json-c does the tokenising; what this file adds is the project's rules
+ * around it: every parse is bounded in bytes and depth, trailing garbage is
+ * an error (json-c would silently stop at the first value), and equality
+ * treats numbers by value as ASL does (1 equals 1.0).
+ */
+#include "protocol/json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/limits.h"
+
+static bool only_space(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+            return false;
+    }
+    return true;
+}
+
+swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_object **out)
+{
+    *out = NULL;
+    if (len > max_bytes)
+        return swf_error_new(SWF_E_LIMIT, NULL, "JSON document is %zu bytes, the limit is %zu",
+                             len, max_bytes);
+    if (only_space(buf, len))
+        return swf_error_new(SWF_E_INPUT, NULL, "empty document, expected JSON");
+    if (len > (size_t)INT32_MAX)
+        return swf_error_new(SWF_E_LIMIT, NULL, "JSON document too large");
+    if (memchr(buf, '\0', len) != NULL)
+        return swf_error_new(SWF_E_INPUT, NULL, "not JSON: the text contains a NUL byte");
+
+    json_tokener *tok = json_tokener_new_ex(SWF_LIMIT_JSON_DEPTH);
+    if (tok == NULL)
+        return swf_error_new(SWF_E_NOMEM, NULL, "out of memory");
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+    json_object *v = json_tokener_parse_ex(tok, buf, (int)len);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    swf_error_t *err = NULL;
+    if (jerr == json_tokener_continue) {
+        /* The document ended inside a value; a final NUL lets json-c finish
+         * a bare number such as "12". */
+        v = json_tokener_parse_ex(tok, "", 1);
+        jerr = json_tokener_get_error(tok);
+        if (jerr != json_tokener_success) {
+            err = swf_error_new(SWF_E_INPUT, NULL, "not JSON: the document ends too early");
+            goto done;
+        }
+    } else if (jerr != json_tokener_success) {
+        if (jerr == json_tokener_error_depth)
+            err = swf_error_new(SWF_E_LIMIT, NULL, "JSON nested deeper than %d levels",
+                                SWF_LIMIT_JSON_DEPTH);
+        else
+            err = swf_error_new(SWF_E_INPUT, NULL, "not JSON: %s at byte %zu",
+                                json_tokener_error_desc(jerr), json_tokener_get_parse_end(tok));
+        goto done;
+    } else {
+        size_t end = json_tokener_get_parse_end(tok);
+        if (end < len && !only_space(buf + end, len - end)) {
+            json_object_put(v);
+            v = NULL;
+            err = swf_error_new(SWF_E_INPUT, NULL,
+                                "not JSON: unexpected text after the value at byte %zu", end);
+            goto done;
+        }
+    }
+    *out = v;
+done:
+    json_tokener_free(tok);
+    return err;
+}
+
+swf_error_t *swf_json_read_file(const char *path, size_t max_bytes, json_object **out)
+{
+    *out = NULL;
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (f == NULL)
+        return swf_error_new(SWF_E_IO, NULL, "%s: %s", path, strerror(errno));
+    size_t cap = 64 * 1024, len = 0;
+    char *buf = malloc(cap);
+    swf_error_t *err = NULL;
+    if (buf == NULL) {
+        err = swf_error_new(SWF_E_NOMEM, NULL, "%s: out of memory", path);
+        goto done;
+    }
+    for (;;) {
+        if (len == cap) {
+            if (cap > max_bytes) {
+                err = swf_error_new(SWF_E_LIMIT, NULL, "%s: larger than the limit of %zu bytes",
+                                    path, max_bytes);
+                goto done;
+            }
+            char *grown = realloc(buf, cap * 2);
+            if (grown == NULL) {
+                err = swf_error_new(SWF_E_NOMEM, NULL, "%s: out of memory", path);
+                goto done;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+        size_t n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (n == 0) {
+            if (ferror(f)) {
+                err = swf_error_new(SWF_E_IO, NULL, "%s: read failed", path);
+                goto done;
+            }
+            break;
+        }
+    }
+    err = swf_json_parse(buf, len, max_bytes, out);
+    if (err != NULL)
+        swf_error_prefix(err, "%s", path);
+done:
+    free(buf);
+    if (f != stdin)
+        fclose(f);
+    return err;
+}
+
+const char *swf_json_str(json_object *v)
+{
+    if (v == NULL)
+        return "null";
+    return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+bool swf_json_is_number(json_object *v)
+{
+    return json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);
+}
+
+const char *swf_json_type_name(json_object *v)
+{
+    switch (json_object_get_type(v)) {
+    case json_type_null: return "null";
+    case json_type_boolean: return "boolean";
+    case json_type_int:
+    case json_type_double: return "number";
+    case json_type_string: return "string";
+    case json_type_array: return "array";
+    case json_type_object: return "object";
+    }
+    return "unknown";
+}
+
+bool swf_json_equal(json_object *a, json_object *b)
+{
+    if (a == b)
+        return true;
+    if (swf_json_is_number(a) && swf_json_is_number(b)) {
+        if (json_object_is_type(a, json_type_int) && json_object_is_type(b, json_type_int))
+            return json_object_get_int64(a) == json_object_get_int64(b);
+        return json_object_get_double(a) == json_object_get_double(b);
+    }
+    json_type t = json_object_get_type(a);
+    if (t != json_object_get_type(b))
+        return false;
+    switch (t) {
+    case json_type_null: return true;
+    case json_type_boolean: return json_object_get_boolean(a) == json_object_get_boolean(b);
+    case json_type_string: {
+        int la = json_object_get_string_len(a), lb = json_object_get_string_len(b);
+        return la == lb && memcmp(json_object_get_string(a), json_object_get_string(b), (size_t)la) == 0;
+    }
+    case json_type_array: {
+        size_t n = json_object_array_length(a);
+        if (n != json_object_array_length(b))
+            return false;
+        for (size_t i = 0; i < n; i++) {
+            if (!swf_json_equal(json_object_array_get_idx(a, i), json_object_array_get_idx(b, i)))
+                return false;
+        }
+        return true;
+    }
+    case json_type_object: {
+        if (json_object_object_length(a) != json_object_object_length(b))
+            return false;
+        json_object_object_foreach(a, key, va) {
+            json_object *vb;
+            if (!json_object_object_get_ex(b, key, &vb) || !swf_json_equal(va, vb))
+                return false;
+        }
+        return true;
+    }
+    default: return false;
+    }
+}
+
+json_object *swf_json_copy(json_object *v)
+{
+    if (v == NULL)
+        return NULL;
+    json_object *copy = NULL;
+    if (json_object_deep_copy(v, &copy, NULL) != 0)
+        abort(); /* only fails when out of memory */
+    return copy;
+}
+
+bool swf_json_get(json_object *v, const char *key, json_object **out)
+{
+    *out = NULL;
+    if (!json_object_is_type(v, json_type_object))
+        return false;
+    return json_object_object_get_ex(v, key, out);
+}
+
+const char *swf_json_get_string(json_object *v, const char *key)
+{
+    json_object *m;
+    if (!swf_json_get(v, key, &m) || !json_object_is_type(m, json_type_string))
+        return NULL;
+    return json_object_get_string(m);
+}

@@ -1,0 +1,66 @@
+/*
+ * json.h - JSON helpers over json-c.
+ *
+ * Ownership, once for the whole project: a json_object is reference counted;
+ * a function that returns a `json_object *` through an out-parameter or as
+ * its result hands the caller one reference, to be released with
+ * json_object_put(). Arguments are borrowed. JSON null is the NULL pointer
+ * (json-c's convention), so "no value" is always signalled by an error or a
+ * separate flag, never by NULL.
+ *
+ * Values are immutable once built and may be shared between many owners
+ * (state inputs, event attributes, Map results); code that needs a changed
+ * value builds a new one (see swf_json_copy). That is what makes replay and
+ * backtracking safe.
+ */
+#ifndef SWF_PROTOCOL_JSON_H
+#define SWF_PROTOCOL_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+
+#include "protocol/error.h"
+
+/*
+ * Parses exactly one JSON value from buf[0..len) (trailing white space is
+ * allowed, anything else is an error). Refuses documents longer than
+ * max_bytes or nested deeper than SWF_LIMIT_JSON_DEPTH. On success *out holds
+ * a new reference (NULL for the JSON text `null`).
+ */
+swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_object **out);
+
+/* Reads and parses a whole file ("-" is standard input); errors name the file. */
+swf_error_t *swf_json_read_file(const char *path, size_t max_bytes, json_object **out);
+
+/* Compact serialisation, without escaping '/'. The string lives until the
+ * object is freed or serialised again (json-c's rule). NULL gives "null". */
+const char *swf_json_str(json_object *v);
+
+/* Deep structural equality; numbers compare by value, so 1 equals 1.0. */
+bool swf_json_equal(json_object *a, json_object *b);
+
+/* Deep copy (a new reference). */
+json_object *swf_json_copy(json_object *v);
+
+/* True when v is a JSON number (int or double). */
+bool swf_json_is_number(json_object *v);
+
+/* The JSON type name used in messages: "null", "boolean", "number", "string",
+ * "array", "object". */
+const char *swf_json_type_name(json_object *v);
+
+/* Looks up a member of an object; returns false when v is not an object or
+ * has no such key. *out is borrowed (may be NULL for a JSON null member). */
+bool swf_json_get(json_object *v, const char *key, json_object **out);
+
+/* Borrowed string member, or NULL when absent or not a string. */
+const char *swf_json_get_string(json_object *v, const char *key);
+
+/* Returns a new reference to v (json_object_get that accepts NULL). */
+static inline json_object *swf_json_ref(json_object *v)
+{
+    return v ? json_object_get(v) : NULL;
+}
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * limits.h - every bound on input from outside, in one place.
+ *
+ * Each limit is a compile-time default; the ones marked "configurable" can be
+ * overridden where the component that enforces them is configured. Exceeding
+ * a limit is always a clear SWF_E_LIMIT error, never a crash or a hang.
+ * AWS Step Functions' own quotas are given where ours follow them.
+ */
+#ifndef SWF_PROTOCOL_LIMITS_H
+#define SWF_PROTOCOL_LIMITS_H
+
+/* Bytes of one JSON document read from a file, stdin or the command line
+ * (definitions, inputs, mocks, exported histories are read line by line). */
+#define SWF_LIMIT_JSON_BYTES (64u * 1024u * 1024u)
+
+/* Bytes of an execution input, a state's input or output, or a task result.
+ * AWS: 256 KiB. Ours is larger so that big Map inputs work; configurable. */
+#define SWF_LIMIT_PAYLOAD_BYTES (32u * 1024u * 1024u)
+
+/* Nesting depth of any JSON document we parse (json-c's tokener depth). */
+#define SWF_LIMIT_JSON_DEPTH 512
+
+/* Bytes of an ASL definition. AWS: 1 MiB. */
+#define SWF_LIMIT_DEFINITION_BYTES (1024u * 1024u)
+
+/* States in one definition, counting those inside Parallel branches and Map
+ * processors. */
+#define SWF_LIMIT_STATES 10000
+
+/* Events in one history. AWS Standard workflows: 25,000; ours is larger so
+ * that a Map over 100,000 items fits in one execution. */
+#define SWF_LIMIT_HISTORY_EVENTS 2000000
+
+/* Items of one Map state. */
+#define SWF_LIMIT_MAP_ITEMS 1000000
+
+/* Bytes of a JSONPath or intrinsic function expression. */
+#define SWF_LIMIT_PATH_BYTES 4096
+
+/* Nesting depth of intrinsic function calls. */
+#define SWF_LIMIT_INTRINSIC_DEPTH 16
+
+/* Items States.ArrayRange may produce (AWS: 1000). */
+#define SWF_LIMIT_ARRAY_RANGE_ITEMS 1000
+
+/* Bytes of the input of a States.Hash call (AWS: 10,000 characters). */
+#define SWF_LIMIT_HASH_INPUT_BYTES 10000
+
+/* Decision tasks one local run may take before it is stopped as runaway
+ * (an infinite loop of Pass/Choice states is caught per decision below). */
+#define SWF_LIMIT_DECISION_TASKS 10000000
+
+/* State transitions one decision task may make without waiting for an
+ * activity or a timer; an infinite Choice loop ends as States.Runtime. */
+#define SWF_LIMIT_TRANSITIONS_PER_DECISION 1000000
+
+/* Bytes of a state, execution or workflow name. AWS: 80 for execution names,
+ * 128 for state names. */
+#define SWF_LIMIT_NAME_BYTES 256
+
+#endif
