@@ -1,3 +1,186 @@
-/* run.c - STUB, being written. */
+/*
+ * run.c - `swf run --local DEFINITION [--input FILE] [--mocks FILE] [--history]`.
+ *
+ * Runs one execution in-process (decider/local.h) and prints one JSON object,
+ * the contract of the conformance harness:
+ *
+ *   {"status":"SUCCEEDED","output":...}
+ *   {"status":"FAILED","error":"...","cause":"..."}
+ *   {"status":"INVALID","errors":["$.States.X: ..."]}
+ *
+ * or, with --history, the recorded events as JSON lines. Exit status: 0 when
+ * the execution succeeded, 1 when it failed or the definition is invalid, 2
+ * for a usage error, 3 when a file cannot be read.
+ */
 #include "cli/cli.h"
-int swf_cli_run(int argc, char **argv) { return SWF_EXIT_ERROR; }
+
+#include <stdio.h>
+#include <string.h>
+
+#include "decider/asl/validate.h"
+#include "decider/local.h"
+#include "protocol/json.h"
+#include "protocol/limits.h"
+#include "protocol/time.h"
+
+static int run_usage(void)
+{
+    fprintf(stderr, "usage: swf run --local DEFINITION [--input FILE] [--mocks FILE] [--history]\n");
+    return SWF_EXIT_USAGE;
+}
+
+static void print_json_line(json_object *o)
+{
+    fputs(swf_json_str(o), stdout);
+    fputc('\n', stdout);
+}
+
+/* Prints {"status":"INVALID","errors":[...]} for a definition. */
+static int print_invalid(const char **messages, size_t n)
+{
+    json_object *o = json_object_new_object(), *errs = json_object_new_array();
+    json_object_object_add(o, "status", json_object_new_string("INVALID"));
+    for (size_t i = 0; i < n; i++)
+        json_object_array_add(errs, json_object_new_string(messages[i]));
+    json_object_object_add(o, "errors", errs);
+    print_json_line(o);
+    json_object_put(o);
+    return SWF_EXIT_NO;
+}
+
+static int print_history(swf_history_store_t *store, const char *id)
+{
+    swf_event_list_t events = {0};
+    swf_error_t *err = swf_history_load(store, id, 0, 0, &events);
+    if (err != NULL) {
+        fprintf(stderr, "swf: %s\n", swf_error_message(err));
+        swf_error_free(err);
+        return SWF_EXIT_ERROR;
+    }
+    for (size_t i = 0; i < events.count; i++) {
+        json_object *o = swf_event_to_json(&events.items[i]);
+        print_json_line(o);
+        json_object_put(o);
+    }
+    swf_event_list_free(&events);
+    return SWF_EXIT_OK;
+}
+
+static json_object *result_json(const swf_local_result_t *res)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "status",
+                           json_object_new_string(swf_asl_status_name(res->status)));
+    if (res->status == SWF_ASL_SUCCEEDED) {
+        json_object_object_add(o, "output", swf_json_ref(res->output));
+    } else {
+        json_object_object_add(o, "error", json_object_new_string(res->error ? res->error : ""));
+        json_object_object_add(o, "cause", json_object_new_string(res->cause ? res->cause : ""));
+    }
+    return o;
+}
+
+int swf_cli_run(int argc, char **argv)
+{
+    const char *def_path = NULL, *input_path = NULL, *mocks_path = NULL;
+    bool local = false, history = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--local") == 0)
+            local = true;
+        else if (strcmp(a, "--history") == 0)
+            history = true;
+        else if (strcmp(a, "--input") == 0 && i + 1 < argc)
+            input_path = argv[++i];
+        else if (strcmp(a, "--mocks") == 0 && i + 1 < argc)
+            mocks_path = argv[++i];
+        else if (a[0] == '-' && a[1] != '\0')
+            return run_usage();
+        else if (def_path == NULL)
+            def_path = a;
+        else
+            return run_usage();
+    }
+    if (def_path == NULL || !local)
+        return run_usage();
+
+    int rc = SWF_EXIT_ERROR;
+    json_object *def = NULL, *input = NULL, *mocks = NULL;
+    swf_history_store_t *store = NULL;
+    swf_local_result_t res = {0};
+    swf_asl_problems_t problems = {0};
+    swf_error_t *err = swf_json_read_file(def_path, SWF_LIMIT_DEFINITION_BYTES, &def);
+    if (err != NULL) {
+        /* A definition that is not JSON is refused like any invalid one. */
+        const char *msg = swf_error_message(err);
+        fprintf(stderr, "swf: %s\n", msg);
+        rc = swf_error_code(err) == SWF_E_IO ? SWF_EXIT_ERROR : print_invalid(&msg, 1);
+        goto done;
+    }
+    if (swf_asl_validate(def, &problems) > 0) {
+        const char **msgs = calloc(problems.count, sizeof(char *));
+        char **owned = calloc(problems.count, sizeof(char *));
+        for (size_t i = 0; i < problems.count; i++) {
+            size_t n = strlen(problems.items[i].where) + strlen(problems.items[i].message) + 3;
+            owned[i] = malloc(n);
+            snprintf(owned[i], n, "%s: %s", problems.items[i].where, problems.items[i].message);
+            msgs[i] = owned[i];
+            fprintf(stderr, "%s: %s\n", def_path, owned[i]);
+        }
+        rc = print_invalid(msgs, problems.count);
+        for (size_t i = 0; i < problems.count; i++)
+            free(owned[i]);
+        free(owned);
+        free(msgs);
+        goto done;
+    }
+    if (input_path != NULL) {
+        err = swf_json_read_file(input_path, SWF_LIMIT_PAYLOAD_BYTES, &input);
+        if (err != NULL) {
+            fprintf(stderr, "swf: input: %s\n", swf_error_message(err));
+            goto done;
+        }
+    } else {
+        input = json_object_new_object();
+    }
+    if (mocks_path != NULL) {
+        err = swf_json_read_file(mocks_path, SWF_LIMIT_JSON_BYTES, &mocks);
+        if (err == NULL && !json_object_is_type(mocks, json_type_object))
+            err = swf_error_new(SWF_E_INPUT, NULL, "%s: mocks must be a JSON object", mocks_path);
+        if (err != NULL) {
+            fprintf(stderr, "swf: mocks: %s\n", swf_error_message(err));
+            goto done;
+        }
+    }
+    store = swf_history_mem_new();
+    swf_local_options_t opt = {
+        .definition = def,
+        .input = input,
+        .mocks = mocks,
+        .machine_name = "StateMachine",
+        .execution_id = "local",
+        .start_ms = swf_time_now_ms(),
+    };
+    err = swf_local_run(&opt, store, &res);
+    if (err != NULL) {
+        fprintf(stderr, "swf: run: %s\n", swf_error_message(err));
+        goto done;
+    }
+    if (history) {
+        rc = print_history(store, "local");
+    } else {
+        json_object *o = result_json(&res);
+        print_json_line(o);
+        json_object_put(o);
+        rc = res.status == SWF_ASL_SUCCEEDED ? SWF_EXIT_OK : SWF_EXIT_NO;
+    }
+done:
+    swf_error_free(err);
+    swf_local_result_free(&res);
+    swf_history_store_free(store);
+    swf_asl_problems_free(&problems);
+    json_object_put(def);
+    json_object_put(input);
+    json_object_put(mocks);
+    return rc;
+}

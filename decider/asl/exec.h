@@ -1,0 +1,133 @@
+/*
+ * exec.h - an execution of a state machine, as a fold over its history.
+ *
+ * The interpreter is a pure function of (definition, events): it never reads
+ * the clock, random numbers or the environment. An execution object is built
+ * by applying the events of a history one by one, in order:
+ *
+ *   - WorkflowExecutionStarted carries the definition and the input;
+ *   - results (ActivityTask*, TimerFired, cancel requests) are delivered to
+ *     the part of the machine waiting for them;
+ *   - at each decision task the interpreter runs every part of the machine
+ *     that can move until it must wait again, deriving decisions (schedule
+ *     an activity, start a timer, close the execution). "Now" is the time of
+ *     the DecisionTaskStarted event.
+ *
+ * Live deciding and replay are the same code: a decider applies events up to
+ * DecisionTaskStarted, calls swf_asl_exec_decide() and appends the decisions
+ * as events (which it then applies too). When replaying a recorded history,
+ * applying DecisionTaskCompleted derives the decisions itself, and each
+ * decision event that follows is checked against them: a difference is an
+ * SWF_E_NONDETERMINISM error naming the event id, the state and both
+ * versions.
+ *
+ * Ownership: the execution copies (references) what it keeps from events.
+ * Decisions handed out are owned by the caller. Thread-safety: one thread at
+ * a time per execution object.
+ */
+#ifndef SWF_ASL_EXEC_H
+#define SWF_ASL_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+#include "protocol/error.h"
+#include "protocol/event.h"
+
+typedef struct swf_asl_exec swf_asl_exec_t;
+
+/* A decision is the event it becomes: its type and its attributes. */
+typedef struct swf_asl_decision {
+    swf_event_type_t type;
+    json_object *attrs; /* owned */
+} swf_asl_decision_t;
+
+typedef struct swf_asl_decisions {
+    swf_asl_decision_t *items;
+    size_t count;
+    size_t cap;
+} swf_asl_decisions_t;
+
+void swf_asl_decisions_clear(swf_asl_decisions_t *d);
+void swf_asl_decisions_free(swf_asl_decisions_t *d);
+
+typedef enum swf_asl_status {
+    SWF_ASL_NOT_STARTED,
+    SWF_ASL_RUNNING,
+    SWF_ASL_SUCCEEDED,
+    SWF_ASL_FAILED,
+    SWF_ASL_TIMED_OUT,
+    SWF_ASL_CANCELED,
+    SWF_ASL_TERMINATED,
+} swf_asl_status_t;
+
+/* "RUNNING", "SUCCEEDED", ... (Step Functions' names; ABORTED for both
+ * canceled and terminated is not used: we keep SWF's distinction). */
+const char *swf_asl_status_name(swf_asl_status_t status);
+
+/* What happens inside the machine, for the timeline and the graph. */
+typedef enum swf_asl_trace_kind {
+    SWF_ASL_STATE_ENTERED,
+    SWF_ASL_STATE_EXITED,   /* succeeded; `data` is the state output */
+    SWF_ASL_STATE_FAILED,   /* `data` is {"Error","Cause"} */
+    SWF_ASL_STATE_RETRIED,  /* `data` is {"Error","Cause","RetryCount"} */
+    SWF_ASL_STATE_CAUGHT,   /* `data` is {"Error","Cause","Next"} */
+} swf_asl_trace_kind_t;
+
+typedef struct swf_asl_trace {
+    swf_asl_trace_kind_t kind;
+    const char *path;       /* position through branches/iterations, "" at top level */
+    const char *state;      /* state name */
+    const char *state_type; /* "Task", "Map", ... */
+    json_object *data;      /* borrowed: input for ENTERED, output or error otherwise */
+    int64_t time_ms;        /* the decision task's time */
+    int64_t event_id;       /* the DecisionTaskStarted event id */
+} swf_asl_trace_t;
+
+typedef void (*swf_asl_trace_fn)(void *ctx, const swf_asl_trace_t *trace);
+
+swf_asl_exec_t *swf_asl_exec_new(void);
+void swf_asl_exec_free(swf_asl_exec_t *exec);
+
+/* Calls fn for every state entered/exited/failed/retried/caught, as the
+ * machine moves (while applying events or deciding). */
+void swf_asl_exec_set_trace(swf_asl_exec_t *exec, swf_asl_trace_fn fn, void *ctx);
+
+/* Applies the next event of the history (ids must follow each other from 1).
+ * Errors: SWF_E_INPUT for an event that does not fit the history (wrong id,
+ * unknown activity), SWF_E_NONDETERMINISM for a recorded decision that the
+ * interpreter does not derive. After an error the execution object must not
+ * be used further. */
+swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *exec, const swf_event_t *ev);
+
+/* Derives the decisions of the open decision task (DecisionTaskStarted must
+ * be the last event applied). Appends them to `out`. The decider then
+ * appends DecisionTaskCompleted and one event per decision, in order, and
+ * applies them. */
+swf_error_t *swf_asl_exec_decide(swf_asl_exec_t *exec, swf_asl_decisions_t *out);
+
+swf_asl_status_t swf_asl_exec_status(const swf_asl_exec_t *exec);
+/* The id of the last event applied. */
+int64_t swf_asl_exec_last_event_id(const swf_asl_exec_t *exec);
+/* True while a decision task is scheduled or started and not completed. */
+bool swf_asl_exec_decision_open(const swf_asl_exec_t *exec);
+/* The output (SUCCEEDED) or NULL: borrowed. */
+json_object *swf_asl_exec_output(const swf_asl_exec_t *exec);
+/* The error name and cause (FAILED, TIMED_OUT, ...), or NULL: borrowed. */
+const char *swf_asl_exec_error(const swf_asl_exec_t *exec);
+const char *swf_asl_exec_cause(const swf_asl_exec_t *exec);
+
+/* A JSON picture of the execution's state now: active states with their
+ * inputs, open activities and timers, retry counters, Map progress. A new
+ * reference. Used by `swf replay --until`. */
+json_object *swf_asl_exec_snapshot(const swf_asl_exec_t *exec);
+
+/* The task list an ASL Task Resource maps to: the NAME of
+ * arn:...:activity:NAME or arn:...:function:NAME (without a version or
+ * alias), otherwise the resource with every character outside
+ * [A-Za-z0-9._-] replaced by '_'. Writes at most `size` bytes. */
+void swf_asl_resource_task_list(const char *resource, char *buf, size_t size);
+
+#endif

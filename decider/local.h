@@ -1,0 +1,52 @@
+/*
+ * local.h - run an execution in-process: `swf run --local`.
+ *
+ * The same decider code as in production drives the execution: events go
+ * into a history store, the interpreter replays them and derives decisions,
+ * which are appended as events. Activities are answered from a mocks
+ * document instead of by workers, and time is virtual: timers fire as soon
+ * as nothing else can happen, and the clock jumps to their firing time.
+ *
+ * Mocks (the conformance corpus's format): an object mapping a Task state's
+ * name to an array of responses, consumed in invocation order per state
+ * name (the last one repeats): {"Return": JSON}, {"Throw": {"Error", "Cause"}}
+ * or {"Echo": true}. A Task without mocks echoes its input.
+ *
+ * Ownership: the options are borrowed; the result owns its fields
+ * (swf_local_result_free). Thread-safety: one run per thread.
+ */
+#ifndef SWF_DECIDER_LOCAL_H
+#define SWF_DECIDER_LOCAL_H
+
+#include <json-c/json.h>
+
+#include "decider/asl/exec.h"
+#include "history/store.h"
+#include "protocol/error.h"
+
+typedef struct swf_local_options {
+    json_object *definition; /* a validated definition */
+    json_object *input;
+    json_object *mocks;         /* may be NULL */
+    const char *machine_name;   /* NULL: "StateMachine" */
+    const char *execution_id;   /* NULL: "local" */
+    int64_t start_ms;           /* the virtual clock's start */
+} swf_local_options_t;
+
+typedef struct swf_local_result {
+    swf_asl_status_t status;
+    json_object *output; /* SUCCEEDED */
+    char *error;         /* otherwise */
+    char *cause;
+    int64_t events;      /* the length of the history */
+} swf_local_result_t;
+
+/* Runs the execution to its end, keeping its history in `store` under the
+ * execution id. Errors are operating errors (a limit, a broken mock); the
+ * execution's own failure is a result, not an error. */
+swf_error_t *swf_local_run(const swf_local_options_t *opt, swf_history_store_t *store,
+                           swf_local_result_t *result);
+
+void swf_local_result_free(swf_local_result_t *result);
+
+#endif
