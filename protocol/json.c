@@ -25,6 +25,33 @@ static bool only_space(const char *s, size_t n)
     return true;
 }
 
+/* json-c's strict mode still accepts NaN, Infinity and single-quoted object
+ * keys, none of which is JSON (and NaN would be written back out as is, which
+ * PostgreSQL and every other reader refuse). Outside strings JSON has only
+ * punctuation, digits, signs and the letters of true, false, null and an
+ * exponent, so one pass that tracks strings finds any such token.
+ * Returns the offset of the first offending byte, or len when there is none. */
+static size_t swf_json_foreign_token_find(const char *buf, size_t len)
+{
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = buf[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = false;
+            continue;
+        }
+        if (c == '"')
+            in_string = true;
+        else if (c == '\'' || (((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) &&
+                               strchr("truefalsnE", c) == NULL))
+            return i;
+    }
+    return len;
+}
+
 swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_object **out)
 {
     *out = NULL;
@@ -37,6 +64,9 @@ swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_
         return swf_error_new(SWF_E_LIMIT, NULL, "JSON document too large");
     if (memchr(buf, '\0', len) != NULL)
         return swf_error_new(SWF_E_INPUT, NULL, "not JSON: the text contains a NUL byte");
+    size_t bad = swf_json_foreign_token_find(buf, len);
+    if (bad < len)
+        return swf_error_new(SWF_E_INPUT, NULL, "not JSON: unexpected character at byte %zu", bad);
 
     json_tokener *tok = json_tokener_new_ex(SWF_LIMIT_JSON_DEPTH);
     if (tok == NULL)

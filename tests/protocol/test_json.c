@@ -1,0 +1,381 @@
+/*
+ * test_json.c - proves protocol/json.c: the project's rules around json-c.
+ *
+ * What matters is what json-c alone would get wrong or leave open: one value
+ * and nothing after it, bounds on size and depth reported as SWF_E_LIMIT,
+ * numbers equal by value, and errors that name the file they came from.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "protocol/json.h"
+#include "protocol/limits.h"
+
+/* Parses text; returns the error's code (SWF_OK on success) and frees all. */
+static swf_code_t parse_code(const char *text, size_t len)
+{
+    json_object *v = (json_object *)1;
+    swf_error_t *err = swf_json_parse(text, len, SWF_LIMIT_JSON_BYTES, &v);
+    swf_code_t code = err ? swf_error_code(err) : SWF_OK;
+    if (err != NULL)
+        cr_expect_null(v, "a failed parse must leave *out NULL");
+    swf_error_free(err);
+    json_object_put(v);
+    return code;
+}
+
+static json_object *parse(const char *text)
+{
+    json_object *v = NULL;
+    swf_error_t *err = swf_json_parse(text, strlen(text), SWF_LIMIT_JSON_BYTES, &v);
+    cr_assert_null(err, "%s: %s", text, err ? swf_error_message(err) : "");
+    return v;
+}
+
+Test(json_parse, accepts_every_kind_of_value)
+{
+    const char *docs[] = {"{}", "[]", "{\"a\":[1,2.5,-3e2,true,false,null,\"x\"]}",
+                          "0", "12", "-0.5", "1e10", "\"str\"", "true", "false",
+                          "\"\\u00e9\\ud83d\\ude00\\n\"", "  {\"a\" : { \"b\" : [ ] } }  \n"};
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+        cr_expect_eq(parse_code(docs[i], strlen(docs[i])), SWF_OK, "%s", docs[i]);
+}
+
+Test(json_parse, returns_the_value)
+{
+    json_object *v = parse("{\"a\":[1,\"two\"]}");
+    json_object *a;
+    cr_assert(swf_json_get(v, "a", &a));
+    cr_expect_eq(json_object_array_length(a), 2);
+    cr_expect_eq(json_object_get_int(json_object_array_get_idx(a, 0)), 1);
+    cr_expect_str_eq(json_object_get_string(json_object_array_get_idx(a, 1)), "two");
+    json_object_put(v);
+
+    v = parse("12");
+    cr_expect(json_object_is_type(v, json_type_int));
+    cr_expect_eq(json_object_get_int64(v), 12);
+    json_object_put(v);
+
+    v = parse("-7.25");
+    cr_expect(json_object_is_type(v, json_type_double));
+    cr_expect_eq(json_object_get_double(v), -7.25);
+    json_object_put(v);
+}
+
+Test(json_parse, null_is_the_null_pointer)
+{
+    json_object *v = (json_object *)1;
+    swf_error_t *err = swf_json_parse("null", 4, SWF_LIMIT_JSON_BYTES, &v);
+    cr_expect_null(err);
+    cr_expect_null(v);
+    swf_error_free(err);
+}
+
+Test(json_parse, reads_only_len_bytes)
+{
+    /* The buffer is not NUL-terminated at len: the rest must be ignored. */
+    cr_expect_eq(parse_code("[1,2]garbage", 5), SWF_OK);
+    cr_expect_eq(parse_code("123456", 3), SWF_OK);
+    json_object *v = NULL;
+    cr_assert_null(swf_json_parse("123456", 3, SWF_LIMIT_JSON_BYTES, &v));
+    cr_expect_eq(json_object_get_int64(v), 123);
+    json_object_put(v);
+}
+
+Test(json_parse, rejects_trailing_garbage)
+{
+    const char *docs[] = {"{} x", "[1] [2]", "12 13", "\"a\"\"b\"", "true false", "{}}",
+                          "null,", "1 // comment"};
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+        cr_expect_eq(parse_code(docs[i], strlen(docs[i])), SWF_E_INPUT, "%s", docs[i]);
+}
+
+Test(json_parse, rejects_malformed_documents)
+{
+    const char *docs[] = {"{", "[1,", "tru", "\"open", "{\"a\":}", "[1,]", "{'a':1}",
+                          "nul", "-", "{\"a\" 1}", "NaN", "01"};
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+        cr_expect_eq(parse_code(docs[i], strlen(docs[i])), SWF_E_INPUT, "%s", docs[i]);
+}
+
+Test(json_parse, rejects_what_json_c_strict_mode_lets_through)
+{
+    /* json-c 0.16 in strict mode still takes these; they are not JSON, and
+     * NaN would be written back out verbatim. */
+    const char *docs[] = {"NaN", "[NaN]", "Infinity", "-Infinity", "{\"a\":-Infinity}",
+                          "{'a':1}", "{\"a\":{'b':2}}"};
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+        cr_expect_eq(parse_code(docs[i], strlen(docs[i])), SWF_E_INPUT, "%s", docs[i]);
+    /* The same characters inside strings are fine. */
+    const char *quoted = "{\"NaN's\":\"Infinity\\\"'\"}";
+    cr_expect_eq(parse_code(quoted, strlen(quoted)), SWF_OK, "%s", quoted);
+    const char *words = "[1E5,-2.5e-3,true,false,null]";
+    cr_expect_eq(parse_code(words, strlen(words)), SWF_OK, "%s", words);
+}
+
+Test(json_parse, rejects_empty_documents)
+{
+    cr_expect_eq(parse_code("", 0), SWF_E_INPUT);
+    cr_expect_eq(parse_code("   \n\t\r ", 7), SWF_E_INPUT);
+}
+
+Test(json_parse, rejects_a_nul_byte)
+{
+    cr_expect_eq(parse_code("{}\0", 3), SWF_E_INPUT);
+    cr_expect_eq(parse_code("[1,\0 2]", 7), SWF_E_INPUT);
+    cr_expect_eq(parse_code("\"a\0b\"", 5), SWF_E_INPUT);
+}
+
+Test(json_parse, rejects_documents_over_max_bytes)
+{
+    json_object *v = (json_object *)1;
+    swf_error_t *err = swf_json_parse("[1,2,3]", 7, 6, &v);
+    cr_assert_not_null(err);
+    cr_expect_eq(swf_error_code(err), SWF_E_LIMIT);
+    cr_expect_null(v);
+    swf_error_free(err);
+    err = swf_json_parse("[1,2,3]", 7, 7, &v);
+    cr_expect_null(err);
+    json_object_put(v);
+}
+
+/* n nested arrays: "[[[...]]]". */
+static char *nested(size_t n)
+{
+    char *s = malloc(2 * n + 1);
+    cr_assert_not_null(s);
+    memset(s, '[', n);
+    memset(s + n, ']', n);
+    s[2 * n] = '\0';
+    return s;
+}
+
+Test(json_parse, refuses_nesting_beyond_the_depth_limit)
+{
+    char *ok = nested(100);
+    cr_expect_eq(parse_code(ok, strlen(ok)), SWF_OK);
+    free(ok);
+    char *deep = nested(SWF_LIMIT_JSON_DEPTH + 10);
+    cr_expect_eq(parse_code(deep, strlen(deep)), SWF_E_LIMIT);
+    free(deep);
+    /* Even when the document is also unterminated. */
+    char *open = nested(SWF_LIMIT_JSON_DEPTH * 4);
+    open[SWF_LIMIT_JSON_DEPTH * 4] = '\0';
+    cr_expect_eq(parse_code(open, strlen(open)), SWF_E_LIMIT);
+    free(open);
+}
+
+Test(json_parse, depth_limit_boundary)
+{
+    /* SWF_LIMIT_JSON_DEPTH levels parse; one more is refused. */
+    char *at = nested(SWF_LIMIT_JSON_DEPTH);
+    cr_expect_eq(parse_code(at, strlen(at)), SWF_OK, "nesting %d", SWF_LIMIT_JSON_DEPTH);
+    free(at);
+    char *over = nested(SWF_LIMIT_JSON_DEPTH + 1);
+    cr_expect_eq(parse_code(over, strlen(over)), SWF_E_LIMIT, "nesting %d",
+                 SWF_LIMIT_JSON_DEPTH + 1);
+    free(over);
+}
+
+Test(json_equal, numbers_compare_by_value)
+{
+    json_object *a = parse("1"), *b = parse("1.0"), *c = parse("1.5"), *d = parse("1e0");
+    cr_expect(swf_json_equal(a, b));
+    cr_expect(swf_json_equal(b, a));
+    cr_expect(swf_json_equal(a, d));
+    cr_expect_not(swf_json_equal(a, c));
+    json_object *s = parse("\"1\"");
+    cr_expect_not(swf_json_equal(a, s));
+    json_object_put(a);
+    json_object_put(b);
+    json_object_put(c);
+    json_object_put(d);
+    json_object_put(s);
+}
+
+Test(json_equal, objects_ignore_key_order)
+{
+    json_object *a = parse("{\"x\":1,\"y\":{\"p\":[1,2],\"q\":null}}");
+    json_object *b = parse("{\"y\":{\"q\":null,\"p\":[1.0,2]},\"x\":1}");
+    json_object *c = parse("{\"x\":1,\"y\":{\"p\":[1,2]}}");
+    json_object *d = parse("{\"x\":1,\"y\":{\"p\":[1,2],\"r\":null}}");
+    cr_expect(swf_json_equal(a, b));
+    cr_expect_not(swf_json_equal(a, c));
+    cr_expect_not(swf_json_equal(c, a));
+    cr_expect_not(swf_json_equal(a, d), "a null member is not the same as another null key");
+    json_object_put(a);
+    json_object_put(b);
+    json_object_put(c);
+    json_object_put(d);
+}
+
+Test(json_equal, arrays_are_ordered)
+{
+    json_object *a = parse("[1,2,3]"), *b = parse("[1,2,3]"), *c = parse("[3,2,1]"),
+                *d = parse("[1,2]");
+    cr_expect(swf_json_equal(a, b));
+    cr_expect_not(swf_json_equal(a, c));
+    cr_expect_not(swf_json_equal(a, d));
+    cr_expect_not(swf_json_equal(d, a));
+    json_object_put(a);
+    json_object_put(b);
+    json_object_put(c);
+    json_object_put(d);
+}
+
+Test(json_equal, scalars_and_null)
+{
+    json_object *t = parse("true"), *f = parse("false"), *s = parse("\"a\""), *s2 = parse("\"a\""),
+                *e = parse("\"\""), *z = parse("0");
+    cr_expect(swf_json_equal(NULL, NULL));
+    cr_expect_not(swf_json_equal(NULL, z));
+    cr_expect_not(swf_json_equal(z, NULL));
+    cr_expect_not(swf_json_equal(f, z));
+    cr_expect_not(swf_json_equal(t, f));
+    cr_expect(swf_json_equal(s, s2));
+    cr_expect_not(swf_json_equal(s, e));
+    cr_expect_not(swf_json_equal(NULL, e));
+    json_object_put(t);
+    json_object_put(f);
+    json_object_put(s);
+    json_object_put(s2);
+    json_object_put(e);
+    json_object_put(z);
+}
+
+Test(json_equal, strings_with_nul_compare_whole)
+{
+    json_object *a = parse("\"a\\u0000b\""), *b = parse("\"a\\u0000c\"");
+    cr_expect_not(swf_json_equal(a, b));
+    json_object_put(a);
+    json_object_put(b);
+}
+
+Test(json_copy, is_deep_and_equal)
+{
+    json_object *a = parse("{\"x\":[1,{\"y\":null}]}");
+    json_object *b = swf_json_copy(a);
+    cr_expect_neq(a, b);
+    cr_expect(swf_json_equal(a, b));
+    json_object_object_add(b, "z", json_object_new_int(1));
+    cr_expect_not(swf_json_equal(a, b), "changing the copy must not change the original");
+    json_object_put(a);
+    json_object_put(b);
+    cr_expect_null(swf_json_copy(NULL));
+}
+
+Test(json_helpers, type_names_and_lookups)
+{
+    json_object *v = parse("{\"s\":\"x\",\"n\":null,\"i\":1,\"d\":1.5,\"b\":true,\"a\":[],\"o\":{}}");
+    json_object *m;
+    cr_expect_str_eq(swf_json_type_name(NULL), "null");
+    cr_expect(swf_json_get(v, "n", &m));
+    cr_expect_null(m);
+    cr_expect_not(swf_json_get(v, "missing", &m));
+    cr_expect_not(swf_json_get(NULL, "n", &m));
+    cr_expect(swf_json_get(v, "i", &m));
+    cr_expect_str_eq(swf_json_type_name(m), "number");
+    cr_expect(swf_json_is_number(m));
+    cr_expect(swf_json_get(v, "d", &m));
+    cr_expect_str_eq(swf_json_type_name(m), "number");
+    cr_expect(swf_json_is_number(m));
+    cr_expect(swf_json_get(v, "b", &m));
+    cr_expect_str_eq(swf_json_type_name(m), "boolean");
+    cr_expect_not(swf_json_is_number(m));
+    cr_expect(swf_json_get(v, "a", &m));
+    cr_expect_str_eq(swf_json_type_name(m), "array");
+    cr_expect(swf_json_get(v, "o", &m));
+    cr_expect_str_eq(swf_json_type_name(m), "object");
+    cr_expect_str_eq(swf_json_type_name(v), "object");
+    cr_expect_str_eq(swf_json_get_string(v, "s"), "x");
+    cr_expect_null(swf_json_get_string(v, "i"));
+    cr_expect_null(swf_json_get_string(v, "n"));
+    cr_expect_null(swf_json_get_string(v, "missing"));
+    json_object_put(v);
+}
+
+Test(json_str, is_compact_without_slash_escapes)
+{
+    json_object *v = parse("{ \"a\" : [ 1 , \"x/y\" ] }");
+    cr_expect_str_eq(swf_json_str(v), "{\"a\":[1,\"x/y\"]}");
+    cr_expect_str_eq(swf_json_str(NULL), "null");
+    json_object_put(v);
+}
+
+/* Writes text to a new temporary file; returns its path (to be freed). */
+static char *temp_file(const char *text, size_t len)
+{
+    char *path = strdup("/tmp/swf-test-json-XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, text, len), (ssize_t)len);
+    close(fd);
+    return path;
+}
+
+Test(json_read_file, reads_a_document)
+{
+    char *path = temp_file("{\"a\": 1}\n", 9);
+    json_object *v = NULL;
+    swf_error_t *err = swf_json_read_file(path, SWF_LIMIT_JSON_BYTES, &v);
+    cr_expect_null(err);
+    json_object *a;
+    cr_expect(swf_json_get(v, "a", &a));
+    json_object_put(v);
+    swf_error_free(err);
+    unlink(path);
+    free(path);
+}
+
+Test(json_read_file, a_missing_file_is_an_io_error_naming_it)
+{
+    json_object *v = (json_object *)1;
+    swf_error_t *err = swf_json_read_file("/nonexistent/swf/x.json", SWF_LIMIT_JSON_BYTES, &v);
+    cr_assert_not_null(err);
+    cr_expect_eq(swf_error_code(err), SWF_E_IO);
+    cr_expect_not_null(strstr(swf_error_message(err), "/nonexistent/swf/x.json"));
+    cr_expect_null(v);
+    swf_error_free(err);
+}
+
+Test(json_read_file, parse_errors_name_the_file)
+{
+    char *path = temp_file("{\"a\": }", 7);
+    json_object *v = (json_object *)1;
+    swf_error_t *err = swf_json_read_file(path, SWF_LIMIT_JSON_BYTES, &v);
+    cr_assert_not_null(err);
+    cr_expect_eq(swf_error_code(err), SWF_E_INPUT);
+    cr_expect_not_null(strstr(swf_error_message(err), path), "%s", swf_error_message(err));
+    cr_expect_null(v);
+    swf_error_free(err);
+    unlink(path);
+    free(path);
+}
+
+Test(json_read_file, refuses_a_file_over_the_limit)
+{
+    /* Larger than the first read buffer, so the growth path is taken. */
+    size_t n = 200 * 1024;
+    char *text = malloc(n);
+    cr_assert_not_null(text);
+    memset(text, ' ', n);
+    text[0] = '1';
+    char *path = temp_file(text, n);
+    json_object *v = (json_object *)1;
+    swf_error_t *err = swf_json_read_file(path, 1000, &v);
+    cr_assert_not_null(err);
+    cr_expect_eq(swf_error_code(err), SWF_E_LIMIT);
+    cr_expect_null(v);
+    swf_error_free(err);
+    err = swf_json_read_file(path, n, &v);
+    cr_expect_null(err, "%s", err ? swf_error_message(err) : "");
+    cr_expect_eq(json_object_get_int(v), 1);
+    swf_error_free(err);
+    json_object_put(v);
+    unlink(path);
+    free(path);
+    free(text);
+}
