@@ -1,0 +1,17 @@
+#!/bin/sh
+# Installs what swf needs to build and test, from Debian 12's packages.
+# Safe to run again: apt-get skips what is installed. Needs root (or sudo).
+set -eu
+PKGS="build-essential cmake pkg-config libjson-c-dev libpq-dev librdkafka-dev libcriterion-dev
+      postgresql postgresql-contrib python3"
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "installing:$missing"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi

@@ -1,0 +1,310 @@
+/*
+ * test_local.c - runs whole executions in-process (decider/local.c) and
+ * proves that the history they leave replays to the same decisions, and that
+ * an altered history is caught at the exact event.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "decider/asl/exec.h"
+#include "decider/local.h"
+#include "history/store.h"
+#include "protocol/json.h"
+
+static json_object *parse(const char *text)
+{
+    json_object *v = NULL;
+    swf_error_t *err = swf_json_parse(text, strlen(text), 1 << 20, &v);
+    cr_assert_null(err, "bad test JSON: %s", swf_error_message(err));
+    return v;
+}
+
+typedef struct run {
+    swf_history_store_t *store;
+    swf_local_result_t res;
+    swf_event_list_t events;
+} run_t;
+
+static void run_machine(run_t *r, const char *def, const char *input, const char *mocks)
+{
+    memset(r, 0, sizeof(*r));
+    json_object *d = parse(def), *in = parse(input), *m = mocks ? parse(mocks) : NULL;
+    r->store = swf_history_mem_new();
+    swf_local_options_t opt = {.definition = d, .input = in, .mocks = m,
+                               .execution_id = "test-1", .start_ms = 1700000000000};
+    swf_error_t *err = swf_local_run(&opt, r->store, &r->res);
+    cr_assert_null(err, "run failed: %s", swf_error_message(err));
+    err = swf_history_load(r->store, "test-1", 0, 0, &r->events);
+    cr_assert_null(err);
+    json_object_put(d);
+    json_object_put(in);
+    json_object_put(m);
+}
+
+static void run_free(run_t *r)
+{
+    swf_local_result_free(&r->res);
+    swf_event_list_free(&r->events);
+    swf_history_store_free(r->store);
+}
+
+/* Replays events through a fresh interpreter; returns the first error. */
+static swf_error_t *replay(const swf_event_list_t *events, swf_asl_exec_t **out)
+{
+    swf_asl_exec_t *ex = swf_asl_exec_new();
+    swf_error_t *err = NULL;
+    for (size_t i = 0; i < events->count && err == NULL; i++)
+        err = swf_asl_exec_apply(ex, &events->items[i]);
+    if (out)
+        *out = ex;
+    else
+        swf_asl_exec_free(ex);
+    return err;
+}
+
+static size_t count_type(const swf_event_list_t *events, swf_event_type_t t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < events->count; i++)
+        n += events->items[i].type == t;
+    return n;
+}
+
+static const swf_event_t *find_type(const swf_event_list_t *events, swf_event_type_t t, int nth)
+{
+    for (size_t i = 0; i < events->count; i++) {
+        if (events->items[i].type == t && nth-- == 0)
+            return &events->items[i];
+    }
+    return NULL;
+}
+
+#define TASK "\"Type\":\"Task\",\"Resource\":\"arn:aws:states:us-east-1:1:activity:work\""
+
+Test(local_run, pass_machine_succeeds_with_its_input)
+{
+    run_t r;
+    run_machine(&r, "{\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}}",
+                "{\"a\":1}", NULL);
+    cr_assert_eq(r.res.status, SWF_ASL_SUCCEEDED);
+    cr_assert(swf_json_equal(r.res.output, json_object_new_object()) == false);
+    cr_assert_str_eq(swf_json_str(r.res.output), "{\"a\":1}");
+    cr_assert_eq(r.events.items[0].type, SWF_EVENT_WORKFLOW_EXECUTION_STARTED);
+    cr_assert_eq(r.events.items[r.events.count - 1].type, SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED);
+    run_free(&r);
+}
+
+Test(local_run, task_result_comes_from_mock_and_is_recorded)
+{
+    run_t r;
+    run_machine(&r, "{\"StartAt\":\"T\",\"States\":{\"T\":{" TASK ",\"End\":true}}}", "{}",
+                "{\"T\":[{\"Return\":{\"ok\":true}}]}");
+    cr_assert_eq(r.res.status, SWF_ASL_SUCCEEDED);
+    cr_assert_str_eq(swf_json_str(r.res.output), "{\"ok\":true}");
+    const swf_event_t *s = find_type(&r.events, SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 0);
+    cr_assert_not_null(s);
+    json_object *type;
+    cr_assert(swf_json_get(s->attrs, "activityType", &type));
+    cr_assert_str_eq(swf_json_get_string(type, "name"), "work");
+    cr_assert_eq(count_type(&r.events, SWF_EVENT_ACTIVITY_TASK_COMPLETED), 1);
+    run_free(&r);
+}
+
+Test(local_run, uncaught_task_error_fails_execution_with_name_and_cause)
+{
+    run_t r;
+    run_machine(&r, "{\"StartAt\":\"T\",\"States\":{\"T\":{" TASK ",\"End\":true}}}", "{}",
+                "{\"T\":[{\"Throw\":{\"Error\":\"Boom\",\"Cause\":\"it broke\"}}]}");
+    cr_assert_eq(r.res.status, SWF_ASL_FAILED);
+    cr_assert_str_eq(r.res.error, "Boom");
+    cr_assert_str_eq(r.res.cause, "it broke");
+    run_free(&r);
+}
+
+Test(local_run, retry_waits_on_a_timer_with_backoff_in_virtual_time)
+{
+    run_t r;
+    run_machine(&r,
+                "{\"StartAt\":\"T\",\"States\":{\"T\":{" TASK ",\"End\":true,"
+                "\"Retry\":[{\"ErrorEquals\":[\"E\"],\"IntervalSeconds\":3,\"BackoffRate\":2,"
+                "\"MaxAttempts\":2}]}}}",
+                "{}", "{\"T\":[{\"Throw\":{\"Error\":\"E\"}},{\"Throw\":{\"Error\":\"E\"}},"
+                      "{\"Return\":7}]}");
+    cr_assert_eq(r.res.status, SWF_ASL_SUCCEEDED);
+    cr_assert_str_eq(swf_json_str(r.res.output), "7");
+    cr_assert_eq(count_type(&r.events, SWF_EVENT_ACTIVITY_TASK_SCHEDULED), 3);
+    cr_assert_eq(count_type(&r.events, SWF_EVENT_TIMER_FIRED), 2);
+    const swf_event_t *t0 = find_type(&r.events, SWF_EVENT_TIMER_STARTED, 0);
+    const swf_event_t *t1 = find_type(&r.events, SWF_EVENT_TIMER_STARTED, 1);
+    json_object *v;
+    cr_assert(swf_json_get(t0->attrs, "startToFireTimeout", &v));
+    cr_assert_eq(json_object_get_int(v), 3);
+    cr_assert(swf_json_get(t1->attrs, "startToFireTimeout", &v));
+    cr_assert_eq(json_object_get_int(v), 6);
+    /* The clock moved by the back-off, and only virtually. */
+    int64_t span = r.events.items[r.events.count - 1].time_ms - r.events.items[0].time_ms;
+    cr_assert_eq(span, 9000);
+    run_free(&r);
+}
+
+Test(local_run, long_wait_takes_no_real_time)
+{
+    run_t r;
+    run_machine(&r,
+                "{\"StartAt\":\"W\",\"States\":{\"W\":{\"Type\":\"Wait\",\"Seconds\":31536000,"
+                "\"End\":true}}}",
+                "[1]", NULL);
+    cr_assert_eq(r.res.status, SWF_ASL_SUCCEEDED);
+    int64_t span = r.events.items[r.events.count - 1].time_ms - r.events.items[0].time_ms;
+    cr_assert_eq(span, 31536000LL * 1000);
+    run_free(&r);
+}
+
+Test(local_run, execution_timeout_closes_as_timed_out)
+{
+    run_t r;
+    run_machine(&r,
+                "{\"StartAt\":\"W\",\"TimeoutSeconds\":60,\"States\":{\"W\":{\"Type\":\"Wait\","
+                "\"Seconds\":3600,\"End\":true}}}",
+                "{}", NULL);
+    cr_assert_eq(r.res.status, SWF_ASL_TIMED_OUT);
+    cr_assert_str_eq(r.res.error, "States.Timeout");
+    cr_assert_eq(r.events.items[r.events.count - 1].type, SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT);
+    run_free(&r);
+}
+
+Test(local_run, parallel_branch_failure_fails_the_state)
+{
+    run_t r;
+    run_machine(&r,
+                "{\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Parallel\",\"End\":true,"
+                "\"Branches\":[{\"StartAt\":\"A\",\"States\":{\"A\":{\"Type\":\"Pass\",\"End\":true}}},"
+                "{\"StartAt\":\"B\",\"States\":{\"B\":{\"Type\":\"Fail\",\"Error\":\"X\",\"Cause\":\"c\"}}}]}}}",
+                "{}", NULL);
+    cr_assert_eq(r.res.status, SWF_ASL_FAILED);
+    cr_assert_str_eq(r.res.error, "X");
+    cr_assert_str_eq(r.res.cause, "c");
+    run_free(&r);
+}
+
+Test(local_run, map_over_items_keeps_item_order)
+{
+    run_t r;
+    run_machine(&r,
+                "{\"StartAt\":\"M\",\"States\":{\"M\":{\"Type\":\"Map\",\"End\":true,\"MaxConcurrency\":2,"
+                "\"ItemProcessor\":{\"StartAt\":\"T\",\"States\":{\"T\":{" TASK ",\"End\":true}}}}}}",
+                "[1,2,3,4,5]", NULL);
+    cr_assert_eq(r.res.status, SWF_ASL_SUCCEEDED);
+    cr_assert_str_eq(swf_json_str(r.res.output), "[1,2,3,4,5]");
+    cr_assert_eq(count_type(&r.events, SWF_EVENT_ACTIVITY_TASK_SCHEDULED), 5);
+    run_free(&r);
+}
+
+Test(local_run, map_failure_starts_no_further_iteration)
+{
+    run_t r;
+    run_machine(&r,
+                "{\"StartAt\":\"M\",\"States\":{\"M\":{\"Type\":\"Map\",\"End\":true,\"MaxConcurrency\":1,"
+                "\"ItemProcessor\":{\"StartAt\":\"T\",\"States\":{\"T\":{" TASK ",\"End\":true}}}}}}",
+                "[1,2,3]", "{\"T\":[{\"Return\":1},{\"Throw\":{\"Error\":\"E\"}},{\"Return\":3}]}");
+    cr_assert_eq(r.res.status, SWF_ASL_FAILED);
+    cr_assert_eq(count_type(&r.events, SWF_EVENT_ACTIVITY_TASK_SCHEDULED), 2);
+    run_free(&r);
+}
+
+Test(replay, recorded_history_replays_cleanly)
+{
+    run_t r;
+    run_machine(&r,
+                "{\"StartAt\":\"T\",\"States\":{\"T\":{" TASK ",\"Next\":\"W\","
+                "\"Retry\":[{\"ErrorEquals\":[\"States.ALL\"],\"JitterStrategy\":\"FULL\"}]},"
+                "\"W\":{\"Type\":\"Wait\",\"Seconds\":5,\"Next\":\"P\"},"
+                "\"P\":{\"Type\":\"Parallel\",\"End\":true,\"Branches\":["
+                "{\"StartAt\":\"A\",\"States\":{\"A\":{" TASK ",\"End\":true}}},"
+                "{\"StartAt\":\"B\",\"States\":{\"B\":{" TASK ",\"End\":true}}}]}}}",
+                "{\"x\":1}", "{\"T\":[{\"Throw\":{\"Error\":\"E\"}},{\"Return\":{\"y\":2}}]}");
+    cr_assert_eq(r.res.status, SWF_ASL_SUCCEEDED);
+    swf_asl_exec_t *ex;
+    swf_error_t *err = replay(&r.events, &ex);
+    cr_assert_null(err, "replay: %s", swf_error_message(err));
+    cr_assert_eq(swf_asl_exec_status(ex), SWF_ASL_SUCCEEDED);
+    cr_assert(swf_json_equal(swf_asl_exec_output(ex), r.res.output));
+    swf_asl_exec_free(ex);
+    run_free(&r);
+}
+
+Test(replay, altered_result_is_caught_at_the_next_decision)
+{
+    run_t r;
+    run_machine(&r,
+                "{\"StartAt\":\"T1\",\"States\":{\"T1\":{" TASK ",\"Next\":\"T2\"},"
+                "\"T2\":{" TASK ",\"End\":true}}}",
+                "{}", "{\"T1\":[{\"Return\":{\"v\":1}}]}");
+    /* Change T1's recorded result: T2's recorded input no longer follows. */
+    swf_event_t *done = (swf_event_t *)find_type(&r.events, SWF_EVENT_ACTIVITY_TASK_COMPLETED, 0);
+    json_object *attrs = swf_json_copy(done->attrs);
+    json_object_object_add(attrs, "result", parse("{\"v\":2}"));
+    json_object_put(done->attrs);
+    done->attrs = attrs;
+    const swf_event_t *second = find_type(&r.events, SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 1);
+    swf_error_t *err = replay(&r.events, NULL);
+    cr_assert_not_null(err);
+    cr_assert_eq(swf_error_code(err), SWF_E_NONDETERMINISM);
+    char want[64];
+    snprintf(want, sizeof(want), "event %lld:", (long long)second->id);
+    cr_assert(strstr(swf_error_message(err), want) != NULL, "%s", swf_error_message(err));
+    cr_assert(strstr(swf_error_message(err), "'T2'") != NULL, "%s", swf_error_message(err));
+    swf_error_free(err);
+    run_free(&r);
+}
+
+Test(replay, removed_decision_event_is_caught)
+{
+    run_t r;
+    run_machine(&r, "{\"StartAt\":\"T\",\"States\":{\"T\":{" TASK ",\"End\":true}}}", "{}", NULL);
+    /* Drop the ActivityTaskScheduled event and renumber what follows. */
+    const swf_event_t *s = find_type(&r.events, SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 0);
+    size_t at = (size_t)(s->id - 1);
+    int64_t removed_id = s->id;
+    json_object_put(r.events.items[at].attrs);
+    memmove(&r.events.items[at], &r.events.items[at + 1],
+            (r.events.count - at - 1) * sizeof(swf_event_t));
+    r.events.count--;
+    for (size_t i = at; i < r.events.count; i++)
+        r.events.items[i].id--;
+    swf_error_t *err = replay(&r.events, NULL);
+    cr_assert_not_null(err);
+    cr_assert_eq(swf_error_code(err), SWF_E_NONDETERMINISM);
+    char want[64];
+    snprintf(want, sizeof(want), "event %lld:", (long long)removed_id);
+    cr_assert(strstr(swf_error_message(err), want) != NULL, "%s", swf_error_message(err));
+    swf_error_free(err);
+    run_free(&r);
+}
+
+Test(replay, duplicate_result_changes_nothing)
+{
+    run_t r;
+    run_machine(&r,
+                "{\"StartAt\":\"T\",\"States\":{\"T\":{" TASK ",\"Next\":\"W\"},"
+                "\"W\":{\"Type\":\"Wait\",\"Seconds\":1,\"End\":true}}}",
+                "{}", "{\"T\":[{\"Return\":1}]}");
+    swf_asl_exec_t *ex = swf_asl_exec_new();
+    /* Replay up to the timer, then deliver the activity result a second time. */
+    size_t i = 0;
+    const swf_event_t *done = find_type(&r.events, SWF_EVENT_ACTIVITY_TASK_COMPLETED, 0);
+    for (; i < r.events.count && r.events.items[i].type != SWF_EVENT_TIMER_STARTED; i++)
+        cr_assert_null(swf_asl_exec_apply(ex, &r.events.items[i]));
+    cr_assert_null(swf_asl_exec_apply(ex, &r.events.items[i]));
+    swf_event_t dup = *done;
+    dup.id = r.events.items[i].id + 1;
+    cr_assert_null(swf_asl_exec_apply(ex, &dup));
+    json_object *snap = swf_asl_exec_snapshot(ex);
+    json_object *timers;
+    cr_assert(swf_json_get(snap, "openTimers", &timers));
+    cr_assert_eq(json_object_array_length(timers), 1);
+    json_object_put(snap);
+    swf_asl_exec_free(ex);
+    run_free(&r);
+}
