@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,18 @@ static const char *const type_names[SWF_EVENT_TYPE_COUNT] = {
 #undef SWF_X
 };
 
+/* "workflowExecutionStartedEventAttributes" etc. Filled once, under
+ * pthread_once: a lazy fill without it was a data race between decider
+ * threads (a reader could see the first byte set and the rest not yet). */
 static char attr_keys[SWF_EVENT_TYPE_COUNT][64];
+static pthread_once_t attr_keys_once = PTHREAD_ONCE_INIT;
+
+static void swf_event_attr_keys_fill(void)
+{
+    for (int t = 1; t < SWF_EVENT_TYPE_COUNT; t++)
+        snprintf(attr_keys[t], sizeof(attr_keys[t]), "%c%sEventAttributes",
+                 tolower((unsigned char)type_names[t][0]), type_names[t] + 1);
+}
 
 const char *swf_event_type_name(swf_event_type_t type)
 {
@@ -47,12 +59,7 @@ const char *swf_event_attrs_key(swf_event_type_t type)
     const char *name = swf_event_type_name(type);
     if (name == NULL)
         return NULL;
-    /* Filled lazily; the result is the same whichever thread gets here first. */
-    if (attr_keys[type][0] == '\0') {
-        char buf[64];
-        snprintf(buf, sizeof(buf), "%c%sEventAttributes", tolower((unsigned char)name[0]), name + 1);
-        memcpy(attr_keys[type], buf, sizeof(buf));
-    }
+    pthread_once(&attr_keys_once, swf_event_attr_keys_fill);
     return attr_keys[type];
 }
 
