@@ -157,13 +157,13 @@ static swf_error_t *answer_activity(local_run_t *r, const swf_event_t *sched)
         (*calls)++;
     }
     json_object *started = attrs_new();
-    json_object_object_add(started, "scheduledEventId", json_object_new_int64(sched->id));
-    json_object_object_add(started, "identity", json_object_new_string("local-mock-worker"));
+    swf_json_add(started, "scheduledEventId", json_object_new_int64(sched->id));
+    swf_json_add(started, "identity", json_object_new_string("local-mock-worker"));
     batch_add(r, SWF_EVENT_ACTIVITY_TASK_STARTED, started);
     int64_t started_id = r->next_id + (int64_t)r->batch.count - 1;
     json_object *a = attrs_new();
-    json_object_object_add(a, "scheduledEventId", json_object_new_int64(sched->id));
-    json_object_object_add(a, "startedEventId", json_object_new_int64(started_id));
+    swf_json_add(a, "scheduledEventId", json_object_new_int64(sched->id));
+    swf_json_add(a, "startedEventId", json_object_new_int64(started_id));
     if (resp != NULL && swf_json_get(resp, "Throw", &v)) {
         const char *error = swf_json_get_string(v, "Error");
         const char *cause = swf_json_get_string(v, "Cause");
@@ -173,20 +173,20 @@ static swf_error_t *answer_activity(local_run_t *r, const swf_event_t *sched)
                                  state);
         }
         if (strcmp(error, "States.Timeout") == 0) {
-            json_object_object_add(a, "timeoutType", json_object_new_string("START_TO_CLOSE"));
-            json_object_object_add(a, "details", json_object_new_string(cause ? cause : ""));
+            swf_json_add(a, "timeoutType", json_object_new_string("START_TO_CLOSE"));
+            swf_json_add(a, "details", json_object_new_string(cause ? cause : ""));
             batch_add(r, SWF_EVENT_ACTIVITY_TASK_TIMED_OUT, a);
         } else {
-            json_object_object_add(a, "reason", json_object_new_string(error));
-            json_object_object_add(a, "details", json_object_new_string(cause ? cause : ""));
+            swf_json_add(a, "reason", json_object_new_string(error));
+            swf_json_add(a, "details", json_object_new_string(cause ? cause : ""));
             batch_add(r, SWF_EVENT_ACTIVITY_TASK_FAILED, a);
         }
         return NULL;
     }
     if (resp != NULL && swf_json_get(resp, "Return", &v)) {
-        json_object_object_add(a, "result", swf_json_ref(v));
+        swf_json_add(a, "result", swf_json_ref(v));
     } else if (resp == NULL || swf_json_get(resp, "Echo", &v)) {
-        json_object_object_add(a, "result", swf_json_ref(input));
+        swf_json_add(a, "result", swf_json_ref(input));
     } else {
         json_object_put(a);
         return swf_error_new(SWF_E_INPUT, NULL,
@@ -211,8 +211,8 @@ static swf_error_t *local_step(local_run_t *r, int64_t deadline_ms, bool *idle)
 {
     *idle = false;
     json_object *st = attrs_new();
-    json_object_object_add(st, "scheduledEventId", json_object_new_int64(r->next_id - 1));
-    json_object_object_add(st, "identity", json_object_new_string("local-decider"));
+    swf_json_add(st, "scheduledEventId", json_object_new_int64(r->next_id - 1));
+    swf_json_add(st, "identity", json_object_new_string("local-decider"));
     batch_add(r, SWF_EVENT_DECISION_TASK_STARTED, st);
     int64_t started_id = r->next_id;
     swf_error_t *err = batch_commit(r);
@@ -225,18 +225,17 @@ static swf_error_t *local_step(local_run_t *r, int64_t deadline_ms, bool *idle)
         return err;
     }
     json_object *done = attrs_new();
-    json_object_object_add(done, "scheduledEventId", json_object_new_int64(started_id - 1));
-    json_object_object_add(done, "startedEventId", json_object_new_int64(started_id));
+    swf_json_add(done, "scheduledEventId", json_object_new_int64(started_id - 1));
+    swf_json_add(done, "startedEventId", json_object_new_int64(started_id));
     batch_add(r, SWF_EVENT_DECISION_TASK_COMPLETED, done);
     int64_t completed_id = started_id + 1;
     size_t first_decision = r->batch.count;
     for (size_t i = 0; i < ds.count; i++) {
-        /* The decision's attributes are shared with the interpreter: build
-         * the event's own object around the same (immutable) members. */
-        json_object *a = json_object_new_object();
-        json_object_object_foreach(ds.items[i].attrs, key, val)
-            json_object_object_add(a, key, swf_json_ref(val));
-        json_object_object_add(a, "decisionTaskCompletedEventId", json_object_new_int64(completed_id));
+        /* The interpreter keeps the same object to check the event against;
+         * it ignores the one field an event adds to its decision. */
+        json_object *a = ds.items[i].attrs;
+        ds.items[i].attrs = NULL;
+        swf_json_add(a, "decisionTaskCompletedEventId", json_object_new_int64(completed_id));
         batch_add(r, ds.items[i].type, a);
     }
     swf_asl_decisions_free(&ds);
@@ -282,9 +281,9 @@ static swf_error_t *local_step(local_run_t *r, int64_t deadline_ms, bool *idle)
         }
         if (canceled) {
             json_object *a = attrs_new();
-            json_object_object_add(a, "scheduledEventId", json_object_new_int64(ev->id));
-            json_object_object_add(a, "startedEventId", json_object_new_int64(0));
-            json_object_object_add(a, "details", json_object_new_string("canceled before it started"));
+            swf_json_add(a, "scheduledEventId", json_object_new_int64(ev->id));
+            swf_json_add(a, "startedEventId", json_object_new_int64(0));
+            swf_json_add(a, "details", json_object_new_string("canceled before it started"));
             batch_add(r, SWF_EVENT_ACTIVITY_TASK_CANCELED, a);
         } else {
             err = answer_activity(r, ev);
@@ -305,7 +304,7 @@ static swf_error_t *local_step(local_run_t *r, int64_t deadline_ms, bool *idle)
         if (deadline_ms > 0 && when > deadline_ms) {
             r->now_ms = deadline_ms;
             json_object *a = attrs_new();
-            json_object_object_add(a, "timeoutType", json_object_new_string("START_TO_CLOSE"));
+            swf_json_add(a, "timeoutType", json_object_new_string("START_TO_CLOSE"));
             batch_add(r, SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT, a);
             err = batch_commit(r);
             goto done;
@@ -317,8 +316,8 @@ static swf_error_t *local_step(local_run_t *r, int64_t deadline_ms, bool *idle)
             if (timer_canceled(r, t.id))
                 continue;
             json_object *a = attrs_new();
-            json_object_object_add(a, "timerId", json_object_new_string(t.id));
-            json_object_object_add(a, "startedEventId", json_object_new_int64(t.started_event_id));
+            swf_json_add(a, "timerId", json_object_new_string(t.id));
+            swf_json_add(a, "startedEventId", json_object_new_int64(t.started_event_id));
             batch_add(r, SWF_EVENT_TIMER_FIRED, a);
         }
     }
@@ -337,17 +336,17 @@ swf_error_t *swf_local_run(const swf_local_options_t *opt, swf_history_store_t *
     r.id = opt->execution_id ? opt->execution_id : "local";
     r.exec = swf_asl_exec_new();
     json_object *sa = attrs_new(), *wt = json_object_new_object(), *v;
-    json_object_object_add(sa, "executionId", json_object_new_string(r.id));
-    json_object_object_add(sa, "workflowId", json_object_new_string(r.id));
-    json_object_object_add(wt, "name", json_object_new_string(opt->machine_name ? opt->machine_name
+    swf_json_add(sa, "executionId", json_object_new_string(r.id));
+    swf_json_add(sa, "workflowId", json_object_new_string(r.id));
+    swf_json_add(wt, "name", json_object_new_string(opt->machine_name ? opt->machine_name
                                                                                 : "StateMachine"));
-    json_object_object_add(wt, "version", json_object_new_string("1"));
-    json_object_object_add(sa, "workflowType", wt);
-    json_object_object_add(sa, "definition", swf_json_ref(opt->definition));
-    json_object_object_add(sa, "input", swf_json_ref(opt->input));
+    swf_json_add(wt, "version", json_object_new_string("1"));
+    swf_json_add(sa, "workflowType", wt);
+    swf_json_add(sa, "definition", swf_json_ref(opt->definition));
+    swf_json_add(sa, "input", swf_json_ref(opt->input));
     int64_t deadline_ms = 0;
     if (swf_json_get(opt->definition, "TimeoutSeconds", &v) && json_object_is_type(v, json_type_int)) {
-        json_object_object_add(sa, "executionStartToCloseTimeout", swf_json_ref(v));
+        swf_json_add(sa, "executionStartToCloseTimeout", swf_json_ref(v));
         deadline_ms = opt->start_ms + json_object_get_int64(v) * 1000;
     }
     batch_add(&r, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, sa);

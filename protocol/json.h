@@ -57,6 +57,15 @@ bool swf_json_get(json_object *v, const char *key, json_object **out);
 /* Borrowed string member, or NULL when absent or not a string. */
 const char *swf_json_get_string(json_object *v, const char *key);
 
+/* Adds `val` (taken) under `key`, which must be a string literal (it is not
+ * copied) and not yet present in obj. The hot paths build many small
+ * objects; skipping the key copy and the duplicate lookup halves their cost. */
+static inline void swf_json_add(json_object *obj, const char *key, json_object *val)
+{
+    json_object_object_add_ex(obj, key, val,
+                              JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_ADD_CONSTANT_KEY);
+}
+
 /* Returns a new reference to v (json_object_get that accepts NULL). */
 static inline json_object *swf_json_ref(json_object *v)
 {

@@ -79,6 +79,8 @@ typedef struct state_info {
     state_type_t type;
     bool uses_context; /* mentions "$$" somewhere */
     bool unsupported;  /* uses JSONata or Assign */
+    json_object *activity_type; /* Task: {name, version}, shared by its decisions */
+    json_object *task_list;     /* Task: {name} */
 } state_info_t;
 
 typedef struct frame frame_t;
@@ -355,7 +357,10 @@ static const state_info_t *state_info(swf_asl_exec_t *ex, json_object *state)
 
 static void info_free(struct lh_entry *e)
 {
-    free(lh_entry_v(e));
+    state_info_t *info = (state_info_t *)lh_entry_v(e);
+    json_object_put(info->activity_type);
+    json_object_put(info->task_list);
+    free(info);
 }
 
 /* ------------------------------------------------------------------ trace */
@@ -379,8 +384,8 @@ static void trace(swf_asl_exec_t *ex, frame_t *f, swf_asl_trace_kind_t kind, jso
 static json_object *error_object(const char *error, const char *cause)
 {
     json_object *o = json_object_new_object();
-    json_object_object_add(o, "Error", jstr(error ? error : ""));
-    json_object_object_add(o, "Cause", jstr(cause ? cause : ""));
+    swf_json_add(o, "Error", jstr(error ? error : ""));
+    swf_json_add(o, "Cause", jstr(cause ? cause : ""));
     return o;
 }
 
@@ -516,12 +521,12 @@ static void frame_abandon(swf_asl_exec_t *ex, frame_t *f)
             char id[32];
             if (w->kind == W_ACTIVITY) {
                 snprintf(id, sizeof(id), "%lld", (long long)f->wait_seq);
-                json_object_object_add(a, "activityId", json_object_new_string(id));
+                swf_json_add(a, "activityId", json_object_new_string(id));
                 decisions_push(ex->out, SWF_EVENT_ACTIVITY_TASK_CANCEL_REQUESTED, a);
             } else {
                 snprintf(id, sizeof(id), "t%lld", (long long)f->wait_seq);
-                json_object_object_add(a, "timerId", json_object_new_string(id));
-                json_object_object_add(a, "startedEventId", json_object_new_int64(w->event_id));
+                swf_json_add(a, "timerId", json_object_new_string(id));
+                swf_json_add(a, "startedEventId", json_object_new_int64(w->event_id));
                 decisions_push(ex->out, SWF_EVENT_TIMER_CANCELED, a);
             }
         }
@@ -542,22 +547,22 @@ static json_object *context_build(swf_asl_exec_t *ex, frame_t *f, json_object *m
                                   const char *token)
 {
     json_object *ctx = json_object_new_object();
-    json_object_object_add(ctx, "Execution", swf_json_ref(ex->ctx_execution));
-    json_object_object_add(ctx, "StateMachine", swf_json_ref(ex->ctx_machine));
+    swf_json_add(ctx, "Execution", swf_json_ref(ex->ctx_execution));
+    swf_json_add(ctx, "StateMachine", swf_json_ref(ex->ctx_machine));
     json_object *st = json_object_new_object();
     char ts[SWF_TIME_BUF];
     swf_time_format_ms(f->entered_ms, ts);
-    json_object_object_add(st, "EnteredTime", json_object_new_string(ts));
-    json_object_object_add(st, "Name", json_object_new_string(f->name));
-    json_object_object_add(st, "RetryCount", json_object_new_int(f->retry_total));
-    json_object_object_add(ctx, "State", st);
+    swf_json_add(st, "EnteredTime", json_object_new_string(ts));
+    swf_json_add(st, "Name", json_object_new_string(f->name));
+    swf_json_add(st, "RetryCount", json_object_new_int(f->retry_total));
+    swf_json_add(ctx, "State", st);
     if (token != NULL) {
         json_object *task = json_object_new_object();
-        json_object_object_add(task, "Token", json_object_new_string(token));
-        json_object_object_add(ctx, "Task", task);
+        swf_json_add(task, "Token", json_object_new_string(token));
+        swf_json_add(ctx, "Task", task);
     }
     if (map_item != NULL)
-        json_object_object_add(ctx, "Map", map_item);
+        swf_json_add(ctx, "Map", map_item);
     return ctx;
 }
 
@@ -727,7 +732,7 @@ static step_t state_error(swf_asl_exec_t *ex, frame_t *f, const char *error, con
             if (delay > 31536000.0 * 100)
                 delay = 31536000.0 * 100;
             json_object *data = error_object(error, why);
-            json_object_object_add(data, "RetryCount", json_object_new_int(f->retry_total));
+            swf_json_add(data, "RetryCount", json_object_new_int(f->retry_total));
             trace(ex, f, SWF_ASL_STATE_RETRIED, data);
             json_object_put(data);
             f->wait_seq = timer_start(ex, f, delay, "retry");
@@ -751,7 +756,7 @@ static step_t state_error(swf_asl_exec_t *ex, frame_t *f, const char *error, con
                 err = swf_asl_path_set(json_object_get_string(rp), f->input, eo, &out);
             const char *next = swf_json_get_string(c, "Next");
             json_object *data = error_object(error, why);
-            json_object_object_add(data, "Next", jstr(next));
+            swf_json_add(data, "Next", jstr(next));
             trace(ex, f, SWF_ASL_STATE_CAUGHT, data);
             json_object_put(data);
             json_object_put(eo);
@@ -827,8 +832,8 @@ static int64_t waiter_add(swf_asl_exec_t *ex, waiter_kind_t kind, frame_t *f)
 static json_object *control_new(frame_t *f)
 {
     json_object *c = json_object_new_object();
-    json_object_object_add(c, "state", json_object_new_string(f->name));
-    json_object_object_add(c, "path", json_object_new_string(f->path));
+    swf_json_add(c, "state", json_object_new_string(f->name));
+    swf_json_add(c, "path", json_object_new_string(f->path));
     return c;
 }
 
@@ -838,11 +843,11 @@ static int64_t timer_start(swf_asl_exec_t *ex, frame_t *f, double seconds, const
     char id[32];
     snprintf(id, sizeof(id), "t%lld", (long long)seq);
     json_object *a = json_object_new_object();
-    json_object_object_add(a, "timerId", json_object_new_string(id));
-    json_object_object_add(a, "startToFireTimeout", jseconds(seconds < 0 ? 0 : seconds));
+    swf_json_add(a, "timerId", json_object_new_string(id));
+    swf_json_add(a, "startToFireTimeout", jseconds(seconds < 0 ? 0 : seconds));
     json_object *c = control_new(f);
-    json_object_object_add(c, "reason", json_object_new_string(reason));
-    json_object_object_add(a, "control", c);
+    swf_json_add(c, "reason", json_object_new_string(reason));
+    swf_json_add(a, "control", c);
     decisions_push(ex->out, SWF_EVENT_TIMER_STARTED, a);
     return seq;
 }
@@ -905,28 +910,31 @@ static step_t enter_task(swf_asl_exec_t *ex, frame_t *f, const swf_asl_env_t *en
     f->effective = params;
     int64_t got = waiter_add(ex, W_ACTIVITY, f);
     assert(got == seq);
-    char list[256];
-    swf_asl_resource_task_list(resource, list, sizeof(list));
+    state_info_t *info = (state_info_t *)f->info;
+    if (info->activity_type == NULL) {
+        char list[256];
+        swf_asl_resource_task_list(resource, list, sizeof(list));
+        info->activity_type = json_object_new_object();
+        swf_json_add(info->activity_type, "name", json_object_new_string(list));
+        swf_json_add(info->activity_type, "version", json_object_new_string("1"));
+        info->task_list = json_object_new_object();
+        swf_json_add(info->task_list, "name", json_object_new_string(list));
+    }
     json_object *a = json_object_new_object();
-    json_object_object_add(a, "activityId", json_object_new_string(activity_id));
-    json_object *type = json_object_new_object();
-    json_object_object_add(type, "name", json_object_new_string(list));
-    json_object_object_add(type, "version", json_object_new_string("1"));
-    json_object_object_add(a, "activityType", type);
-    json_object *tl = json_object_new_object();
-    json_object_object_add(tl, "name", json_object_new_string(list));
-    json_object_object_add(a, "taskList", tl);
-    json_object_object_add(a, "input", swf_json_ref(params));
+    swf_json_add(a, "activityId", json_object_new_string(activity_id));
+    swf_json_add(a, "activityType", swf_json_ref(info->activity_type));
+    swf_json_add(a, "taskList", swf_json_ref(info->task_list));
+    swf_json_add(a, "input", swf_json_ref(params));
     json_object *c = control_new(f);
-    json_object_object_add(c, "attempt", json_object_new_int(f->retry_total));
-    json_object_object_add(c, "resource", jstr(resource));
+    swf_json_add(c, "attempt", json_object_new_int(f->retry_total));
+    swf_json_add(c, "resource", jstr(resource));
     if (token)
-        json_object_object_add(c, "token", json_object_new_string(token_buf));
-    json_object_object_add(a, "control", c);
+        swf_json_add(c, "token", json_object_new_string(token_buf));
+    swf_json_add(a, "control", c);
     if (timeout > 0)
-        json_object_object_add(a, "startToCloseTimeout", json_object_new_int64(timeout));
+        swf_json_add(a, "startToCloseTimeout", json_object_new_int64(timeout));
     if (heartbeat > 0)
-        json_object_object_add(a, "heartbeatTimeout", json_object_new_int64(heartbeat));
+        swf_json_add(a, "heartbeatTimeout", json_object_new_int64(heartbeat));
     decisions_push(ex->out, SWF_EVENT_ACTIVITY_TASK_SCHEDULED, a);
     f->wait_seq = seq;
     f->phase = PH_ACTIVITY;
@@ -1183,9 +1191,9 @@ static swf_error_t *map_start_child(swf_asl_exec_t *ex, frame_t *f)
         swf_json_get(f->state, "Parameters", &sel);
     if (sel != NULL) {
         json_object *mi = json_object_new_object(), *it = json_object_new_object();
-        json_object_object_add(it, "Index", json_object_new_int64((int64_t)i));
-        json_object_object_add(it, "Value", swf_json_ref(item));
-        json_object_object_add(mi, "Item", it);
+        swf_json_add(it, "Index", json_object_new_int64((int64_t)i));
+        swf_json_add(it, "Value", swf_json_ref(item));
+        swf_json_add(mi, "Item", it);
         json_object *ctx = context_build(ex, f, mi, NULL);
         swf_asl_env_t env = {.context = ctx, .variables = NULL, .rng = &ex->rng};
         swf_error_t *err = swf_asl_template_eval(sel, f->effective, &env, &input);
@@ -1452,11 +1460,11 @@ static void close_decision(swf_asl_exec_t *ex)
     frame_t *r = ex->root;
     json_object *a = json_object_new_object();
     if (r->ok) {
-        json_object_object_add(a, "result", swf_json_ref(r->output));
+        swf_json_add(a, "result", swf_json_ref(r->output));
         decisions_push(ex->out, SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED, a);
     } else {
-        json_object_object_add(a, "reason", jstr(r->error));
-        json_object_object_add(a, "details", jstr(r->cause ? r->cause : ""));
+        swf_json_add(a, "reason", jstr(r->error));
+        swf_json_add(a, "details", jstr(r->cause ? r->cause : ""));
         decisions_push(ex->out, SWF_EVENT_WORKFLOW_EXECUTION_FAILED, a);
     }
     ex->close_decided = true;
@@ -1481,21 +1489,21 @@ swf_error_t *swf_asl_exec_decide(swf_asl_exec_t *ex, swf_asl_decisions_t *out)
     if (ex->status == SWF_ASL_RUNNING && !ex->close_decided && ex->root == NULL && !ex->broken) {
         /* Cancelled: the close decision was made and failed; make it again. */
         json_object *a = json_object_new_object();
-        json_object_object_add(a, "details", json_object_new_string("cancel requested"));
+        swf_json_add(a, "details", json_object_new_string("cancel requested"));
         decisions_push(ex->out, SWF_EVENT_WORKFLOW_EXECUTION_CANCELED, a);
         ex->close_decided = true;
     } else if (ex->status == SWF_ASL_RUNNING && !ex->close_decided) {
         if (ex->broken) {
             json_object *a = json_object_new_object();
-            json_object_object_add(a, "reason", json_object_new_string(ERR_RUNTIME));
-            json_object_object_add(a, "details", jstr(ex->broken_reason));
+            swf_json_add(a, "reason", json_object_new_string(ERR_RUNTIME));
+            swf_json_add(a, "details", jstr(ex->broken_reason));
             decisions_push(ex->out, SWF_EVENT_WORKFLOW_EXECUTION_FAILED, a);
             ex->close_decided = true;
         } else if (ex->cancel_requested) {
             frame_abandon(ex, ex->root);
             ex->root = NULL; /* buried: freed with the graveyard below */
             json_object *a = json_object_new_object();
-            json_object_object_add(a, "details", json_object_new_string("cancel requested"));
+            swf_json_add(a, "details", json_object_new_string("cancel requested"));
             decisions_push(ex->out, SWF_EVENT_WORKFLOW_EXECUTION_CANCELED, a);
             ex->close_decided = true;
         } else {
@@ -1575,14 +1583,14 @@ static swf_error_t *nondeterminism(swf_asl_exec_t *ex, const swf_event_t *ev,
                                    const swf_asl_decision_t *derived)
 {
     json_object *rec = json_object_new_object();
-    json_object_object_add(rec, "eventType", json_object_new_string(swf_event_type_name(ev->type)));
-    json_object_object_add(rec, "attributes", swf_json_ref(ev->attrs));
+    swf_json_add(rec, "eventType", json_object_new_string(swf_event_type_name(ev->type)));
+    swf_json_add(rec, "attributes", swf_json_ref(ev->attrs));
     json_object *der = NULL;
     if (derived != NULL) {
         der = json_object_new_object();
-        json_object_object_add(der, "eventType",
+        swf_json_add(der, "eventType",
                                json_object_new_string(swf_event_type_name(derived->type)));
-        json_object_object_add(der, "attributes", swf_json_ref(derived->attrs));
+        swf_json_add(der, "attributes", swf_json_ref(derived->attrs));
     }
     const char *state = decision_state(ev->attrs);
     if (state == NULL && derived)
@@ -1593,10 +1601,10 @@ static swf_error_t *nondeterminism(swf_asl_exec_t *ex, const swf_event_t *ev,
                                      (long long)ev->id, state ? " (state '" : "",
                                      state ? state : "", state ? "')" : "");
     json_object *detail = json_object_new_object();
-    json_object_object_add(detail, "eventId", json_object_new_int64(ev->id));
-    json_object_object_add(detail, "state", jstr(state));
-    json_object_object_add(detail, "recorded", rec);
-    json_object_object_add(detail, "derived", der);
+    swf_json_add(detail, "eventId", json_object_new_int64(ev->id));
+    swf_json_add(detail, "state", jstr(state));
+    swf_json_add(detail, "recorded", rec);
+    swf_json_add(detail, "derived", der);
     swf_error_set_cause(err, swf_json_str(detail));
     json_object_put(detail);
     (void)ex;
@@ -1685,17 +1693,17 @@ static swf_error_t *apply_started(swf_asl_exec_t *ex, const swf_event_t *ev)
     char *ex_arn = xprintf("arn:aws:states:local:000000000000:execution:%s:%s", ex->machine_name,
                            ex->workflow_id);
     json_object *e = json_object_new_object();
-    json_object_object_add(e, "Id", json_object_new_string(ex_arn));
-    json_object_object_add(e, "Input", swf_json_ref(input));
-    json_object_object_add(e, "Name", json_object_new_string(ex->workflow_id));
-    json_object_object_add(e, "RoleArn",
+    swf_json_add(e, "Id", json_object_new_string(ex_arn));
+    swf_json_add(e, "Input", swf_json_ref(input));
+    swf_json_add(e, "Name", json_object_new_string(ex->workflow_id));
+    swf_json_add(e, "RoleArn",
                            json_object_new_string("arn:aws:iam::000000000000:role/swf"));
-    json_object_object_add(e, "StartTime", json_object_new_string(ts));
-    json_object_object_add(e, "RedriveCount", json_object_new_int(0));
+    swf_json_add(e, "StartTime", json_object_new_string(ts));
+    swf_json_add(e, "RedriveCount", json_object_new_int(0));
     ex->ctx_execution = e;
     json_object *m = json_object_new_object();
-    json_object_object_add(m, "Id", json_object_new_string(sm_arn));
-    json_object_object_add(m, "Name", json_object_new_string(ex->machine_name));
+    swf_json_add(m, "Id", json_object_new_string(sm_arn));
+    swf_json_add(m, "Name", json_object_new_string(ex->machine_name));
     ex->ctx_machine = m;
     free(sm_arn);
     free(ex_arn);
@@ -1740,13 +1748,13 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *ex, const swf_event_t *ev)
             "event %lld: replay derived a %s decision that the history does not record",
             (long long)ev->id, swf_event_type_name(d->type));
         json_object *detail = json_object_new_object();
-        json_object_object_add(detail, "eventId", json_object_new_int64(ev->id));
-        json_object_object_add(detail, "state", jstr(decision_state(d->attrs)));
-        json_object_object_add(detail, "recorded", NULL);
+        swf_json_add(detail, "eventId", json_object_new_int64(ev->id));
+        swf_json_add(detail, "state", jstr(decision_state(d->attrs)));
+        swf_json_add(detail, "recorded", NULL);
         json_object *der = json_object_new_object();
-        json_object_object_add(der, "eventType", json_object_new_string(swf_event_type_name(d->type)));
-        json_object_object_add(der, "attributes", swf_json_ref(d->attrs));
-        json_object_object_add(detail, "derived", der);
+        swf_json_add(der, "eventType", json_object_new_string(swf_event_type_name(d->type)));
+        swf_json_add(der, "attributes", swf_json_ref(d->attrs));
+        swf_json_add(detail, "derived", der);
         swf_error_set_cause(err, swf_json_str(detail));
         json_object_put(detail);
         return err;
@@ -2012,15 +2020,15 @@ static const char *phase_name(phase_t p)
 static json_object *frame_snapshot(const swf_asl_exec_t *ex, const frame_t *f)
 {
     json_object *o = json_object_new_object();
-    json_object_object_add(o, "path", json_object_new_string(f->path));
-    json_object_object_add(o, "state", json_object_new_string(f->name));
-    json_object_object_add(o, "type", json_object_new_string(state_type_names[f->info->type]));
-    json_object_object_add(o, "phase", json_object_new_string(phase_name(f->phase)));
-    json_object_object_add(o, "input", swf_json_ref(f->input));
+    swf_json_add(o, "path", json_object_new_string(f->path));
+    swf_json_add(o, "state", json_object_new_string(f->name));
+    swf_json_add(o, "type", json_object_new_string(state_type_names[f->info->type]));
+    swf_json_add(o, "phase", json_object_new_string(phase_name(f->phase)));
+    swf_json_add(o, "input", swf_json_ref(f->input));
     if (f->effective)
-        json_object_object_add(o, "effectiveInput", swf_json_ref(f->effective));
+        swf_json_add(o, "effectiveInput", swf_json_ref(f->effective));
     if (f->retry_total > 0)
-        json_object_object_add(o, "retryCount", json_object_new_int(f->retry_total));
+        swf_json_add(o, "retryCount", json_object_new_int(f->retry_total));
     if (f->wait_seq > 0 && (f->phase == PH_ACTIVITY || f->phase == PH_TIMER || f->phase == PH_RETRY)) {
         char id[32];
         snprintf(id, sizeof(id), f->phase == PH_ACTIVITY ? "%lld" : "t%lld", (long long)f->wait_seq);
@@ -2029,19 +2037,19 @@ static json_object *frame_snapshot(const swf_asl_exec_t *ex, const frame_t *f)
     }
     if (f->phase == PH_CHILDREN) {
         json_object *m = json_object_new_object();
-        json_object_object_add(m, "total", json_object_new_int64((int64_t)f->nchildren));
-        json_object_object_add(m, "done", json_object_new_int64((int64_t)f->finished));
-        json_object_object_add(m, "running", json_object_new_int64((int64_t)f->running));
-        json_object_object_add(m, "waiting",
+        swf_json_add(m, "total", json_object_new_int64((int64_t)f->nchildren));
+        swf_json_add(m, "done", json_object_new_int64((int64_t)f->finished));
+        swf_json_add(m, "running", json_object_new_int64((int64_t)f->running));
+        swf_json_add(m, "waiting",
                                json_object_new_int64((int64_t)(f->nchildren - f->started)));
-        json_object_object_add(m, "failed", json_object_new_int64((int64_t)f->failed));
-        json_object_object_add(o, "children", m);
+        swf_json_add(m, "failed", json_object_new_int64((int64_t)f->failed));
+        swf_json_add(o, "children", m);
         json_object *kids = json_object_new_array();
         for (size_t i = 0; i < f->nchildren; i++) {
             if (f->children[i] != NULL && !f->children[i]->dead)
                 json_object_array_add(kids, frame_snapshot(ex, f->children[i]));
         }
-        json_object_object_add(o, "active", kids);
+        swf_json_add(o, "active", kids);
     }
     return o;
 }
@@ -2049,10 +2057,10 @@ static json_object *frame_snapshot(const swf_asl_exec_t *ex, const frame_t *f)
 json_object *swf_asl_exec_snapshot(const swf_asl_exec_t *ex)
 {
     json_object *s = json_object_new_object();
-    json_object_object_add(s, "status", json_object_new_string(swf_asl_status_name(ex->status)));
-    json_object_object_add(s, "lastEventId", json_object_new_int64(ex->last_id));
+    swf_json_add(s, "status", json_object_new_string(swf_asl_status_name(ex->status)));
+    swf_json_add(s, "lastEventId", json_object_new_int64(ex->last_id));
     if (ex->root != NULL && !ex->root->dead)
-        json_object_object_add(s, "machine", frame_snapshot(ex, ex->root));
+        swf_json_add(s, "machine", frame_snapshot(ex, ex->root));
     json_object *acts = json_object_new_array(), *timers = json_object_new_array();
     for (size_t i = 0; i < ex->nwaiters; i++) {
         const waiter_t *w = &ex->waiters[i];
@@ -2063,18 +2071,18 @@ json_object *swf_asl_exec_snapshot(const swf_asl_exec_t *ex)
         snprintf(id, sizeof(id), w->kind == W_ACTIVITY ? "%zu" : "t%zu", i + 1);
         json_object_object_add(o, w->kind == W_ACTIVITY ? "activityId" : "timerId",
                                json_object_new_string(id));
-        json_object_object_add(o, "state", jstr(w->state));
-        json_object_object_add(o, "path", jstr(w->path));
-        json_object_object_add(o, "scheduledEventId", json_object_new_int64(w->event_id));
+        swf_json_add(o, "state", jstr(w->state));
+        swf_json_add(o, "path", jstr(w->path));
+        swf_json_add(o, "scheduledEventId", json_object_new_int64(w->event_id));
         json_object_array_add(w->kind == W_ACTIVITY ? acts : timers, o);
     }
-    json_object_object_add(s, "openActivities", acts);
-    json_object_object_add(s, "openTimers", timers);
+    swf_json_add(s, "openActivities", acts);
+    swf_json_add(s, "openTimers", timers);
     if (ex->status == SWF_ASL_SUCCEEDED)
-        json_object_object_add(s, "output", swf_json_ref(ex->output));
+        swf_json_add(s, "output", swf_json_ref(ex->output));
     if (ex->error) {
-        json_object_object_add(s, "error", jstr(ex->error));
-        json_object_object_add(s, "cause", jstr(ex->cause));
+        swf_json_add(s, "error", jstr(ex->error));
+        swf_json_add(s, "cause", jstr(ex->cause));
     }
     return s;
 }

@@ -105,7 +105,10 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *exec, const swf_event_t *ev);
 /* Derives the decisions of the open decision task (DecisionTaskStarted must
  * be the last event applied). Appends them to `out`. The decider then
  * appends DecisionTaskCompleted and one event per decision, in order, and
- * applies them. */
+ * applies them. The attributes objects are shared with the execution, which
+ * checks the events against them; the caller may add the one field an event
+ * has that its decision has not (decisionTaskCompletedEventId) and nothing
+ * else. */
 swf_error_t *swf_asl_exec_decide(swf_asl_exec_t *exec, swf_asl_decisions_t *out);
 
 swf_asl_status_t swf_asl_exec_status(const swf_asl_exec_t *exec);
