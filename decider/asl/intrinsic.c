@@ -281,7 +281,7 @@ static swf_error_t *fn_array(const call_t *call, json_object **out)
 
 static swf_error_t *fn_array_partition(const call_t *call, json_object **out)
 {
-    json_object *a;
+    json_object *a = NULL;
     int64_t chunk;
     swf_error_t *err;
     if ((err = arg_array(call, 0, &a)) != NULL || (err = arg_integer(call, 1, &chunk)) != NULL)
@@ -307,7 +307,7 @@ static swf_error_t *fn_array_partition(const call_t *call, json_object **out)
 
 static swf_error_t *fn_array_contains(const call_t *call, json_object **out)
 {
-    json_object *a;
+    json_object *a = NULL;
     swf_error_t *err = arg_array(call, 0, &a);
     if (err != NULL)
         return err;
@@ -346,7 +346,7 @@ static swf_error_t *fn_array_range(const call_t *call, json_object **out)
 
 static swf_error_t *fn_array_get_item(const call_t *call, json_object **out)
 {
-    json_object *a;
+    json_object *a = NULL;
     int64_t index;
     swf_error_t *err;
     if ((err = arg_array(call, 0, &a)) != NULL || (err = arg_integer(call, 1, &index)) != NULL)
@@ -361,7 +361,7 @@ static swf_error_t *fn_array_get_item(const call_t *call, json_object **out)
 
 static swf_error_t *fn_array_length(const call_t *call, json_object **out)
 {
-    json_object *a;
+    json_object *a = NULL;
     swf_error_t *err = arg_array(call, 0, &a);
     if (err != NULL)
         return err;
@@ -426,7 +426,7 @@ static uint64_t json_hash(json_object *v)
 
 static swf_error_t *fn_array_unique(const call_t *call, json_object **out)
 {
-    json_object *a;
+    json_object *a = NULL;
     swf_error_t *err = arg_array(call, 0, &a);
     if (err != NULL)
         return err;
