@@ -1,0 +1,220 @@
+/*
+ * test_run.c - `swf run --local` as a user meets it: the built binary, real
+ * files, and every kind of bad input (not JSON, the wrong shape, too large,
+ * too deep). Each must end in a clear message and a non-zero exit, never a
+ * crash.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SWF SWF_BINARY_DIR "/swf"
+
+typedef struct outcome {
+    int status;
+    char out[8192];
+    char err[8192];
+} outcome_t;
+
+static char dir[] = "/tmp/swf-test-run-XXXXXX";
+
+static void setup(void)
+{
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static const char *write_file(const char *name, const char *text)
+{
+    static char paths[8][512];
+    static int next;
+    char *p = paths[next++ % 8];
+    snprintf(p, 512, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+static void slurp(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+}
+
+static void run(outcome_t *o, const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd), "%s %s >%s/out 2>%s/err", SWF, args, dir, dir);
+    int rc = system(cmd);
+    cr_assert(WIFEXITED(rc), "swf did not exit normally: %s", args);
+    o->status = WEXITSTATUS(rc);
+    char p[600];
+    snprintf(p, sizeof(p), "%s/out", dir);
+    slurp(p, o->out, sizeof(o->out));
+    snprintf(p, sizeof(p), "%s/err", dir);
+    slurp(p, o->err, sizeof(o->err));
+}
+
+#define PASS_MACHINE "{\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}}"
+
+TestSuite(cli_run, .init = setup, .fini = teardown);
+
+Test(cli_run, prints_one_json_object_and_exits_zero)
+{
+    outcome_t o;
+    char args[1024];
+    snprintf(args, sizeof(args), "run --local %s --input %s", write_file("d.json", PASS_MACHINE),
+             write_file("i.json", "{\"x\":[1,2]}"));
+    run(&o, args);
+    cr_assert_eq(o.status, 0, "stderr: %s", o.err);
+    cr_assert_str_eq(o.out, "{\"status\":\"SUCCEEDED\",\"output\":{\"x\":[1,2]}}\n");
+}
+
+Test(cli_run, history_prints_swf_events_one_per_line)
+{
+    outcome_t o;
+    char args[1024];
+    snprintf(args, sizeof(args), "run --local %s --history", write_file("d.json", PASS_MACHINE));
+    run(&o, args);
+    cr_assert_eq(o.status, 0, "stderr: %s", o.err);
+    cr_assert(strncmp(o.out, "{\"eventId\":1,\"eventType\":\"WorkflowExecutionStarted\"", 50) == 0,
+              "%s", o.out);
+    cr_assert(strstr(o.out, "\"eventType\":\"WorkflowExecutionCompleted\"") != NULL);
+}
+
+Test(cli_run, invalid_definition_is_reported_as_invalid)
+{
+    outcome_t o;
+    char args[1024];
+    snprintf(args, sizeof(args), "run --local %s",
+             write_file("d.json", "{\"StartAt\":\"Nowhere\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}}"));
+    run(&o, args);
+    cr_assert_eq(o.status, 1);
+    cr_assert(strstr(o.out, "\"status\":\"INVALID\"") != NULL, "%s", o.out);
+}
+
+Test(cli_run, definition_that_is_not_json_is_invalid)
+{
+    outcome_t o;
+    char args[1024];
+    snprintf(args, sizeof(args), "run --local %s", write_file("d.json", "{\"StartAt\": oops"));
+    run(&o, args);
+    cr_assert_eq(o.status, 1);
+    cr_assert(strstr(o.out, "\"status\":\"INVALID\"") != NULL, "%s", o.out);
+    cr_assert(strstr(o.err, "not JSON") != NULL, "%s", o.err);
+}
+
+Test(cli_run, definition_of_wrong_shape_is_invalid)
+{
+    outcome_t o;
+    char args[1024];
+    snprintf(args, sizeof(args), "run --local %s", write_file("d.json", "[1,2,3]"));
+    run(&o, args);
+    cr_assert_eq(o.status, 1);
+    cr_assert(strstr(o.out, "\"status\":\"INVALID\"") != NULL, "%s", o.out);
+}
+
+Test(cli_run, input_that_is_not_json_is_refused)
+{
+    outcome_t o;
+    char args[1024];
+    snprintf(args, sizeof(args), "run --local %s --input %s", write_file("d.json", PASS_MACHINE),
+             write_file("i.json", "{\"a\":"));
+    run(&o, args);
+    cr_assert_eq(o.status, 3);
+    cr_assert_str_eq(o.out, "");
+    cr_assert(strstr(o.err, "input") != NULL && strstr(o.err, "not JSON") != NULL, "%s", o.err);
+}
+
+Test(cli_run, missing_file_is_an_operating_error)
+{
+    outcome_t o;
+    run(&o, "run --local /nonexistent/definition.json");
+    cr_assert_eq(o.status, 3);
+    cr_assert(strstr(o.err, "/nonexistent/definition.json") != NULL, "%s", o.err);
+}
+
+Test(cli_run, deeply_nested_input_is_refused_with_a_limit_error)
+{
+    size_t depth = 100000;
+    char *text = malloc(2 * depth + 1);
+    memset(text, '[', depth);
+    memset(text + depth, ']', depth);
+    text[2 * depth] = '\0';
+    outcome_t o;
+    char args[1024];
+    snprintf(args, sizeof(args), "run --local %s --input %s", write_file("d.json", PASS_MACHINE),
+             write_file("deep.json", text));
+    free(text);
+    run(&o, args);
+    cr_assert_eq(o.status, 3);
+    cr_assert(strstr(o.err, "nested deeper") != NULL, "%s", o.err);
+}
+
+Test(cli_run, hundred_megabyte_input_is_refused_with_a_limit_error)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s/big.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("{\"blob\":\"", f);
+    static char chunk[1 << 20];
+    memset(chunk, 'x', sizeof(chunk));
+    for (int i = 0; i < 100; i++)
+        fwrite(chunk, 1, sizeof(chunk), f);
+    fputs("\"}", f);
+    fclose(f);
+    outcome_t o;
+    char args[1024];
+    snprintf(args, sizeof(args), "run --local %s --input %s", write_file("d.json", PASS_MACHINE),
+             path);
+    run(&o, args);
+    cr_assert_eq(o.status, 3);
+    cr_assert(strstr(o.err, "limit") != NULL, "%s", o.err);
+}
+
+Test(cli_run, mocks_of_wrong_shape_are_refused)
+{
+    outcome_t o;
+    char args[1024];
+    snprintf(args, sizeof(args), "run --local %s --mocks %s", write_file("d.json", PASS_MACHINE),
+             write_file("m.json", "[1]"));
+    run(&o, args);
+    cr_assert_eq(o.status, 3);
+    cr_assert(strstr(o.err, "mocks must be a JSON object") != NULL, "%s", o.err);
+}
+
+Test(cli_run, broken_mock_response_is_a_clear_error)
+{
+    outcome_t o;
+    char args[1024];
+    snprintf(args, sizeof(args), "run --local %s --mocks %s",
+             write_file("d.json", "{\"StartAt\":\"T\",\"States\":{\"T\":{\"Type\":\"Task\","
+                                  "\"Resource\":\"arn:aws:lambda:x:1:function:f\",\"End\":true}}}"),
+             write_file("m.json", "{\"T\":[{\"Bogus\":1}]}"));
+    run(&o, args);
+    cr_assert_eq(o.status, 3);
+    cr_assert(strstr(o.err, "Return, Throw or Echo") != NULL, "%s", o.err);
+}
+
+Test(cli_run, usage_error_exits_two)
+{
+    outcome_t o;
+    run(&o, "run");
+    cr_assert_eq(o.status, 2);
+    cr_assert(strstr(o.err, "usage") != NULL);
+}
