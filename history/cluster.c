@@ -1,0 +1,240 @@
+/*
+ * cluster.c - a throwaway PostgreSQL cluster in a temporary directory.
+ *
+ * Everything goes through initdb and pg_ctl run as child processes, so the
+ * cluster is a real server configured like production, not a mock: tests
+ * that pass here pass against any PostgreSQL 15. The server listens on a
+ * Unix socket in its own directory only, which keeps parallel test binaries
+ * from colliding on ports and keeps the cluster unreachable from outside.
+ *
+ * When we run as root the children drop to the postgres user before exec
+ * (PostgreSQL refuses root), and the directory is chowned to that user; root
+ * can still reach the socket. Removal walks the directory with nftw.
+ */
+#define _XOPEN_SOURCE 700
+#include "history/cluster.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct swf_history_cluster {
+    char dir[64];
+    char bindir[512];
+    char conninfo[256];
+    uid_t uid; /* the user the server runs as */
+    gid_t gid;
+    bool drop; /* run children as uid/gid */
+    bool started;
+};
+
+static void find_bindir(char *out, size_t size)
+{
+    const char *env = getenv("SWF_PG_BINDIR");
+    if (env != NULL && env[0] != '\0') {
+        snprintf(out, size, "%s/", env);
+        return;
+    }
+    if (access("/usr/lib/postgresql/15/bin/initdb", X_OK) == 0) {
+        snprintf(out, size, "/usr/lib/postgresql/15/bin/");
+        return;
+    }
+    out[0] = '\0'; /* rely on PATH */
+}
+
+/* Runs bindir/prog with args as the server user, output appended to log.
+ * Returns the exit status, or -1 when it could not run. */
+static int run(const swf_history_cluster_t *c, const char *log, char *const argv[])
+{
+    char prog[600];
+    snprintf(prog, sizeof(prog), "%s%s", c->bindir, argv[0]);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            if (c->drop && fchown(fd, c->uid, c->gid) != 0)
+                _exit(126);
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0) {
+            dup2(null, 0);
+            close(null);
+        }
+        if (c->drop && (setgroups(0, NULL) != 0 || setgid(c->gid) != 0 || setuid(c->uid) != 0))
+            _exit(126);
+        if (chdir(c->dir) != 0)
+            _exit(126);
+        if (c->bindir[0] != '\0')
+            execv(prog, argv);
+        else
+            execvp(argv[0], argv);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR)
+            return -1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static void remove_tree(const char *dir)
+{
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The last few hundred bytes of a log, for error causes. */
+static void log_tail(const char *path, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long end = ftell(f);
+        long from = end > (long)size - 1 ? end - ((long)size - 1) : 0;
+        if (fseek(f, from, SEEK_SET) == 0) {
+            size_t n = fread(buf, 1, size - 1, f);
+            buf[n] = '\0';
+        }
+    }
+    fclose(f);
+}
+
+swf_error_t *swf_history_cluster_start(swf_history_cluster_t **out)
+{
+    *out = NULL;
+    swf_history_cluster_t *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        abort();
+    find_bindir(c->bindir, sizeof(c->bindir));
+    const char *tmp = getenv("SWF_PG_TMPDIR");
+    /* Unix socket paths are short (108 bytes): keep the directory short too. */
+    snprintf(c->dir, sizeof(c->dir), "%s/swf-pg-XXXXXX",
+             tmp != NULL && strlen(tmp) < 40 ? tmp : "/tmp");
+    if (mkdtemp(c->dir) == NULL) {
+        swf_error_t *err = swf_error_new(SWF_E_IO, NULL, "cannot create %s: %s", c->dir,
+                                         strerror(errno));
+        free(c);
+        return err;
+    }
+    if (geteuid() == 0) {
+        const char *user = getenv("SWF_PG_USER");
+        struct passwd *pw = getpwnam(user != NULL ? user : "postgres");
+        if (pw == NULL) {
+            remove_tree(c->dir);
+            free(c);
+            return swf_error_new(SWF_E_IO, NULL,
+                                 "running as root and there is no \"%s\" user to run PostgreSQL as",
+                                 user != NULL ? user : "postgres");
+        }
+        c->uid = pw->pw_uid;
+        c->gid = pw->pw_gid;
+        c->drop = true;
+        if (chown(c->dir, c->uid, c->gid) != 0) {
+            swf_error_t *err = swf_error_new(SWF_E_IO, NULL, "chown %s: %s", c->dir,
+                                             strerror(errno));
+            remove_tree(c->dir);
+            free(c);
+            return err;
+        }
+    }
+
+    char data[128], log[128], conf[160];
+    snprintf(data, sizeof(data), "%s/data", c->dir);
+    snprintf(log, sizeof(log), "%s/server.log", c->dir);
+    snprintf(conf, sizeof(conf), "%s/postgresql.conf", data);
+    swf_error_t *err = NULL;
+    char *initdb[] = {"initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8",
+                      "--no-locale", "-N", NULL};
+    if (run(c, log, initdb) != 0) {
+        err = swf_error_new(SWF_E_IO, NULL, "initdb failed in %s", c->dir);
+        goto out;
+    }
+    /* Settings go in postgresql.conf rather than on the command line so that
+     * nothing has to survive pg_ctl's shell quoting. */
+    FILE *f = fopen(conf, "a");
+    if (f == NULL) {
+        err = swf_error_new(SWF_E_IO, NULL, "%s: %s", conf, strerror(errno));
+        goto out;
+    }
+    fprintf(f,
+            "\n# swf throwaway cluster\n"
+            "listen_addresses = ''\n"
+            "unix_socket_directories = '%s'\n"
+            "port = 5432\n"
+            "fsync = on\n"
+            "max_connections = 200\n"
+            "logging_collector = off\n",
+            c->dir);
+    fclose(f);
+    char *start[] = {"pg_ctl", "-D", data, "-l", log, "-w", "-t", "60", "start", NULL};
+    if (run(c, log, start) != 0) {
+        err = swf_error_new(SWF_E_IO, NULL, "the PostgreSQL server in %s did not start", c->dir);
+        goto out;
+    }
+    c->started = true;
+    snprintf(c->conninfo, sizeof(c->conninfo), "host=%s port=5432 user=postgres dbname=postgres",
+             c->dir);
+out:
+    if (err != NULL) {
+        char tail[512];
+        log_tail(log, tail, sizeof(tail));
+        swf_error_set_cause(err, tail);
+        swf_history_cluster_stop(c);
+        return err;
+    }
+    *out = c;
+    return NULL;
+}
+
+const char *swf_history_cluster_conninfo(const swf_history_cluster_t *cluster)
+{
+    return cluster->conninfo;
+}
+
+const char *swf_history_cluster_dir(const swf_history_cluster_t *cluster)
+{
+    return cluster->dir;
+}
+
+void swf_history_cluster_stop(swf_history_cluster_t *cluster)
+{
+    if (cluster == NULL)
+        return;
+    if (cluster->started) {
+        char data[128], log[128];
+        snprintf(data, sizeof(data), "%s/data", cluster->dir);
+        snprintf(log, sizeof(log), "%s/server.log", cluster->dir);
+        char *stop[] = {"pg_ctl", "-D", data, "-m", "fast", "-w", "-t", "60", "stop", NULL};
+        if (run(cluster, log, stop) != 0) {
+            char *kill[] = {"pg_ctl", "-D", data, "-m", "immediate", "-w", "stop", NULL};
+            run(cluster, log, kill);
+        }
+    }
+    remove_tree(cluster->dir);
+    free(cluster);
+}

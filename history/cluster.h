@@ -1,0 +1,41 @@
+/*
+ * cluster.h - a throwaway PostgreSQL cluster, for tests, benchmarks and `swf dev`.
+ *
+ * swf_history_cluster_start() runs initdb into a fresh temporary directory,
+ * starts a server listening only on a Unix socket inside that directory (no
+ * TCP: listen_addresses = ''), and hands back a libpq conninfo string for it.
+ * swf_history_cluster_stop() stops the server and removes the directory.
+ * fsync stays on, so benchmarks against such a cluster are honest.
+ *
+ * PostgreSQL refuses to run as root: when the process runs as root, initdb
+ * and the server run as the `postgres` user (SWF_PG_USER overrides the name)
+ * and the directory is handed to that user. The server binaries are looked
+ * up in SWF_PG_BINDIR, then /usr/lib/postgresql/15/bin, then PATH.
+ *
+ * Ownership: the cluster handle owns its directory and server; the conninfo
+ * string lives as long as the handle. Thread-safety: start and stop fork and
+ * wait for children; call them from one thread.
+ */
+#ifndef SWF_HISTORY_CLUSTER_H
+#define SWF_HISTORY_CLUSTER_H
+
+#include "protocol/error.h"
+
+typedef struct swf_history_cluster swf_history_cluster_t;
+
+/* Creates and starts a cluster. On failure nothing is left behind and the
+ * error's cause holds the tail of the server or initdb log. */
+swf_error_t *swf_history_cluster_start(swf_history_cluster_t **out);
+
+/* The libpq conninfo of the running cluster ("host=/tmp/swf-pg-... port=5432
+ * user=postgres dbname=postgres"). */
+const char *swf_history_cluster_conninfo(const swf_history_cluster_t *cluster);
+
+/* The cluster's directory (socket, data/ and server.log live here). */
+const char *swf_history_cluster_dir(const swf_history_cluster_t *cluster);
+
+/* Stops the server (fast shutdown) and removes the directory; NULL does
+ * nothing. */
+void swf_history_cluster_stop(swf_history_cluster_t *cluster);
+
+#endif

@@ -1,0 +1,145 @@
+/*
+ * migrations.c - the schema of the PostgreSQL history, as numbered steps.
+ *
+ * Each migration is a C string of SQL, applied once, in order; the versions
+ * applied are rows of schema_migrations. The SQL lives here rather than in
+ * .sql files so that the binary is the whole product: no path to find at
+ * run time. A migration is never edited after it ships; a change is a new
+ * one appended to the list, so an older database is upgraded in place.
+ *
+ * swf_history_pg_migrate runs every pending step in a single transaction
+ * holding a transaction-scoped advisory lock, so two processes starting at
+ * once do not both migrate, and a failed step leaves the database at its old
+ * version.
+ *
+ * The events table is append-only by trigger: UPDATE, DELETE and TRUNCATE
+ * raise an exception. (Revoked privileges would not stop the table's owner.)
+ */
+#include "history/pg_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *const migrations[] = {
+    /* 1: events, projections, state machines. */
+    "CREATE TABLE events ("
+    "  execution_id text NOT NULL,"
+    "  event_id bigint NOT NULL CHECK (event_id >= 1),"
+    "  event_type text NOT NULL,"
+    "  event_time timestamptz NOT NULL,"
+    "  attributes jsonb NOT NULL,"
+    "  CONSTRAINT events_pkey PRIMARY KEY (execution_id, event_id));"
+    "CREATE FUNCTION swf_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$"
+    " BEGIN"
+    "  RAISE EXCEPTION 'the events table is append-only: % is refused', TG_OP"
+    "    USING ERRCODE = 'SWF01', HINT = 'histories are never changed; append new events';"
+    " END $$;"
+    "CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON events"
+    "  FOR EACH ROW EXECUTE FUNCTION swf_events_append_only();"
+    "CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events"
+    "  FOR EACH STATEMENT EXECUTE FUNCTION swf_events_append_only();"
+    "CREATE TABLE executions ("
+    "  execution_id text PRIMARY KEY,"
+    "  workflow_id text NOT NULL,"
+    "  state_machine text NOT NULL,"
+    "  state_machine_version text NOT NULL,"
+    "  status text NOT NULL CHECK (status IN ('open', 'succeeded', 'failed', 'timed_out',"
+    "    'canceled', 'terminated')),"
+    "  start_time timestamptz NOT NULL,"
+    "  close_time timestamptz,"
+    "  last_event_id bigint NOT NULL);"
+    "CREATE UNIQUE INDEX executions_open_workflow_id ON executions (workflow_id)"
+    "  WHERE status = 'open';"
+    "CREATE TABLE timers ("
+    "  execution_id text NOT NULL,"
+    "  timer_id text NOT NULL,"
+    "  fire_at timestamptz NOT NULL,"
+    "  started_event_id bigint NOT NULL,"
+    "  PRIMARY KEY (execution_id, timer_id));"
+    "CREATE INDEX timers_fire_at ON timers (fire_at);"
+    "CREATE TABLE outbox ("
+    "  execution_id text NOT NULL,"
+    "  event_id bigint NOT NULL,"
+    "  topic text NOT NULL,"
+    "  payload jsonb NOT NULL,"
+    "  created timestamptz NOT NULL DEFAULT now(),"
+    "  PRIMARY KEY (execution_id, event_id));"
+    "CREATE TABLE state_machines ("
+    "  name text NOT NULL,"
+    "  version integer NOT NULL CHECK (version >= 1),"
+    "  definition jsonb NOT NULL,"
+    "  created timestamptz NOT NULL DEFAULT now(),"
+    "  PRIMARY KEY (name, version));",
+
+    /* 2: indexes for `swf list` (by status or state machine, newest first). */
+    "CREATE INDEX executions_status_start ON executions (status, start_time DESC);"
+    "CREATE INDEX executions_state_machine_start ON executions (state_machine, start_time DESC);",
+};
+
+#define MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+
+/* An arbitrary constant naming the advisory lock ("swf" in ASCII). */
+#define MIGRATION_LOCK "7558502"
+
+int swf_history_pg_schema_latest(void)
+{
+    return MIGRATIONS;
+}
+
+swf_error_t *swf_history_pg_migrate(swf_history_store_t *store, int target, int *from, int *to)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    if (target <= 0 || target > MIGRATIONS)
+        target = MIGRATIONS;
+    PGresult *res = NULL;
+    int version = 0;
+    swf_error_t *err = swf_history__pg_begin(pg->conn);
+    if (err != NULL)
+        return err;
+    err = swf_history__pg_query(
+        pg->conn,
+        "SELECT pg_advisory_xact_lock(" MIGRATION_LOCK ");"
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        "  version integer PRIMARY KEY,"
+        "  applied_at timestamptz NOT NULL DEFAULT now())",
+        -1, NULL, NULL);
+    if (err != NULL)
+        goto out;
+    err = swf_history__pg_query(pg->conn, "SELECT coalesce(max(version), 0) FROM schema_migrations",
+                                0, NULL, &res);
+    if (err != NULL)
+        goto out;
+    version = atoi(PQgetvalue(res, 0, 0));
+    swf_history__pg_clear(res);
+    if (from != NULL)
+        *from = version;
+    if (version > MIGRATIONS) {
+        err = swf_error_new(SWF_E_DB, NULL,
+                            "the database schema is at version %d, newer than this swf (%d)",
+                            version, MIGRATIONS);
+        goto out;
+    }
+    for (int v = version + 1; v <= target; v++) {
+        err = swf_history__pg_query(pg->conn, migrations[v - 1], -1, NULL, NULL);
+        if (err == NULL) {
+            char vs[16];
+            snprintf(vs, sizeof(vs), "%d", v);
+            const char *params[1] = {vs};
+            err = swf_history__pg_query(pg->conn,
+                                        "INSERT INTO schema_migrations (version) VALUES ($1)", 1,
+                                        params, NULL);
+        }
+        if (err != NULL) {
+            swf_error_prefix(err, "migration %d", v);
+            goto out;
+        }
+        version = v;
+    }
+    err = swf_history__pg_commit(pg->conn);
+out:
+    if (err != NULL)
+        swf_history__pg_rollback(pg->conn);
+    if (to != NULL)
+        *to = err == NULL ? version : -1;
+    return err;
+}

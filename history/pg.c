@@ -1,0 +1,717 @@
+/*
+ * pg.c - the PostgreSQL history store: connection, appends, reads.
+ *
+ * An append is one SQL statement, so one round trip and one commit, however
+ * many executions it covers. The events travel as one jsonb array; the
+ * statement's CTEs lock the executions rows involved in execution-id order,
+ * advance each execution's last_event_id only where it still equals the
+ * expected id - 1 (a conditional UPDATE under the row lock: the "FOR UPDATE
+ * then compare" check done in place), create the executions that start here
+ * (ON CONFLICT DO NOTHING, which also covers the open-workflow-id index),
+ * and then insert events, timers and outbox rows only for the executions
+ * that won. The statement returns the winners; every other append wrote
+ * nothing, and a follow-up query (on the failure path only) says why. The
+ * events primary key stays as the last line of defence: if it ever fires,
+ * the statement fails as a whole with SWF_E_CONFLICT.
+ *
+ * Projections are derived set-wise: an execution's status is that of its
+ * last closing event, a timer is pending when the last of its
+ * TimerStarted/TimerFired/TimerCanceled events is TimerStarted. The rebuild
+ * in pg_admin.c uses the same rules over the whole events table.
+ *
+ * Reads page through the events table 10,000 rows at a time, so a large
+ * history never sits in one PGresult.
+ */
+#include "history/pg_internal.h"
+
+#include <assert.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/json.h"
+#include "protocol/limits.h"
+
+#define LOAD_PAGE 10000
+
+/* Years 0000 to 9999, the range of RFC 3339 timestamps. */
+#define TIME_MS_MIN (-62167219200000LL)
+#define TIME_MS_MAX (253402300799999LL)
+
+static const swf_history_store_ops_t pg_ops;
+
+swf_history__pg_t *swf_history__pg(swf_history_store_t *store)
+{
+    assert(store != NULL && store->ops == &pg_ops);
+    return (swf_history__pg_t *)store;
+}
+
+char *swf_history__strdup(const char *s)
+{
+    char *d = strdup(s != NULL ? s : "");
+    if (d == NULL)
+        abort();
+    return d;
+}
+
+void swf_history__pg_clear(PGresult *res)
+{
+    if (res != NULL)
+        PQclear(res);
+}
+
+/* The one translation of libpq failures into swf errors. Takes res. */
+static swf_error_t *pg_error(PGconn *conn, PGresult *res)
+{
+    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    const char *constraint = res ? PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME) : NULL;
+    const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+    const char *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
+    char msg[512];
+    if (primary != NULL) {
+        snprintf(msg, sizeof(msg), "%s", primary);
+    } else {
+        /* libpq's own failure (the connection), message ends with a newline. */
+        snprintf(msg, sizeof(msg), "%s", PQerrorMessage(conn));
+        size_t len = strlen(msg);
+        while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
+            msg[--len] = '\0';
+    }
+    swf_error_t *err;
+    if (state == NULL || PQstatus(conn) == CONNECTION_BAD || strncmp(state, "08", 2) == 0) {
+        err = swf_error_new(SWF_E_DB, NULL, "database connection: %s", msg);
+        swf_error_set_retriable(err, true);
+    } else if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0) {
+        err = swf_error_new(SWF_E_DB, NULL, "%s", msg);
+        swf_error_set_retriable(err, true);
+    } else if (strcmp(state, "23505") == 0 && constraint != NULL &&
+               strcmp(constraint, "events_pkey") == 0) {
+        err = swf_error_new(SWF_E_CONFLICT, NULL, "lost the append race");
+        swf_error_set_retriable(err, true);
+    } else if (strcmp(state, "23505") == 0 && constraint != NULL &&
+               strcmp(constraint, "executions_open_workflow_id") == 0) {
+        err = swf_error_new(SWF_E_CONFLICT, NULL, "an execution with this workflow id is open");
+    } else if (strncmp(state, "22", 2) == 0) {
+        /* Data exceptions: bad input that got past our own checks. */
+        err = swf_error_new(SWF_E_INPUT, NULL, "%s", msg);
+    } else {
+        err = swf_error_new(SWF_E_DB, NULL, "%s (SQLSTATE %s)", msg, state);
+    }
+    if (detail != NULL)
+        swf_error_set_cause(err, detail);
+    swf_history__pg_clear(res);
+    return err;
+}
+
+static swf_error_t *check(PGconn *conn, PGresult *res, PGresult **out)
+{
+    ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+        return pg_error(conn, res);
+    if (out != NULL)
+        *out = res;
+    else
+        swf_history__pg_clear(res);
+    return NULL;
+}
+
+swf_error_t *swf_history__pg_query(PGconn *conn, const char *sql, int n,
+                                   const char *const *values, PGresult **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    PGresult *res = n < 0 ? PQexec(conn, sql)
+                          : PQexecParams(conn, sql, n, NULL, values, NULL, NULL, 0);
+    return check(conn, res, out);
+}
+
+swf_error_t *swf_history__pg_prepared(PGconn *conn, const char *name, int n,
+                                      const char *const *values, PGresult **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    return check(conn, PQexecPrepared(conn, name, n, values, NULL, NULL, 0), out);
+}
+
+swf_error_t *swf_history__pg_begin(PGconn *conn)
+{
+    return swf_history__pg_query(conn, "BEGIN", 0, NULL, NULL);
+}
+
+swf_error_t *swf_history__pg_commit(PGconn *conn)
+{
+    return swf_history__pg_query(conn, "COMMIT", 0, NULL, NULL);
+}
+
+void swf_history__pg_rollback(PGconn *conn)
+{
+    swf_error_free(swf_history__pg_query(conn, "ROLLBACK", 0, NULL, NULL));
+}
+
+const char *swf_history_pg_conninfo_env(void)
+{
+    const char *url = getenv("SWF_DATABASE_URL");
+    return url != NULL ? url : "";
+}
+
+swf_error_t *swf_history_pg_connect(const char *conninfo, swf_history_store_t **out)
+{
+    *out = NULL;
+    PGconn *conn = PQconnectdb(conninfo != NULL ? conninfo : "");
+    if (conn == NULL)
+        abort();
+    if (PQstatus(conn) != CONNECTION_OK) {
+        swf_error_t *err = pg_error(conn, NULL);
+        PQfinish(conn);
+        return err;
+    }
+    /* Quiet NOTICEs (CREATE ... IF NOT EXISTS) so commands' output stays clean. */
+    swf_error_t *err = swf_history__pg_query(
+        conn, "SET client_min_messages = warning; SET TIME ZONE 'UTC'", -1, NULL, NULL);
+    if (err != NULL) {
+        PQfinish(conn);
+        return err;
+    }
+    swf_history__pg_t *pg = calloc(1, sizeof(*pg));
+    if (pg == NULL)
+        abort();
+    pg->base.ops = &pg_ops;
+    pg->conn = conn;
+    *out = &pg->base;
+    return NULL;
+}
+
+swf_error_t *swf_history_pg_new(const char *conninfo, swf_history_store_t **out)
+{
+    swf_error_t *err = swf_history_pg_connect(conninfo, out);
+    if (err != NULL)
+        return err;
+    err = swf_history_pg_migrate(*out, 0, NULL, NULL);
+    if (err != NULL) {
+        swf_history_store_free(*out);
+        *out = NULL;
+    }
+    return err;
+}
+
+/* ---- appends ------------------------------------------------------------ */
+
+static const char append_sql[] =
+    "WITH ev AS MATERIALIZED ("
+    "  SELECT r.x, r.i, r.t, timestamptz 'epoch' + r.ms * interval '1 millisecond' AS tm, r.a"
+    "  FROM jsonb_to_recordset($1::jsonb) AS r(x text, i bigint, t text, ms bigint, a jsonb)),"
+    " ap AS MATERIALIZED (SELECT x, min(i) AS first_id, max(i) AS last_id FROM ev GROUP BY x),"
+    " lk AS MATERIALIZED ("
+    "  SELECT e.execution_id FROM executions e"
+    "  WHERE e.execution_id IN (SELECT x FROM ap WHERE first_id > 1)"
+    "  ORDER BY e.execution_id FOR UPDATE),"
+    " cl AS MATERIALIZED ("
+    "  SELECT DISTINCT ON (x) x, tm, CASE t"
+    "    WHEN 'WorkflowExecutionCompleted' THEN 'succeeded'"
+    "    WHEN 'WorkflowExecutionFailed' THEN 'failed'"
+    "    WHEN 'WorkflowExecutionTimedOut' THEN 'timed_out'"
+    "    WHEN 'WorkflowExecutionCanceled' THEN 'canceled'"
+    "    ELSE 'terminated' END AS status"
+    "  FROM ev WHERE t IN ('WorkflowExecutionCompleted', 'WorkflowExecutionFailed',"
+    "    'WorkflowExecutionTimedOut', 'WorkflowExecutionCanceled', 'WorkflowExecutionTerminated')"
+    "  ORDER BY x, i DESC),"
+    " created AS ("
+    "  INSERT INTO executions AS e (execution_id, workflow_id, state_machine,"
+    "    state_machine_version, status, start_time, close_time, last_event_id)"
+    "  SELECT ev.x, coalesce(ev.a->>'workflowId', ev.x),"
+    "    coalesce(ev.a#>>'{workflowType,name}', ''), coalesce(ev.a#>>'{workflowType,version}', ''),"
+    "    coalesce(cl.status, 'open'), ev.tm, cl.tm, ap.last_id"
+    "  FROM ap JOIN ev ON ev.x = ap.x AND ev.i = 1 LEFT JOIN cl ON cl.x = ap.x"
+    "  WHERE ap.first_id = 1 ORDER BY ev.x"
+    "  ON CONFLICT DO NOTHING RETURNING e.execution_id),"
+    " advanced AS ("
+    "  UPDATE executions e SET last_event_id = ap.last_id,"
+    "    status = coalesce(cl.status, e.status), close_time = coalesce(cl.tm, e.close_time)"
+    "  FROM ap LEFT JOIN cl ON cl.x = ap.x"
+    "  WHERE e.execution_id = ap.x AND ap.first_id > 1 AND e.last_event_id = ap.first_id - 1"
+    "    AND (SELECT count(*) FROM lk) >= 0"
+    "  RETURNING e.execution_id),"
+    " won AS MATERIALIZED ("
+    "  SELECT execution_id AS x FROM created UNION ALL SELECT execution_id FROM advanced),"
+    " ins AS ("
+    "  INSERT INTO events (execution_id, event_id, event_type, event_time, attributes)"
+    "  SELECT ev.x, ev.i, ev.t, ev.tm, ev.a FROM ev JOIN won ON won.x = ev.x),"
+    " tl AS MATERIALIZED ("
+    "  SELECT DISTINCT ON (ev.x, ev.a->>'timerId') ev.x, ev.a->>'timerId' AS timer_id, ev.t, ev.i,"
+    "    ev.tm + coalesce((ev.a->>'startToFireTimeout')::float8, 0) * interval '1 second' AS fire_at"
+    "  FROM ev JOIN won ON won.x = ev.x"
+    "  WHERE ev.t IN ('TimerStarted', 'TimerFired', 'TimerCanceled')"
+    "  ORDER BY ev.x, ev.a->>'timerId', ev.i DESC),"
+    " ts AS ("
+    "  INSERT INTO timers (execution_id, timer_id, fire_at, started_event_id)"
+    "  SELECT x, timer_id, fire_at, i FROM tl WHERE t = 'TimerStarted'"
+    "  ON CONFLICT (execution_id, timer_id) DO UPDATE"
+    "  SET fire_at = excluded.fire_at, started_event_id = excluded.started_event_id),"
+    " td AS ("
+    "  DELETE FROM timers tt USING tl"
+    "  WHERE tl.t <> 'TimerStarted' AND tt.execution_id = tl.x AND tt.timer_id = tl.timer_id),"
+    " ob AS ("
+    "  INSERT INTO outbox (execution_id, event_id, topic, payload)"
+    "  SELECT ev.x, ev.i, ev.a#>>'{taskList,name}',"
+    "    ev.a || jsonb_build_object('executionId', ev.x, 'scheduledEventId', ev.i)"
+    "  FROM ev JOIN won ON won.x = ev.x WHERE ev.t = 'ActivityTaskScheduled')"
+    " SELECT x FROM won";
+
+static bool is_string(json_object *v)
+{
+    return v != NULL && json_object_is_type(v, json_type_string);
+}
+
+/* Checks one append before it goes to the database: the shapes the
+ * projections read must be there, so that a bad event fails its own append
+ * and not the whole batch. */
+static swf_error_t *append_check(const swf_history_append_t *a)
+{
+    if (a->execution_id == NULL || a->execution_id[0] == '\0')
+        return swf_error_new(SWF_E_INPUT, NULL, "an execution id must not be empty");
+    if (strlen(a->execution_id) > SWF_LIMIT_NAME_BYTES)
+        return swf_error_new(SWF_E_LIMIT, NULL, "an execution id is longer than %d bytes",
+                             SWF_LIMIT_NAME_BYTES);
+    if (a->expected_next_id < 1)
+        return swf_error_new(SWF_E_INPUT, NULL, "execution %s: expected event id %lld is not >= 1",
+                             a->execution_id, (long long)a->expected_next_id);
+    if (a->expected_next_id - 1 > SWF_LIMIT_HISTORY_EVENTS ||
+        (int64_t)a->count > SWF_LIMIT_HISTORY_EVENTS - (a->expected_next_id - 1))
+        return swf_error_new(SWF_E_LIMIT, NULL, "execution %s: more than %d events",
+                             a->execution_id, SWF_LIMIT_HISTORY_EVENTS);
+    for (size_t i = 0; i < a->count; i++) {
+        const swf_event_t *ev = &a->events[i];
+        int64_t id = a->expected_next_id + (int64_t)i;
+        json_object *v;
+        if (swf_event_type_name(ev->type) == NULL)
+            return swf_error_new(SWF_E_INPUT, NULL, "execution %s: event %lld has no valid type",
+                                 a->execution_id, (long long)id);
+        if ((id == 1) != (ev->type == SWF_EVENT_WORKFLOW_EXECUTION_STARTED))
+            return swf_error_new(SWF_E_INPUT, NULL,
+                                 "execution %s: a history starts with WorkflowExecutionStarted, "
+                                 "and only there (event %lld is %s)",
+                                 a->execution_id, (long long)id, swf_event_type_name(ev->type));
+        if (ev->time_ms < TIME_MS_MIN || ev->time_ms > TIME_MS_MAX)
+            return swf_error_new(SWF_E_INPUT, NULL, "execution %s: event %lld: time out of range",
+                                 a->execution_id, (long long)id);
+        if (ev->attrs != NULL && !json_object_is_type(ev->attrs, json_type_object))
+            return swf_error_new(SWF_E_INPUT, NULL,
+                                 "execution %s: event %lld: attributes must be an object",
+                                 a->execution_id, (long long)id);
+        switch (ev->type) {
+        case SWF_EVENT_WORKFLOW_EXECUTION_STARTED:
+            if (swf_json_get(ev->attrs, "workflowId", &v) &&
+                (!is_string(v) || json_object_get_string_len(v) == 0 ||
+                 json_object_get_string_len(v) > SWF_LIMIT_NAME_BYTES))
+                return swf_error_new(SWF_E_INPUT, NULL,
+                                     "execution %s: workflowId must be a non-empty string of at "
+                                     "most %d bytes",
+                                     a->execution_id, SWF_LIMIT_NAME_BYTES);
+            break;
+        case SWF_EVENT_TIMER_STARTED:
+        case SWF_EVENT_TIMER_FIRED:
+        case SWF_EVENT_TIMER_CANCELED:
+            if (!swf_json_get(ev->attrs, "timerId", &v) || !is_string(v))
+                return swf_error_new(SWF_E_INPUT, NULL,
+                                     "execution %s: event %lld: timerId must be a string",
+                                     a->execution_id, (long long)id);
+            if (ev->type == SWF_EVENT_TIMER_STARTED &&
+                swf_json_get(ev->attrs, "startToFireTimeout", &v) &&
+                (!swf_json_is_number(v) || !(json_object_get_double(v) >= 0) ||
+                 json_object_get_double(v) > 1e9))
+                return swf_error_new(SWF_E_INPUT, NULL,
+                                     "execution %s: event %lld: startToFireTimeout must be a "
+                                     "number of seconds from 0 to 1e9",
+                                     a->execution_id, (long long)id);
+            break;
+        case SWF_EVENT_ACTIVITY_TASK_SCHEDULED:
+            if (!swf_json_get(ev->attrs, "taskList", &v) ||
+                !is_string(json_object_object_get(v, "name")))
+                return swf_error_new(SWF_E_INPUT, NULL,
+                                     "execution %s: event %lld: taskList.name must be a string",
+                                     a->execution_id, (long long)id);
+            break;
+        default:
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* Says why an append that did not win wrote nothing. */
+static swf_error_t *append_why(swf_history__pg_t *pg, const swf_history_append_t *a)
+{
+    PGresult *res;
+    const char *params[1] = {a->execution_id};
+    swf_error_t *err = swf_history__pg_query(
+        pg->conn, "SELECT last_event_id FROM executions WHERE execution_id = $1", 1, params, &res);
+    if (err != NULL)
+        return err;
+    bool exists = PQntuples(res) == 1;
+    long long last = exists ? atoll(PQgetvalue(res, 0, 0)) : 0;
+    swf_history__pg_clear(res);
+    if (a->expected_next_id == 1 && !exists) {
+        json_object *wf = NULL;
+        const char *wid = swf_json_get(a->events[0].attrs, "workflowId", &wf) && is_string(wf)
+                              ? json_object_get_string(wf)
+                              : a->execution_id;
+        const char *p[1] = {wid};
+        err = swf_history__pg_query(
+            pg->conn,
+            "SELECT execution_id FROM executions WHERE workflow_id = $1 AND status = 'open'", 1,
+            p, &res);
+        if (err != NULL)
+            return err;
+        if (PQntuples(res) == 1) {
+            err = swf_error_new(SWF_E_CONFLICT, NULL,
+                                "workflow id \"%s\" is already running as execution %s", wid,
+                                PQgetvalue(res, 0, 0));
+        } else {
+            err = swf_error_new(SWF_E_CONFLICT, NULL,
+                                "execution %s: lost the append race to create it",
+                                a->execution_id);
+            swf_error_set_retriable(err, true);
+        }
+        swf_history__pg_clear(res);
+        return err;
+    }
+    if (!exists)
+        return swf_error_new(SWF_E_NOTFOUND, NULL, "no execution %s", a->execution_id);
+    err = swf_error_new(SWF_E_CONFLICT, NULL,
+                        "execution %s: lost the append race (expected event id %lld, the next "
+                        "is %lld)",
+                        a->execution_id, (long long)a->expected_next_id, last + 1);
+    swf_error_set_retriable(err, true);
+    return err;
+}
+
+static swf_error_t *prepare(swf_history__pg_t *pg)
+{
+    if (pg->prepared)
+        return NULL;
+    swf_error_t *err =
+        check(pg->conn, PQprepare(pg->conn, "swf_append", append_sql, 1, NULL), NULL);
+    if (err == NULL)
+        pg->prepared = true;
+    return err;
+}
+
+swf_error_t *swf_history_pg_batch_append(swf_history_store_t *store,
+                                         const swf_history_append_t *appends, size_t n,
+                                         swf_error_t **errors)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    assert(errors != NULL);
+    for (size_t i = 0; i < n; i++)
+        errors[i] = NULL;
+    if (n == 0)
+        return NULL;
+    swf_error_t *err = prepare(pg);
+    if (err != NULL)
+        return err;
+
+    json_object *doc = json_object_new_array();
+    size_t sent = 0;
+    bool *in = calloc(n, sizeof(*in));
+    if (in == NULL)
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        const swf_history_append_t *a = &appends[i];
+        errors[i] = append_check(a);
+        for (size_t j = 0; errors[i] == NULL && j < i; j++) {
+            if (in[j] && strcmp(appends[j].execution_id, a->execution_id) == 0)
+                errors[i] = swf_error_new(SWF_E_INPUT, NULL,
+                                          "execution %s appears twice in one batch",
+                                          a->execution_id);
+        }
+        if (errors[i] != NULL || a->count == 0)
+            continue;
+        in[i] = true;
+        sent++;
+        for (size_t k = 0; k < a->count; k++) {
+            const swf_event_t *ev = &a->events[k];
+            json_object *row = json_object_new_object();
+            json_object_object_add(row, "x", json_object_new_string(a->execution_id));
+            json_object_object_add(row, "i", json_object_new_int64(a->expected_next_id + (int64_t)k));
+            json_object_object_add(row, "t", json_object_new_string(swf_event_type_name(ev->type)));
+            json_object_object_add(row, "ms", json_object_new_int64(ev->time_ms));
+            json_object_object_add(row, "a",
+                                   ev->attrs ? json_object_get(ev->attrs) : json_object_new_object());
+            json_object_array_add(doc, row);
+        }
+    }
+
+    PGresult *res = NULL;
+    if (sent > 0) {
+        const char *params[1] = {
+            json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)};
+        err = swf_history__pg_prepared(pg->conn, "swf_append", 1, params, &res);
+    }
+    json_object_put(doc);
+    if (err != NULL) {
+        for (size_t i = 0; i < n; i++) {
+            swf_error_free(errors[i]);
+            errors[i] = NULL;
+        }
+        free(in);
+        return err;
+    }
+
+    /* Winners are few per batch (at most n): a linear scan is fine. */
+    int rows = res ? PQntuples(res) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const swf_history_append_t *a = &appends[i];
+        if (errors[i] != NULL)
+            continue;
+        if (a->count == 0) {
+            /* Nothing to write: only say whether the expected id is right. */
+            swf_history_execution_t ex;
+            errors[i] = swf_history_pg_execution_describe(store, a->execution_id, &ex);
+            if (errors[i] == NULL) {
+                if (ex.last_event_id + 1 != a->expected_next_id)
+                    errors[i] = append_why(pg, a);
+                swf_history_execution_free(&ex);
+            } else if (a->expected_next_id == 1 && swf_error_code(errors[i]) == SWF_E_NOTFOUND) {
+                swf_error_free(errors[i]);
+                errors[i] = NULL;
+            }
+            continue;
+        }
+        bool won = false;
+        for (int r = 0; r < rows && !won; r++)
+            won = strcmp(PQgetvalue(res, r, 0), a->execution_id) == 0;
+        if (!won)
+            errors[i] = append_why(pg, a);
+    }
+    swf_history__pg_clear(res);
+    free(in);
+    return NULL;
+}
+
+static swf_error_t *pg_append(swf_history_store_t *store, const char *execution_id,
+                              int64_t expected_next_id, const swf_event_t *events, size_t count)
+{
+    swf_history_append_t a = {execution_id, expected_next_id, events, count};
+    swf_error_t *one = NULL;
+    swf_error_t *err = swf_history_pg_batch_append(store, &a, 1, &one);
+    return err != NULL ? err : one;
+}
+
+/* ---- reads -------------------------------------------------------------- */
+
+/* Appends the rows of res (id, type, ms, attributes) to out. */
+static swf_error_t *rows_push(PGresult *res, swf_event_list_t *out)
+{
+    int rows = PQntuples(res);
+    for (int r = 0; r < rows; r++) {
+        swf_event_t ev;
+        ev.id = atoll(PQgetvalue(res, r, 0));
+        ev.type = swf_event_type_parse(PQgetvalue(res, r, 1));
+        ev.time_ms = atoll(PQgetvalue(res, r, 2));
+        if (ev.type == SWF_EVENT_NONE)
+            return swf_error_new(SWF_E_INTERNAL, NULL, "event %lld has unknown type \"%s\"",
+                                 (long long)ev.id, PQgetvalue(res, r, 1));
+        swf_error_t *err = swf_json_parse(PQgetvalue(res, r, 3), (size_t)PQgetlength(res, r, 3),
+                                          SWF_LIMIT_JSON_BYTES, &ev.attrs);
+        if (err != NULL) {
+            swf_error_prefix(err, "event %lld", (long long)ev.id);
+            return err;
+        }
+        swf_event_list_push_copy(out, &ev);
+        json_object_put(ev.attrs);
+    }
+    return NULL;
+}
+
+static swf_error_t *exists(swf_history__pg_t *pg, const char *execution_id)
+{
+    PGresult *res;
+    const char *params[1] = {execution_id};
+    swf_error_t *err = swf_history__pg_query(
+        pg->conn, "SELECT 1 FROM events WHERE execution_id = $1 AND event_id = 1", 1, params, &res);
+    if (err != NULL)
+        return err;
+    bool found = PQntuples(res) > 0;
+    swf_history__pg_clear(res);
+    return found ? NULL : swf_error_new(SWF_E_NOTFOUND, NULL, "no execution %s", execution_id);
+}
+
+/* Pages through the events in either direction. `from` is exclusive. */
+static swf_error_t *load_pages(swf_history_store_t *store, const char *execution_id,
+                               int64_t from, size_t max, bool reverse, swf_event_list_t *out)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    static const char fwd[] =
+        "SELECT event_id, event_type, (extract(epoch FROM event_time) * 1000)::bigint,"
+        " attributes FROM events WHERE execution_id = $1 AND event_id > $2"
+        " ORDER BY event_id LIMIT $3";
+    static const char rev[] =
+        "SELECT event_id, event_type, (extract(epoch FROM event_time) * 1000)::bigint,"
+        " attributes FROM events WHERE execution_id = $1 AND event_id < $2"
+        " ORDER BY event_id DESC LIMIT $3";
+    size_t got = 0;
+    for (;;) {
+        size_t want = max == 0 || max - got > LOAD_PAGE ? LOAD_PAGE : max - got;
+        char from_s[32], limit_s[32];
+        snprintf(from_s, sizeof(from_s), "%lld", (long long)from);
+        snprintf(limit_s, sizeof(limit_s), "%zu", want);
+        const char *params[3] = {execution_id, from_s, limit_s};
+        PGresult *res;
+        swf_error_t *err = swf_history__pg_query(pg->conn, reverse ? rev : fwd, 3, params, &res);
+        if (err != NULL)
+            return err;
+        size_t before = out->count;
+        err = rows_push(res, out);
+        int rows = PQntuples(res);
+        swf_history__pg_clear(res);
+        if (err != NULL)
+            return err;
+        if (rows == 0 && got == 0)
+            return exists(pg, execution_id);
+        got += (size_t)rows;
+        if ((size_t)rows < want || (max != 0 && got >= max))
+            return NULL;
+        from = out->items[before + (size_t)rows - 1].id;
+    }
+}
+
+static swf_error_t *pg_load(swf_history_store_t *store, const char *execution_id,
+                            int64_t after_id, size_t max, swf_event_list_t *out)
+{
+    return load_pages(store, execution_id, after_id < 0 ? 0 : after_id, max, false, out);
+}
+
+swf_error_t *swf_history_pg_load_reverse(swf_history_store_t *store, const char *execution_id,
+                                         int64_t before_id, size_t max, swf_event_list_t *out)
+{
+    return load_pages(store, execution_id, before_id <= 0 ? INT64_MAX : before_id, max, true,
+                      out);
+}
+
+/* ---- the executions projection ------------------------------------------ */
+
+#define EXECUTION_COLUMNS                                                                      \
+    "execution_id, workflow_id, state_machine, state_machine_version, status,"                \
+    " (extract(epoch FROM start_time) * 1000)::bigint,"                                        \
+    " coalesce((extract(epoch FROM close_time) * 1000)::bigint, -1), last_event_id"
+
+static void execution_from_row(PGresult *res, int r, swf_history_execution_t *ex)
+{
+    ex->execution_id = swf_history__strdup(PQgetvalue(res, r, 0));
+    ex->workflow_id = swf_history__strdup(PQgetvalue(res, r, 1));
+    ex->state_machine = swf_history__strdup(PQgetvalue(res, r, 2));
+    ex->state_machine_version = swf_history__strdup(PQgetvalue(res, r, 3));
+    ex->status = swf_history__strdup(PQgetvalue(res, r, 4));
+    ex->start_ms = atoll(PQgetvalue(res, r, 5));
+    ex->close_ms = atoll(PQgetvalue(res, r, 6));
+    ex->last_event_id = atoll(PQgetvalue(res, r, 7));
+}
+
+void swf_history_execution_free(swf_history_execution_t *ex)
+{
+    if (ex == NULL)
+        return;
+    free(ex->execution_id);
+    free(ex->workflow_id);
+    free(ex->state_machine);
+    free(ex->state_machine_version);
+    free(ex->status);
+    memset(ex, 0, sizeof(*ex));
+}
+
+void swf_history_executions_free(swf_history_execution_t *items, size_t count)
+{
+    for (size_t i = 0; items != NULL && i < count; i++)
+        swf_history_execution_free(&items[i]);
+    free(items);
+}
+
+swf_error_t *swf_history_pg_execution_describe(swf_history_store_t *store,
+                                               const char *execution_id,
+                                               swf_history_execution_t *out)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    memset(out, 0, sizeof(*out));
+    PGresult *res;
+    const char *params[1] = {execution_id};
+    swf_error_t *err = swf_history__pg_query(
+        pg->conn, "SELECT " EXECUTION_COLUMNS " FROM executions WHERE execution_id = $1", 1,
+        params, &res);
+    if (err != NULL)
+        return err;
+    if (PQntuples(res) == 1)
+        execution_from_row(res, 0, out);
+    else
+        err = swf_error_new(SWF_E_NOTFOUND, NULL, "no execution %s", execution_id);
+    swf_history__pg_clear(res);
+    return err;
+}
+
+static bool status_valid(const char *s)
+{
+    static const char *const names[] = {"open",     "closed",   "succeeded", "failed",
+                                        "timed_out", "canceled", "terminated"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcmp(s, names[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+swf_error_t *swf_history_pg_executions_list(swf_history_store_t *store,
+                                            const swf_history_filter_t *filter,
+                                            swf_history_execution_t **items, size_t *count)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    *items = NULL;
+    *count = 0;
+    swf_history_filter_t none = {0};
+    if (filter == NULL)
+        filter = &none;
+    if (filter->status != NULL && !status_valid(filter->status))
+        return swf_error_new(SWF_E_INPUT, NULL,
+                             "unknown status \"%s\" (open, closed, succeeded, failed, timed_out, "
+                             "canceled, terminated)",
+                             filter->status);
+    char after[32], before[32], limit[32];
+    snprintf(after, sizeof(after), "%lld", (long long)filter->started_after_ms);
+    snprintf(before, sizeof(before), "%lld", (long long)filter->started_before_ms);
+    snprintf(limit, sizeof(limit), "%zu", filter->limit ? filter->limit : 100);
+    const char *params[5] = {filter->status, filter->state_machine,
+                             filter->started_after_ms ? after : NULL,
+                             filter->started_before_ms ? before : NULL, limit};
+    PGresult *res;
+    swf_error_t *err = swf_history__pg_query(
+        pg->conn,
+        "SELECT " EXECUTION_COLUMNS " FROM executions"
+        " WHERE ($1::text IS NULL OR status = $1 OR ($1 = 'closed' AND status <> 'open'))"
+        "   AND ($2::text IS NULL OR state_machine = $2)"
+        "   AND ($3::bigint IS NULL OR start_time >= timestamptz 'epoch' + $3 * interval '1 ms')"
+        "   AND ($4::bigint IS NULL OR start_time < timestamptz 'epoch' + $4 * interval '1 ms')"
+        " ORDER BY start_time DESC, execution_id LIMIT $5",
+        5, params, &res);
+    if (err != NULL)
+        return err;
+    int rows = PQntuples(res);
+    if (rows > 0) {
+        *items = calloc((size_t)rows, sizeof(**items));
+        if (*items == NULL)
+            abort();
+        for (int r = 0; r < rows; r++)
+            execution_from_row(res, r, &(*items)[r]);
+        *count = (size_t)rows;
+    }
+    swf_history__pg_clear(res);
+    return NULL;
+}
+
+static void pg_free(swf_history_store_t *store)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    PQfinish(pg->conn);
+    free(pg);
+}
+
+static const swf_history_store_ops_t pg_ops = {pg_append, pg_load, pg_free};

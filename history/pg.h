@@ -1,0 +1,164 @@
+/*
+ * pg.h - the history store in PostgreSQL.
+ *
+ * swf_history_pg_new() connects, brings the schema up to date (migrations
+ * are versioned in the schema_migrations table and applied in one
+ * transaction under an advisory lock) and returns a store implementing
+ * history/store.h. The functions below take that store (they assert it is a
+ * PostgreSQL one) and add what only a database can do: group commit of
+ * appends for many executions, reverse and paged reads, listing, state
+ * machine registration, starting executions under the workflow-id rule,
+ * import, and rebuilding projections.
+ *
+ * Tables: events (the truth, append-only: a trigger refuses UPDATE, DELETE
+ * and TRUNCATE), and the projections written in the same transaction as the
+ * events they derive from: executions, timers (pending ones), outbox
+ * (ActivityTaskScheduled events awaiting publication; payload = the event's
+ * attributes plus executionId and scheduledEventId; topic = the task list).
+ * state_machines holds registered definitions and is not a projection.
+ *
+ * Limits: an execution input given to swf_history_pg_execution_start is at
+ * most SWF_HISTORY_START_INPUT_BYTES serialised (1 MiB), or the value of the
+ * environment variable SWF_LIMIT_START_INPUT_BYTES when it is set.
+ *
+ * Ownership: arguments are borrowed; strings and arrays returned through
+ * out-parameters belong to the caller (free them with the matching _free).
+ * Thread-safety: a store is one connection, used by one thread at a time;
+ * open one store per thread.
+ */
+#ifndef SWF_HISTORY_PG_H
+#define SWF_HISTORY_PG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+#include "history/store.h"
+#include "protocol/error.h"
+
+#define SWF_HISTORY_START_INPUT_BYTES (1024u * 1024u)
+
+/* Connects with a libpq conninfo string or URI ("" or NULL: libpq's PG*
+ * environment variables) and migrates the schema to the latest version. */
+swf_error_t *swf_history_pg_new(const char *conninfo, swf_history_store_t **out);
+
+/* Connects without migrating (for `swf db migrate` and migration tests). */
+swf_error_t *swf_history_pg_connect(const char *conninfo, swf_history_store_t **out);
+
+/* The conninfo the command line uses: $SWF_DATABASE_URL, or "" (PG*). */
+const char *swf_history_pg_conninfo_env(void);
+
+/* The newest schema version this build knows. */
+int swf_history_pg_schema_latest(void);
+
+/* Applies the migrations after the database's version up to `target` (0: the
+ * latest). Running it again is harmless. *from and *to (may be NULL) get the
+ * versions before and after. A database newer than this build is refused. */
+swf_error_t *swf_history_pg_migrate(swf_history_store_t *store, int target, int *from, int *to);
+
+/* One execution's part of a group commit (the arguments of store.h append). */
+typedef struct swf_history_append {
+    const char *execution_id;
+    int64_t expected_next_id;
+    const swf_event_t *events;
+    size_t count;
+} swf_history_append_t;
+
+/*
+ * Appends for several executions in one transaction and one round trip.
+ * Each append succeeds or fails on its own: errors[i] gets NULL or the
+ * reason appends[i] wrote nothing (SWF_E_CONFLICT for a lost race,
+ * SWF_E_NOTFOUND, SWF_E_INPUT); the others are not lost. An execution may
+ * appear once per batch. The return value is an error only when the whole
+ * batch failed (the database, the connection), and then nothing was written
+ * and errors[] is all NULL. Row locks are taken in execution-id order, so
+ * concurrent batches do not deadlock.
+ */
+swf_error_t *swf_history_pg_batch_append(swf_history_store_t *store,
+                                         const swf_history_append_t *appends, size_t n,
+                                         swf_error_t **errors);
+
+/* Appends to `out`, newest first, the events with id < before_id (0: from
+ * the last one), at most `max` (0: all). SWF_E_NOTFOUND for no such
+ * execution. */
+swf_error_t *swf_history_pg_load_reverse(swf_history_store_t *store, const char *execution_id,
+                                         int64_t before_id, size_t max, swf_event_list_t *out);
+
+/* A row of the executions projection. close_ms is -1 while open. */
+typedef struct swf_history_execution {
+    char *execution_id;
+    char *workflow_id;
+    char *state_machine;
+    char *state_machine_version;
+    char *status; /* open, succeeded, failed, timed_out, canceled, terminated */
+    int64_t start_ms;
+    int64_t close_ms;
+    int64_t last_event_id;
+} swf_history_execution_t;
+
+void swf_history_execution_free(swf_history_execution_t *ex);
+void swf_history_executions_free(swf_history_execution_t *items, size_t count);
+
+swf_error_t *swf_history_pg_execution_describe(swf_history_store_t *store,
+                                               const char *execution_id,
+                                               swf_history_execution_t *out);
+
+/* Filters for listing; NULL or 0 fields do not filter. status is a status
+ * name or "closed" (any but open). Newest first. */
+typedef struct swf_history_filter {
+    const char *status;
+    const char *state_machine;
+    int64_t started_after_ms;  /* 0: no bound */
+    int64_t started_before_ms; /* 0: no bound */
+    size_t limit;              /* 0: 100 */
+} swf_history_filter_t;
+
+swf_error_t *swf_history_pg_executions_list(swf_history_store_t *store,
+                                            const swf_history_filter_t *filter,
+                                            swf_history_execution_t **items, size_t *count);
+
+/* Registers a new version of a state machine (1, 2, ...); the definition
+ * must already be valid. */
+swf_error_t *swf_history_pg_state_machine_register(swf_history_store_t *store, const char *name,
+                                                   json_object *definition, int *version);
+
+/* The definition of a state machine version (0: the latest): a new
+ * reference in *definition; *version gets the version found. */
+swf_error_t *swf_history_pg_state_machine_get(swf_history_store_t *store, const char *name,
+                                              int version, json_object **definition,
+                                              int *version_out);
+
+/* What starting an execution needs. */
+typedef struct swf_history_start {
+    const char *execution_id;  /* fresh, unique */
+    const char *workflow_id;   /* NULL: the execution id */
+    const char *state_machine; /* registered name */
+    int version;               /* 0: the latest */
+    json_object *input;        /* borrowed; NULL is JSON null */
+    int64_t time_ms;
+} swf_history_start_t;
+
+/*
+ * Starts an execution: appends WorkflowExecutionStarted (with the whole
+ * definition and the input) and DecisionTaskScheduled in one append. When
+ * an execution with the same workflow id is open, nothing is written, the
+ * error is SWF_E_CONFLICT and *running_id (may be NULL) gets that
+ * execution's id (caller frees).
+ */
+swf_error_t *swf_history_pg_execution_start(swf_history_store_t *store,
+                                            const swf_history_start_t *start, char **running_id);
+
+/* Imports a whole history (ids dense from 1; the execution id is the
+ * executionId attribute of its WorkflowExecutionStarted) in one transaction.
+ * *execution_id (may be NULL) gets it (caller frees). */
+swf_error_t *swf_history_pg_import(swf_history_store_t *store, const swf_event_list_t *events,
+                                   char **execution_id);
+
+/* Recomputes the executions and timers projections from the events alone,
+ * in one transaction that blocks appends meanwhile. The outbox is kept as it
+ * is: a published row is deleted, and the events cannot tell which were. */
+swf_error_t *swf_history_pg_projections_rebuild(swf_history_store_t *store, size_t *executions,
+                                                size_t *timers);
+
+#endif

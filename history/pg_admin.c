@@ -1,0 +1,307 @@
+/*
+ * pg_admin.c - state machines, starting executions, import, rebuild.
+ *
+ * These sit on top of the append in pg.c rather than beside it: starting an
+ * execution is an ordinary first append (WorkflowExecutionStarted plus
+ * DecisionTaskScheduled), so the workflow-id rule is enforced by the same
+ * statement and the same partial unique index as any other append; import
+ * is a chain of appends inside one transaction, so a history is imported
+ * whole or not at all.
+ *
+ * The rebuild recomputes executions and timers with the same rules the
+ * append statement applies incrementally (status of the last closing event;
+ * a timer pending when its last event is TimerStarted). The outbox is left
+ * alone: rows are deleted when published, so the events cannot say which
+ * ActivityTaskScheduled events still await publication, and recreating them
+ * would publish tasks twice.
+ */
+#include "history/pg_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/json.h"
+#include "protocol/limits.h"
+
+#define IMPORT_CHUNK 5000
+
+static swf_error_t *name_check(const char *what, const char *name)
+{
+    if (name == NULL || name[0] == '\0')
+        return swf_error_new(SWF_E_INPUT, NULL, "a %s must not be empty", what);
+    if (strlen(name) > SWF_LIMIT_NAME_BYTES)
+        return swf_error_new(SWF_E_LIMIT, NULL, "a %s is longer than %d bytes", what,
+                             SWF_LIMIT_NAME_BYTES);
+    return NULL;
+}
+
+swf_error_t *swf_history_pg_state_machine_register(swf_history_store_t *store, const char *name,
+                                                   json_object *definition, int *version)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    swf_error_t *err = name_check("state machine name", name);
+    if (err != NULL)
+        return err;
+    if (!json_object_is_type(definition, json_type_object))
+        return swf_error_new(SWF_E_INPUT, NULL, "a definition must be a JSON object");
+    const char *text = swf_json_str(definition);
+    if (strlen(text) > SWF_LIMIT_DEFINITION_BYTES)
+        return swf_error_new(SWF_E_LIMIT, NULL, "the definition is larger than %u bytes",
+                             SWF_LIMIT_DEFINITION_BYTES);
+    err = swf_history__pg_begin(pg->conn);
+    if (err != NULL)
+        return err;
+    PGresult *res = NULL;
+    const char *params[2] = {name, text};
+    /* The advisory lock serialises registrations of one name, so versions
+     * are dense without a retry loop. */
+    err = swf_history__pg_query(pg->conn, "SELECT pg_advisory_xact_lock(hashtext($1))", 1, params,
+                                NULL);
+    if (err == NULL)
+        err = swf_history__pg_query(
+            pg->conn,
+            "INSERT INTO state_machines (name, version, definition)"
+            " SELECT $1, coalesce(max(version), 0) + 1, $2::jsonb FROM state_machines"
+            " WHERE name = $1 RETURNING version",
+            2, params, &res);
+    if (err == NULL) {
+        if (version != NULL)
+            *version = atoi(PQgetvalue(res, 0, 0));
+        swf_history__pg_clear(res);
+        err = swf_history__pg_commit(pg->conn);
+    }
+    if (err != NULL)
+        swf_history__pg_rollback(pg->conn);
+    return err;
+}
+
+swf_error_t *swf_history_pg_state_machine_get(swf_history_store_t *store, const char *name,
+                                              int version, json_object **definition,
+                                              int *version_out)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    *definition = NULL;
+    char vs[16];
+    snprintf(vs, sizeof(vs), "%d", version);
+    const char *params[2] = {name, version > 0 ? vs : NULL};
+    PGresult *res;
+    swf_error_t *err = swf_history__pg_query(
+        pg->conn,
+        "SELECT version, definition FROM state_machines WHERE name = $1"
+        " AND ($2::integer IS NULL OR version = $2) ORDER BY version DESC LIMIT 1",
+        2, params, &res);
+    if (err != NULL)
+        return err;
+    if (PQntuples(res) == 0) {
+        err = version > 0 ? swf_error_new(SWF_E_NOTFOUND, NULL,
+                                          "no state machine \"%s\" version %d", name, version)
+                          : swf_error_new(SWF_E_NOTFOUND, NULL, "no state machine \"%s\"", name);
+    } else {
+        if (version_out != NULL)
+            *version_out = atoi(PQgetvalue(res, 0, 0));
+        err = swf_json_parse(PQgetvalue(res, 0, 1), (size_t)PQgetlength(res, 0, 1),
+                             SWF_LIMIT_JSON_BYTES, definition);
+    }
+    swf_history__pg_clear(res);
+    return err;
+}
+
+static size_t start_input_limit(void)
+{
+    const char *env = getenv("SWF_LIMIT_START_INPUT_BYTES");
+    if (env != NULL && env[0] != '\0') {
+        char *end;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (*end == '\0' && v > 0)
+            return (size_t)v;
+    }
+    return SWF_HISTORY_START_INPUT_BYTES;
+}
+
+/* The open execution of a workflow id, or NULL (caller frees). */
+static swf_error_t *running_of(swf_history__pg_t *pg, const char *workflow_id, char **running)
+{
+    *running = NULL;
+    PGresult *res;
+    const char *params[1] = {workflow_id};
+    swf_error_t *err = swf_history__pg_query(
+        pg->conn, "SELECT execution_id FROM executions WHERE workflow_id = $1 AND status = 'open'",
+        1, params, &res);
+    if (err != NULL)
+        return err;
+    if (PQntuples(res) == 1)
+        *running = swf_history__strdup(PQgetvalue(res, 0, 0));
+    swf_history__pg_clear(res);
+    return NULL;
+}
+
+swf_error_t *swf_history_pg_execution_start(swf_history_store_t *store,
+                                            const swf_history_start_t *start, char **running_id)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    if (running_id != NULL)
+        *running_id = NULL;
+    const char *workflow_id = start->workflow_id ? start->workflow_id : start->execution_id;
+    swf_error_t *err = name_check("execution id", start->execution_id);
+    if (err == NULL)
+        err = name_check("workflow id", workflow_id);
+    if (err == NULL)
+        err = name_check("state machine name", start->state_machine);
+    if (err != NULL)
+        return err;
+    size_t limit = start_input_limit();
+    size_t input_len = strlen(swf_json_str(start->input));
+    if (input_len > limit)
+        return swf_error_new(SWF_E_LIMIT, NULL,
+                             "the input is %zu bytes, more than the limit of %zu "
+                             "(SWF_LIMIT_START_INPUT_BYTES)",
+                             input_len, limit);
+
+    json_object *definition;
+    int version;
+    err = swf_history_pg_state_machine_get(store, start->state_machine, start->version,
+                                           &definition, &version);
+    if (err != NULL)
+        return err;
+    json_object *attrs = json_object_new_object();
+    json_object_object_add(attrs, "executionId", json_object_new_string(start->execution_id));
+    json_object_object_add(attrs, "workflowId", json_object_new_string(workflow_id));
+    json_object *type = json_object_new_object();
+    char vs[16];
+    snprintf(vs, sizeof(vs), "%d", version);
+    json_object_object_add(type, "name", json_object_new_string(start->state_machine));
+    json_object_object_add(type, "version", json_object_new_string(vs));
+    json_object_object_add(attrs, "workflowType", type);
+    json_object *timeout;
+    if (swf_json_get(definition, "TimeoutSeconds", &timeout) && swf_json_is_number(timeout))
+        json_object_object_add(attrs, "executionStartToCloseTimeout", swf_json_ref(timeout));
+    json_object_object_add(attrs, "definition", definition);
+    json_object_object_add(attrs, "input", swf_json_ref(start->input));
+
+    swf_event_t events[2] = {
+        {1, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, start->time_ms, attrs},
+        {2, SWF_EVENT_DECISION_TASK_SCHEDULED, start->time_ms, json_object_new_object()},
+    };
+    err = swf_history_append(store, start->execution_id, 1, events, 2);
+    json_object_put(events[0].attrs);
+    json_object_put(events[1].attrs);
+    if (err != NULL && swf_error_code(err) == SWF_E_CONFLICT) {
+        char *running = NULL;
+        swf_error_t *err2 = running_of(pg, workflow_id, &running);
+        if (err2 != NULL) {
+            swf_error_free(err);
+            return err2;
+        }
+        if (running != NULL) {
+            swf_error_free(err);
+            err = swf_error_new(SWF_E_CONFLICT, NULL,
+                                "workflow id \"%s\" is already running as execution %s; "
+                                "no new execution was started",
+                                workflow_id, running);
+            if (running_id != NULL)
+                *running_id = running;
+            else
+                free(running);
+        }
+    }
+    return err;
+}
+
+swf_error_t *swf_history_pg_import(swf_history_store_t *store, const swf_event_list_t *events,
+                                   char **execution_id)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    if (execution_id != NULL)
+        *execution_id = NULL;
+    if (events->count == 0 || events->items[0].type != SWF_EVENT_WORKFLOW_EXECUTION_STARTED)
+        return swf_error_new(SWF_E_INPUT, NULL,
+                             "a history must start with WorkflowExecutionStarted");
+    const char *id = swf_json_get_string(events->items[0].attrs, "executionId");
+    if (id == NULL)
+        return swf_error_new(SWF_E_INPUT, NULL,
+                             "WorkflowExecutionStarted has no executionId to import under");
+    for (size_t i = 0; i < events->count; i++) {
+        if (events->items[i].id != (int64_t)i + 1)
+            return swf_error_new(SWF_E_INPUT, NULL, "event %zu has id %lld: ids must be dense",
+                                 i + 1, (long long)events->items[i].id);
+    }
+    swf_error_t *err = swf_history__pg_begin(pg->conn);
+    if (err != NULL)
+        return err;
+    for (size_t at = 0; at < events->count && err == NULL; at += IMPORT_CHUNK) {
+        size_t n = events->count - at < IMPORT_CHUNK ? events->count - at : IMPORT_CHUNK;
+        err = swf_history_append(store, id, (int64_t)at + 1, events->items + at, n);
+    }
+    if (err == NULL)
+        err = swf_history__pg_commit(pg->conn);
+    if (err != NULL) {
+        swf_history__pg_rollback(pg->conn);
+        if (swf_error_code(err) == SWF_E_CONFLICT)
+            swf_error_prefix(err, "import refused (execution %s exists or its workflow id is open)", id);
+        return err;
+    }
+    if (execution_id != NULL)
+        *execution_id = swf_history__strdup(id);
+    return NULL;
+}
+
+static const char rebuild_sql[] =
+    "LOCK TABLE events IN SHARE MODE;"
+    "LOCK TABLE executions, timers IN EXCLUSIVE MODE;"
+    "DELETE FROM timers;"
+    "DELETE FROM executions;"
+    "INSERT INTO executions (execution_id, workflow_id, state_machine, state_machine_version,"
+    "  status, start_time, close_time, last_event_id)"
+    " SELECT s.execution_id, coalesce(s.attributes->>'workflowId', s.execution_id),"
+    "  coalesce(s.attributes#>>'{workflowType,name}', ''),"
+    "  coalesce(s.attributes#>>'{workflowType,version}', ''),"
+    "  coalesce(c.status, 'open'), s.event_time, c.event_time, m.last_id"
+    " FROM events s"
+    " JOIN (SELECT execution_id, max(event_id) AS last_id FROM events GROUP BY execution_id) m"
+    "  ON m.execution_id = s.execution_id"
+    " LEFT JOIN (SELECT DISTINCT ON (execution_id) execution_id, event_time, CASE event_type"
+    "    WHEN 'WorkflowExecutionCompleted' THEN 'succeeded'"
+    "    WHEN 'WorkflowExecutionFailed' THEN 'failed'"
+    "    WHEN 'WorkflowExecutionTimedOut' THEN 'timed_out'"
+    "    WHEN 'WorkflowExecutionCanceled' THEN 'canceled'"
+    "    ELSE 'terminated' END AS status"
+    "  FROM events WHERE event_type IN ('WorkflowExecutionCompleted', 'WorkflowExecutionFailed',"
+    "   'WorkflowExecutionTimedOut', 'WorkflowExecutionCanceled', 'WorkflowExecutionTerminated')"
+    "  ORDER BY execution_id, event_id DESC) c ON c.execution_id = s.execution_id"
+    " WHERE s.event_id = 1;"
+    "INSERT INTO timers (execution_id, timer_id, fire_at, started_event_id)"
+    " SELECT execution_id, timer_id, fire_at, event_id FROM ("
+    "  SELECT DISTINCT ON (execution_id, attributes->>'timerId') execution_id,"
+    "   attributes->>'timerId' AS timer_id, event_type, event_id,"
+    "   event_time + coalesce((attributes->>'startToFireTimeout')::float8, 0)"
+    "    * interval '1 second' AS fire_at"
+    "  FROM events WHERE event_type IN ('TimerStarted', 'TimerFired', 'TimerCanceled')"
+    "  ORDER BY execution_id, attributes->>'timerId', event_id DESC) l"
+    " WHERE event_type = 'TimerStarted'";
+
+swf_error_t *swf_history_pg_projections_rebuild(swf_history_store_t *store, size_t *executions,
+                                                size_t *timers)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    swf_error_t *err = swf_history__pg_begin(pg->conn);
+    if (err != NULL)
+        return err;
+    PGresult *res = NULL;
+    err = swf_history__pg_query(pg->conn, rebuild_sql, -1, NULL, NULL);
+    if (err == NULL)
+        err = swf_history__pg_query(
+            pg->conn, "SELECT (SELECT count(*) FROM executions), (SELECT count(*) FROM timers)", 0,
+            NULL, &res);
+    if (err == NULL) {
+        if (executions != NULL)
+            *executions = (size_t)atoll(PQgetvalue(res, 0, 0));
+        if (timers != NULL)
+            *timers = (size_t)atoll(PQgetvalue(res, 0, 1));
+        swf_history__pg_clear(res);
+        err = swf_history__pg_commit(pg->conn);
+    }
+    if (err != NULL)
+        swf_history__pg_rollback(pg->conn);
+    return err;
+}

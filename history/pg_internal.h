@@ -1,0 +1,49 @@
+/*
+ * pg_internal.h - what the history/pg*.c and migrations.c files share.
+ *
+ * Not included from outside history/. Every query goes through
+ * swf_history__pg_query, which is the one place where a PGresult's failure
+ * is translated into an swf_error_t (SQLSTATE 40001/40P01 -> retriable,
+ * 23505 on the events key -> lost the append race) and the one place a
+ * failed result is cleared.
+ */
+#ifndef SWF_HISTORY_PG_INTERNAL_H
+#define SWF_HISTORY_PG_INTERNAL_H
+
+#include <libpq-fe.h>
+
+#include "history/pg.h"
+
+typedef struct swf_history__pg {
+    swf_history_store_t base;
+    PGconn *conn;
+    bool prepared; /* the append statement is prepared on this connection */
+} swf_history__pg_t;
+
+/* The PostgreSQL store behind a generic handle (asserts it is one). */
+swf_history__pg_t *swf_history__pg(swf_history_store_t *store);
+
+/*
+ * Runs sql with n text parameters (NULL values are SQL NULL). n < 0 runs
+ * sql through the simple protocol (several statements allowed, no
+ * parameters). On success *out (when not NULL) gets the result, which the
+ * caller clears with swf_history__pg_clear; with out NULL it is cleared
+ * here. On failure nothing is left to clear.
+ */
+swf_error_t *swf_history__pg_query(PGconn *conn, const char *sql, int n,
+                                   const char *const *values, PGresult **out);
+/* Same, for a statement prepared under `name`. */
+swf_error_t *swf_history__pg_prepared(PGconn *conn, const char *name, int n,
+                                      const char *const *values, PGresult **out);
+/* Clears a result; NULL does nothing. */
+void swf_history__pg_clear(PGresult *res);
+
+/* Runs BEGIN / COMMIT / ROLLBACK. Rollback ignores errors (it is cleanup). */
+swf_error_t *swf_history__pg_begin(PGconn *conn);
+swf_error_t *swf_history__pg_commit(PGconn *conn);
+void swf_history__pg_rollback(PGconn *conn);
+
+/* Duplicates a string or aborts. */
+char *swf_history__strdup(const char *s);
+
+#endif
