@@ -374,6 +374,14 @@ static swf_error_t *fn_array_length(const call_t *call, json_object **out)
  * an order-independent way. It lets ArrayUnique run in linear time on the
  * large arrays a Map state may hold, where pairwise comparison would not
  * finish. */
+static uint64_t fnv1a(const char *s, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    return h;
+}
+
 static uint64_t json_hash(json_object *v)
 {
     uint64_t h;
@@ -390,14 +398,9 @@ static uint64_t json_hash(json_object *v)
         memcpy(&h, &d, sizeof(h));
         break;
     }
-    case json_type_string: {
-        const unsigned char *s = (const unsigned char *)json_object_get_string(v);
-        int len = json_object_get_string_len(v);
-        h = 0xcbf29ce484222325ULL; /* FNV-1a */
-        for (int i = 0; i < len; i++)
-            h = (h ^ s[i]) * 0x100000001b3ULL;
+    case json_type_string:
+        h = fnv1a(json_object_get_string(v), (size_t)json_object_get_string_len(v));
         break;
-    }
     case json_type_array: {
         size_t n = json_object_array_length(v);
         h = 0x6172726179ULL + n;
@@ -408,9 +411,8 @@ static uint64_t json_hash(json_object *v)
     case json_type_object: {
         h = 0x6f626a656374ULL;
         json_object_object_foreach(v, key, member) {
-            json_object *k = json_object_new_string(key);
-            h += json_hash(k) * 0x9e3779b97f4a7c15ULL ^ json_hash(member);
-            json_object_put(k);
+            /* A sum does not depend on the order of the members. */
+            h += fnv1a(key, strlen(key)) * 0x9e3779b97f4a7c15ULL ^ json_hash(member);
         }
         break;
     }
