@@ -58,11 +58,11 @@ typedef struct func func_t;
 
 typedef struct node {
     node_kind_t kind;
-    const func_t *fn;    /* NODE_CALL */
-    struct node **args;  /* NODE_CALL */
+    const func_t *fn;   /* NODE_CALL */
+    struct node **args; /* NODE_CALL */
     size_t nargs;
-    char *text;          /* NODE_STRING: raw body between the quotes; NODE_PATH: the path */
-    json_object *value;  /* NODE_STRING: the decoded string; NODE_VALUE: the literal */
+    char *text;         /* NODE_STRING: raw body between the quotes; NODE_PATH: the path */
+    json_object *value; /* NODE_STRING: the decoded string; NODE_VALUE: the literal */
 } node_t;
 
 /* What a function sees: the call (for the raw text of literal arguments),
@@ -193,8 +193,9 @@ static swf_error_t *format_render(const call_t *call, size_t i, struct printbuf 
         return NULL;
     }
     default:
-        return fail(call, "the %s argument is %s; only strings, numbers, booleans and null "
-                          "can be formatted",
+        return fail(call,
+                    "the %s argument is %s; only strings, numbers, booleans and null "
+                    "can be formatted",
                     ordinal(i), swf_json_type_name(v));
     }
 }
@@ -225,8 +226,9 @@ static swf_error_t *fn_format(const call_t *call, json_object **out)
             i++;
         } else if (t[i] == '{' && i + 1 < len && t[i + 1] == '}') {
             if (next >= call->argc) {
-                err = fail(call, "the template has more {} placeholders than the %zu "
-                                 "argument(s) after it",
+                err = fail(call,
+                           "the template has more {} placeholders than the %zu "
+                           "argument(s) after it",
                            call->argc - 1);
                 goto done;
             }
@@ -323,8 +325,8 @@ static swf_error_t *fn_array_range(const call_t *call, json_object **out)
 {
     int64_t start, end, step;
     swf_error_t *err;
-    if ((err = arg_integer(call, 0, &start)) != NULL || (err = arg_integer(call, 1, &end)) != NULL ||
-        (err = arg_integer(call, 2, &step)) != NULL)
+    if ((err = arg_integer(call, 0, &start)) != NULL ||
+        (err = arg_integer(call, 1, &end)) != NULL || (err = arg_integer(call, 2, &step)) != NULL)
         return err;
     if (step == 0)
         return fail(call, "the step must not be 0");
@@ -410,7 +412,8 @@ static uint64_t json_hash(json_object *v)
     }
     case json_type_object: {
         h = 0x6f626a656374ULL;
-        json_object_object_foreach(v, key, member) {
+        json_object_object_foreach(v, key, member)
+        {
             /* A sum does not depend on the order of the members. */
             h += fnv1a(key, strlen(key)) * 0x9e3779b97f4a7c15ULL ^ json_hash(member);
         }
@@ -547,8 +550,7 @@ static swf_error_t *fn_hash(const call_t *call, json_object **out)
         return fail(call, "the data is %zu bytes; the limit is %d", len,
                     SWF_LIMIT_HASH_INPUT_BYTES);
     if (!swf_hash_alg_from_name(name, &alg))
-        return fail(call, "unknown algorithm '%s' (MD5, SHA-1, SHA-256, SHA-384 or SHA-512)",
-                    name);
+        return fail(call, "unknown algorithm '%s' (MD5, SHA-1, SHA-256, SHA-384 or SHA-512)", name);
     uint8_t digest[SWF_HASH_MAX_BYTES];
     char hex[2 * SWF_HASH_MAX_BYTES + 1];
     swf_hash_digest(alg, data, len, digest);
@@ -566,8 +568,7 @@ static swf_error_t *fn_json_merge(const call_t *call, json_object **out)
                         swf_json_type_name(call->argv[i]));
     }
     if (!json_object_is_type(deep, json_type_boolean))
-        return fail(call, "the third argument must be a boolean, not %s",
-                    swf_json_type_name(deep));
+        return fail(call, "the third argument must be a boolean, not %s", swf_json_type_name(deep));
     if (json_object_get_boolean(deep))
         return fail(call, "deep merge (true) is not supported; use false");
 
@@ -659,8 +660,8 @@ static swf_error_t *fn_string_split(const call_t *call, json_object **out)
         }
         if (is_delim) {
             if (i > piece)
-                json_object_array_add(parts,
-                                      must(json_object_new_string_len(s + piece, (int)(i - piece))));
+                json_object_array_add(
+                    parts, must(json_object_new_string_len(s + piece, (int)(i - piece))));
             piece = i + clen;
         }
         i += clen;
@@ -769,7 +770,10 @@ static swf_error_t *syntax(const parser_t *p, const char *fmt, ...)
                          p->pos);
 }
 
-static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 static void skip_space(parser_t *p)
 {
@@ -810,8 +814,9 @@ static swf_error_t *parse_string(parser_t *p, node_t **out)
             char e = p->s[p->pos + 1];
             if (e == '\0' || strchr("'{}\\", e) == NULL) {
                 free(decoded);
-                return syntax(p, "invalid escape '\\%c' in a string literal (only \\', \\{, \\} "
-                                 "and \\\\ are allowed)",
+                return syntax(p,
+                              "invalid escape '\\%c' in a string literal (only \\', \\{, \\} "
+                              "and \\\\ are allowed)",
                               e == '\0' ? ' ' : e);
             }
             decoded[n++] = e;
@@ -1044,17 +1049,15 @@ static swf_error_t *parse_call(parser_t *p, int depth, node_t **out)
     }
     if (call->nargs < fn->min_args || call->nargs > fn->max_args) {
         if (fn->min_args == fn->max_args)
-            err = swf_error_new(SWF_E_INPUT, NULL,
-                                "States.%s takes %zu argument(s), not %zu", fn->name,
-                                fn->min_args, call->nargs);
+            err = swf_error_new(SWF_E_INPUT, NULL, "States.%s takes %zu argument(s), not %zu",
+                                fn->name, fn->min_args, call->nargs);
         else if (fn->max_args == SIZE_MAX)
             err = swf_error_new(SWF_E_INPUT, NULL,
                                 "States.%s takes at least %zu argument(s), not %zu", fn->name,
                                 fn->min_args, call->nargs);
         else
-            err = swf_error_new(SWF_E_INPUT, NULL,
-                                "States.%s takes %zu to %zu arguments, not %zu", fn->name,
-                                fn->min_args, fn->max_args, call->nargs);
+            err = swf_error_new(SWF_E_INPUT, NULL, "States.%s takes %zu to %zu arguments, not %zu",
+                                fn->name, fn->min_args, fn->max_args, call->nargs);
         goto done;
     }
     *out = call;

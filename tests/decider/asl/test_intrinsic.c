@@ -307,8 +307,8 @@ Test(intrinsic_json, json_to_string_serialises_compactly)
     expect_value("States.JsonToString('text')", "{}", "\"\\\"text\\\"\"");
     expect_value("States.JsonToString(States.Array(1, 'a/b', null))", "{}",
                  "\"[1,\\\"a/b\\\",null]\"");
-    expect_value("States.StringToJson(States.JsonToString(States.Array(1, States.Array(2))))",
-                 "{}", "[1, [2]]");
+    expect_value("States.StringToJson(States.JsonToString(States.Array(1, States.Array(2))))", "{}",
+                 "[1, [2]]");
 }
 
 Test(intrinsic_json, merge_is_shallow_and_the_second_wins)
@@ -344,7 +344,8 @@ Test(intrinsic_array, partition)
     expect_intrinsic_failure("States.ArrayPartition(States.Array(1), 0)", "States.ArrayPartition");
     expect_intrinsic_failure("States.ArrayPartition(States.Array(1), -1)", "States.ArrayPartition");
     expect_intrinsic_failure("States.ArrayPartition('abc', 1)", "States.ArrayPartition");
-    expect_intrinsic_failure("States.ArrayPartition(States.Array(1), 'x')", "States.ArrayPartition");
+    expect_intrinsic_failure("States.ArrayPartition(States.Array(1), 'x')",
+                             "States.ArrayPartition");
 }
 
 Test(intrinsic_array, contains_compares_structurally)
@@ -764,8 +765,8 @@ Test(intrinsic_paths, unique_on_a_large_array, .timeout = 20)
     json_object_object_add(in, "a", items);
     swf_asl_env_t env = {0};
     json_object *got = NULL;
-    swf_error_t *err = swf_asl_intrinsic_eval("States.ArrayLength(States.ArrayUnique($.a))", in,
-                                              &env, &got);
+    swf_error_t *err =
+        swf_asl_intrinsic_eval("States.ArrayLength(States.ArrayUnique($.a))", in, &env, &got);
     cr_expect_null(err, "%s", err ? swf_error_message(err) : "");
     cr_expect_eq(json_object_get_int(got), 1000);
     swf_error_free(err);
