@@ -1,0 +1,531 @@
+/*
+ * test_pg.c - proves history/pg.c against a real PostgreSQL: appends with
+ * optimistic concurrency, group commit, reads, the projections, the
+ * append-only table, hostile input, and what a killed writer leaves behind.
+ */
+#include "test_pg_fixture.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "protocol/json.h"
+#include "protocol/limits.h"
+
+#define T0 1763719200000LL /* 2025-11-21T10:00:00Z */
+
+static json_object *parse(const char *text)
+{
+    json_object *v = NULL;
+    swf_error_t *err = swf_json_parse(text, strlen(text), 1u << 30, &v);
+    cr_assert(err == NULL, "%s", swf_error_message(err));
+    return v;
+}
+
+static json_object *started_attrs(const char *execution_id, const char *workflow_id)
+{
+    json_object *a = json_object_new_object();
+    json_object_object_add(a, "executionId", json_object_new_string(execution_id));
+    json_object_object_add(a, "workflowId", json_object_new_string(workflow_id));
+    json_object_object_add(a, "workflowType", parse("{\"name\":\"sm\",\"version\":\"1\"}"));
+    json_object_object_add(a, "definition", parse("{\"StartAt\":\"A\",\"States\":{\"A\":{\"Type\":\"Pass\",\"End\":true}}}"));
+    json_object_object_add(a, "input", parse("{\"k\":[1,2.5,\"three\"]}"));
+    return a;
+}
+
+/* Creates an execution with WorkflowExecutionStarted + DecisionTaskScheduled. */
+static void create(swf_history_store_t *s, const char *id, const char *workflow_id)
+{
+    swf_event_t evs[2] = {
+        {0, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, T0, started_attrs(id, workflow_id)},
+        {0, SWF_EVENT_DECISION_TASK_SCHEDULED, T0 + 1, json_object_new_object()},
+    };
+    swf_error_t *err = swf_history_append(s, id, 1, evs, 2);
+    cr_assert(err == NULL, "%s", swf_error_message(err));
+    json_object_put(evs[0].attrs);
+    json_object_put(evs[1].attrs);
+}
+
+static swf_error_t *append1(swf_history_store_t *s, const char *id, int64_t next,
+                            swf_event_type_t type, const char *attrs)
+{
+    swf_event_t ev = {0, type, T0 + next * 1000, parse(attrs)};
+    swf_error_t *err = swf_history_append(s, id, next, &ev, 1);
+    json_object_put(ev.attrs);
+    return err;
+}
+
+static void ok(swf_error_t *err)
+{
+    cr_assert(err == NULL, "%s", err ? swf_error_message(err) : "");
+}
+
+static void expect_code(swf_error_t *err, swf_code_t code)
+{
+    cr_assert(err != NULL, "expected a %s error, got success", swf_code_name(code));
+    cr_assert_eq(swf_error_code(err), code, "expected %s, got %s: %s", swf_code_name(code),
+                 swf_code_name(swf_error_code(err)), swf_error_message(err));
+    swf_error_free(err);
+}
+
+static long long count_sql(const char *conninfo, const char *sql)
+{
+    const char *v = fixture_sql(conninfo, sql);
+    cr_assert(v != NULL, "%s: %s", sql, fixture_value);
+    return atoll(v);
+}
+
+Test(history_pg, appends_and_loads_exactly)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s = fixture_store(db);
+    create(s, "e1", "w1");
+    ok(append1(s, "e1", 3, SWF_EVENT_DECISION_TASK_STARTED,
+               "{\"scheduledEventId\":2,\"identity\":\"d\\u00e9cideur/1\"}"));
+    swf_event_list_t out = {0};
+    ok(swf_history_load(s, "e1", 0, 0, &out));
+    cr_assert_eq(out.count, 3);
+    for (size_t i = 0; i < out.count; i++)
+        cr_assert_eq(out.items[i].id, (int64_t)i + 1);
+    cr_assert_eq(out.items[0].type, SWF_EVENT_WORKFLOW_EXECUTION_STARTED);
+    cr_assert_eq(out.items[0].time_ms, T0);
+    cr_assert_eq(out.items[1].time_ms, T0 + 1);
+    json_object *want = started_attrs("e1", "w1");
+    cr_assert(swf_json_equal(out.items[0].attrs, want));
+    json_object_put(want);
+    cr_assert_str_eq(swf_json_get_string(out.items[2].attrs, "identity"), "d\xc3\xa9" "cideur/1");
+    swf_event_list_free(&out);
+    swf_history_store_free(s);
+}
+
+Test(history_pg, pages_after_an_id_and_in_reverse)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s = fixture_store(db);
+    create(s, "e1", "w1");
+    for (int64_t id = 3; id <= 30; id++)
+        ok(append1(s, "e1", id, SWF_EVENT_MARKER_RECORDED, "{\"markerName\":\"m\"}"));
+    swf_event_list_t out = {0};
+    ok(swf_history_load(s, "e1", 10, 5, &out));
+    cr_assert_eq(out.count, 5);
+    cr_assert_eq(out.items[0].id, 11);
+    cr_assert_eq(out.items[4].id, 15);
+    swf_event_list_clear(&out);
+    ok(swf_history_load(s, "e1", 28, 0, &out));
+    cr_assert_eq(out.count, 2);
+    swf_event_list_clear(&out);
+    ok(swf_history_load(s, "e1", 30, 0, &out));
+    cr_assert_eq(out.count, 0);
+    ok(swf_history_pg_load_reverse(s, "e1", 0, 3, &out));
+    cr_assert_eq(out.count, 3);
+    cr_assert_eq(out.items[0].id, 30);
+    cr_assert_eq(out.items[2].id, 28);
+    swf_event_list_clear(&out);
+    ok(swf_history_pg_load_reverse(s, "e1", 3, 0, &out));
+    cr_assert_eq(out.count, 2);
+    cr_assert_eq(out.items[0].id, 2);
+    cr_assert_eq(out.items[1].id, 1);
+    swf_event_list_free(&out);
+    expect_code(swf_history_load(s, "nope", 0, 0, &out), SWF_E_NOTFOUND);
+    expect_code(swf_history_pg_load_reverse(s, "nope", 0, 0, &out), SWF_E_NOTFOUND);
+    swf_history_store_free(s);
+}
+
+Test(history_pg, refuses_stale_expected_id_and_changes_nothing)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s = fixture_store(db);
+    create(s, "e1", "w1");
+    swf_error_t *err = append1(s, "e1", 2, SWF_EVENT_DECISION_TASK_STARTED, "{}");
+    cr_assert(err != NULL);
+    cr_assert_eq(swf_error_code(err), SWF_E_CONFLICT);
+    cr_assert(swf_error_retriable(err));
+    swf_error_free(err);
+    expect_code(append1(s, "e1", 9, SWF_EVENT_DECISION_TASK_STARTED, "{}"), SWF_E_CONFLICT);
+    expect_code(append1(s, "nope", 5, SWF_EVENT_DECISION_TASK_STARTED, "{}"), SWF_E_NOTFOUND);
+    /* Creating an existing execution again is a lost race too. */
+    swf_event_t ev = {0, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, T0, started_attrs("e1", "w9")};
+    expect_code(swf_history_append(s, "e1", 1, &ev, 1), SWF_E_CONFLICT);
+    json_object_put(ev.attrs);
+    cr_assert_eq(count_sql(db, "SELECT count(*) FROM events"), 2);
+    cr_assert_eq(count_sql(db, "SELECT last_event_id FROM executions WHERE execution_id = 'e1'"), 2);
+    swf_history_store_free(s);
+}
+
+Test(history_pg, events_table_is_append_only)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s = fixture_store(db);
+    create(s, "e1", "w1");
+    cr_assert_null(fixture_sql(db, "UPDATE events SET event_type = 'X' WHERE execution_id = 'e1'"));
+    cr_assert(strstr(fixture_value, "append-only") != NULL, "%s", fixture_value);
+    cr_assert_null(fixture_sql(db, "DELETE FROM events WHERE execution_id = 'e1'"));
+    cr_assert(strstr(fixture_value, "append-only") != NULL, "%s", fixture_value);
+    cr_assert_null(fixture_sql(db, "TRUNCATE events"));
+    cr_assert_eq(count_sql(db, "SELECT count(*) FROM events"), 2);
+    cr_assert_str_eq(fixture_sql(db, "SELECT event_type FROM events WHERE event_id = 1"),
+                     "WorkflowExecutionStarted");
+    swf_history_store_free(s);
+}
+
+Test(history_pg, projections_follow_the_events)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s = fixture_store(db);
+    create(s, "e1", "w1");
+    swf_event_t evs[4] = {
+        {0, SWF_EVENT_TIMER_STARTED, T0 + 10,
+         parse("{\"timerId\":\"t1\",\"startToFireTimeout\":60}")},
+        {0, SWF_EVENT_TIMER_STARTED, T0 + 10,
+         parse("{\"timerId\":\"t2\",\"startToFireTimeout\":1.5}")},
+        {0, SWF_EVENT_ACTIVITY_TASK_SCHEDULED, T0 + 10,
+         parse("{\"activityId\":\"a1\",\"taskList\":{\"name\":\"charge\"},\"input\":{\"n\":1}}")},
+        {0, SWF_EVENT_TIMER_FIRED, T0 + 20, parse("{\"timerId\":\"t1\",\"startedEventId\":3}")},
+    };
+    ok(swf_history_append(s, "e1", 3, evs, 4));
+    for (int i = 0; i < 4; i++)
+        json_object_put(evs[i].attrs);
+    cr_assert_eq(count_sql(db, "SELECT count(*) FROM timers"), 1);
+    cr_assert_str_eq(fixture_sql(db, "SELECT timer_id || ' ' || to_char(fire_at AT TIME ZONE 'UTC',"
+                                     " 'HH24:MI:SS.MS') FROM timers"),
+                     "t2 10:00:01.510");
+    cr_assert_str_eq(fixture_sql(db, "SELECT topic || ' ' || event_id || ' ' ||"
+                                     " (payload->>'executionId') || (payload->>'scheduledEventId')"
+                                     " FROM outbox"),
+                     "charge 5 e15");
+    ok(append1(s, "e1", 7, SWF_EVENT_WORKFLOW_EXECUTION_FAILED,
+               "{\"reason\":\"States.TaskFailed\"}"));
+    swf_history_execution_t ex;
+    ok(swf_history_pg_execution_describe(s, "e1", &ex));
+    cr_assert_str_eq(ex.status, "failed");
+    cr_assert_str_eq(ex.workflow_id, "w1");
+    cr_assert_str_eq(ex.state_machine, "sm");
+    cr_assert_str_eq(ex.state_machine_version, "1");
+    cr_assert_eq(ex.start_ms, T0);
+    cr_assert_eq(ex.close_ms, T0 + 7000);
+    cr_assert_eq(ex.last_event_id, 7);
+    swf_history_execution_free(&ex);
+    expect_code(swf_history_pg_execution_describe(s, "nope", &ex), SWF_E_NOTFOUND);
+    swf_history_store_free(s);
+}
+
+Test(history_pg, lists_by_status_state_machine_and_time)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s = fixture_store(db);
+    create(s, "e1", "w1");
+    create(s, "e2", "w2");
+    create(s, "e3", "w3");
+    ok(append1(s, "e2", 3, SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED, "{\"result\":1}"));
+    ok(append1(s, "e3", 3, SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED, "{\"reason\":\"r\"}"));
+    swf_history_execution_t *items;
+    size_t n;
+    swf_history_filter_t f = {.status = "open"};
+    ok(swf_history_pg_executions_list(s, &f, &items, &n));
+    cr_assert_eq(n, 1);
+    cr_assert_str_eq(items[0].execution_id, "e1");
+    swf_history_executions_free(items, n);
+    f.status = "closed";
+    ok(swf_history_pg_executions_list(s, &f, &items, &n));
+    cr_assert_eq(n, 2);
+    swf_history_executions_free(items, n);
+    f.status = "terminated";
+    ok(swf_history_pg_executions_list(s, &f, &items, &n));
+    cr_assert_eq(n, 1);
+    cr_assert_str_eq(items[0].execution_id, "e3");
+    swf_history_executions_free(items, n);
+    f = (swf_history_filter_t){.state_machine = "sm", .limit = 2};
+    ok(swf_history_pg_executions_list(s, &f, &items, &n));
+    cr_assert_eq(n, 2);
+    swf_history_executions_free(items, n);
+    f = (swf_history_filter_t){.state_machine = "other"};
+    ok(swf_history_pg_executions_list(s, &f, &items, &n));
+    cr_assert_eq(n, 0);
+    f = (swf_history_filter_t){.started_after_ms = T0 + 1};
+    ok(swf_history_pg_executions_list(s, &f, &items, &n));
+    cr_assert_eq(n, 0);
+    f = (swf_history_filter_t){.started_after_ms = T0, .started_before_ms = T0 + 1};
+    ok(swf_history_pg_executions_list(s, &f, &items, &n));
+    cr_assert_eq(n, 3);
+    swf_history_executions_free(items, n);
+    f = (swf_history_filter_t){.status = "bogus"};
+    expect_code(swf_history_pg_executions_list(s, &f, &items, &n), SWF_E_INPUT);
+    swf_history_store_free(s);
+}
+
+Test(history_pg, batch_conflict_on_one_keeps_the_others)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s = fixture_store(db);
+    create(s, "a", "wa");
+    create(s, "b", "wb");
+    create(s, "c", "wc");
+    swf_event_t ev = {0, SWF_EVENT_MARKER_RECORDED, T0, parse("{\"markerName\":\"m\"}")};
+    swf_event_t st = {0, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, T0, started_attrs("d", "wd")};
+    swf_history_append_t batch[6] = {
+        {"c", 3, &ev, 1},    /* wins */
+        {"a", 2, &ev, 1},    /* stale */
+        {"b", 3, &ev, 1},    /* wins */
+        {"zz", 3, &ev, 1},   /* no such execution */
+        {"d", 1, &st, 1},    /* created */
+        {"b", 4, &ev, 1},    /* twice in one batch */
+    };
+    swf_error_t *errors[6];
+    ok(swf_history_pg_batch_append(s, batch, 6, errors));
+    cr_assert_null(errors[0]);
+    expect_code(errors[1], SWF_E_CONFLICT);
+    cr_assert_null(errors[2]);
+    expect_code(errors[3], SWF_E_NOTFOUND);
+    cr_assert_null(errors[4]);
+    expect_code(errors[5], SWF_E_INPUT);
+    json_object_put(ev.attrs);
+    json_object_put(st.attrs);
+    cr_assert_eq(count_sql(db, "SELECT count(*) FROM events"), 6 + 2 + 1);
+    cr_assert_eq(count_sql(db, "SELECT last_event_id FROM executions WHERE execution_id = 'a'"), 2);
+    cr_assert_eq(count_sql(db, "SELECT last_event_id FROM executions WHERE execution_id = 'b'"), 3);
+    swf_history_store_free(s);
+}
+
+Test(history_pg, hostile_input_is_refused_and_changes_nothing)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s = fixture_store(db);
+    const char *evil = "x'; DROP TABLE events; --";
+    create(s, evil, "w\"); DELETE FROM executions; --");
+    swf_event_list_t out = {0};
+    ok(swf_history_load(s, evil, 0, 0, &out));
+    cr_assert_eq(out.count, 2);
+    swf_event_list_free(&out);
+    swf_history_execution_t ex;
+    ok(swf_history_pg_execution_describe(s, evil, &ex));
+    cr_assert_str_eq(ex.workflow_id, "w\"); DELETE FROM executions; --");
+    swf_history_execution_free(&ex);
+    swf_history_filter_t f = {.state_machine = evil};
+    swf_history_execution_t *items;
+    size_t n;
+    ok(swf_history_pg_executions_list(s, &f, &items, &n));
+    cr_assert_eq(n, 0);
+    /* Shapes the projections need are checked per append. */
+    expect_code(append1(s, evil, 3, SWF_EVENT_TIMER_STARTED, "{\"timerId\":7}"), SWF_E_INPUT);
+    expect_code(append1(s, evil, 3, SWF_EVENT_TIMER_STARTED,
+                        "{\"timerId\":\"t\",\"startToFireTimeout\":\"soon\"}"),
+                SWF_E_INPUT);
+    expect_code(append1(s, evil, 3, SWF_EVENT_ACTIVITY_TASK_SCHEDULED, "{\"taskList\":3}"),
+                SWF_E_INPUT);
+    expect_code(append1(s, evil, 3, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, "{}"), SWF_E_INPUT);
+    expect_code(append1(s, "", 1, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, "{}"), SWF_E_INPUT);
+    expect_code(append1(s, "new", 1, SWF_EVENT_MARKER_RECORDED, "{}"), SWF_E_INPUT);
+    /* PostgreSQL refuses \u0000 in jsonb: the whole statement fails, cleanly. */
+    expect_code(append1(s, evil, 3, SWF_EVENT_MARKER_RECORDED, "{\"details\":\"a\\u0000b\"}"),
+                SWF_E_INPUT);
+    char longid[SWF_LIMIT_NAME_BYTES + 2];
+    memset(longid, 'x', sizeof(longid) - 1);
+    longid[sizeof(longid) - 1] = '\0';
+    expect_code(append1(s, longid, 1, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, "{}"), SWF_E_LIMIT);
+    cr_assert_eq(count_sql(db, "SELECT count(*) FROM events"), 2);
+    cr_assert_eq(count_sql(db, "SELECT count(*) FROM executions"), 1);
+    cr_assert_eq(count_sql(db, "SELECT count(*) FROM timers"), 0);
+    cr_assert_eq(count_sql(db, "SELECT count(*) FROM outbox"), 0);
+    swf_history_store_free(s);
+}
+
+/* ---- concurrency ---------------------------------------------------------- */
+
+#define WRITERS 8
+#define ATTEMPTS 150
+
+typedef struct writer {
+    const char *conninfo;
+    int index;
+    int successes;
+    int conflicts;
+    int others;
+} writer_t;
+
+static void *writer_run(void *arg)
+{
+    writer_t *w = arg;
+    swf_history_store_t *s = NULL;
+    swf_error_t *err = swf_history_pg_new(w->conninfo, &s);
+    if (err != NULL) {
+        w->others = ATTEMPTS;
+        swf_error_free(err);
+        return NULL;
+    }
+    for (int k = 0; k < ATTEMPTS; k++) {
+        swf_history_execution_t ex;
+        err = swf_history_pg_execution_describe(s, "race", &ex);
+        if (err != NULL) {
+            swf_error_free(err);
+            w->others++;
+            continue;
+        }
+        char attrs[64];
+        snprintf(attrs, sizeof(attrs), "{\"markerName\":\"w\",\"details\":%d}", w->index);
+        json_object *a = json_tokener_parse(attrs);
+        swf_event_t ev = {0, SWF_EVENT_MARKER_RECORDED, T0, a};
+        err = swf_history_append(s, "race", ex.last_event_id + 1, &ev, 1);
+        json_object_put(a);
+        swf_history_execution_free(&ex);
+        if (err == NULL)
+            w->successes++;
+        else if (swf_error_code(err) == SWF_E_CONFLICT)
+            w->conflicts++;
+        else
+            w->others++;
+        swf_error_free(err);
+    }
+    swf_history_store_free(s);
+    return NULL;
+}
+
+Test(history_pg, concurrent_writers_never_fork_the_history, .timeout = 300)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s = fixture_store(db);
+    create(s, "race", "race");
+    writer_t w[WRITERS];
+    pthread_t th[WRITERS];
+    for (int i = 0; i < WRITERS; i++) {
+        w[i] = (writer_t){.conninfo = db, .index = i};
+        cr_assert_eq(pthread_create(&th[i], NULL, writer_run, &w[i]), 0);
+    }
+    int total = 0, conflicts = 0;
+    for (int i = 0; i < WRITERS; i++) {
+        pthread_join(th[i], NULL);
+        cr_assert_eq(w[i].others, 0, "writer %d had %d unexpected errors", i, w[i].others);
+        cr_assert_eq(w[i].successes + w[i].conflicts, ATTEMPTS);
+        total += w[i].successes;
+        conflicts += w[i].conflicts;
+    }
+    cr_assert_gt(conflicts, 0, "no races happened: the test proves nothing");
+    swf_event_list_t out = {0};
+    ok(swf_history_load(s, "race", 0, 0, &out));
+    cr_assert_eq(out.count, (size_t)total + 2);
+    int per[WRITERS] = {0};
+    for (size_t i = 0; i < out.count; i++) {
+        cr_assert_eq(out.items[i].id, (int64_t)i + 1, "gap or fork at %zu", i);
+        if (i >= 2) {
+            json_object *d;
+            cr_assert(swf_json_get(out.items[i].attrs, "details", &d));
+            per[json_object_get_int(d)]++;
+        }
+    }
+    for (int i = 0; i < WRITERS; i++)
+        cr_assert_eq(per[i], w[i].successes, "writer %d: %d events, %d successes", i, per[i],
+                     w[i].successes);
+    swf_event_list_free(&out);
+    cr_assert_eq(count_sql(db, "SELECT last_event_id FROM executions"), total + 2);
+    swf_history_store_free(s);
+}
+
+/* ---- a writer killed in the middle of a batch ----------------------------- */
+
+#define CRASH_EXECUTIONS 10
+#define CRASH_EVENTS 40 /* per execution per batch */
+
+static void crash_writer(const char *conninfo)
+{
+    swf_history_store_t *s = NULL;
+    if (swf_history_pg_new(conninfo, &s) != NULL)
+        _exit(2);
+    char ids[CRASH_EXECUTIONS][16];
+    int64_t next[CRASH_EXECUTIONS];
+    for (int e = 0; e < CRASH_EXECUTIONS; e++) {
+        snprintf(ids[e], sizeof(ids[e]), "crash%d", e);
+        swf_history_execution_t ex;
+        if (swf_history_pg_execution_describe(s, ids[e], &ex) != NULL)
+            _exit(2);
+        next[e] = ex.last_event_id + 1;
+        swf_history_execution_free(&ex);
+    }
+    swf_event_t evs[CRASH_EVENTS];
+    /* Batches are numbered from 1 across rounds: batch b holds events
+     * 3 + (b - 1) * CRASH_EVENTS ... of every execution. */
+    for (int batch = (int)((next[0] - 3) / CRASH_EVENTS) + 1;; batch++) {
+        char attrs[96];
+        snprintf(attrs, sizeof(attrs),
+                 "{\"markerName\":\"batch\",\"details\":{\"batch\":%d,\"size\":%d}}", batch,
+                 CRASH_EVENTS);
+        for (int k = 0; k < CRASH_EVENTS; k++)
+            evs[k] = (swf_event_t){0, SWF_EVENT_MARKER_RECORDED, T0, json_tokener_parse(attrs)};
+        swf_history_append_t appends[CRASH_EXECUTIONS];
+        swf_error_t *errors[CRASH_EXECUTIONS];
+        for (int e = 0; e < CRASH_EXECUTIONS; e++)
+            appends[e] = (swf_history_append_t){ids[e], next[e], evs, CRASH_EVENTS};
+        swf_error_t *err = swf_history_pg_batch_append(s, appends, CRASH_EXECUTIONS, errors);
+        if (err != NULL)
+            _exit(3);
+        for (int e = 0; e < CRASH_EXECUTIONS; e++) {
+            if (errors[e] != NULL)
+                _exit(4);
+            next[e] += CRASH_EVENTS;
+        }
+        for (int k = 0; k < CRASH_EVENTS; k++)
+            json_object_put(evs[k].attrs);
+    }
+}
+
+Test(history_pg, killed_writer_leaves_whole_batches_or_none, .timeout = 300)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s = fixture_store(db);
+    for (int e = 0; e < CRASH_EXECUTIONS; e++) {
+        char id[16];
+        snprintf(id, sizeof(id), "crash%d", e);
+        create(s, id, id);
+    }
+    swf_history_store_free(s);
+    srand((unsigned)time(NULL) ^ (unsigned)getpid());
+    for (int round = 0; round < 3; round++) {
+        pid_t pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0)
+            crash_writer(db);
+        struct timespec ts = {0, (150 + rand() % 500) * 1000000L};
+        nanosleep(&ts, NULL);
+        int status;
+        cr_assert_eq(waitpid(pid, &status, WNOHANG), 0, "the writer exited by itself (%d)",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        kill(pid, SIGKILL);
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFSIGNALED(status));
+
+        /* The server may still be rolling back the killed session's
+         * transaction; wait until its backend is gone. */
+        for (int tries = 0; tries < 100; tries++) {
+            if (count_sql(db, "SELECT count(*) FROM pg_stat_activity WHERE datname ="
+                              " current_database() AND pid <> pg_backend_pid()") == 0)
+                break;
+            nanosleep(&(struct timespec){0, 20000000L}, NULL);
+        }
+        s = fixture_store(db);
+        int64_t batches = -1;
+        for (int e = 0; e < CRASH_EXECUTIONS; e++) {
+            char id[16];
+            snprintf(id, sizeof(id), "crash%d", e);
+            swf_event_list_t out = {0};
+            ok(swf_history_load(s, id, 2, 0, &out));
+            cr_assert_eq(out.count % CRASH_EVENTS, 0, "%s has a partial batch (%zu events)", id,
+                         out.count);
+            for (size_t i = 0; i < out.count; i++) {
+                json_object *d;
+                cr_assert(swf_json_get(out.items[i].attrs, "details", &d));
+                json_object *b = json_object_object_get(d, "batch");
+                cr_assert_eq(json_object_get_int(b), (int)(i / CRASH_EVENTS) + 1);
+            }
+            if (batches < 0)
+                batches = (int64_t)(out.count / CRASH_EVENTS);
+            cr_assert_eq((int64_t)(out.count / CRASH_EVENTS), batches,
+                         "executions disagree on how many batches committed");
+            swf_event_list_free(&out);
+        }
+        swf_history_execution_t ex;
+        ok(swf_history_pg_execution_describe(s, "crash0", &ex));
+        cr_assert_eq(ex.last_event_id, 2 + batches * CRASH_EVENTS);
+        swf_history_execution_free(&ex);
+        swf_history_store_free(s);
+        cr_assert_gt(batches, 0, "round %d: no batch committed before the kill", round);
+    }
+}
