@@ -109,7 +109,7 @@ static swf_error_t *arg_string(const call_t *call, size_t i, const char **s, siz
 {
     json_object *v = call->argv[i];
     if (!json_object_is_type(v, json_type_string))
-        return fail(call, "the %s argument must be a string, not %s", ordinal(i),
+        return fail(call, "the %s argument must be a string (got %s)", ordinal(i),
                     swf_json_type_name(v));
     *s = json_object_get_string(v);
     *len = (size_t)json_object_get_string_len(v);
@@ -120,7 +120,7 @@ static swf_error_t *arg_array(const call_t *call, size_t i, json_object **a)
 {
     json_object *v = call->argv[i];
     if (!json_object_is_type(v, json_type_array))
-        return fail(call, "the %s argument must be an array, not %s", ordinal(i),
+        return fail(call, "the %s argument must be an array (got %s)", ordinal(i),
                     swf_json_type_name(v));
     *a = v;
     return NULL;
@@ -132,7 +132,7 @@ static swf_error_t *arg_integer(const call_t *call, size_t i, int64_t *n)
 {
     json_object *v = call->argv[i];
     if (!swf_json_is_number(v))
-        return fail(call, "the %s argument must be a number, not %s", ordinal(i),
+        return fail(call, "the %s argument must be a number (got %s)", ordinal(i),
                     swf_json_type_name(v));
     if (json_object_is_type(v, json_type_int)) {
         *n = json_object_get_int64(v);
@@ -194,7 +194,7 @@ static swf_error_t *format_render(const call_t *call, size_t i, struct printbuf 
     }
     default:
         return fail(call,
-                    "the %s argument is %s; only strings, numbers, booleans and null "
+                    "the %s argument is of type %s; only strings, numbers, booleans and null "
                     "can be formatted",
                     ordinal(i), swf_json_type_name(v));
     }
@@ -564,11 +564,12 @@ static swf_error_t *fn_json_merge(const call_t *call, json_object **out)
     json_object *a = call->argv[0], *b = call->argv[1], *deep = call->argv[2];
     for (size_t i = 0; i < 2; i++) {
         if (!json_object_is_type(call->argv[i], json_type_object))
-            return fail(call, "the %s argument must be an object, not %s", ordinal(i),
+            return fail(call, "the %s argument must be an object (got %s)", ordinal(i),
                         swf_json_type_name(call->argv[i]));
     }
     if (!json_object_is_type(deep, json_type_boolean))
-        return fail(call, "the third argument must be a boolean, not %s", swf_json_type_name(deep));
+        return fail(call, "the third argument must be a boolean (got %s)",
+                    swf_json_type_name(deep));
     if (json_object_get_boolean(deep))
         return fail(call, "deep merge (true) is not supported; use false");
 
