@@ -18,99 +18,96 @@
 #include "protocol/json.h"
 #include "protocol/limits.h"
 
-static void usage(FILE *out) {
-  fprintf(out, "usage: swf validate [--json] FILE...\n");
-}
+static void usage(FILE *out) { fprintf(out, "usage: swf validate [--json] FILE...\n"); }
 
 /* Prints the verdict on one file as a JSON line: read_error, when not NULL,
  * is why the file could not be read. */
-static void report_json(const char *file, const char *read_error,
-                        const swf_asl_problems_t *p) {
-  json_object *o = json_object_new_object();
-  json_object *errors = json_object_new_array();
-  if (read_error != NULL) {
-    json_object *e = json_object_new_object();
-    json_object_object_add(e, "path", json_object_new_string("$"));
-    json_object_object_add(e, "message", json_object_new_string(read_error));
-    json_object_array_add(errors, e);
-  }
-  for (size_t i = 0; i < p->count; i++) {
-    json_object *e = json_object_new_object();
-    json_object_object_add(e, "path",
-                           json_object_new_string(p->items[i].where));
-    json_object_object_add(e, "message",
-                           json_object_new_string(p->items[i].message));
-    json_object_array_add(errors, e);
-  }
-  json_object_object_add(o, "file", json_object_new_string(file));
-  json_object_object_add(
-      o, "valid", json_object_new_boolean(read_error == NULL && p->count == 0));
-  json_object_object_add(o, "errors", errors);
-  printf("%s\n", swf_json_str(o));
-  json_object_put(o);
+static void report_json(const char *file, const char *read_error, const swf_asl_problems_t *p)
+{
+    json_object *o = json_object_new_object();
+    json_object *errors = json_object_new_array();
+    if (read_error != NULL) {
+        json_object *e = json_object_new_object();
+        json_object_object_add(e, "path", json_object_new_string("$"));
+        json_object_object_add(e, "message", json_object_new_string(read_error));
+        json_object_array_add(errors, e);
+    }
+    for (size_t i = 0; i < p->count; i++) {
+        json_object *e = json_object_new_object();
+        json_object_object_add(e, "path", json_object_new_string(p->items[i].where));
+        json_object_object_add(e, "message", json_object_new_string(p->items[i].message));
+        json_object_array_add(errors, e);
+    }
+    json_object_object_add(o, "file", json_object_new_string(file));
+    json_object_object_add(o, "valid",
+                           json_object_new_boolean(read_error == NULL && p->count == 0));
+    json_object_object_add(o, "errors", errors);
+    printf("%s\n", swf_json_str(o));
+    json_object_put(o);
 }
 
 /* Validates one file; returns true when it is readable and valid. */
-static bool validate_file(const char *file, bool as_json) {
-  json_object *def = NULL;
-  swf_asl_problems_t problems = {0};
-  bool ok = false;
-  swf_error_t *err = swf_json_read_file(file, SWF_LIMIT_DEFINITION_BYTES, &def);
-  if (err != NULL) {
-    if (as_json)
-      report_json(file, swf_error_message(err), &problems);
-    else
-      fprintf(stderr, "swf: %s\n",
-              swf_error_message(err)); /* the message names the file */
-    goto done;
-  }
-  ok = swf_asl_validate(def, &problems) == 0;
-  if (as_json) {
-    report_json(file, NULL, &problems);
-  } else if (ok) {
-    printf("%s: valid\n", file);
-  } else {
-    for (size_t i = 0; i < problems.count; i++)
-      fprintf(stderr, "%s: %s: %s\n", file, problems.items[i].where,
-              problems.items[i].message);
-  }
+static bool validate_file(const char *file, bool as_json)
+{
+    json_object *def = NULL;
+    swf_asl_problems_t problems = {0};
+    bool ok = false;
+    swf_error_t *err = swf_json_read_file(file, SWF_LIMIT_DEFINITION_BYTES, &def);
+    if (err != NULL) {
+        if (as_json)
+            report_json(file, swf_error_message(err), &problems);
+        else
+            fprintf(stderr, "swf: %s\n", swf_error_message(err)); /* the message names the file */
+        goto done;
+    }
+    ok = swf_asl_validate(def, &problems) == 0;
+    if (as_json) {
+        report_json(file, NULL, &problems);
+    } else if (ok) {
+        printf("%s: valid\n", file);
+    } else {
+        for (size_t i = 0; i < problems.count; i++)
+            fprintf(stderr, "%s: %s: %s\n", file, problems.items[i].where,
+                    problems.items[i].message);
+    }
 done:
-  swf_error_free(err);
-  swf_asl_problems_free(&problems);
-  json_object_put(def);
-  return ok;
+    swf_error_free(err);
+    swf_asl_problems_free(&problems);
+    json_object_put(def);
+    return ok;
 }
 
-int swf_cli_validate(int argc, char **argv) {
-  bool as_json = false;
-  int first = 1;
-  for (; first < argc; first++) {
-    const char *a = argv[first];
-    if (strcmp(a, "--json") == 0) {
-      as_json = true;
-    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      usage(stdout);
-      return SWF_EXIT_OK;
-    } else if (strcmp(a, "--") == 0) {
-      first++;
-      break;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      fprintf(stderr, "swf validate: unknown option \"%s\"\n", a);
-      usage(stderr);
-      return SWF_EXIT_USAGE;
-    } else {
-      break;
+int swf_cli_validate(int argc, char **argv)
+{
+    bool as_json = false;
+    int first = 1;
+    for (; first < argc; first++) {
+        const char *a = argv[first];
+        if (strcmp(a, "--json") == 0) {
+            as_json = true;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return SWF_EXIT_OK;
+        } else if (strcmp(a, "--") == 0) {
+            first++;
+            break;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "swf validate: unknown option \"%s\"\n", a);
+            usage(stderr);
+            return SWF_EXIT_USAGE;
+        } else {
+            break;
+        }
     }
-  }
-  if (first >= argc) {
-    usage(stderr);
-    return SWF_EXIT_USAGE;
-  }
-  bool all_valid = true;
-  for (int i = first; i < argc; i++) {
-    if (!validate_file(argv[i], as_json))
-      all_valid = false;
-  }
-  fflush(stdout);
-  return all_valid ? SWF_EXIT_OK : SWF_EXIT_NO;
+    if (first >= argc) {
+        usage(stderr);
+        return SWF_EXIT_USAGE;
+    }
+    bool all_valid = true;
+    for (int i = first; i < argc; i++) {
+        if (!validate_file(argv[i], as_json))
+            all_valid = false;
+    }
+    fflush(stdout);
+    return all_valid ? SWF_EXIT_OK : SWF_EXIT_NO;
 }
