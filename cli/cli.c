@@ -18,6 +18,20 @@ static const command_t commands[] = {
     {"run", swf_cli_run,
      "run --local DEFINITION [--input FILE] [--mocks FILE] [--history]\n"
      "                               run an execution in-process"},
+    {"db", swf_cli_db, "db migrate                  create or upgrade the schema"},
+    {"register", swf_cli_register, "register NAME FILE          register a new version of a state machine"},
+    {"start", swf_cli_start,
+     "start NAME [--input JSON|@FILE] [--workflow-id ID] [--version N]\n"
+     "                               start an execution, print its id"},
+    {"describe", swf_cli_describe, "describe ID [--json]        show one execution"},
+    {"list", swf_cli_list,
+     "list [--status S] [--state-machine NAME] [--limit N] [--json]\n"
+     "                               list executions, newest first"},
+    {"history", swf_cli_history, "history ID [--json] [--reverse]\n"
+     "                               print an execution's events"},
+    {"export", swf_cli_export, "export ID [FILE]            write a history as JSON lines"},
+    {"import", swf_cli_import, "import FILE                 load a history written by export"},
+    {"admin", swf_cli_admin, "admin rebuild-projections   recompute projections from the events"},
 };
 
 static void usage(FILE *out)

@@ -27,5 +27,15 @@ int swf_cli_main(int argc, char **argv);
 /* One function per command (cli/<command>.c). */
 int swf_cli_validate(int argc, char **argv);
 int swf_cli_run(int argc, char **argv);
+/* The PostgreSQL history (cli/db.c). */
+int swf_cli_db(int argc, char **argv);
+int swf_cli_register(int argc, char **argv);
+int swf_cli_start(int argc, char **argv);
+int swf_cli_describe(int argc, char **argv);
+int swf_cli_list(int argc, char **argv);
+int swf_cli_history(int argc, char **argv);
+int swf_cli_export(int argc, char **argv);
+int swf_cli_import(int argc, char **argv);
+int swf_cli_admin(int argc, char **argv);
 
 #endif
