@@ -126,10 +126,10 @@ typedef struct seg {
     long long index;            /* SEG_INDEX */
     long long start, end, step; /* SEG_SLICE */
     bool has_start, has_end;
-    const char **names;   /* SEG_NAMES */
-    long long *indexes;   /* SEG_INDEXES */
-    size_t count;         /* of names or indexes */
-    filter_t *filter;     /* SEG_FILTER */
+    const char **names; /* SEG_NAMES */
+    long long *indexes; /* SEG_INDEXES */
+    size_t count;       /* of names or indexes */
+    filter_t *filter;   /* SEG_FILTER */
 } seg_t;
 
 typedef enum root_kind {
@@ -149,11 +149,17 @@ typedef struct jpath {
 typedef enum cmp_op { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } cmp_op_t;
 
 typedef struct operand {
-    jpath_t *path;       /* a path, or NULL for a literal */
+    jpath_t *path;        /* a path, or NULL for a literal */
     json_object *literal; /* borrowed from the arena's literals */
 } operand_t;
 
-typedef enum filter_kind { FILTER_OR, FILTER_AND, FILTER_NOT, FILTER_CMP, FILTER_EXISTS } filter_kind_t;
+typedef enum filter_kind {
+    FILTER_OR,
+    FILTER_AND,
+    FILTER_NOT,
+    FILTER_CMP,
+    FILTER_EXISTS
+} filter_kind_t;
 
 struct filter {
     filter_kind_t kind;
@@ -198,10 +204,7 @@ static void *parse_alloc(parser_t *p, size_t size)
     return mem;
 }
 
-static char peek(const parser_t *p)
-{
-    return p->pos < p->len ? p->s[p->pos] : '\0';
-}
+static char peek(const parser_t *p) { return p->pos < p->len ? p->s[p->pos] : '\0'; }
 
 static char peek_at(const parser_t *p, size_t ahead)
 {
@@ -215,10 +218,7 @@ static void skip_space(parser_t *p)
         p->pos++;
 }
 
-static bool is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 static bool is_var_char(char c)
 {
@@ -262,7 +262,14 @@ static char *parse_quoted(parser_t *p, size_t *len_out)
 {
     size_t open = p->pos;
     char quote = p->s[p->pos++];
-    char *buf = parse_alloc(p, p->len - p->pos + 1);
+    /* Size the buffer by the quoted text alone, so that a long path of many
+     * short names does not allocate the rest of the path for each. */
+    size_t end = p->pos;
+    while (end < p->len && p->s[end] != quote)
+        end += p->s[end] == '\\' ? 2 : 1;
+    if (end > p->len)
+        end = p->len;
+    char *buf = parse_alloc(p, end - p->pos + 1);
     if (buf == NULL)
         return NULL;
     size_t n = 0;
@@ -273,12 +280,23 @@ static char *parse_quoted(parser_t *p, size_t *len_out)
                 break;
             c = p->s[p->pos++];
             switch (c) {
-            case 'n': c = '\n'; break;
-            case 't': c = '\t'; break;
-            case 'r': c = '\r'; break;
-            case 'b': c = '\b'; break;
-            case 'f': c = '\f'; break;
-            default: break;
+            case 'n':
+                c = '\n';
+                break;
+            case 't':
+                c = '\t';
+                break;
+            case 'r':
+                c = '\r';
+                break;
+            case 'b':
+                c = '\b';
+                break;
+            case 'f':
+                c = '\f';
+                break;
+            default:
+                break;
             }
         }
         buf[n++] = c;
@@ -428,8 +446,8 @@ static bool parse_bracket(parser_t *p, seg_t *seg, size_t open)
             seg->index = first;
         }
     } else {
-        return parse_fail(p, SWF_E_INPUT, "unexpected character '%c' in brackets at offset %zu",
-                          c, p->pos);
+        return parse_fail(p, SWF_E_INPUT, "unexpected character '%c' in brackets at offset %zu", c,
+                          p->pos);
     }
     skip_space(p);
     if (peek(p) == '\0')
@@ -453,8 +471,7 @@ static bool parse_segments(parser_t *p, jpath_t *path, bool in_filter)
         if (c != '.' && c != '[') {
             if (in_filter)
                 return true;
-            return parse_fail(p, SWF_E_INPUT, "unexpected character '%c' at offset %zu", c,
-                              p->pos);
+            return parse_fail(p, SWF_E_INPUT, "unexpected character '%c' at offset %zu", c, p->pos);
         }
         seg_t *seg = parse_alloc(p, sizeof *seg);
         if (seg == NULL)
@@ -598,8 +615,8 @@ static bool parse_literal(parser_t *p, operand_t *op)
     } else if (c == '\0') {
         return parse_fail(p, SWF_E_INPUT, "the filter expression ends too early");
     } else {
-        return parse_fail(p, SWF_E_INPUT, "unexpected character '%c' in a filter at offset %zu",
-                          c, start);
+        return parse_fail(p, SWF_E_INPUT, "unexpected character '%c' in a filter at offset %zu", c,
+                          start);
     }
     if (v == NULL)
         return parse_fail(p, SWF_E_NOMEM, "out of memory");
@@ -653,8 +670,7 @@ static bool parse_cmp_op(parser_t *p, cmp_op_t *op)
     } else if (c == '=' && d == '~') {
         return parse_fail(p, SWF_E_INPUT, "regular expressions are not supported in a filter");
     } else if (c == '=') {
-        return parse_fail(p, SWF_E_INPUT, "use '==' to compare in a filter (offset %zu)",
-                          p->pos);
+        return parse_fail(p, SWF_E_INPUT, "use '==' to compare in a filter (offset %zu)", p->pos);
     } else {
         return false;
     }
@@ -897,7 +913,8 @@ static void seg_apply(walk_t *w, const seg_t *seg, json_object *node)
         break;
     case SEG_WILDCARD:
         if (is_obj) {
-            json_object_object_foreach(node, key, val) {
+            json_object_object_foreach(node, key, val)
+            {
                 (void)key;
                 collect(w, next, val);
             }
@@ -987,7 +1004,8 @@ static void collect(walk_t *w, const seg_t *seg, json_object *node)
     /* A deep segment applies again at every node below this one, in
      * document order (pre-order, as Jayway scans). */
     if (json_object_is_type(node, json_type_object)) {
-        json_object_object_foreach(node, key, val) {
+        json_object_object_foreach(node, key, val)
+        {
             (void)key;
             if (json_object_is_type(val, json_type_object) ||
                 json_object_is_type(val, json_type_array))
@@ -1007,8 +1025,8 @@ static void collect(walk_t *w, const seg_t *seg, json_object *node)
 /* The value of a filter operand: *present is false when a definite path
  * selects nothing. *owned is set when the value is a new array of matches
  * that the caller releases. */
-static json_object *operand_eval(walk_t *w, const operand_t *op, json_object *node,
-                                 bool *present, json_object **owned)
+static json_object *operand_eval(walk_t *w, const operand_t *op, json_object *node, bool *present,
+                                 json_object **owned)
 {
     *owned = NULL;
     *present = true;
@@ -1068,11 +1086,16 @@ static bool compare(cmp_op_t op, json_object *a, bool a_present, json_object *b,
     else
         return false; /* values of different types are not ordered */
     switch (op) {
-    case CMP_LT: return c < 0;
-    case CMP_LE: return c <= 0;
-    case CMP_GT: return c > 0;
-    case CMP_GE: return c >= 0;
-    default: return false;
+    case CMP_LT:
+        return c < 0;
+    case CMP_LE:
+        return c <= 0;
+    case CMP_GT:
+        return c > 0;
+    case CMP_GE:
+        return c >= 0;
+    default:
+        return false;
     }
 }
 
@@ -1197,7 +1220,8 @@ static json_object *object_copy_shallow(json_object *obj)
     json_object *copy = json_object_new_object();
     if (copy == NULL)
         return NULL;
-    json_object_object_foreach(obj, key, val) {
+    json_object_object_foreach(obj, key, val)
+    {
         json_object_object_add(copy, key, swf_json_ref(val));
     }
     return copy;

@@ -46,9 +46,8 @@ static swf_error_t *error_name_field(swf_error_t *err, const char *key)
         swf_error_prefix(err, "the field '%s'", key);
         return err;
     }
-    swf_error_t *named = swf_error_states(swf_error_name(err),
-                                          "%.*s specified for the field '%s'%s", (int)(at - msg),
-                                          msg, key, at);
+    swf_error_t *named = swf_error_states(
+        swf_error_name(err), "%.*s specified for the field '%s'%s", (int)(at - msg), msg, key, at);
     if (swf_error_cause(err) != NULL)
         swf_error_set_cause(named, swf_error_cause(err));
     swf_error_set_retriable(named, swf_error_retriable(err));
@@ -75,8 +74,8 @@ static swf_error_t *template_expr(const char *key, json_object *val, json_object
     return err;
 }
 
-static swf_error_t *template_object(json_object *tmpl, json_object *input,
-                                    const swf_asl_env_t *env, int depth, json_object **out)
+static swf_error_t *template_object(json_object *tmpl, json_object *input, const swf_asl_env_t *env,
+                                    int depth, json_object **out)
 {
     json_object *copy = NULL; /* created at the first entry that differs */
     json_object *val_out = NULL;
@@ -85,7 +84,8 @@ static swf_error_t *template_object(json_object *tmpl, json_object *input,
     swf_error_t *err = NULL;
     size_t index = 0;
 
-    json_object_object_foreach(tmpl, key, val) {
+    json_object_object_foreach(tmpl, key, val)
+    {
         size_t klen = strlen(key);
         bool dynamic = klen >= 2 && key[klen - 2] == '.' && key[klen - 1] == '$';
         if (dynamic) {
@@ -104,7 +104,8 @@ static swf_error_t *template_object(json_object *tmpl, json_object *input,
             if (copy == NULL)
                 goto nomem;
             size_t k = 0;
-            json_object_object_foreach(tmpl, key2, val2) {
+            json_object_object_foreach(tmpl, key2, val2)
+            {
                 if (k++ == index)
                     break;
                 json_object_object_add(copy, key2, swf_json_ref(val2));
@@ -144,8 +145,8 @@ done:
     return err;
 }
 
-static swf_error_t *template_array(json_object *tmpl, json_object *input,
-                                   const swf_asl_env_t *env, int depth, json_object **out)
+static swf_error_t *template_array(json_object *tmpl, json_object *input, const swf_asl_env_t *env,
+                                   int depth, json_object **out)
 {
     json_object *copy = NULL;
     json_object *val_out = NULL;

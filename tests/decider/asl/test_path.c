@@ -107,10 +107,7 @@ Test(path_eval, bracket_notation_both_quotes)
     expect_eval("{\"a.b\":3}", "$['a.b']", "3");
 }
 
-Test(path_eval, dot_name_with_hyphen)
-{
-    expect_eval(STORE, "$.delivery-partner", "\"ups\"");
-}
+Test(path_eval, dot_name_with_hyphen) { expect_eval(STORE, "$.delivery-partner", "\"ups\""); }
 
 Test(path_eval, indexes_positive_and_negative)
 {
@@ -301,8 +298,7 @@ Test(path_eval, filter_logic_and_grouping)
     expect_eval(in, "$.items[?(@.price > 1 && @.ok == true)].name", "[\"a\",\"c\"]");
     expect_eval(in, "$.items[?(@.price < 10 || @.price > 20)].name", "[\"a\",\"c\"]");
     expect_eval(in, "$.items[?(!(@.price < 10))].name", "[\"b\",\"c\"]");
-    expect_eval(in, "$.items[?((@.price < 10 || @.price > 20) && @.name != 'a')].name",
-                "[\"c\"]");
+    expect_eval(in, "$.items[?((@.price < 10 || @.price > 20) && @.name != 'a')].name", "[\"c\"]");
     expect_eval(in, "$.items[?(@.ok == true || @.price > 10 && @.price < 20)].name",
                 "[\"a\",\"b\",\"c\"]");
 }
@@ -371,11 +367,33 @@ Test(path_is_definite, classifies)
 Test(path_check, accepts_every_syntax_element)
 {
     const char *ok[] = {
-        "$", "$$", "$x", "$.a", "$.a.b", "$['a b']", "$[\"a\"]", "$.a-b", "$[0]", "$[-1]",
-        "$.a[1:3]", "$.a[::2]", "$.a[:]", "$.*", "$[*]", "$.a[0,2]", "$['a','b']", "$..a",
-        "$..*", "$..[0]", "$.a[?(@.p < 10)]", "$.a[?(@.p == 'x' && !(@.q))]",
-        "$.a[?(@.p >= -1.5e3 || @.q != null)]", "$$.Map.Item.Value", "$var[0].x",
-        "$.a[?(@['b c'] == true)]", "$.a[?(@.p > $.limit)]",
+        "$",
+        "$$",
+        "$x",
+        "$.a",
+        "$.a.b",
+        "$['a b']",
+        "$[\"a\"]",
+        "$.a-b",
+        "$[0]",
+        "$[-1]",
+        "$.a[1:3]",
+        "$.a[::2]",
+        "$.a[:]",
+        "$.*",
+        "$[*]",
+        "$.a[0,2]",
+        "$['a','b']",
+        "$..a",
+        "$..*",
+        "$..[0]",
+        "$.a[?(@.p < 10)]",
+        "$.a[?(@.p == 'x' && !(@.q))]",
+        "$.a[?(@.p >= -1.5e3 || @.q != null)]",
+        "$$.Map.Item.Value",
+        "$var[0].x",
+        "$.a[?(@['b c'] == true)]",
+        "$.a[?(@.p > $.limit)]",
     };
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
         expect_check_ok(ok[i], SWF_ASL_PATH_ANY);
@@ -573,4 +591,20 @@ Test(path_set, non_reference_path_fails)
     expect_set_failure("{}", "$.a[*]");
     expect_set_failure("{}", "$..a");
     expect_set_failure("{}", "$$.a");
+}
+
+Test(path_check, long_path_of_quoted_names)
+{
+    /* Each quoted name is sized by its own text (it once took the rest of
+     * the path each time). */
+    char path[SWF_LIMIT_PATH_BYTES + 1] = "$";
+    while (strlen(path) + 7 < SWF_LIMIT_PATH_BYTES)
+        strcat(path, "['a\\'']");
+    expect_check_ok(path, SWF_ASL_PATH_REFERENCE);
+    json_object *input = J("{\"a'\":1}");
+    json_object *out = NULL;
+    cr_assert_null(swf_asl_path_eval("$['a\\'']", input, NULL, &out));
+    cr_assert_eq(json_object_get_int(out), 1);
+    json_object_put(out);
+    json_object_put(input);
 }

@@ -98,8 +98,7 @@ Test(template_eval, nested_objects_with_paths)
 Test(template_eval, paths_inside_array_elements)
 {
     expect_template("{\"list\":[{\"id.$\":\"$.id\"},\"plain\",[{\"n.$\":\"$.n\"}]]}",
-                    "{\"id\":9,\"n\":\"x\"}",
-                    "{\"list\":[{\"id\":9},\"plain\",[{\"n\":\"x\"}]]}");
+                    "{\"id\":9,\"n\":\"x\"}", "{\"list\":[{\"id\":9},\"plain\",[{\"n\":\"x\"}]]}");
 }
 
 Test(template_eval, selected_values_keep_their_type)
