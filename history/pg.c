@@ -167,9 +167,15 @@ swf_error_t *swf_history_pg_connect(const char *conninfo, swf_history_store_t **
         PQfinish(conn);
         return err;
     }
-    /* Quiet NOTICEs (CREATE ... IF NOT EXISTS) so commands' output stays clean. */
-    swf_error_t *err = swf_history__pg_query(
-        conn, "SET client_min_messages = warning; SET TIME ZONE 'UTC'", -1, NULL, NULL);
+    /* Quiet NOTICEs (CREATE ... IF NOT EXISTS) so commands' output stays clean.
+     * Generic plans: planning the append statement costs more than running
+     * it, and only named statements (the append) are affected; unnamed
+     * ones are always planned for their values. */
+    swf_error_t *err = swf_history__pg_query(conn,
+                                             "SET client_min_messages = warning;"
+                                             " SET TIME ZONE 'UTC';"
+                                             " SET plan_cache_mode = force_generic_plan",
+                                             -1, NULL, NULL);
     if (err != NULL) {
         PQfinish(conn);
         return err;
@@ -379,12 +385,65 @@ static swf_error_t *append_why(swf_history__pg_t *pg, const swf_history_append_t
     }
     if (!exists)
         return swf_error_new(SWF_E_NOTFOUND, NULL, "no execution %s", a->execution_id);
+    if (a->expected_next_id == 1)
+        return swf_error_new(SWF_E_CONFLICT, NULL, "execution %s already exists", a->execution_id);
     err = swf_error_new(SWF_E_CONFLICT, NULL,
                         "execution %s: lost the append race (expected event id %lld, the next "
                         "is %lld)",
                         a->execution_id, (long long)a->expected_next_id, last + 1);
     swf_error_set_retriable(err, true);
     return err;
+}
+
+/*
+ * The fast path: one event that touches no projection but executions (the
+ * common case: decision and activity task bookkeeping, markers, closing
+ * events). One UPDATE under the row lock and one INSERT, with the status
+ * computed here; a lean statement so that single appends run close to
+ * PostgreSQL's one-row insert rate.
+ */
+static const char append_one_sql[] =
+    "WITH up AS ("
+    "  UPDATE executions SET last_event_id = $2, status = coalesce($5, status),"
+    "    close_time = coalesce(timestamptz 'epoch' + $6::bigint * interval '1 millisecond',"
+    "      close_time)"
+    "  WHERE execution_id = $1 AND last_event_id = $2 - 1 RETURNING execution_id)"
+    " INSERT INTO events (execution_id, event_id, event_type, event_time, attributes)"
+    " SELECT execution_id, $2, $3, timestamptz 'epoch' + $4::bigint * interval '1 millisecond',"
+    "  $7::jsonb FROM up RETURNING execution_id";
+
+static const char *close_status(swf_event_type_t type)
+{
+    switch (type) {
+    case SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED:
+        return "succeeded";
+    case SWF_EVENT_WORKFLOW_EXECUTION_FAILED:
+        return "failed";
+    case SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT:
+        return "timed_out";
+    case SWF_EVENT_WORKFLOW_EXECUTION_CANCELED:
+        return "canceled";
+    case SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED:
+        return "terminated";
+    default:
+        return NULL;
+    }
+}
+
+static bool fast_path(const swf_history_append_t *a)
+{
+    if (a->count != 1 || a->expected_next_id <= 1)
+        return false;
+    switch (a->events[0].type) {
+    case SWF_EVENT_WORKFLOW_EXECUTION_STARTED:
+    case SWF_EVENT_TIMER_STARTED:
+    case SWF_EVENT_TIMER_FIRED:
+    case SWF_EVENT_TIMER_CANCELED:
+    case SWF_EVENT_ACTIVITY_TASK_SCHEDULED:
+        return false;
+    default:
+        return true;
+    }
 }
 
 static swf_error_t *prepare(swf_history__pg_t *pg)
@@ -394,8 +453,34 @@ static swf_error_t *prepare(swf_history__pg_t *pg)
     swf_error_t *err =
         check(pg->conn, PQprepare(pg->conn, "swf_append", append_sql, 1, NULL), NULL);
     if (err == NULL)
+        err = check(pg->conn, PQprepare(pg->conn, "swf_append_one", append_one_sql, 7, NULL),
+                    NULL);
+    if (err == NULL)
         pg->prepared = true;
     return err;
+}
+
+static swf_error_t *append_one(swf_history__pg_t *pg, const swf_history_append_t *a)
+{
+    swf_error_t *err = append_check(a);
+    if (err == NULL)
+        err = prepare(pg);
+    if (err != NULL)
+        return err;
+    const swf_event_t *ev = &a->events[0];
+    char id[32], ms[32];
+    snprintf(id, sizeof(id), "%lld", (long long)a->expected_next_id);
+    snprintf(ms, sizeof(ms), "%lld", (long long)ev->time_ms);
+    const char *status = close_status(ev->type);
+    const char *params[7] = {a->execution_id, id, swf_event_type_name(ev->type), ms, status,
+                             status != NULL ? ms : NULL, ev->attrs ? swf_json_str(ev->attrs) : "{}"};
+    PGresult *res;
+    err = swf_history__pg_prepared(pg->conn, "swf_append_one", 7, params, &res);
+    if (err != NULL)
+        return err;
+    bool won = PQntuples(res) == 1;
+    swf_history__pg_clear(res);
+    return won ? NULL : append_why(pg, a);
 }
 
 swf_error_t *swf_history_pg_batch_append(swf_history_store_t *store,
@@ -494,6 +579,8 @@ static swf_error_t *pg_append(swf_history_store_t *store, const char *execution_
                               int64_t expected_next_id, const swf_event_t *events, size_t count)
 {
     swf_history_append_t a = {execution_id, expected_next_id, events, count};
+    if (fast_path(&a))
+        return append_one(swf_history__pg(store), &a);
     swf_error_t *one = NULL;
     swf_error_t *err = swf_history_pg_batch_append(store, &a, 1, &one);
     return err != NULL ? err : one;

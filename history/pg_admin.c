@@ -237,8 +237,7 @@ swf_error_t *swf_history_pg_import(swf_history_store_t *store, const swf_event_l
         err = swf_history__pg_commit(pg->conn);
     if (err != NULL) {
         swf_history__pg_rollback(pg->conn);
-        if (swf_error_code(err) == SWF_E_CONFLICT)
-            swf_error_prefix(err, "import refused (execution %s exists or its workflow id is open)", id);
+        swf_error_prefix(err, "import refused, nothing written");
         return err;
     }
     if (execution_id != NULL)
