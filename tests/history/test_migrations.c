@@ -1,0 +1,65 @@
+/*
+ * test_migrations.c - proves history/migrations.c: migrating is idempotent,
+ * an older database is upgraded in place, a newer one is refused.
+ */
+#include "test_pg_fixture.h"
+
+static void ok(swf_error_t *err)
+{
+    cr_assert(err == NULL, "%s", err ? swf_error_message(err) : "");
+}
+
+Test(history_migrations, running_twice_is_harmless)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s;
+    ok(swf_history_pg_connect(db, &s));
+    int from, to;
+    ok(swf_history_pg_migrate(s, 0, &from, &to));
+    cr_assert_eq(from, 0);
+    cr_assert_eq(to, swf_history_pg_schema_latest());
+    ok(swf_history_pg_migrate(s, 0, &from, &to));
+    cr_assert_eq(from, swf_history_pg_schema_latest());
+    cr_assert_eq(to, swf_history_pg_schema_latest());
+    swf_history_store_free(s);
+    cr_assert_str_eq(fixture_sql(db, "SELECT count(*) FROM schema_migrations"), "2");
+}
+
+Test(history_migrations, upgrades_an_older_database_in_place)
+{
+    const char *db = fixture_db();
+    int latest = swf_history_pg_schema_latest();
+    cr_assert_geq(latest, 2);
+    swf_history_store_t *s;
+    ok(swf_history_pg_connect(db, &s));
+    int from, to;
+    ok(swf_history_pg_migrate(s, latest - 1, &from, &to));
+    cr_assert_eq(to, latest - 1);
+    swf_history_store_free(s);
+    /* Data written at version N-1 survives the upgrade. */
+    cr_assert_not_null(fixture_sql(
+        db, "INSERT INTO events VALUES ('old', 1, 'WorkflowExecutionStarted', now(), '{}')"));
+    cr_assert_str_eq(
+        fixture_sql(db, "SELECT count(*) FROM pg_indexes WHERE indexname = 'executions_status_start'"),
+        "0");
+    ok(swf_history_pg_new(db, &s)); /* migrates automatically */
+    swf_history_store_free(s);
+    cr_assert_str_eq(fixture_sql(db, "SELECT max(version) FROM schema_migrations"), "2");
+    cr_assert_str_eq(
+        fixture_sql(db, "SELECT count(*) FROM pg_indexes WHERE indexname = 'executions_status_start'"),
+        "1");
+    cr_assert_str_eq(fixture_sql(db, "SELECT count(*) FROM events"), "1");
+}
+
+Test(history_migrations, refuses_a_newer_database)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s;
+    ok(swf_history_pg_new(db, &s));
+    swf_history_store_free(s);
+    cr_assert_not_null(fixture_sql(db, "INSERT INTO schema_migrations (version) VALUES (99)"));
+    swf_error_t *err = swf_history_pg_new(db, &s);
+    cr_assert(err != NULL);
+    cr_assert(strstr(swf_error_message(err), "newer") != NULL, "%s", swf_error_message(err));
+    swf_error_free(err);
+}
