@@ -1,0 +1,246 @@
+/*
+ * test_db.c - proves cli/db.c: the history commands in-process against a
+ * throwaway PostgreSQL, including the export/import round trip.
+ */
+#include "../history/test_pg_fixture.h"
+
+#include <fcntl.h>
+
+#include "cli/cli.h"
+#include "protocol/json.h"
+
+#define T0 1763719200000LL
+
+static char output[1 << 20];
+
+/* Runs `swf ARGS...` with stdout captured into `output`; returns the exit status. */
+static int swf(const char *db, const char *first, ...)
+{
+    setenv("SWF_DATABASE_URL", db, 1);
+    char *argv[16] = {"swf", (char *)first};
+    int argc = 2;
+    va_list ap;
+    va_start(ap, first);
+    const char *a;
+    while ((a = va_arg(ap, const char *)) != NULL && argc < 15)
+        argv[argc++] = (char *)a;
+    va_end(ap);
+    argv[argc] = NULL;
+    fflush(stdout);
+    char path[] = "/tmp/swf-cli-out-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    int saved = dup(1);
+    dup2(fd, 1);
+    int code = swf_cli_main(argc, argv);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    lseek(fd, 0, SEEK_SET);
+    ssize_t n = read(fd, output, sizeof(output) - 1);
+    output[n > 0 ? n : 0] = '\0';
+    close(fd);
+    unlink(path);
+    return code;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return strdup(buf);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void trim(char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' '))
+        s[--n] = '\0';
+}
+
+static const char definition[] =
+    "{\"StartAt\":\"A\",\"States\":{\"A\":{\"Type\":\"Pass\",\"End\":true}}}";
+
+Test(cli_db, export_then_import_reproduces_the_history_exactly)
+{
+    const char *db1 = strdup(fixture_db());
+    const char *db2 = strdup(fixture_db());
+    char def[] = "/tmp/swf-cli-def-XXXXXX";
+    close(mkstemp(def));
+    write_file(def, definition);
+    cr_assert_eq(swf(db1, "db", "migrate", NULL), 0);
+    cr_assert_eq(swf(db1, "register", "hello", def, NULL), 0, "%s", output);
+    cr_assert_eq(swf(db1, "start", "hello", "--input", "{\"b\":[1,2.5,\"\\u00e9\"],\"a\":null}",
+                     NULL),
+                 0);
+    char id[64];
+    snprintf(id, sizeof(id), "%.63s", output);
+    trim(id);
+
+    /* More events of several kinds, with odd times. */
+    swf_history_store_t *s = fixture_store(db1);
+    const char *attrs[] = {
+        "{\"scheduledEventId\":2,\"identity\":\"d1\"}",
+        "{\"activityId\":\"x\",\"taskList\":{\"name\":\"q\"},\"input\":{\"z\":1,\"y\":[{}]}}",
+        "{\"timerId\":\"t\",\"startToFireTimeout\":1.5}",
+        "{\"result\":{\"big\":12345678901234,\"neg\":-0.125,\"s\":\"a/b\\\"c\"}}",
+    };
+    swf_event_type_t types[] = {SWF_EVENT_DECISION_TASK_STARTED,
+                                SWF_EVENT_ACTIVITY_TASK_SCHEDULED, SWF_EVENT_TIMER_STARTED,
+                                SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED};
+    for (int i = 0; i < 4; i++) {
+        swf_event_t ev = {0, types[i], T0 + 7 * i + 1, json_tokener_parse(attrs[i])};
+        cr_assert(swf_history_append(s, id, 3 + i, &ev, 1) == NULL);
+        json_object_put(ev.attrs);
+    }
+    swf_event_list_t before = {0};
+    cr_assert(swf_history_load(s, id, 0, 0, &before) == NULL);
+    swf_history_store_free(s);
+
+    char f1[] = "/tmp/swf-cli-exp1-XXXXXX", f2[] = "/tmp/swf-cli-exp2-XXXXXX";
+    close(mkstemp(f1));
+    close(mkstemp(f2));
+    cr_assert_eq(swf(db1, "export", id, f1, NULL), 0);
+    char *one = slurp(f1);
+    /* The format is swf_event_to_json's, one event per line. */
+    char *expect = calloc(1, 1 << 20);
+    for (size_t i = 0; i < before.count; i++) {
+        json_object *o = swf_event_to_json(&before.items[i]);
+        strcat(expect, swf_json_str(o));
+        strcat(expect, "\n");
+        json_object_put(o);
+    }
+    cr_assert_str_eq(one, expect);
+    cr_assert_eq(swf(db1, "history", id, "--json", NULL), 0);
+    cr_assert_str_eq(output, one);
+
+    cr_assert_eq(swf(db2, "import", f1, NULL), 0, "%s", output);
+    cr_assert(strstr(output, id) != NULL);
+    cr_assert_eq(swf(db2, "export", id, f2, NULL), 0);
+    char *two = slurp(f2);
+    cr_assert_str_eq(two, one);
+
+    s = fixture_store(db2);
+    swf_event_list_t after = {0};
+    cr_assert(swf_history_load(s, id, 0, 0, &after) == NULL);
+    cr_assert_eq(after.count, before.count);
+    for (size_t i = 0; i < after.count; i++) {
+        cr_assert_eq(after.items[i].id, before.items[i].id);
+        cr_assert_eq(after.items[i].type, before.items[i].type);
+        cr_assert_eq(after.items[i].time_ms, before.items[i].time_ms);
+        cr_assert(swf_json_equal(after.items[i].attrs, before.items[i].attrs));
+    }
+    swf_history_execution_t ex;
+    cr_assert(swf_history_pg_execution_describe(s, id, &ex) == NULL);
+    cr_assert_str_eq(ex.status, "succeeded");
+    swf_history_execution_free(&ex);
+    swf_history_store_free(s);
+    cr_assert_str_eq(fixture_sql(db2, "SELECT count(*) FROM timers"), "1");
+    cr_assert_str_eq(fixture_sql(db2, "SELECT count(*) FROM outbox"), "1");
+
+    /* Importing it again is refused and changes nothing. */
+    cr_assert_eq(swf(db2, "import", f1, NULL), 1);
+    cr_assert_str_eq(fixture_sql(db2, "SELECT count(*) FROM events"), "6");
+    swf_event_list_free(&before);
+    swf_event_list_free(&after);
+    free(one);
+    free(two);
+    free(expect);
+    unlink(f1);
+    unlink(f2);
+    unlink(def);
+}
+
+Test(cli_db, commands_refuse_bad_input_and_write_nothing)
+{
+    const char *db = fixture_db();
+    char def[] = "/tmp/swf-cli-def-XXXXXX", bad[] = "/tmp/swf-cli-bad-XXXXXX";
+    close(mkstemp(def));
+    close(mkstemp(bad));
+    write_file(def, definition);
+    write_file(bad, "{\"States\":{}}");
+    cr_assert_eq(swf(db, "register", "broken", bad, NULL), 1);
+    write_file(bad, "{not json");
+    cr_assert_eq(swf(db, "register", "broken", bad, NULL), 2);
+    cr_assert_eq(swf(db, "register", "x'; DROP TABLE events; --", def, NULL), 0);
+    cr_assert_eq(swf(db, "register", "hello", def, NULL), 0);
+    cr_assert_str_eq(output, "registered hello version 1\n");
+    cr_assert_eq(swf(db, "register", "hello", def, NULL), 0);
+    cr_assert_str_eq(output, "registered hello version 2\n");
+    cr_assert_str_eq(fixture_sql(db, "SELECT count(*) FROM state_machines"), "3");
+
+    cr_assert_eq(swf(db, "start", "hello", "--input", "{bad", NULL), 2);
+    cr_assert_eq(swf(db, "start", "nope", NULL), 1);
+    /* A 10 MB input is over the 1 MiB default limit. */
+    FILE *f = fopen(bad, "wb");
+    fputc('"', f);
+    for (int i = 0; i < 10 * 1024 * 1024; i++)
+        fputc('a', f);
+    fputc('"', f);
+    fclose(f);
+    char at[64];
+    snprintf(at, sizeof(at), "@%s", bad);
+    cr_assert_eq(swf(db, "start", "hello", "--input", at, NULL), 2);
+    cr_assert_str_eq(fixture_sql(db, "SELECT count(*) FROM events"), "0");
+
+    cr_assert_eq(swf(db, "start", "hello", "--workflow-id", "w'; --", NULL), 0);
+    char first[64];
+    snprintf(first, sizeof(first), "%.63s", output);
+    cr_assert_eq(swf(db, "start", "hello", "--workflow-id", "w'; --", NULL), 1);
+    cr_assert_str_eq(output, first, "the running execution's id is printed");
+    cr_assert_str_eq(fixture_sql(db, "SELECT count(*) FROM executions"), "1");
+
+    cr_assert_eq(swf(db, "describe", "nope", NULL), 1);
+    cr_assert_eq(swf(db, "history", "nope", NULL), 1);
+    cr_assert_eq(swf(db, "export", "nope", NULL), 1);
+    cr_assert_eq(swf(db, "list", "--status", "bogus", NULL), 2);
+    cr_assert_eq(swf(db, "list", "--limit", "x", NULL), 2);
+    write_file(bad, "{\"eventId\":1,\"eventType\":\"Nope\"}\n");
+    cr_assert_eq(swf(db, "import", bad, NULL), 2);
+    cr_assert_str_eq(fixture_sql(db, "SELECT count(*) FROM events"), "2");
+    unlink(def);
+    unlink(bad);
+}
+
+Test(cli_db, describe_list_history_and_rebuild)
+{
+    const char *db = fixture_db();
+    char def[] = "/tmp/swf-cli-def-XXXXXX";
+    close(mkstemp(def));
+    write_file(def, definition);
+    cr_assert_eq(swf(db, "register", "hello", def, NULL), 0);
+    cr_assert_eq(swf(db, "start", "hello", "--workflow-id", "order-1", NULL), 0);
+    char id[64];
+    snprintf(id, sizeof(id), "%.63s", output);
+    trim(id);
+    cr_assert_eq(swf(db, "describe", id, NULL), 0);
+    cr_assert(strstr(output, "status         open") != NULL, "%s", output);
+    cr_assert_eq(swf(db, "describe", id, "--json", NULL), 0);
+    json_object *o = json_tokener_parse(output);
+    cr_assert_str_eq(swf_json_get_string(o, "workflowId"), "order-1");
+    cr_assert_str_eq(swf_json_get_string(o, "status"), "open");
+    json_object_put(o);
+    cr_assert_eq(swf(db, "list", "--status", "open", "--state-machine", "hello", NULL), 0);
+    cr_assert(strstr(output, id) != NULL);
+    cr_assert_eq(swf(db, "list", "--status", "closed", "--json", NULL), 0);
+    cr_assert_str_eq(output, "");
+    cr_assert_eq(swf(db, "history", id, "--reverse", NULL), 0);
+    cr_assert(strstr(output, "DecisionTaskScheduled") < strstr(output, "WorkflowExecutionStarted"));
+    cr_assert_eq(swf(db, "admin", "rebuild-projections", NULL), 0);
+    cr_assert(strstr(output, "executions (1 rows)") != NULL, "%s", output);
+    cr_assert_eq(swf(db, "db", "migrate", NULL), 0);
+    cr_assert(strstr(output, "up to date") != NULL, "%s", output);
+    unlink(def);
+}
