@@ -75,8 +75,9 @@ static const char definition[] =
 
 Test(cli_db, export_then_import_reproduces_the_history_exactly)
 {
-    const char *db1 = strdup(fixture_db());
-    const char *db2 = strdup(fixture_db());
+    char db1[512], db2[512];
+    snprintf(db1, sizeof(db1), "%s", fixture_db());
+    snprintf(db2, sizeof(db2), "%s", fixture_db());
     char def[] = "/tmp/swf-cli-def-XXXXXX";
     close(mkstemp(def));
     write_file(def, definition);
