@@ -66,10 +66,10 @@ static void run(swf_history_store_t *s, const char *mode, int width, int per, do
             int e = which[i] = cursor++ % executions;
             appends[i] = (swf_history_append_t){ids[e], next_id[e], events, (size_t)per};
         }
-        swf_error_t *err = width == 1
-                               ? swf_history_append(s, appends[0].execution_id,
-                                                    appends[0].expected_next_id, events, (size_t)per)
-                               : swf_history_pg_batch_append(s, appends, (size_t)width, errors);
+        swf_error_t *err =
+            width == 1 ? swf_history_append(s, appends[0].execution_id, appends[0].expected_next_id,
+                                            events, (size_t)per)
+                       : swf_history_pg_batch_append(s, appends, (size_t)width, errors);
         if (err != NULL)
             die(err);
         for (int i = 0; i < width; i++) {

@@ -101,10 +101,7 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
     return 0;
 }
 
-static void remove_tree(const char *dir)
-{
-    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
+static void remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 /* The last few hundred bytes of a log, for error causes. */
 static void log_tail(const char *path, char *buf, size_t size)
@@ -136,8 +133,8 @@ swf_error_t *swf_history_cluster_start(swf_history_cluster_t **out)
     snprintf(c->dir, sizeof(c->dir), "%s/swf-pg-XXXXXX",
              tmp != NULL && strlen(tmp) < 40 ? tmp : "/tmp");
     if (mkdtemp(c->dir) == NULL) {
-        swf_error_t *err = swf_error_new(SWF_E_IO, NULL, "cannot create %s: %s", c->dir,
-                                         strerror(errno));
+        swf_error_t *err =
+            swf_error_new(SWF_E_IO, NULL, "cannot create %s: %s", c->dir, strerror(errno));
         free(c);
         return err;
     }
@@ -155,8 +152,8 @@ swf_error_t *swf_history_cluster_start(swf_history_cluster_t **out)
         c->gid = pw->pw_gid;
         c->drop = true;
         if (chown(c->dir, c->uid, c->gid) != 0) {
-            swf_error_t *err = swf_error_new(SWF_E_IO, NULL, "chown %s: %s", c->dir,
-                                             strerror(errno));
+            swf_error_t *err =
+                swf_error_new(SWF_E_IO, NULL, "chown %s: %s", c->dir, strerror(errno));
             remove_tree(c->dir);
             free(c);
             return err;
@@ -168,8 +165,8 @@ swf_error_t *swf_history_cluster_start(swf_history_cluster_t **out)
     snprintf(log, sizeof(log), "%s/server.log", c->dir);
     snprintf(conf, sizeof(conf), "%s/postgresql.conf", data);
     swf_error_t *err = NULL;
-    char *initdb[] = {"initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8",
-                      "--no-locale", "-N", NULL};
+    char *initdb[] = {"initdb", "-D", data,   "-U",          "postgres", "-A",
+                      "trust",  "-E", "UTF8", "--no-locale", "-N",       NULL};
     if (run(c, log, initdb) != 0) {
         err = swf_error_new(SWF_E_IO, NULL, "initdb failed in %s", c->dir);
         goto out;
@@ -216,10 +213,7 @@ const char *swf_history_cluster_conninfo(const swf_history_cluster_t *cluster)
     return cluster->conninfo;
 }
 
-const char *swf_history_cluster_dir(const swf_history_cluster_t *cluster)
-{
-    return cluster->dir;
-}
+const char *swf_history_cluster_dir(const swf_history_cluster_t *cluster) { return cluster->dir; }
 
 void swf_history_cluster_stop(swf_history_cluster_t *cluster)
 {

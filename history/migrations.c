@@ -81,10 +81,7 @@ static const char *const migrations[] = {
 /* An arbitrary constant naming the advisory lock ("swf" in ASCII). */
 #define MIGRATION_LOCK "7558502"
 
-int swf_history_pg_schema_latest(void)
-{
-    return MIGRATIONS;
-}
+int swf_history_pg_schema_latest(void) { return MIGRATIONS; }
 
 swf_error_t *swf_history_pg_migrate(swf_history_store_t *store, int target, int *from, int *to)
 {
@@ -96,13 +93,12 @@ swf_error_t *swf_history_pg_migrate(swf_history_store_t *store, int target, int 
     swf_error_t *err = swf_history__pg_begin(pg->conn);
     if (err != NULL)
         return err;
-    err = swf_history__pg_query(
-        pg->conn,
-        "SELECT pg_advisory_xact_lock(" MIGRATION_LOCK ");"
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        "  version integer PRIMARY KEY,"
-        "  applied_at timestamptz NOT NULL DEFAULT now())",
-        -1, NULL, NULL);
+    err = swf_history__pg_query(pg->conn,
+                                "SELECT pg_advisory_xact_lock(" MIGRATION_LOCK ");"
+                                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                                "  version integer PRIMARY KEY,"
+                                "  applied_at timestamptz NOT NULL DEFAULT now())",
+                                -1, NULL, NULL);
     if (err != NULL)
         goto out;
     err = swf_history__pg_query(pg->conn, "SELECT coalesce(max(version), 0) FROM schema_migrations",
@@ -125,9 +121,8 @@ swf_error_t *swf_history_pg_migrate(swf_history_store_t *store, int target, int 
             char vs[16];
             snprintf(vs, sizeof(vs), "%d", v);
             const char *params[1] = {vs};
-            err = swf_history__pg_query(pg->conn,
-                                        "INSERT INTO schema_migrations (version) VALUES ($1)", 1,
-                                        params, NULL);
+            err = swf_history__pg_query(
+                pg->conn, "INSERT INTO schema_migrations (version) VALUES ($1)", 1, params, NULL);
         }
         if (err != NULL) {
             swf_error_prefix(err, "migration %d", v);

@@ -117,13 +117,13 @@ static swf_error_t *check(PGconn *conn, PGresult *res, PGresult **out)
     return NULL;
 }
 
-swf_error_t *swf_history__pg_query(PGconn *conn, const char *sql, int n,
-                                   const char *const *values, PGresult **out)
+swf_error_t *swf_history__pg_query(PGconn *conn, const char *sql, int n, const char *const *values,
+                                   PGresult **out)
 {
     if (out != NULL)
         *out = NULL;
-    PGresult *res = n < 0 ? PQexec(conn, sql)
-                          : PQexecParams(conn, sql, n, NULL, values, NULL, NULL, 0);
+    PGresult *res =
+        n < 0 ? PQexec(conn, sql) : PQexecParams(conn, sql, n, NULL, values, NULL, NULL, 0);
     return check(conn, res, out);
 }
 
@@ -246,7 +246,8 @@ static const char append_sql[] =
     "  SELECT ev.x, ev.i, ev.t, ev.tm, ev.a FROM ev JOIN won ON won.x = ev.x),"
     " tl AS MATERIALIZED ("
     "  SELECT DISTINCT ON (ev.x, ev.a->>'timerId') ev.x, ev.a->>'timerId' AS timer_id, ev.t, ev.i,"
-    "    ev.tm + coalesce((ev.a->>'startToFireTimeout')::float8, 0) * interval '1 second' AS fire_at"
+    "    ev.tm + coalesce((ev.a->>'startToFireTimeout')::float8, 0) * interval '1 second' AS "
+    "fire_at"
     "  FROM ev JOIN won ON won.x = ev.x"
     "  WHERE ev.t IN ('TimerStarted', 'TimerFired', 'TimerCanceled')"
     "  ORDER BY ev.x, ev.a->>'timerId', ev.i DESC),"
@@ -366,8 +367,8 @@ static swf_error_t *append_why(swf_history__pg_t *pg, const swf_history_append_t
         const char *p[1] = {wid};
         err = swf_history__pg_query(
             pg->conn,
-            "SELECT execution_id FROM executions WHERE workflow_id = $1 AND status = 'open'", 1,
-            p, &res);
+            "SELECT execution_id FROM executions WHERE workflow_id = $1 AND status = 'open'", 1, p,
+            &res);
         if (err != NULL)
             return err;
         if (PQntuples(res) == 1) {
@@ -376,8 +377,7 @@ static swf_error_t *append_why(swf_history__pg_t *pg, const swf_history_append_t
                                 PQgetvalue(res, 0, 0));
         } else {
             err = swf_error_new(SWF_E_CONFLICT, NULL,
-                                "execution %s: lost the append race to create it",
-                                a->execution_id);
+                                "execution %s: lost the append race to create it", a->execution_id);
             swf_error_set_retriable(err, true);
         }
         swf_history__pg_clear(res);
@@ -453,8 +453,7 @@ static swf_error_t *prepare(swf_history__pg_t *pg)
     swf_error_t *err =
         check(pg->conn, PQprepare(pg->conn, "swf_append", append_sql, 1, NULL), NULL);
     if (err == NULL)
-        err = check(pg->conn, PQprepare(pg->conn, "swf_append_one", append_one_sql, 7, NULL),
-                    NULL);
+        err = check(pg->conn, PQprepare(pg->conn, "swf_append_one", append_one_sql, 7, NULL), NULL);
     if (err == NULL)
         pg->prepared = true;
     return err;
@@ -472,8 +471,13 @@ static swf_error_t *append_one(swf_history__pg_t *pg, const swf_history_append_t
     snprintf(id, sizeof(id), "%lld", (long long)a->expected_next_id);
     snprintf(ms, sizeof(ms), "%lld", (long long)ev->time_ms);
     const char *status = close_status(ev->type);
-    const char *params[7] = {a->execution_id, id, swf_event_type_name(ev->type), ms, status,
-                             status != NULL ? ms : NULL, ev->attrs ? swf_json_str(ev->attrs) : "{}"};
+    const char *params[7] = {a->execution_id,
+                             id,
+                             swf_event_type_name(ev->type),
+                             ms,
+                             status,
+                             status != NULL ? ms : NULL,
+                             ev->attrs ? swf_json_str(ev->attrs) : "{}"};
     PGresult *res;
     err = swf_history__pg_prepared(pg->conn, "swf_append_one", 7, params, &res);
     if (err != NULL)
@@ -507,9 +511,8 @@ swf_error_t *swf_history_pg_batch_append(swf_history_store_t *store,
         errors[i] = append_check(a);
         for (size_t j = 0; errors[i] == NULL && j < i; j++) {
             if (in[j] && strcmp(appends[j].execution_id, a->execution_id) == 0)
-                errors[i] = swf_error_new(SWF_E_INPUT, NULL,
-                                          "execution %s appears twice in one batch",
-                                          a->execution_id);
+                errors[i] = swf_error_new(
+                    SWF_E_INPUT, NULL, "execution %s appears twice in one batch", a->execution_id);
         }
         if (errors[i] != NULL || a->count == 0)
             continue;
@@ -519,19 +522,20 @@ swf_error_t *swf_history_pg_batch_append(swf_history_store_t *store,
             const swf_event_t *ev = &a->events[k];
             json_object *row = json_object_new_object();
             json_object_object_add(row, "x", json_object_new_string(a->execution_id));
-            json_object_object_add(row, "i", json_object_new_int64(a->expected_next_id + (int64_t)k));
+            json_object_object_add(row, "i",
+                                   json_object_new_int64(a->expected_next_id + (int64_t)k));
             json_object_object_add(row, "t", json_object_new_string(swf_event_type_name(ev->type)));
             json_object_object_add(row, "ms", json_object_new_int64(ev->time_ms));
-            json_object_object_add(row, "a",
-                                   ev->attrs ? json_object_get(ev->attrs) : json_object_new_object());
+            json_object_object_add(
+                row, "a", ev->attrs ? json_object_get(ev->attrs) : json_object_new_object());
             json_object_array_add(doc, row);
         }
     }
 
     PGresult *res = NULL;
     if (sent > 0) {
-        const char *params[1] = {
-            json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)};
+        const char *params[1] = {json_object_to_json_string_ext(
+            doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)};
         err = swf_history__pg_prepared(pg->conn, "swf_append", 1, params, &res);
     }
     json_object_put(doc);
@@ -626,8 +630,8 @@ static swf_error_t *exists(swf_history__pg_t *pg, const char *execution_id)
 }
 
 /* Pages through the events in either direction. `from` is exclusive. */
-static swf_error_t *load_pages(swf_history_store_t *store, const char *execution_id,
-                               int64_t from, size_t max, bool reverse, swf_event_list_t *out)
+static swf_error_t *load_pages(swf_history_store_t *store, const char *execution_id, int64_t from,
+                               size_t max, bool reverse, swf_event_list_t *out)
 {
     swf_history__pg_t *pg = swf_history__pg(store);
     static const char fwd[] =
@@ -664,8 +668,8 @@ static swf_error_t *load_pages(swf_history_store_t *store, const char *execution
     }
 }
 
-static swf_error_t *pg_load(swf_history_store_t *store, const char *execution_id,
-                            int64_t after_id, size_t max, swf_event_list_t *out)
+static swf_error_t *pg_load(swf_history_store_t *store, const char *execution_id, int64_t after_id,
+                            size_t max, swf_event_list_t *out)
 {
     return load_pages(store, execution_id, after_id < 0 ? 0 : after_id, max, false, out);
 }
@@ -673,15 +677,14 @@ static swf_error_t *pg_load(swf_history_store_t *store, const char *execution_id
 swf_error_t *swf_history_pg_load_reverse(swf_history_store_t *store, const char *execution_id,
                                          int64_t before_id, size_t max, swf_event_list_t *out)
 {
-    return load_pages(store, execution_id, before_id <= 0 ? INT64_MAX : before_id, max, true,
-                      out);
+    return load_pages(store, execution_id, before_id <= 0 ? INT64_MAX : before_id, max, true, out);
 }
 
 /* ---- the executions projection ------------------------------------------ */
 
-#define EXECUTION_COLUMNS                                                                      \
-    "execution_id, workflow_id, state_machine, state_machine_version, status,"                \
-    " (extract(epoch FROM start_time) * 1000)::bigint,"                                        \
+#define EXECUTION_COLUMNS                                                                          \
+    "execution_id, workflow_id, state_machine, state_machine_version, status,"                     \
+    " (extract(epoch FROM start_time) * 1000)::bigint,"                                            \
     " coalesce((extract(epoch FROM close_time) * 1000)::bigint, -1), last_event_id"
 
 static void execution_from_row(PGresult *res, int r, swf_history_execution_t *ex)
@@ -715,8 +718,7 @@ void swf_history_executions_free(swf_history_execution_t *items, size_t count)
     free(items);
 }
 
-swf_error_t *swf_history_pg_execution_describe(swf_history_store_t *store,
-                                               const char *execution_id,
+swf_error_t *swf_history_pg_execution_describe(swf_history_store_t *store, const char *execution_id,
                                                swf_history_execution_t *out)
 {
     swf_history__pg_t *pg = swf_history__pg(store);
@@ -724,8 +726,8 @@ swf_error_t *swf_history_pg_execution_describe(swf_history_store_t *store,
     PGresult *res;
     const char *params[1] = {execution_id};
     swf_error_t *err = swf_history__pg_query(
-        pg->conn, "SELECT " EXECUTION_COLUMNS " FROM executions WHERE execution_id = $1", 1,
-        params, &res);
+        pg->conn, "SELECT " EXECUTION_COLUMNS " FROM executions WHERE execution_id = $1", 1, params,
+        &res);
     if (err != NULL)
         return err;
     if (PQntuples(res) == 1)
@@ -738,7 +740,7 @@ swf_error_t *swf_history_pg_execution_describe(swf_history_store_t *store,
 
 static bool status_valid(const char *s)
 {
-    static const char *const names[] = {"open",     "closed",   "succeeded", "failed",
+    static const char *const names[] = {"open",      "closed",   "succeeded", "failed",
                                         "timed_out", "canceled", "terminated"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if (strcmp(s, names[i]) == 0)

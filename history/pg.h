@@ -29,10 +29,10 @@
 #ifndef SWF_HISTORY_PG_H
 #define SWF_HISTORY_PG_H
 
+#include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <json-c/json.h>
 
 #include "history/store.h"
 #include "protocol/error.h"
@@ -100,8 +100,7 @@ typedef struct swf_history_execution {
 void swf_history_execution_free(swf_history_execution_t *ex);
 void swf_history_executions_free(swf_history_execution_t *items, size_t count);
 
-swf_error_t *swf_history_pg_execution_describe(swf_history_store_t *store,
-                                               const char *execution_id,
+swf_error_t *swf_history_pg_execution_describe(swf_history_store_t *store, const char *execution_id,
                                                swf_history_execution_t *out);
 
 /* Filters for listing; NULL or 0 fields do not filter. status is a status

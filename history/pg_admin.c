@@ -160,8 +160,8 @@ swf_error_t *swf_history_pg_execution_start(swf_history_store_t *store,
 
     json_object *definition;
     int version;
-    err = swf_history_pg_state_machine_get(store, start->state_machine, start->version,
-                                           &definition, &version);
+    err = swf_history_pg_state_machine_get(store, start->state_machine, start->version, &definition,
+                                           &version);
     if (err != NULL)
         return err;
     json_object *attrs = json_object_new_object();

@@ -30,8 +30,8 @@ swf_history__pg_t *swf_history__pg(swf_history_store_t *store);
  * caller clears with swf_history__pg_clear; with out NULL it is cleared
  * here. On failure nothing is left to clear.
  */
-swf_error_t *swf_history__pg_query(PGconn *conn, const char *sql, int n,
-                                   const char *const *values, PGresult **out);
+swf_error_t *swf_history__pg_query(PGconn *conn, const char *sql, int n, const char *const *values,
+                                   PGresult **out);
 /* Same, for a statement prepared under `name`. */
 swf_error_t *swf_history__pg_prepared(PGconn *conn, const char *name, int n,
                                       const char *const *values, PGresult **out);

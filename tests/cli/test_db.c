@@ -83,9 +83,8 @@ Test(cli_db, export_then_import_reproduces_the_history_exactly)
     write_file(def, definition);
     cr_assert_eq(swf(db1, "db", "migrate", NULL), 0);
     cr_assert_eq(swf(db1, "register", "hello", def, NULL), 0, "%s", output);
-    cr_assert_eq(swf(db1, "start", "hello", "--input", "{\"b\":[1,2.5,\"\\u00e9\"],\"a\":null}",
-                     NULL),
-                 0);
+    cr_assert_eq(
+        swf(db1, "start", "hello", "--input", "{\"b\":[1,2.5,\"\\u00e9\"],\"a\":null}", NULL), 0);
     char id[64];
     snprintf(id, sizeof(id), "%.63s", output);
     trim(id);
@@ -98,9 +97,8 @@ Test(cli_db, export_then_import_reproduces_the_history_exactly)
         "{\"timerId\":\"t\",\"startToFireTimeout\":1.5}",
         "{\"result\":{\"big\":12345678901234,\"neg\":-0.125,\"s\":\"a/b\\\"c\"}}",
     };
-    swf_event_type_t types[] = {SWF_EVENT_DECISION_TASK_STARTED,
-                                SWF_EVENT_ACTIVITY_TASK_SCHEDULED, SWF_EVENT_TIMER_STARTED,
-                                SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED};
+    swf_event_type_t types[] = {SWF_EVENT_DECISION_TASK_STARTED, SWF_EVENT_ACTIVITY_TASK_SCHEDULED,
+                                SWF_EVENT_TIMER_STARTED, SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED};
     for (int i = 0; i < 4; i++) {
         swf_event_t ev = {0, types[i], T0 + 7 * i + 1, json_tokener_parse(attrs[i])};
         cr_assert(swf_history_append(s, id, 3 + i, &ev, 1) == NULL);

@@ -40,13 +40,15 @@ Test(history_migrations, upgrades_an_older_database_in_place)
     cr_assert_not_null(fixture_sql(
         db, "INSERT INTO events VALUES ('old', 1, 'WorkflowExecutionStarted', now(), '{}')"));
     cr_assert_str_eq(
-        fixture_sql(db, "SELECT count(*) FROM pg_indexes WHERE indexname = 'executions_status_start'"),
+        fixture_sql(db,
+                    "SELECT count(*) FROM pg_indexes WHERE indexname = 'executions_status_start'"),
         "0");
     ok(swf_history_pg_new(db, &s)); /* migrates automatically */
     swf_history_store_free(s);
     cr_assert_str_eq(fixture_sql(db, "SELECT max(version) FROM schema_migrations"), "2");
     cr_assert_str_eq(
-        fixture_sql(db, "SELECT count(*) FROM pg_indexes WHERE indexname = 'executions_status_start'"),
+        fixture_sql(db,
+                    "SELECT count(*) FROM pg_indexes WHERE indexname = 'executions_status_start'"),
         "1");
     cr_assert_str_eq(fixture_sql(db, "SELECT count(*) FROM events"), "1");
 }

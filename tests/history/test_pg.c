@@ -29,7 +29,9 @@ static json_object *started_attrs(const char *execution_id, const char *workflow
     json_object_object_add(a, "executionId", json_object_new_string(execution_id));
     json_object_object_add(a, "workflowId", json_object_new_string(workflow_id));
     json_object_object_add(a, "workflowType", parse("{\"name\":\"sm\",\"version\":\"1\"}"));
-    json_object_object_add(a, "definition", parse("{\"StartAt\":\"A\",\"States\":{\"A\":{\"Type\":\"Pass\",\"End\":true}}}"));
+    json_object_object_add(
+        a, "definition",
+        parse("{\"StartAt\":\"A\",\"States\":{\"A\":{\"Type\":\"Pass\",\"End\":true}}}"));
     json_object_object_add(a, "input", parse("{\"k\":[1,2.5,\"three\"]}"));
     return a;
 }
@@ -94,7 +96,8 @@ Test(history_pg, appends_and_loads_exactly)
     json_object *want = started_attrs("e1", "w1");
     cr_assert(swf_json_equal(out.items[0].attrs, want));
     json_object_put(want);
-    cr_assert_str_eq(swf_json_get_string(out.items[2].attrs, "identity"), "d\xc3\xa9" "cideur/1");
+    cr_assert_str_eq(swf_json_get_string(out.items[2].attrs, "identity"), "d\xc3\xa9"
+                                                                          "cideur/1");
     swf_event_list_free(&out);
     swf_history_store_free(s);
 }
@@ -149,7 +152,8 @@ Test(history_pg, refuses_stale_expected_id_and_changes_nothing)
     expect_code(swf_history_append(s, "e1", 1, &ev, 1), SWF_E_CONFLICT);
     json_object_put(ev.attrs);
     cr_assert_eq(count_sql(db, "SELECT count(*) FROM events"), 2);
-    cr_assert_eq(count_sql(db, "SELECT last_event_id FROM executions WHERE execution_id = 'e1'"), 2);
+    cr_assert_eq(count_sql(db, "SELECT last_event_id FROM executions WHERE execution_id = 'e1'"),
+                 2);
     swf_history_store_free(s);
 }
 
@@ -264,12 +268,12 @@ Test(history_pg, batch_conflict_on_one_keeps_the_others)
     swf_event_t ev = {0, SWF_EVENT_MARKER_RECORDED, T0, parse("{\"markerName\":\"m\"}")};
     swf_event_t st = {0, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, T0, started_attrs("d", "wd")};
     swf_history_append_t batch[6] = {
-        {"c", 3, &ev, 1},    /* wins */
-        {"a", 2, &ev, 1},    /* stale */
-        {"b", 3, &ev, 1},    /* wins */
-        {"zz", 3, &ev, 1},   /* no such execution */
-        {"d", 1, &st, 1},    /* created */
-        {"b", 4, &ev, 1},    /* twice in one batch */
+        {"c", 3, &ev, 1},  /* wins */
+        {"a", 2, &ev, 1},  /* stale */
+        {"b", 3, &ev, 1},  /* wins */
+        {"zz", 3, &ev, 1}, /* no such execution */
+        {"d", 1, &st, 1},  /* created */
+        {"b", 4, &ev, 1},  /* twice in one batch */
     };
     swf_error_t *errors[6];
     ok(swf_history_pg_batch_append(s, batch, 6, errors));

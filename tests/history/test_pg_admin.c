@@ -178,9 +178,10 @@ Test(history_pg_admin, import_is_whole_or_nothing)
     const char *db = fixture_db();
     swf_history_store_t *s = fixture_store(db);
     swf_event_list_t h = {0};
-    swf_event_list_push(&h, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, T0,
-                        parse("{\"executionId\":\"imp\",\"workflowId\":\"w\","
-                              "\"workflowType\":{\"name\":\"n\",\"version\":\"3\"},\"input\":null}"));
+    swf_event_list_push(
+        &h, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, T0,
+        parse("{\"executionId\":\"imp\",\"workflowId\":\"w\","
+              "\"workflowType\":{\"name\":\"n\",\"version\":\"3\"},\"input\":null}"));
     for (int i = 0; i < 12000; i++)
         swf_event_list_push(&h, SWF_EVENT_MARKER_RECORDED, T0 + i, parse("{\"markerName\":\"m\"}"));
     char *id = NULL;
@@ -223,9 +224,13 @@ Test(history_pg_admin, rebuild_reproduces_the_live_projections)
     /* A mixed workload: every closing status, timers started, fired,
      * canceled and restarted, activities, open executions, in single
      * appends and in batches. */
-    static const char *closes[] = {"WorkflowExecutionCompleted", "WorkflowExecutionFailed",
-                                   "WorkflowExecutionTimedOut", "WorkflowExecutionCanceled",
-                                   "WorkflowExecutionTerminated", NULL, NULL};
+    static const char *closes[] = {"WorkflowExecutionCompleted",
+                                   "WorkflowExecutionFailed",
+                                   "WorkflowExecutionTimedOut",
+                                   "WorkflowExecutionCanceled",
+                                   "WorkflowExecutionTerminated",
+                                   NULL,
+                                   NULL};
     for (int e = 0; e < 7; e++) {
         char id[16], wf[16];
         snprintf(id, sizeof(id), "ex-%d", e);
