@@ -266,19 +266,28 @@ static swf_error_t *local_step(local_run_t *r, int64_t deadline_ms, bool *idle)
         }
     }
     /* The worker: every activity this decision task scheduled and did not
-     * cancel in the same breath. */
+     * cancel in the same breath. Cancellations are rare (a failed Parallel
+     * or Map), so they are collected first and the common case costs
+     * nothing per activity. */
+    const char **cancels = NULL;
+    size_t ncancels = 0;
+    for (size_t i = 0; i < decided.count; i++) {
+        if (decided.items[i].type != SWF_EVENT_ACTIVITY_TASK_CANCEL_REQUESTED)
+            continue;
+        const char **c = realloc(cancels, (ncancels + 1) * sizeof(*c));
+        if (c == NULL)
+            abort();
+        cancels = c;
+        cancels[ncancels++] = swf_json_get_string(decided.items[i].attrs, "activityId");
+    }
     for (size_t i = 0; i < decided.count && err == NULL; i++) {
         const swf_event_t *ev = &decided.items[i];
         if (ev->type != SWF_EVENT_ACTIVITY_TASK_SCHEDULED)
             continue;
         const char *aid = swf_json_get_string(ev->attrs, "activityId");
         bool canceled = false;
-        for (size_t j = i + 1; j < decided.count; j++) {
-            const char *cid = swf_json_get_string(decided.items[j].attrs, "activityId");
-            if (decided.items[j].type == SWF_EVENT_ACTIVITY_TASK_CANCEL_REQUESTED && cid &&
-                strcmp(cid, aid) == 0)
-                canceled = true;
-        }
+        for (size_t j = 0; j < ncancels && !canceled; j++)
+            canceled = cancels[j] && aid && strcmp(cancels[j], aid) == 0;
         if (canceled) {
             json_object *a = attrs_new();
             swf_json_add(a, "scheduledEventId", json_object_new_int64(ev->id));
@@ -289,6 +298,7 @@ static swf_error_t *local_step(local_run_t *r, int64_t deadline_ms, bool *idle)
             err = answer_activity(r, ev);
         }
     }
+    free(cancels);
     if (err)
         goto done;
     bool results = r->batch.count > 0;
