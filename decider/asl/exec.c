@@ -1579,6 +1579,21 @@ static const char *decision_state(json_object *attrs)
     return NULL;
 }
 
+static const char *decision_path(json_object *attrs)
+{
+    json_object *c;
+    if (swf_json_get(attrs, "control", &c))
+        return swf_json_get_string(c, "path");
+    return NULL;
+}
+
+/* The path of a recorded or derived decision, or of the derived one. */
+static const char *pick_path(json_object *a, json_object *b)
+{
+    const char *p = a ? decision_path(a) : NULL;
+    return p ? p : (b ? decision_path(b) : NULL);
+}
+
 static swf_error_t *nondeterminism(swf_asl_exec_t *ex, const swf_event_t *ev,
                                    const swf_asl_decision_t *derived)
 {
@@ -1603,6 +1618,7 @@ static swf_error_t *nondeterminism(swf_asl_exec_t *ex, const swf_event_t *ev,
     json_object *detail = json_object_new_object();
     swf_json_add(detail, "eventId", json_object_new_int64(ev->id));
     swf_json_add(detail, "state", jstr(state));
+    swf_json_add(detail, "path", jstr(pick_path(ev->attrs, derived ? derived->attrs : NULL)));
     swf_json_add(detail, "recorded", rec);
     swf_json_add(detail, "derived", der);
     swf_error_set_cause(err, swf_json_str(detail));
@@ -1750,6 +1766,7 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *ex, const swf_event_t *ev)
         json_object *detail = json_object_new_object();
         swf_json_add(detail, "eventId", json_object_new_int64(ev->id));
         swf_json_add(detail, "state", jstr(decision_state(d->attrs)));
+        swf_json_add(detail, "path", jstr(decision_path(d->attrs)));
         swf_json_add(detail, "recorded", NULL);
         json_object *der = json_object_new_object();
         swf_json_add(der, "eventType", json_object_new_string(swf_event_type_name(d->type)));
@@ -1917,6 +1934,31 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *ex, const swf_event_t *ev)
         return bad_event(ev, "unknown event type");
     }
     return NULL;
+}
+
+swf_error_t *swf_asl_exec_check_end(const swf_asl_exec_t *ex)
+{
+    if (ex->decision_open && ex->dt_started_id != 0 && !ex->decided)
+        return NULL; /* a decision task in progress: nothing was decided yet */
+    if (ex->expected_next >= ex->expected.count || ex->decision_open)
+        return NULL;
+    const swf_asl_decision_t *d = &ex->expected.items[ex->expected_next];
+    swf_error_t *err = swf_error_new(SWF_E_NONDETERMINISM, NULL,
+                                     "event %lld: replay derived a %s decision that the history "
+                                     "does not record (the history ends)",
+                                     (long long)ex->last_id + 1, swf_event_type_name(d->type));
+    json_object *detail = json_object_new_object();
+    swf_json_add(detail, "eventId", json_object_new_int64(ex->last_id + 1));
+    swf_json_add(detail, "state", jstr(decision_state(d->attrs)));
+    swf_json_add(detail, "path", jstr(decision_path(d->attrs)));
+    swf_json_add(detail, "recorded", NULL);
+    json_object *der = json_object_new_object();
+    swf_json_add(der, "eventType", json_object_new_string(swf_event_type_name(d->type)));
+    swf_json_add(der, "attributes", swf_json_ref(d->attrs));
+    swf_json_add(detail, "derived", der);
+    swf_error_set_cause(err, swf_json_str(detail));
+    json_object_put(detail);
+    return err;
 }
 
 /* ------------------------------------------------------------- accessors */

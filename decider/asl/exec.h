@@ -19,7 +19,10 @@
  * applying DecisionTaskCompleted derives the decisions itself, and each
  * decision event that follows is checked against them: a difference is an
  * SWF_E_NONDETERMINISM error naming the event id, the state and both
- * versions.
+ * versions. The error's cause is a JSON object: {"eventId", "state", "path"
+ * (through Parallel branches and Map iterations, "Par[1]/Map[3]"),
+ * "recorded": {"eventType","attributes"} or null, "derived": the same or
+ * null}.
  *
  * Ownership: the execution copies (references) what it keeps from events.
  * Decisions handed out are owned by the caller. Thread-safety: one thread at
@@ -110,6 +113,10 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *exec, const swf_event_t *ev);
  * has that its decision has not (decisionTaskCompletedEventId) and nothing
  * else. */
 swf_error_t *swf_asl_exec_decide(swf_asl_exec_t *exec, swf_asl_decisions_t *out);
+
+/* At the end of a replayed history: an SWF_E_NONDETERMINISM error when the
+ * last decision task derived decisions that the history does not record. */
+swf_error_t *swf_asl_exec_check_end(const swf_asl_exec_t *exec);
 
 swf_asl_status_t swf_asl_exec_status(const swf_asl_exec_t *exec);
 /* The id of the last event applied. */
