@@ -212,7 +212,7 @@ static const char append_sql[] =
     " lk AS MATERIALIZED ("
     "  SELECT e.execution_id FROM executions e"
     "  WHERE e.execution_id IN (SELECT x FROM ap WHERE first_id > 1)"
-    "  ORDER BY e.execution_id FOR UPDATE),"
+    "  ORDER BY e.execution_id FOR NO KEY UPDATE),"
     " cl AS MATERIALIZED ("
     "  SELECT DISTINCT ON (x) x, tm, CASE t"
     "    WHEN 'WorkflowExecutionCompleted' THEN 'succeeded'"
