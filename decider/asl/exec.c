@@ -348,9 +348,22 @@ static const state_info_t *state_info(swf_asl_exec_t *ex, json_object *state)
     } else {
         info->uses_context = strstr(swf_json_str(state), "$$") != NULL;
     }
+    /* A state's query language is its own or the machine's. */
     const char *ql = swf_json_get_string(state, "QueryLanguage");
+    if (ql == NULL)
+        ql = swf_json_get_string(ex->definition, "QueryLanguage");
     if ((ql && strcmp(ql, "JSONata") == 0) || swf_json_get(state, "Assign", &tmp))
         info->unsupported = true;
+    const char *lists[] = {"Catch", "Choices"};
+    for (size_t l = 0; l < 2; l++) {
+        json_object *arr;
+        if (!swf_json_get(state, lists[l], &arr) || !json_object_is_type(arr, json_type_array))
+            continue;
+        for (size_t i = 0; i < json_object_array_length(arr); i++) {
+            if (swf_json_get(json_object_array_get_idx(arr, i), "Assign", &tmp))
+                info->unsupported = true;
+        }
+    }
     lh_table_insert(ex->infos, state, info);
     return info;
 }
