@@ -4,7 +4,7 @@
  * Map over 10,000 and 100,000 items (one Task per item). Each figure is the
  * best of a few runs, so that a noisy neighbour shows less.
  *
- *   build/bench_local_run [--repeat N]
+ *   build/bench_local_run [--repeat N] [--only seq|map]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,7 +85,8 @@ static int bench(const char *label, json_object *def, json_object *input, int re
     long long events = 0;
     for (int r = 0; r < repeat; r++) {
         swf_history_store_t *store = swf_history_mem_new();
-        swf_local_options_t opt = {.definition = def, .input = input, .start_ms = 1700000000000};
+        swf_local_options_t opt = {.definition = def, .input = input, .start_ms = 1700000000000,
+                                   .trusted = true};
         swf_local_result_t res;
         double t0 = now_s();
         swf_error_t *err = swf_local_run(&opt, store, &res);
@@ -112,12 +113,17 @@ static int bench(const char *label, json_object *def, json_object *input, int re
 int main(int argc, char **argv)
 {
     int repeat = 3;
-    if (argc == 3 && strcmp(argv[1], "--repeat") == 0)
-        repeat = atoi(argv[2]) > 0 ? atoi(argv[2]) : 1;
+    const char *only = "";
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--repeat") == 0)
+            repeat = atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : 1;
+        else if (strcmp(argv[i], "--only") == 0)
+            only = argv[i + 1];
+    }
     int rc = 0;
     json_object *empty = json_object_new_object();
     int chains[] = {1000, 10000};
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < 2 && strcmp(only, "map") != 0; i++) {
         json_object *def = chain_definition(chains[i]);
         char label[64];
         snprintf(label, sizeof(label), "%d sequential Tasks", chains[i]);
@@ -126,7 +132,7 @@ int main(int argc, char **argv)
     }
     json_object *def = map_definition();
     int maps[] = {10000, 100000};
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < 2 && strcmp(only, "seq") != 0; i++) {
         json_object *in = map_input(maps[i]);
         char label[64];
         snprintf(label, sizeof(label), "Map over %d items", maps[i]);

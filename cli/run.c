@@ -160,6 +160,7 @@ int swf_cli_run(int argc, char **argv)
         .machine_name = "StateMachine",
         .execution_id = "local",
         .start_ms = swf_time_now_ms(),
+        .trusted = true, /* validated above */
     };
     err = swf_local_run(&opt, store, &res);
     if (err != NULL) {

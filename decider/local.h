@@ -25,12 +25,13 @@
 #include "protocol/error.h"
 
 typedef struct swf_local_options {
-    json_object *definition; /* a validated definition */
+    json_object *definition; /* validated by the interpreter unless `trusted` */
     json_object *input;
     json_object *mocks;         /* may be NULL */
     const char *machine_name;   /* NULL: "StateMachine" */
     const char *execution_id;   /* NULL: "local" */
     int64_t start_ms;           /* the virtual clock's start */
+    bool trusted;               /* the caller validated the definition */
 } swf_local_options_t;
 
 typedef struct swf_local_result {

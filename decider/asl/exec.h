@@ -94,6 +94,12 @@ typedef void (*swf_asl_trace_fn)(void *ctx, const swf_asl_trace_t *trace);
 swf_asl_exec_t *swf_asl_exec_new(void);
 void swf_asl_exec_free(swf_asl_exec_t *exec);
 
+/* Skips the validation of the definition when WorkflowExecutionStarted is
+ * applied: the caller validated it already (swf run --local, the decider of
+ * an execution started through `swf start`). An untrusted definition that is
+ * invalid fails the execution with States.Runtime at the first decision. */
+void swf_asl_exec_set_trusted(swf_asl_exec_t *exec, bool trusted);
+
 /* Calls fn for every state entered/exited/failed/retried/caught, as the
  * machine moves (while applying events or deciding). */
 void swf_asl_exec_set_trace(swf_asl_exec_t *exec, swf_asl_trace_fn fn, void *ctx);
