@@ -22,8 +22,10 @@
  * its Map's results array and the frame goes away, so a Map over 100,000
  * items costs memory for the items in flight, not for all of them.
  *
- * Deliberately not here: JSONata and workflow variables (Assign). A state
- * that uses them fails the execution with a clear States.Runtime error.
+ * Workflow variables (Assign) live in the frame: an immutable object
+ * replaced, never changed, by each Assign, and inherited by branches and
+ * iterations. Deliberately not here yet: JSONata. A state that uses it fails
+ * the execution with a clear States.Runtime error.
  */
 #include "decider/asl/exec.h"
 
@@ -94,6 +96,7 @@ struct frame {
     json_object *state;
     const state_info_t *info;
     phase_t phase;
+    json_object *vars;      /* workflow variables (Assign): an object, or NULL */
     json_object *input;     /* the current state's raw input */
     json_object *effective; /* its effective input */
     int64_t entered_ms;
@@ -372,18 +375,9 @@ static const state_info_t *state_info(swf_asl_exec_t *ex, json_object *state)
     const char *ql = swf_json_get_string(state, "QueryLanguage");
     if (ql == NULL)
         ql = swf_json_get_string(ex->definition, "QueryLanguage");
-    if ((ql && strcmp(ql, "JSONata") == 0) || swf_json_get(state, "Assign", &tmp))
+    (void)tmp;
+    if (ql && strcmp(ql, "JSONata") == 0)
         info->unsupported = true;
-    const char *lists[] = {"Catch", "Choices"};
-    for (size_t l = 0; l < 2; l++) {
-        json_object *arr;
-        if (!swf_json_get(state, lists[l], &arr) || !json_object_is_type(arr, json_type_array))
-            continue;
-        for (size_t i = 0; i < json_object_array_length(arr); i++) {
-            if (swf_json_get(json_object_array_get_idx(arr, i), "Assign", &tmp))
-                info->unsupported = true;
-        }
-    }
     lh_table_insert(ex->infos, state, info);
     return info;
 }
@@ -483,6 +477,7 @@ static void frame_free(frame_t *f)
     frame_clear_outcome(f);
     frame_clear_children(f);
     json_object_put(f->input);
+    json_object_put(f->vars);
     json_object_put(f->effective);
     json_object_put(f->output);
     free(f->retry_counts);
@@ -532,6 +527,9 @@ static frame_t *frame_new(swf_asl_exec_t *ex, frame_t *parent, size_t index, cha
 {
     frame_t *f = xcalloc(1, sizeof(*f));
     f->parent = parent;
+    /* Branches and iterations read the variables of their state's frame;
+     * what they assign stays inside them. */
+    f->vars = parent ? swf_json_ref(parent->vars) : NULL;
     f->index = index;
     f->path = path;
     json_object_object_get_ex(machine, "States", &f->states);
@@ -606,7 +604,7 @@ static void env_init(swf_asl_exec_t *ex, frame_t *f, swf_asl_env_t *env, json_ob
 {
     *ctx = f->info->uses_context ? context_build(ex, f, NULL, token) : NULL;
     env->context = *ctx;
-    env->variables = NULL;
+    env->variables = f->vars;
     env->rng = &ex->rng;
 }
 
@@ -736,6 +734,44 @@ static bool names_match(json_object *error_equals, const char *error)
 
 static int64_t timer_start(swf_asl_exec_t *ex, frame_t *f, double seconds, const char *reason);
 
+/*
+ * Assign (workflow variables, JSONPath states): evaluates holder's Assign
+ * template with `dollar` as $ and the variables as they were when the state
+ * was entered, and returns in *vars the variables to use from the next state
+ * on (NULL when holder assigns nothing). Every expression sees the entry
+ * values, so {"x.$": "$y", "y.$": "$x"} swaps.
+ */
+static swf_error_t *assign_eval(frame_t *f, json_object *holder, json_object *dollar,
+                                const swf_asl_env_t *env, json_object **vars)
+{
+    json_object *tmpl, *assigned = NULL;
+    *vars = NULL;
+    if (!swf_json_get(holder, "Assign", &tmpl) || !json_object_is_type(tmpl, json_type_object))
+        return NULL;
+    swf_error_t *err = swf_asl_template_eval(tmpl, dollar, env, &assigned);
+    if (err != NULL)
+        return err;
+    json_object *merged = json_object_new_object();
+    if (f->vars != NULL) {
+        json_object_object_foreach(f->vars, key, val)
+            json_object_object_add(merged, key, swf_json_ref(val));
+    }
+    json_object_object_foreach(assigned, key2, val2)
+        json_object_object_add(merged, key2, swf_json_ref(val2));
+    json_object_put(assigned);
+    *vars = merged;
+    return NULL;
+}
+
+/* Makes assigned variables current (takes vars; NULL changes nothing). */
+static void vars_commit(frame_t *f, json_object *vars)
+{
+    if (vars == NULL)
+        return;
+    json_object_put(f->vars);
+    f->vars = vars;
+}
+
 /* An error in the current state: Retry, then Catch, then the frame fails. */
 static step_t state_error(swf_asl_exec_t *ex, frame_t *f, const char *error, const char *cause)
 {
@@ -779,9 +815,15 @@ static step_t state_error(swf_asl_exec_t *ex, frame_t *f, const char *error, con
             json_object *c = json_object_array_get_idx(catch, i), *v;
             if (!swf_json_get(c, "ErrorEquals", &v) || !names_match(v, error))
                 continue;
-            json_object *eo = error_object(error, why), *out = NULL, *rp;
-            swf_error_t *err = NULL;
-            if (!swf_json_get(c, "ResultPath", &rp))
+            json_object *eo = error_object(error, why), *out = NULL, *rp, *vars = NULL;
+            swf_asl_env_t aenv;
+            json_object *actx;
+            env_init(ex, f, &aenv, &actx, NULL);
+            swf_error_t *err = assign_eval(f, c, eo, &aenv, &vars);
+            json_object_put(actx);
+            if (err != NULL)
+                ;
+            else if (!swf_json_get(c, "ResultPath", &rp))
                 out = swf_json_ref(eo);
             else if (rp == NULL)
                 out = swf_json_ref(f->input);
@@ -794,12 +836,14 @@ static step_t state_error(swf_asl_exec_t *ex, frame_t *f, const char *error, con
             json_object_put(data);
             json_object_put(eo);
             if (err != NULL) {
-                /* The catcher's own ResultPath cannot be applied: that error
+                /* The catcher's own ResultPath or Assign failed: that error
                  * is not caught again. */
                 step_t s = frame_finish_error(ex, f, swf_error_name(err), swf_error_message(err));
                 swf_error_free(err);
+                json_object_put(vars);
                 return s;
             }
+            vars_commit(f, vars);
             json_object_put(f->effective);
             f->effective = NULL;
             json_object_put(f->input);
@@ -828,15 +872,20 @@ static step_t state_fail_with(swf_asl_exec_t *ex, frame_t *f, swf_error_t *err)
 static step_t state_result(swf_asl_exec_t *ex, frame_t *f, json_object *result)
 {
     swf_asl_env_t env;
-    json_object *ctx, *selected = NULL, *out = NULL;
+    json_object *ctx, *selected = NULL, *out = NULL, *vars = NULL;
     env_init(ex, f, &env, &ctx, NULL);
     swf_error_t *err = template_field(f, "ResultSelector", result, &env, &selected);
+    if (err == NULL)
+        err = assign_eval(f, f->state, selected, &env, &vars);
     if (err == NULL)
         err = result_and_output(f, f->state, selected, &env, &out);
     json_object_put(selected);
     json_object_put(ctx);
-    if (err != NULL)
+    if (err != NULL) {
+        json_object_put(vars);
         return state_fail_with(ex, f, err);
+    }
+    vars_commit(f, vars);
     return transition_default(ex, f, out);
 }
 
@@ -989,20 +1038,30 @@ static step_t enter_pass(swf_asl_exec_t *ex, frame_t *f, const swf_asl_env_t *en
     json_object_put(eff);
     if (err != NULL)
         return state_fail_with(ex, f, err);
-    json_object *out = NULL;
-    err = result_and_output(f, f->state, result, env, &out);
+    json_object *out = NULL, *vars = NULL;
+    err = assign_eval(f, f->state, result, env, &vars);
+    if (err == NULL)
+        err = result_and_output(f, f->state, result, env, &out);
     json_object_put(result);
-    if (err != NULL)
+    if (err != NULL) {
+        json_object_put(vars);
         return state_fail_with(ex, f, err);
+    }
+    vars_commit(f, vars);
     return transition_default(ex, f, out);
 }
 
 static step_t enter_choice(swf_asl_exec_t *ex, frame_t *f, const swf_asl_env_t *env)
 {
-    json_object *eff = NULL, *rule = NULL, *out = NULL, *op;
+    json_object *eff = NULL, *rule = NULL, *out = NULL, *op, *vars = NULL, *tmp;
     swf_error_t *err = input_path(f, env, &eff);
     if (err == NULL)
         err = swf_asl_choice_eval(f->state, eff, env, &rule);
+    if (err == NULL) {
+        /* A matching rule's Assign replaces the state's. */
+        json_object *holder = rule && swf_json_get(rule, "Assign", &tmp) ? rule : f->state;
+        err = assign_eval(f, holder, eff, env, &vars);
+    }
     const char *next = NULL;
     if (err == NULL) {
         next = rule ? swf_json_get_string(rule, "Next") : swf_json_get_string(f->state, "Default");
@@ -1019,8 +1078,11 @@ static step_t enter_choice(swf_asl_exec_t *ex, frame_t *f, const swf_asl_env_t *
             err = swf_asl_path_eval(json_object_get_string(op), eff, env, &out);
     }
     json_object_put(eff);
-    if (err != NULL)
+    if (err != NULL) {
+        json_object_put(vars);
         return state_fail_with(ex, f, err);
+    }
+    vars_commit(f, vars);
     return transition(ex, f, next, out);
 }
 
@@ -1228,7 +1290,7 @@ static swf_error_t *map_start_child(swf_asl_exec_t *ex, frame_t *f)
         swf_json_add(it, "Value", swf_json_ref(item));
         swf_json_add(mi, "Item", it);
         json_object *ctx = context_build(ex, f, mi, NULL);
-        swf_asl_env_t env = {.context = ctx, .variables = NULL, .rng = &ex->rng};
+        swf_asl_env_t env = {.context = ctx, .variables = f->vars, .rng = &ex->rng};
         swf_error_t *err = swf_asl_template_eval(sel, f->effective, &env, &input);
         json_object_put(ctx);
         if (err)
@@ -1401,7 +1463,7 @@ static step_t step_enter(swf_asl_exec_t *ex, frame_t *f)
     f->entered_ms = ex->now_ms;
     if (f->info->unsupported) {
         return frame_finish_error(ex, f, ERR_RUNTIME,
-                                  "JSONata and workflow variables (Assign) are not supported yet");
+                                  "the JSONata query language is not supported yet");
     }
     swf_asl_env_t env;
     json_object *ctx;
@@ -1439,11 +1501,19 @@ static step_t step_outcome(swf_asl_exec_t *ex, frame_t *f)
         s = STEP_CONTINUE;
     } else if (f->phase == PH_TIMER) {
         swf_asl_env_t env;
-        json_object *ctx, *out = NULL;
+        json_object *ctx, *out = NULL, *vars = NULL;
         env_init(ex, f, &env, &ctx, NULL);
-        swf_error_t *err = passthrough_output(f, f->effective, &env, &out);
+        swf_error_t *err = assign_eval(f, f->state, f->effective, &env, &vars);
+        if (err == NULL)
+            err = passthrough_output(f, f->effective, &env, &out);
         json_object_put(ctx);
-        s = err ? state_fail_with(ex, f, err) : transition_default(ex, f, out);
+        if (err != NULL) {
+            json_object_put(vars);
+            s = state_fail_with(ex, f, err);
+        } else {
+            vars_commit(f, vars);
+            s = transition_default(ex, f, out);
+        }
     } else if (ok) {
         s = state_result(ex, f, result);
     } else {

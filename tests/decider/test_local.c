@@ -88,7 +88,6 @@ Test(local_run, pass_machine_succeeds_with_its_input)
     run_machine(&r, "{\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}}",
                 "{\"a\":1}", NULL);
     cr_assert_eq(r.res.status, SWF_ASL_SUCCEEDED);
-    cr_assert(swf_json_equal(r.res.output, json_object_new_object()) == false);
     cr_assert_str_eq(swf_json_str(r.res.output), "{\"a\":1}");
     cr_assert_eq(r.events.items[0].type, SWF_EVENT_WORKFLOW_EXECUTION_STARTED);
     cr_assert_eq(r.events.items[r.events.count - 1].type, SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED);
@@ -306,5 +305,21 @@ Test(replay, duplicate_result_changes_nothing)
     cr_assert_eq(json_object_array_length(timers), 1);
     json_object_put(snap);
     swf_asl_exec_free(ex);
+    run_free(&r);
+}
+
+Test(local_run, assign_sets_variables_seen_from_the_next_state_and_in_iterations)
+{
+    run_t r;
+    run_machine(&r,
+                "{\"StartAt\":\"A\",\"States\":{"
+                "\"A\":{\"Type\":\"Pass\",\"Assign\":{\"x\":1,\"y\":2},\"Next\":\"B\"},"
+                "\"B\":{\"Type\":\"Pass\",\"Assign\":{\"x.$\":\"$y\",\"y.$\":\"$x\"},\"Next\":\"M\"},"
+                "\"M\":{\"Type\":\"Map\",\"ItemsPath\":\"$.items\",\"End\":true,"
+                "\"ItemProcessor\":{\"StartAt\":\"I\",\"States\":{\"I\":{\"Type\":\"Pass\","
+                "\"Parameters\":{\"v.$\":\"$\",\"x.$\":\"$x\",\"y.$\":\"$y\"},\"End\":true}}}}}}",
+                "{\"items\":[7]}", NULL);
+    cr_assert_eq(r.res.status, SWF_ASL_SUCCEEDED, "%s %s", r.res.error, r.res.cause);
+    cr_assert_str_eq(swf_json_str(r.res.output), "[{\"v\":7,\"x\":2,\"y\":1}]");
     run_free(&r);
 }
