@@ -1697,6 +1697,27 @@ static const char *pick_path(json_object *a, json_object *b)
     return p ? p : (b ? decision_path(b) : NULL);
 }
 
+/* A derived decision that the history does not record, at event_id. */
+static swf_error_t *unrecorded(const swf_asl_decision_t *d, int64_t event_id, const char *note)
+{
+    swf_error_t *err = swf_error_new(
+        SWF_E_NONDETERMINISM, NULL,
+        "event %lld: replay derived a %s decision that the history does not record%s",
+        (long long)event_id, swf_event_type_name(d->type), note);
+    json_object *detail = json_object_new_object();
+    swf_json_add(detail, "eventId", json_object_new_int64(event_id));
+    swf_json_add(detail, "state", jstr(decision_state(d->attrs)));
+    swf_json_add(detail, "path", jstr(decision_path(d->attrs)));
+    swf_json_add(detail, "recorded", NULL);
+    json_object *der = json_object_new_object();
+    swf_json_add(der, "eventType", json_object_new_string(swf_event_type_name(d->type)));
+    swf_json_add(der, "attributes", swf_json_ref(d->attrs));
+    swf_json_add(detail, "derived", der);
+    swf_error_set_cause(err, swf_json_str(detail));
+    json_object_put(detail);
+    return err;
+}
+
 static swf_error_t *nondeterminism(swf_asl_exec_t *ex, const swf_event_t *ev,
                                    const swf_asl_decision_t *derived)
 {
@@ -1861,23 +1882,7 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *ex, const swf_event_t *ev)
             return nondeterminism(ex, ev, d);
     } else if (ex->expected_next < ex->expected.count &&
                ev->type != SWF_EVENT_DECISION_TASK_COMPLETED) {
-        swf_asl_decision_t *d = &ex->expected.items[ex->expected_next];
-        swf_error_t *err = swf_error_new(
-            SWF_E_NONDETERMINISM, NULL,
-            "event %lld: replay derived a %s decision that the history does not record",
-            (long long)ev->id, swf_event_type_name(d->type));
-        json_object *detail = json_object_new_object();
-        swf_json_add(detail, "eventId", json_object_new_int64(ev->id));
-        swf_json_add(detail, "state", jstr(decision_state(d->attrs)));
-        swf_json_add(detail, "path", jstr(decision_path(d->attrs)));
-        swf_json_add(detail, "recorded", NULL);
-        json_object *der = json_object_new_object();
-        swf_json_add(der, "eventType", json_object_new_string(swf_event_type_name(d->type)));
-        swf_json_add(der, "attributes", swf_json_ref(d->attrs));
-        swf_json_add(detail, "derived", der);
-        swf_error_set_cause(err, swf_json_str(detail));
-        json_object_put(detail);
-        return err;
+        return unrecorded(&ex->expected.items[ex->expected_next], ev->id, "");
     }
 
     switch (ev->type) {
@@ -2045,23 +2050,8 @@ swf_error_t *swf_asl_exec_check_end(const swf_asl_exec_t *ex)
         return NULL; /* a decision task in progress: nothing was decided yet */
     if (ex->expected_next >= ex->expected.count || ex->decision_open)
         return NULL;
-    const swf_asl_decision_t *d = &ex->expected.items[ex->expected_next];
-    swf_error_t *err = swf_error_new(SWF_E_NONDETERMINISM, NULL,
-                                     "event %lld: replay derived a %s decision that the history "
-                                     "does not record (the history ends)",
-                                     (long long)ex->last_id + 1, swf_event_type_name(d->type));
-    json_object *detail = json_object_new_object();
-    swf_json_add(detail, "eventId", json_object_new_int64(ex->last_id + 1));
-    swf_json_add(detail, "state", jstr(decision_state(d->attrs)));
-    swf_json_add(detail, "path", jstr(decision_path(d->attrs)));
-    swf_json_add(detail, "recorded", NULL);
-    json_object *der = json_object_new_object();
-    swf_json_add(der, "eventType", json_object_new_string(swf_event_type_name(d->type)));
-    swf_json_add(der, "attributes", swf_json_ref(d->attrs));
-    swf_json_add(detail, "derived", der);
-    swf_error_set_cause(err, swf_json_str(detail));
-    json_object_put(detail);
-    return err;
+    return unrecorded(&ex->expected.items[ex->expected_next], ex->last_id + 1,
+                      " (the history ends)");
 }
 
 /* ------------------------------------------------------------- accessors */
