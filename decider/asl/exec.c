@@ -45,6 +45,7 @@
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/time.h"
+#include "protocol/token.h"
 
 #define ERR_RUNTIME "States.Runtime"
 #define ERR_ALL "States.ALL"
@@ -185,6 +186,7 @@ struct swf_asl_exec {
     swf_asl_trace_fn trace_fn;
     void *trace_ctx;
     bool trusted; /* the definition was validated by the caller */
+    char *token_secret;
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -965,13 +967,17 @@ static step_t enter_task(swf_asl_exec_t *ex, frame_t *f, const swf_asl_env_t *en
     const char *resource = swf_json_get_string(f->state, "Resource");
     bool token = resource && strstr(resource, ".waitForTaskToken") != NULL;
     int64_t seq = (int64_t)ex->nwaiters + 1; /* the id the activity will get */
-    char activity_id[32], token_buf[512];
+    char activity_id[32];
     snprintf(activity_id, sizeof(activity_id), "%lld", (long long)seq);
-    snprintf(token_buf, sizeof(token_buf), "%s/%s", ex->execution_id ? ex->execution_id : "",
-             activity_id);
+    /* The callback pattern hands $$.Task.Token to someone else; it is the
+     * same signed token a worker gets (protocol/KAFKA.md). */
+    char *token_buf = token ? swf_token_make(ex->token_secret ? ex->token_secret
+                                                              : SWF_TOKEN_DEV_SECRET,
+                                             ex->execution_id, activity_id)
+                            : NULL;
     swf_asl_env_t env;
     json_object *ctx;
-    env_init(ex, f, &env, &ctx, token ? token_buf : NULL);
+    env_init(ex, f, &env, &ctx, token_buf);
     (void)env_in;
     json_object *eff = NULL, *params = NULL;
     int64_t timeout = 0, heartbeat = 0;
@@ -986,6 +992,7 @@ static step_t enter_task(swf_asl_exec_t *ex, frame_t *f, const swf_asl_env_t *en
     json_object_put(eff);
     if (err != NULL) {
         json_object_put(params);
+        free(token_buf);
         return state_fail_with(ex, f, err);
     }
     json_object_put(f->effective);
@@ -1012,6 +1019,7 @@ static step_t enter_task(swf_asl_exec_t *ex, frame_t *f, const swf_asl_env_t *en
     swf_json_add(c, "resource", jstr(resource));
     if (token)
         swf_json_add(c, "token", json_object_new_string(token_buf));
+    free(token_buf);
     swf_json_add(a, "control", c);
     if (timeout > 0)
         swf_json_add(a, "startToCloseTimeout", json_object_new_int64(timeout));
@@ -2098,6 +2106,7 @@ void swf_asl_exec_free(swf_asl_exec_t *ex)
     free(ex->workflow_id);
     free(ex->machine_name);
     free(ex->broken_reason);
+    free(ex->token_secret);
     free(ex->error);
     free(ex->cause);
     free(ex);
@@ -2106,6 +2115,12 @@ void swf_asl_exec_free(swf_asl_exec_t *ex)
 void swf_asl_exec_set_trusted(swf_asl_exec_t *ex, bool trusted)
 {
     ex->trusted = trusted;
+}
+
+void swf_asl_exec_set_token_secret(swf_asl_exec_t *ex, const char *secret)
+{
+    free(ex->token_secret);
+    ex->token_secret = xstrdup(secret);
 }
 
 void swf_asl_exec_set_trace(swf_asl_exec_t *ex, swf_asl_trace_fn fn, void *ctx)

@@ -100,6 +100,11 @@ void swf_asl_exec_free(swf_asl_exec_t *exec);
  * invalid fails the execution with States.Runtime at the first decision. */
 void swf_asl_exec_set_trusted(swf_asl_exec_t *exec, bool trusted);
 
+/* The secret that signs task tokens ($$.Task.Token of .waitForTaskToken
+ * Tasks, protocol/token.h); the default is SWF_TOKEN_DEV_SECRET. Replaying a
+ * history needs the secret it was recorded with. Copied. */
+void swf_asl_exec_set_token_secret(swf_asl_exec_t *exec, const char *secret);
+
 /* Calls fn for every state entered/exited/failed/retried/caught, as the
  * machine moves (while applying events or deciding). */
 void swf_asl_exec_set_trace(swf_asl_exec_t *exec, swf_asl_trace_fn fn, void *ctx);
