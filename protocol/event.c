@@ -169,6 +169,35 @@ void swf_event_list_free(swf_event_list_t *list)
     list->cap = 0;
 }
 
+/* Reads one line (with its newline) into *line, growing it up to max bytes.
+ * Returns its length, 0 at the end of the file, -1 when the line is longer
+ * than max (the rest of it is not read into memory). */
+static ssize_t read_line(FILE *f, char **line, size_t *cap, size_t max)
+{
+    size_t n = 0;
+    int c;
+    while ((c = getc_unlocked(f)) != EOF) {
+        if (n + 2 > *cap) {
+            if (*cap >= max + 2)
+                return -1;
+            size_t grown = *cap ? *cap * 2 : 4096;
+            if (grown > max + 2)
+                grown = max + 2;
+            char *p = realloc(*line, grown);
+            if (p == NULL)
+                abort();
+            *line = p;
+            *cap = grown;
+        }
+        (*line)[n++] = (char)c;
+        if (c == '\n')
+            break;
+    }
+    if (n > 0)
+        (*line)[n] = '\0';
+    return (ssize_t)n;
+}
+
 swf_error_t *swf_event_list_read_file(const char *path, swf_event_list_t *out)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
@@ -179,8 +208,14 @@ swf_error_t *swf_event_list_read_file(const char *path, swf_event_list_t *out)
     ssize_t n;
     size_t lineno = 0;
     swf_error_t *err = NULL;
-    while ((n = getline(&line, &cap, f)) > 0) {
+    while ((n = read_line(f, &line, &cap, SWF_LIMIT_JSON_BYTES)) != 0) {
         lineno++;
+        if (n < 0) {
+            err = swf_error_new(SWF_E_LIMIT, NULL, "line longer than %u bytes",
+                                SWF_LIMIT_JSON_BYTES);
+            swf_error_prefix(err, "%s:%zu", path, lineno);
+            break;
+        }
         json_object *obj;
         bool blank = true;
         for (ssize_t i = 0; i < n && blank; i++)

@@ -343,3 +343,26 @@ Test(event_list, a_missing_file_is_an_io_error)
     swf_error_free(err);
     swf_event_list_free(&list);
 }
+
+Test(event_read_file, line_longer_than_the_limit_is_refused_without_reading_it_all)
+{
+    char path[] = "/tmp/swf-long-line-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    static char chunk[1 << 20];
+    memset(chunk, ' ', sizeof(chunk));
+    for (unsigned i = 0; i <= SWF_LIMIT_JSON_BYTES / sizeof(chunk); i++)
+        fwrite(chunk, 1, sizeof(chunk), f);
+    fputs("{}\n", f);
+    fclose(f);
+    swf_event_list_t list = {0};
+    swf_error_t *err = swf_event_list_read_file(path, &list);
+    unlink(path);
+    cr_assert_not_null(err);
+    cr_assert_eq(swf_error_code(err), SWF_E_LIMIT);
+    cr_assert(strstr(swf_error_message(err), ":1: line longer than") != NULL, "%s",
+              swf_error_message(err));
+    swf_error_free(err);
+    swf_event_list_free(&list);
+}
