@@ -187,8 +187,17 @@ bool swf_json_equal(json_object *a, json_object *b)
     if (a == b)
         return true;
     if (swf_json_is_number(a) && swf_json_is_number(b)) {
-        if (json_object_is_type(a, json_type_int) && json_object_is_type(b, json_type_int))
+        bool ia = json_object_is_type(a, json_type_int), ib = json_object_is_type(b, json_type_int);
+        if (ia && ib)
             return json_object_get_int64(a) == json_object_get_int64(b);
+        if (ia || ib) {
+            /* Exactly, not through a double: 2^53 + 1 is not 2^53.0. */
+            int64_t i = json_object_get_int64(ia ? a : b);
+            double d = json_object_get_double(ia ? b : a);
+            if (d != floor(d) || d < -9223372036854775808.0 || d >= 9223372036854775808.0)
+                return false;
+            return (int64_t)d == i;
+        }
         return json_object_get_double(a) == json_object_get_double(b);
     }
     json_type t = json_object_get_type(a);

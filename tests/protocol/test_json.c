@@ -379,3 +379,17 @@ Test(json_read_file, refuses_a_file_over_the_limit)
     free(path);
     free(text);
 }
+
+Test(json_equal, integer_and_double_compare_exactly)
+{
+    json_object *i = json_object_new_int64(9007199254740993LL);
+    json_object *d = json_object_new_double(9007199254740992.0);
+    json_object *one = json_object_new_int64(1), *onef = json_object_new_double(1.0);
+    cr_assert_not(swf_json_equal(i, d));
+    cr_assert(swf_json_equal(one, onef));
+    cr_assert(swf_json_equal(onef, one));
+    json_object_put(i);
+    json_object_put(d);
+    json_object_put(one);
+    json_object_put(onef);
+}
