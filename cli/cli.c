@@ -32,6 +32,15 @@ static const command_t commands[] = {
     {"export", swf_cli_export, "export ID [FILE]            write a history as JSON lines"},
     {"import", swf_cli_import, "import FILE                 load a history written by export"},
     {"admin", swf_cli_admin, "admin rebuild-projections   recompute projections from the events"},
+    {"replay", swf_cli_replay,
+     "replay (ID | --file HISTORY) [--until EVENT_ID] [--step] [--definition NEW.json] [--json]\n"
+     "                               re-derive every decision, report the first divergence"},
+    {"timeline", swf_cli_timeline,
+     "timeline (ID | --file HISTORY) [--json]\n"
+     "                               the execution as ASL states entered and exited"},
+    {"graph", swf_cli_graph,
+     "graph (DEFINITION | ID) [--history HISTORY] [--svg]\n"
+     "                               Graphviz DOT of a state machine, coloured by an execution"},
 };
 
 static void usage(FILE *out)

@@ -37,5 +37,9 @@ int swf_cli_history(int argc, char **argv);
 int swf_cli_export(int argc, char **argv);
 int swf_cli_import(int argc, char **argv);
 int swf_cli_admin(int argc, char **argv);
+/* Debugging by replay (cli/replay.c, cli/timeline.c, cli/graph.c). */
+int swf_cli_replay(int argc, char **argv);
+int swf_cli_timeline(int argc, char **argv);
+int swf_cli_graph(int argc, char **argv);
 
 #endif

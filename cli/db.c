@@ -337,6 +337,9 @@ static void event_print(FILE *out, const swf_event_t *ev, bool json)
 
 int swf_cli_history(int argc, char **argv)
 {
+    /* `history ID --states` is the timeline derived by replay (cli/timeline.c). */
+    if (has_flag(argc, argv, "--states"))
+        return swf_cli_timeline(argc, argv);
     const char *id = NULL;
     bool json = false, reverse = false;
     for (int i = 1; i < argc; i++) {
