@@ -1,0 +1,489 @@
+/*
+ * message.c - parse, validate and build the Kafka messages of KAFKA.md.
+ *
+ * One table maps type names to types; one function per message type checks
+ * the fields that type needs. Validation is strict about what the contract
+ * says (field present, of the right JSON type, within its bound, "v" equal
+ * to 1, a token that verifies) and lenient about what it does not (unknown
+ * fields are ignored), so a newer sender can add fields without breaking an
+ * older reader. Errors are the dead-letter reasons: short, lowercase, naming
+ * the field, because the person reading the dead-letter topic has only them.
+ *
+ * The builders are the other half of the contract, so that no caller spells
+ * a field name; a parse of a built message gives back what was built (the
+ * tests check the round trip of every type).
+ */
+#include "protocol/message.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/json.h"
+#include "protocol/limits.h"
+#include "protocol/token.h"
+
+static const struct {
+    swf_msg_type_t type;
+    const char *name;
+} msg_names[] = {
+    {SWF_MSG_DECIDE, "decide"},
+    {SWF_MSG_ACTIVITY_COMPLETED, "activity.completed"},
+    {SWF_MSG_ACTIVITY_FAILED, "activity.failed"},
+    {SWF_MSG_ACTIVITY_HEARTBEAT, "activity.heartbeat"},
+    {SWF_MSG_ACTIVITY_TIMED_OUT, "activity.timedOut"},
+    {SWF_MSG_TIMER_FIRED, "timer.fired"},
+    {SWF_MSG_EXECUTION_TIMED_OUT, "execution.timedOut"},
+    {SWF_MSG_SIGNAL, "signal"},
+    {SWF_MSG_CANCEL, "cancel"},
+    {SWF_MSG_TERMINATE, "terminate"},
+    {SWF_MSG_ACTIVITY_TASK, "activity.task"},
+};
+
+#define NNAMES (sizeof(msg_names) / sizeof(msg_names[0]))
+
+const char *swf_msg_type_name(swf_msg_type_t type)
+{
+    for (size_t i = 0; i < NNAMES; i++) {
+        if (msg_names[i].type == type)
+            return msg_names[i].name;
+    }
+    return NULL;
+}
+
+swf_msg_type_t swf_msg_type_parse(const char *name)
+{
+    for (size_t i = 0; name != NULL && i < NNAMES; i++) {
+        if (strcmp(msg_names[i].name, name) == 0)
+            return msg_names[i].type;
+    }
+    return SWF_MSG_NONE;
+}
+
+static char *dup_str(const char *s)
+{
+    char *d = strdup(s);
+    if (d == NULL)
+        abort();
+    return d;
+}
+
+/* A required (or optional, with required false) string member, at most max
+ * bytes, not empty when required. */
+static swf_error_t *get_str(json_object *obj, const char *key, bool required, size_t max,
+                            char **out)
+{
+    json_object *v;
+    if (!swf_json_get(obj, key, &v)) {
+        if (required)
+            return swf_error_new(SWF_E_INPUT, NULL, "missing \"%s\"", key);
+        return NULL;
+    }
+    if (!json_object_is_type(v, json_type_string))
+        return swf_error_new(SWF_E_INPUT, NULL, "\"%s\" must be a string, not %s", key,
+                             swf_json_type_name(v));
+    size_t len = (size_t)json_object_get_string_len(v);
+    if (len > max)
+        return swf_error_new(SWF_E_LIMIT, NULL, "\"%s\" is longer than %zu bytes", key, max);
+    if (required && len == 0)
+        return swf_error_new(SWF_E_INPUT, NULL, "\"%s\" must not be empty", key);
+    *out = dup_str(json_object_get_string(v));
+    return NULL;
+}
+
+/* A required integer member, at least min. */
+static swf_error_t *get_int(json_object *obj, const char *key, int64_t min, int64_t *out)
+{
+    json_object *v;
+    if (!swf_json_get(obj, key, &v))
+        return swf_error_new(SWF_E_INPUT, NULL, "missing \"%s\"", key);
+    if (!json_object_is_type(v, json_type_int))
+        return swf_error_new(SWF_E_INPUT, NULL, "\"%s\" must be an integer, not %s", key,
+                             swf_json_type_name(v));
+    int64_t n = json_object_get_int64(v);
+    if (n < min)
+        return swf_error_new(SWF_E_INPUT, NULL, "\"%s\" must be at least %lld", key,
+                             (long long)min);
+    *out = n;
+    return NULL;
+}
+
+/* An optional positive number of seconds; 0 when absent. */
+static swf_error_t *get_seconds(json_object *obj, const char *key, double *out)
+{
+    json_object *v;
+    *out = 0;
+    if (!swf_json_get(obj, key, &v))
+        return NULL;
+    if (!swf_json_is_number(v) || !isfinite(json_object_get_double(v)) ||
+        json_object_get_double(v) <= 0)
+        return swf_error_new(SWF_E_INPUT, NULL, "\"%s\" must be a positive number of seconds",
+                             key);
+    *out = json_object_get_double(v);
+    return NULL;
+}
+
+/* The token of an answer: verified, and the ids it names. */
+static swf_error_t *get_token(json_object *obj, const char *secret, swf_msg_t *m)
+{
+    swf_error_t *err = get_str(obj, "taskToken", true, SWF_TOKEN_MAX_BYTES, &m->task_token);
+    if (err == NULL)
+        err = swf_token_verify(secret, m->task_token, &m->execution_id, &m->activity_id);
+    return err;
+}
+
+static swf_error_t *parse_activity_task(json_object *obj, const char *secret, swf_msg_t *m)
+{
+    json_object *at, *v;
+    swf_error_t *err = get_str(obj, "taskToken", true, SWF_TOKEN_MAX_BYTES, &m->task_token);
+    if (err == NULL)
+        err = get_str(obj, "executionId", true, SWF_MSG_NAME_BYTES, &m->execution_id);
+    if (err == NULL)
+        err = get_str(obj, "activityId", true, SWF_MSG_NAME_BYTES, &m->activity_id);
+    if (err == NULL && (!swf_json_get(obj, "activityType", &at) ||
+                        !json_object_is_type(at, json_type_object)))
+        err = swf_error_new(SWF_E_INPUT, NULL, "\"activityType\" must be an object");
+    if (err == NULL)
+        err = get_str(at, "name", true, SWF_MSG_NAME_BYTES, &m->activity_type);
+    if (err == NULL)
+        err = get_str(at, "version", false, SWF_MSG_NAME_BYTES, &m->activity_version);
+    if (err == NULL)
+        err = get_str(obj, "state", false, SWF_LIMIT_NAME_BYTES, &m->state);
+    if (err == NULL) {
+        if (swf_json_get(obj, "input", &v))
+            m->input = swf_json_ref(v);
+        else
+            err = swf_error_new(SWF_E_INPUT, NULL, "missing \"input\"");
+    }
+    if (err == NULL)
+        err = get_int(obj, "attempt", 0, &m->attempt);
+    if (err == NULL)
+        err = get_int(obj, "scheduledEventId", 1, &m->scheduled_event_id);
+    if (err == NULL)
+        err = get_seconds(obj, "startToCloseTimeout", &m->start_to_close_timeout);
+    if (err == NULL)
+        err = get_seconds(obj, "heartbeatTimeout", &m->heartbeat_timeout);
+    /* A worker may not know the secret: it only passes the token back. */
+    if (err == NULL && secret != NULL) {
+        char *e = NULL, *a = NULL;
+        err = swf_token_verify(secret, m->task_token, &e, &a);
+        if (err == NULL && (strcmp(e, m->execution_id) != 0 || strcmp(a, m->activity_id) != 0))
+            err = swf_error_new(SWF_E_INPUT, NULL, "the task token names another activity");
+        free(e);
+        free(a);
+    }
+    return err;
+}
+
+swf_error_t *swf_msg_from_json(json_object *obj, const char *secret, swf_msg_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    swf_msg_t m = {0};
+    json_object *v;
+    swf_error_t *err = NULL;
+    if (!json_object_is_type(obj, json_type_object))
+        return swf_error_new(SWF_E_INPUT, NULL, "a message must be a JSON object, not %s",
+                             swf_json_type_name(obj));
+    if (!swf_json_get(obj, "v", &v))
+        return swf_error_new(SWF_E_INPUT, NULL, "missing \"v\" (the protocol version, 1)");
+    if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) != SWF_MSG_VERSION)
+        return swf_error_new(SWF_E_INPUT, NULL, "unsupported protocol version \"v\": %s",
+                             swf_json_str(v));
+    const char *type = swf_json_get_string(obj, "type");
+    if (type == NULL)
+        return swf_error_new(SWF_E_INPUT, NULL, "missing \"type\"");
+    m.type = swf_msg_type_parse(type);
+    switch (m.type) {
+    case SWF_MSG_NONE:
+        return swf_error_new(SWF_E_INPUT, NULL, "unknown message type \"%.64s\"", type);
+    case SWF_MSG_DECIDE:
+    case SWF_MSG_EXECUTION_TIMED_OUT:
+        err = get_str(obj, "executionId", true, SWF_MSG_NAME_BYTES, &m.execution_id);
+        break;
+    case SWF_MSG_ACTIVITY_COMPLETED:
+        err = get_token(obj, secret, &m);
+        if (err == NULL && !swf_json_get(obj, "result", &v))
+            err = swf_error_new(SWF_E_INPUT, NULL, "missing \"result\"");
+        if (err == NULL)
+            m.result = swf_json_ref(v);
+        if (err == NULL)
+            err = get_str(obj, "identity", false, SWF_MSG_NAME_BYTES, &m.identity);
+        break;
+    case SWF_MSG_ACTIVITY_FAILED:
+        err = get_token(obj, secret, &m);
+        if (err == NULL)
+            err = get_str(obj, "error", true, SWF_MSG_NAME_BYTES, &m.error);
+        if (err == NULL)
+            err = get_str(obj, "cause", false, SWF_MSG_CAUSE_BYTES, &m.cause);
+        if (err == NULL)
+            err = get_str(obj, "identity", false, SWF_MSG_NAME_BYTES, &m.identity);
+        break;
+    case SWF_MSG_ACTIVITY_HEARTBEAT:
+        err = get_token(obj, secret, &m);
+        if (err == NULL && swf_json_get(obj, "details", &v)) {
+            m.details = swf_json_ref(v);
+            m.has_details = true;
+        }
+        break;
+    case SWF_MSG_ACTIVITY_TIMED_OUT:
+        err = get_str(obj, "executionId", true, SWF_MSG_NAME_BYTES, &m.execution_id);
+        if (err == NULL)
+            err = get_int(obj, "scheduledEventId", 1, &m.scheduled_event_id);
+        if (err == NULL)
+            err = get_str(obj, "timeoutType", true, SWF_MSG_NAME_BYTES, &m.timeout_type);
+        if (err == NULL && strcmp(m.timeout_type, "START_TO_CLOSE") != 0 &&
+            strcmp(m.timeout_type, "HEARTBEAT") != 0)
+            err = swf_error_new(SWF_E_INPUT, NULL,
+                                "\"timeoutType\" must be START_TO_CLOSE or HEARTBEAT");
+        break;
+    case SWF_MSG_TIMER_FIRED:
+        err = get_str(obj, "executionId", true, SWF_MSG_NAME_BYTES, &m.execution_id);
+        if (err == NULL)
+            err = get_str(obj, "timerId", true, SWF_MSG_NAME_BYTES, &m.timer_id);
+        if (err == NULL)
+            err = get_int(obj, "startedEventId", 1, &m.started_event_id);
+        break;
+    case SWF_MSG_SIGNAL:
+        err = get_str(obj, "executionId", true, SWF_MSG_NAME_BYTES, &m.execution_id);
+        if (err == NULL)
+            err = get_str(obj, "signalName", true, SWF_MSG_NAME_BYTES, &m.signal_name);
+        if (err == NULL && swf_json_get(obj, "input", &v))
+            m.input = swf_json_ref(v);
+        break;
+    case SWF_MSG_CANCEL:
+        err = get_str(obj, "executionId", true, SWF_MSG_NAME_BYTES, &m.execution_id);
+        if (err == NULL)
+            err = get_str(obj, "cause", false, SWF_MSG_CAUSE_BYTES, &m.cause);
+        break;
+    case SWF_MSG_TERMINATE:
+        err = get_str(obj, "executionId", true, SWF_MSG_NAME_BYTES, &m.execution_id);
+        if (err == NULL)
+            err = get_str(obj, "reason", false, SWF_MSG_CAUSE_BYTES, &m.reason);
+        if (err == NULL && swf_json_get(obj, "details", &v)) {
+            m.details = swf_json_ref(v);
+            m.has_details = true;
+        }
+        break;
+    case SWF_MSG_ACTIVITY_TASK:
+        err = parse_activity_task(obj, secret, &m);
+        break;
+    }
+    if (err != NULL) {
+        swf_error_prefix(err, "%s", type);
+        swf_msg_clear(&m);
+        return err;
+    }
+    *out = m;
+    return NULL;
+}
+
+swf_error_t *swf_msg_parse(const char *buf, size_t len, const char *secret, swf_msg_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (buf == NULL || len == 0)
+        return swf_error_new(SWF_E_INPUT, NULL, "empty message");
+    if (len > SWF_MSG_MAX_BYTES)
+        return swf_error_new(SWF_E_LIMIT, NULL, "a message is at most %u bytes, this one has %zu",
+                             SWF_MSG_MAX_BYTES, len);
+    json_object *obj = NULL;
+    swf_error_t *err = swf_json_parse(buf, len, SWF_MSG_MAX_BYTES, &obj);
+    if (err != NULL) {
+        swf_error_prefix(err, "not JSON");
+        return err;
+    }
+    err = swf_msg_from_json(obj, secret, out);
+    json_object_put(obj);
+    return err;
+}
+
+void swf_msg_clear(swf_msg_t *m)
+{
+    free(m->execution_id);
+    free(m->activity_id);
+    free(m->task_token);
+    free(m->identity);
+    json_object_put(m->result);
+    free(m->error);
+    free(m->cause);
+    json_object_put(m->details);
+    free(m->timeout_type);
+    free(m->timer_id);
+    free(m->signal_name);
+    json_object_put(m->input);
+    free(m->reason);
+    free(m->activity_type);
+    free(m->activity_version);
+    free(m->state);
+    memset(m, 0, sizeof(*m));
+}
+
+/* ---- builders ------------------------------------------------------------ */
+
+static json_object *msg_new(swf_msg_type_t type)
+{
+    json_object *o = json_object_new_object();
+    swf_json_add(o, "v", json_object_new_int(SWF_MSG_VERSION));
+    swf_json_add(o, "type", json_object_new_string(swf_msg_type_name(type)));
+    return o;
+}
+
+static json_object *msg_for(swf_msg_type_t type, const char *execution_id)
+{
+    json_object *o = msg_new(type);
+    swf_json_add(o, "executionId", json_object_new_string(execution_id));
+    return o;
+}
+
+json_object *swf_msg_decide_new(const char *execution_id)
+{
+    return msg_for(SWF_MSG_DECIDE, execution_id);
+}
+
+json_object *swf_msg_activity_completed_new(const char *task_token, json_object *result,
+                                            const char *identity)
+{
+    json_object *o = msg_new(SWF_MSG_ACTIVITY_COMPLETED);
+    swf_json_add(o, "taskToken", json_object_new_string(task_token));
+    swf_json_add(o, "result", swf_json_ref(result));
+    if (identity != NULL)
+        swf_json_add(o, "identity", json_object_new_string(identity));
+    return o;
+}
+
+json_object *swf_msg_activity_failed_new(const char *task_token, const char *error,
+                                         const char *cause, const char *identity)
+{
+    json_object *o = msg_new(SWF_MSG_ACTIVITY_FAILED);
+    swf_json_add(o, "taskToken", json_object_new_string(task_token));
+    swf_json_add(o, "error", json_object_new_string(error));
+    swf_json_add(o, "cause", json_object_new_string(cause ? cause : ""));
+    if (identity != NULL)
+        swf_json_add(o, "identity", json_object_new_string(identity));
+    return o;
+}
+
+json_object *swf_msg_activity_heartbeat_new(const char *task_token, json_object *details,
+                                            bool has_details)
+{
+    json_object *o = msg_new(SWF_MSG_ACTIVITY_HEARTBEAT);
+    swf_json_add(o, "taskToken", json_object_new_string(task_token));
+    if (has_details)
+        swf_json_add(o, "details", swf_json_ref(details));
+    return o;
+}
+
+json_object *swf_msg_activity_timed_out_new(const char *execution_id, int64_t scheduled_event_id,
+                                            const char *timeout_type)
+{
+    json_object *o = msg_for(SWF_MSG_ACTIVITY_TIMED_OUT, execution_id);
+    swf_json_add(o, "scheduledEventId", json_object_new_int64(scheduled_event_id));
+    swf_json_add(o, "timeoutType", json_object_new_string(timeout_type));
+    return o;
+}
+
+json_object *swf_msg_timer_fired_new(const char *execution_id, const char *timer_id,
+                                     int64_t started_event_id)
+{
+    json_object *o = msg_for(SWF_MSG_TIMER_FIRED, execution_id);
+    swf_json_add(o, "timerId", json_object_new_string(timer_id));
+    swf_json_add(o, "startedEventId", json_object_new_int64(started_event_id));
+    return o;
+}
+
+json_object *swf_msg_execution_timed_out_new(const char *execution_id)
+{
+    return msg_for(SWF_MSG_EXECUTION_TIMED_OUT, execution_id);
+}
+
+json_object *swf_msg_signal_new(const char *execution_id, const char *signal_name,
+                                json_object *input)
+{
+    json_object *o = msg_for(SWF_MSG_SIGNAL, execution_id);
+    swf_json_add(o, "signalName", json_object_new_string(signal_name));
+    swf_json_add(o, "input", swf_json_ref(input));
+    return o;
+}
+
+json_object *swf_msg_cancel_new(const char *execution_id, const char *cause)
+{
+    json_object *o = msg_for(SWF_MSG_CANCEL, execution_id);
+    if (cause != NULL)
+        swf_json_add(o, "cause", json_object_new_string(cause));
+    return o;
+}
+
+json_object *swf_msg_terminate_new(const char *execution_id, const char *reason,
+                                   json_object *details, bool has_details)
+{
+    json_object *o = msg_for(SWF_MSG_TERMINATE, execution_id);
+    if (reason != NULL)
+        swf_json_add(o, "reason", json_object_new_string(reason));
+    if (has_details)
+        swf_json_add(o, "details", swf_json_ref(details));
+    return o;
+}
+
+swf_error_t *swf_msg_activity_task_new(const char *secret, const char *execution_id,
+                                       int64_t scheduled_event_id, json_object *a,
+                                       json_object **out)
+{
+    *out = NULL;
+    json_object *at, *control, *v;
+    if (execution_id == NULL)
+        execution_id = swf_json_get_string(a, "executionId");
+    if (scheduled_event_id <= 0 && swf_json_get(a, "scheduledEventId", &v) &&
+        json_object_is_type(v, json_type_int))
+        scheduled_event_id = json_object_get_int64(v);
+    const char *aid = swf_json_get_string(a, "activityId");
+    if (execution_id == NULL || aid == NULL || scheduled_event_id <= 0 ||
+        !swf_json_get(a, "activityType", &at) || swf_json_get_string(at, "name") == NULL)
+        return swf_error_new(SWF_E_INPUT, NULL,
+                             "an activity task needs executionId, activityId, activityType and "
+                             "scheduledEventId");
+    json_object *o = msg_new(SWF_MSG_ACTIVITY_TASK);
+    char *token = swf_token_make(secret, execution_id, aid);
+    swf_json_add(o, "taskToken", json_object_new_string(token));
+    free(token);
+    swf_json_add(o, "executionId", json_object_new_string(execution_id));
+    swf_json_add(o, "activityId", json_object_new_string(aid));
+    swf_json_add(o, "activityType", swf_json_ref(at));
+    swf_json_get(a, "control", &control);
+    const char *state = swf_json_get_string(control, "state");
+    if (state != NULL)
+        swf_json_add(o, "state", json_object_new_string(state));
+    swf_json_add(o, "input", swf_json_get(a, "input", &v) ? swf_json_ref(v) : NULL);
+    int64_t attempt = 0;
+    if (swf_json_get(control, "attempt", &v) && json_object_is_type(v, json_type_int))
+        attempt = json_object_get_int64(v);
+    swf_json_add(o, "attempt", json_object_new_int64(attempt));
+    swf_json_add(o, "scheduledEventId", json_object_new_int64(scheduled_event_id));
+    if (swf_json_get(a, "startToCloseTimeout", &v) && swf_json_is_number(v))
+        swf_json_add(o, "startToCloseTimeout", swf_json_ref(v));
+    if (swf_json_get(a, "heartbeatTimeout", &v) && swf_json_is_number(v))
+        swf_json_add(o, "heartbeatTimeout", swf_json_ref(v));
+    *out = o;
+    return NULL;
+}
+
+json_object *swf_msg_dead_letter_new(const char *reason, const char *topic, int32_t partition,
+                                     int64_t offset, const char *payload, size_t len)
+{
+    json_object *o = json_object_new_object();
+    swf_json_add(o, "v", json_object_new_int(SWF_MSG_VERSION));
+    swf_json_add(o, "type", json_object_new_string("dead-letter"));
+    swf_json_add(o, "reason", json_object_new_string(reason));
+    if (topic != NULL)
+        swf_json_add(o, "topic", json_object_new_string(topic));
+    swf_json_add(o, "partition", json_object_new_int(partition));
+    swf_json_add(o, "offset", json_object_new_int64(offset));
+    size_t keep = len > SWF_MSG_MAX_BYTES / 2 ? SWF_MSG_MAX_BYTES / 2 : len;
+    swf_json_add(o, "message", json_object_new_string_len(payload ? payload : "", (int)(payload ? keep : 0)));
+    if (keep < len)
+        swf_json_add(o, "truncated", json_object_new_boolean(1));
+    return o;
+}
+
+const char *swf_msg_str(json_object *msg)
+{
+    return swf_json_str(msg);
+}

@@ -1,0 +1,196 @@
+/*
+ * test_message.c - the Kafka message codec (protocol/message.c): every
+ * builder's message parses back to what was built, and every broken message
+ * is refused with a reason that names the problem.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/json.h"
+#include "protocol/message.h"
+#include "protocol/token.h"
+
+#define SECRET "test-secret"
+
+static swf_error_t *parse_obj(json_object *o, swf_msg_t *m)
+{
+    const char *s = swf_msg_str(o);
+    swf_error_t *err = swf_msg_parse(s, strlen(s), SECRET, m);
+    json_object_put(o);
+    return err;
+}
+
+static char *refusal(const char *text)
+{
+    swf_msg_t m;
+    swf_error_t *err = swf_msg_parse(text, strlen(text), SECRET, &m);
+    cr_assert_not_null(err, "accepted: %s", text);
+    cr_assert_eq(m.type, SWF_MSG_NONE);
+    char *msg = strdup(swf_error_message(err));
+    swf_error_free(err);
+    return msg;
+}
+
+Test(message, completed_round_trip_takes_ids_from_token)
+{
+    char *tok = swf_token_make(SECRET, "ex-1", "7");
+    json_object *result = json_object_new_object();
+    swf_json_add(result, "ok", json_object_new_int(3));
+    swf_msg_t m;
+    cr_assert_null(parse_obj(swf_msg_activity_completed_new(tok, result, "w1"), &m));
+    cr_assert_eq(m.type, SWF_MSG_ACTIVITY_COMPLETED);
+    cr_assert_str_eq(m.execution_id, "ex-1");
+    cr_assert_str_eq(m.activity_id, "7");
+    cr_assert_str_eq(m.identity, "w1");
+    cr_assert(swf_json_equal(m.result, result));
+    swf_msg_clear(&m);
+    json_object_put(result);
+    free(tok);
+}
+
+Test(message, failed_and_heartbeat_round_trip)
+{
+    char *tok = swf_token_make(SECRET, "ex-2", "1");
+    swf_msg_t m;
+    cr_assert_null(parse_obj(swf_msg_activity_failed_new(tok, "Boom", "it broke", NULL), &m));
+    cr_assert_eq(m.type, SWF_MSG_ACTIVITY_FAILED);
+    cr_assert_str_eq(m.error, "Boom");
+    cr_assert_str_eq(m.cause, "it broke");
+    cr_assert_null(m.identity);
+    swf_msg_clear(&m);
+    cr_assert_null(parse_obj(swf_msg_activity_heartbeat_new(tok, NULL, true), &m));
+    cr_assert_eq(m.type, SWF_MSG_ACTIVITY_HEARTBEAT);
+    cr_assert(m.has_details);
+    cr_assert_str_eq(m.execution_id, "ex-2");
+    swf_msg_clear(&m);
+    free(tok);
+}
+
+Test(message, execution_messages_round_trip)
+{
+    swf_msg_t m;
+    cr_assert_null(parse_obj(swf_msg_decide_new("e"), &m));
+    cr_assert_eq(m.type, SWF_MSG_DECIDE);
+    cr_assert_str_eq(m.execution_id, "e");
+    swf_msg_clear(&m);
+    cr_assert_null(parse_obj(swf_msg_timer_fired_new("e", "t3", 9), &m));
+    cr_assert_eq(m.type, SWF_MSG_TIMER_FIRED);
+    cr_assert_str_eq(m.timer_id, "t3");
+    cr_assert_eq(m.started_event_id, 9);
+    swf_msg_clear(&m);
+    cr_assert_null(parse_obj(swf_msg_activity_timed_out_new("e", 4, "HEARTBEAT"), &m));
+    cr_assert_eq(m.scheduled_event_id, 4);
+    cr_assert_str_eq(m.timeout_type, "HEARTBEAT");
+    swf_msg_clear(&m);
+    cr_assert_null(parse_obj(swf_msg_execution_timed_out_new("e"), &m));
+    cr_assert_eq(m.type, SWF_MSG_EXECUTION_TIMED_OUT);
+    swf_msg_clear(&m);
+    json_object *in = json_object_new_string("hi");
+    cr_assert_null(parse_obj(swf_msg_signal_new("e", "Go", in), &m));
+    cr_assert_str_eq(m.signal_name, "Go");
+    cr_assert_str_eq(json_object_get_string(m.input), "hi");
+    swf_msg_clear(&m);
+    json_object_put(in);
+    cr_assert_null(parse_obj(swf_msg_cancel_new("e", "user"), &m));
+    cr_assert_str_eq(m.cause, "user");
+    swf_msg_clear(&m);
+    cr_assert_null(parse_obj(swf_msg_terminate_new("e", "stop", NULL, false), &m));
+    cr_assert_str_eq(m.reason, "stop");
+    cr_assert(!m.has_details);
+    swf_msg_clear(&m);
+}
+
+Test(message, activity_task_from_scheduled_event)
+{
+    const char *attrs = "{\"activityId\":\"5\",\"activityType\":{\"name\":\"pay\",\"version\":\"1\"},"
+                        "\"taskList\":{\"name\":\"pay\"},\"input\":{\"n\":1},"
+                        "\"control\":{\"state\":\"Charge\",\"attempt\":2},"
+                        "\"startToCloseTimeout\":30,\"executionId\":\"ex\",\"scheduledEventId\":12}";
+    json_object *a = json_tokener_parse(attrs), *task;
+    cr_assert_null(swf_msg_activity_task_new(SECRET, NULL, 0, a, &task));
+    swf_msg_t m;
+    cr_assert_null(parse_obj(task, &m));
+    cr_assert_eq(m.type, SWF_MSG_ACTIVITY_TASK);
+    cr_assert_str_eq(m.execution_id, "ex");
+    cr_assert_str_eq(m.activity_id, "5");
+    cr_assert_str_eq(m.activity_type, "pay");
+    cr_assert_str_eq(m.state, "Charge");
+    cr_assert_eq(m.attempt, 2);
+    cr_assert_eq(m.scheduled_event_id, 12);
+    cr_assert_float_eq(m.start_to_close_timeout, 30.0, 1e-9);
+    cr_assert_float_eq(m.heartbeat_timeout, 0.0, 1e-9);
+    /* The token it carries answers for that very activity. */
+    char *e, *act;
+    cr_assert_null(swf_token_verify(SECRET, m.task_token, &e, &act));
+    cr_assert_str_eq(e, "ex");
+    cr_assert_str_eq(act, "5");
+    free(e);
+    free(act);
+    swf_msg_clear(&m);
+    json_object_put(a);
+}
+
+Test(message, forged_token_is_refused)
+{
+    char *tok = swf_token_make("another-secret", "ex-1", "7");
+    swf_msg_t m;
+    swf_error_t *err = parse_obj(swf_msg_activity_completed_new(tok, NULL, NULL), &m);
+    cr_assert_not_null(err);
+    cr_assert(strstr(swf_error_message(err), "forged or altered task token") != NULL, "%s",
+              swf_error_message(err));
+    swf_error_free(err);
+    free(tok);
+}
+
+Test(message, broken_messages_name_the_problem)
+{
+    struct {
+        const char *text, *reason;
+    } cases[] = {
+        {"not json", "not JSON"},
+        {"[1]", "must be a JSON object"},
+        {"{\"type\":\"decide\",\"executionId\":\"e\"}", "missing \"v\""},
+        {"{\"v\":2,\"type\":\"decide\",\"executionId\":\"e\"}", "version"},
+        {"{\"v\":1}", "missing \"type\""},
+        {"{\"v\":1,\"type\":\"dance\"}", "unknown message type \"dance\""},
+        {"{\"v\":1,\"type\":\"decide\"}", "decide: missing \"executionId\""},
+        {"{\"v\":1,\"type\":\"decide\",\"executionId\":5}", "must be a string, not number"},
+        {"{\"v\":1,\"type\":\"timer.fired\",\"executionId\":\"e\",\"timerId\":\"t\","
+         "\"startedEventId\":\"3\"}",
+         "\"startedEventId\" must be an integer"},
+        {"{\"v\":1,\"type\":\"activity.timedOut\",\"executionId\":\"e\",\"scheduledEventId\":3,"
+         "\"timeoutType\":\"SOON\"}",
+         "START_TO_CLOSE or HEARTBEAT"},
+        {"{\"v\":1,\"type\":\"activity.completed\",\"taskToken\":\"abc\",\"result\":1}",
+         "malformed task token"},
+        {"{\"v\":1,\"type\":\"signal\",\"executionId\":\"e\"}", "missing \"signalName\""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *why = refusal(cases[i].text);
+        cr_expect(strstr(why, cases[i].reason) != NULL, "%s: got \"%s\", want \"%s\"",
+                  cases[i].text, why, cases[i].reason);
+        free(why);
+    }
+}
+
+Test(message, oversized_message_is_a_limit)
+{
+    size_t n = SWF_MSG_MAX_BYTES + 1;
+    char *big = malloc(n);
+    memset(big, ' ', n);
+    swf_msg_t m;
+    swf_error_t *err = swf_msg_parse(big, n, SECRET, &m);
+    cr_assert_not_null(err);
+    cr_assert_eq(swf_error_code(err), SWF_E_LIMIT);
+    swf_error_free(err);
+    free(big);
+}
+
+Test(message, dead_letter_keeps_the_original)
+{
+    json_object *d = swf_msg_dead_letter_new("bad", "swf.inbox", 2, 40, "xyz", 3);
+    cr_assert_str_eq(swf_json_get_string(d, "message"), "xyz");
+    cr_assert_str_eq(swf_json_get_string(d, "reason"), "bad");
+    json_object_put(d);
+}
