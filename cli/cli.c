@@ -21,8 +21,8 @@ static const command_t commands[] = {
     {"db", swf_cli_db, "db migrate                  create or upgrade the schema"},
     {"register", swf_cli_register, "register NAME FILE          register a new version of a state machine"},
     {"start", swf_cli_start,
-     "start NAME [--input JSON|@FILE] [--workflow-id ID] [--version N]\n"
-     "                               start an execution, print its id"},
+     "start NAME [--input JSON|@FILE] [--workflow-id ID] [--version N] [--wait]\n"
+     "                               start an execution, print its id (--wait: follow it to its end)"},
     {"describe", swf_cli_describe, "describe ID [--json]        show one execution"},
     {"list", swf_cli_list,
      "list [--status S] [--state-machine NAME] [--limit N] [--json]\n"
@@ -41,6 +41,22 @@ static const command_t commands[] = {
     {"graph", swf_cli_graph,
      "graph (DEFINITION | ID) [--history HISTORY] [--svg]\n"
      "                               Graphviz DOT of a state machine, coloured by an execution"},
+    {"task-success", swf_cli_task_success,
+     "task-success TOKEN JSON|@FILE\n"
+     "                               answer an activity (or a .waitForTaskToken Task) with a result"},
+    {"task-failure", swf_cli_task_failure,
+     "task-failure TOKEN [--error ERROR] [--cause CAUSE]\n"
+     "                               answer an activity with an error"},
+    {"task-heartbeat", swf_cli_task_heartbeat,
+     "task-heartbeat TOKEN [--details JSON|@FILE]\n"
+     "                               record a heartbeat of a running activity"},
+    {"signal", swf_cli_signal,
+     "signal ID NAME [--input JSON|@FILE]\n"
+     "                               send a signal to an open execution"},
+    {"cancel", swf_cli_cancel, "cancel ID [--cause TEXT]    ask an open execution to cancel"},
+    {"terminate", swf_cli_terminate,
+     "terminate ID [--reason R] [--details D]\n"
+     "                               end an open execution now"},
 };
 
 static void usage(FILE *out)

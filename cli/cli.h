@@ -41,5 +41,23 @@ int swf_cli_admin(int argc, char **argv);
 int swf_cli_replay(int argc, char **argv);
 int swf_cli_timeline(int argc, char **argv);
 int swf_cli_graph(int argc, char **argv);
+/* Talking to a running execution through its Kafka inbox (cli/control.c). */
+int swf_cli_task_success(int argc, char **argv);
+int swf_cli_task_failure(int argc, char **argv);
+int swf_cli_task_heartbeat(int argc, char **argv);
+int swf_cli_signal(int argc, char **argv);
+int swf_cli_cancel(int argc, char **argv);
+int swf_cli_terminate(int argc, char **argv);
+
+/* Posts the `decide` message of a newly started execution to the inbox when
+ * SWF_KAFKA_BROKERS is set (says on stderr when it is not). Returns an exit
+ * status; the execution is started either way (cli/control.c). */
+int swf_cli_decide_post(const char *execution_id);
+
+/* Follows an execution by polling its history until it closes, writing one
+ * line per event or state to `out`, then the result. Returns SWF_EXIT_OK when
+ * it succeeded, SWF_EXIT_NO when it closed otherwise, SWF_EXIT_ERROR when the
+ * database failed (cli/follow.c). */
+int swf_cli_follow(const char *execution_id, FILE *out);
 
 #endif

@@ -149,11 +149,14 @@ static swf_error_t *uuid_new(char out[37])
 int swf_cli_start(int argc, char **argv)
 {
     static const char *const use =
-        "start NAME [--input JSON|@FILE] [--workflow-id ID] [--version N]";
+        "start NAME [--input JSON|@FILE] [--workflow-id ID] [--version N] [--wait]";
     const char *name = NULL, *input_arg = NULL, *workflow_id = NULL;
     int version = 0;
+    bool wait = false;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--input") == 0 && i + 1 < argc)
+        if (strcmp(argv[i], "--wait") == 0)
+            wait = true;
+        else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc)
             input_arg = argv[++i];
         else if (strcmp(argv[i], "--workflow-id") == 0 && i + 1 < argc)
             workflow_id = argv[++i];
@@ -200,7 +203,13 @@ int swf_cli_start(int argc, char **argv)
         return fail("start", err);
     }
     printf("%s\n", id);
-    return SWF_EXIT_OK;
+    fflush(stdout);
+    /* A decider picks the execution up from its inbox (cli/control.c); with
+     * --wait, follow it to its end (cli/follow.c). The execution is started
+     * whether or not that notice reached Kafka (a failure is reported on
+     * stderr): a non-zero status would invite a retry that starts it twice. */
+    (void)swf_cli_decide_post(id);
+    return wait ? swf_cli_follow(id, stdout) : SWF_EXIT_OK;
 }
 
 /* ---- describe, list ---------------------------------------------------------- */

@@ -1,0 +1,461 @@
+/*
+ * control.c - the commands that talk to a running execution through its
+ * inbox: task-success, task-failure, task-heartbeat (the answers of an
+ * activity, usually a .waitForTaskToken callback), signal, cancel and
+ * terminate; and the `decide` message that `swf start` posts.
+ *
+ * Each command builds exactly one inbox message of protocol/KAFKA.md, sends
+ * it to the inbox topic ($SWF_INBOX_TOPIC, default swf.inbox) keyed by the
+ * execution id, and waits for Kafka's delivery report before it says "sent":
+ * exit 0 means the message is durably in the topic, not that a decider has
+ * acted on it yet (the history shows that; `swf describe`).
+ *
+ * What can be refused here is refused here, before anything is produced:
+ * a task token is verified with the deployment's secret ($SWF_TOKEN_SECRET),
+ * so a forged or altered token never reaches the topic; signal, cancel and
+ * terminate first ask PostgreSQL whether the execution exists and is open.
+ * That check is advisory (the execution may close a moment later; the
+ * decider then ignores the message), but it turns the common mistakes, a
+ * mistyped id or a finished execution, into a clear answer instead of a
+ * message that silently changes nothing.
+ *
+ * Messages are built by protocol/message.h and, before they are sent, parsed
+ * back by the same codec the deciders use: whatever a decider would send to
+ * the dead-letter topic (a cause over its limit, a bad token) is refused
+ * here, where the person who typed it can see why.
+ *
+ * The producer is made per command and destroyed after the delivery report:
+ * a command line sends one message, so there is nothing to keep.
+ */
+#include "cli/cli.h"
+
+#include <assert.h>
+#include <librdkafka/rdkafka.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "history/pg.h"
+#include "protocol/json.h"
+#include "protocol/message.h"
+#include "protocol/token.h"
+
+/* How long a command waits for the delivery report before giving up. */
+#define CONTROL_DELIVERY_TIMEOUT_MS 30000
+
+/* ---- the producer ------------------------------------------------------------ */
+
+typedef struct delivery {
+    bool done;
+    rd_kafka_resp_err_t err;
+    char last_error[256]; /* the last error librdkafka reported (why brokers fail) */
+} delivery_t;
+
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+    (void)rk;
+    (void)opaque;
+    delivery_t *d = m->_private;
+    d->done = true;
+    d->err = m->err;
+}
+
+static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+    (void)rk;
+    (void)err;
+    delivery_t *d = opaque;
+    snprintf(d->last_error, sizeof(d->last_error), "%s", reason);
+}
+
+/* librdkafka logs to stderr by default; a command line keeps the last error
+ * for its own message instead (on_error). */
+static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+    (void)rk;
+    (void)level;
+    (void)fac;
+    (void)buf;
+}
+
+static const char *inbox_topic(void)
+{
+    const char *t = getenv("SWF_INBOX_TOPIC");
+    return t != NULL && t[0] != '\0' ? t : SWF_MSG_INBOX_TOPIC;
+}
+
+static const char *brokers_env(void)
+{
+    const char *b = getenv("SWF_KAFKA_BROKERS");
+    return b != NULL && b[0] != '\0' ? b : NULL;
+}
+
+/* Sends one message to the inbox under `key` and waits for its delivery
+ * report. The only place of this file that translates librdkafka errors. */
+static swf_error_t *inbox_send(const char *key, json_object *msg)
+{
+    const char *brokers = brokers_env();
+    if (brokers == NULL)
+        return swf_error_new(SWF_E_KAFKA, NULL,
+                             "SWF_KAFKA_BROKERS is not set (host:port of the Kafka brokers)");
+    const char *payload = swf_msg_str(msg);
+    size_t len = strlen(payload);
+    /* The deciders' own check: what they would dead-letter is refused now. */
+    swf_msg_t check = {0};
+    swf_error_t *bad = swf_msg_parse(payload, len, swf_token_secret_env(), &check);
+    swf_msg_clear(&check);
+    if (bad != NULL) {
+        swf_error_prefix(bad, "the message would be refused");
+        return bad;
+    }
+
+    delivery_t d = {0};
+    char errstr[512];
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    char timeout[32];
+    snprintf(timeout, sizeof(timeout), "%d", CONTROL_DELIVERY_TIMEOUT_MS);
+    if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, errstr, sizeof(errstr)) !=
+            RD_KAFKA_CONF_OK ||
+        rd_kafka_conf_set(conf, "client.id", "swf-cli", errstr, sizeof(errstr)) !=
+            RD_KAFKA_CONF_OK ||
+        rd_kafka_conf_set(conf, "message.timeout.ms", timeout, errstr, sizeof(errstr)) !=
+            RD_KAFKA_CONF_OK) {
+        rd_kafka_conf_destroy(conf);
+        return swf_error_new(SWF_E_KAFKA, NULL, "kafka configuration: %s", errstr);
+    }
+    rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+    rd_kafka_conf_set_error_cb(conf, on_error);
+    rd_kafka_conf_set_log_cb(conf, on_log);
+    rd_kafka_conf_set_opaque(conf, &d);
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+    if (rk == NULL) {
+        rd_kafka_conf_destroy(conf);
+        return swf_error_new(SWF_E_KAFKA, NULL, "kafka producer: %s", errstr);
+    }
+    swf_error_t *err = NULL;
+    rd_kafka_resp_err_t e = rd_kafka_producev(
+        rk, RD_KAFKA_V_TOPIC(inbox_topic()), RD_KAFKA_V_KEY(key, strlen(key)),
+        RD_KAFKA_V_VALUE((void *)payload, len), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_OPAQUE(&d), RD_KAFKA_V_END);
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        err = swf_error_new(SWF_E_KAFKA, NULL, "producing to %s: %s", inbox_topic(),
+                            rd_kafka_err2str(e));
+        goto out;
+    }
+    /* The delivery report arrives at the latest when message.timeout.ms has
+     * passed; the margin only guards against a librdkafka bug. */
+    rd_kafka_flush(rk, CONTROL_DELIVERY_TIMEOUT_MS + 10000);
+    if (!d.done || d.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        err = swf_error_new(SWF_E_KAFKA, NULL, "message to %s at %s not delivered: %s",
+                            inbox_topic(), brokers,
+                            d.done ? rd_kafka_err2str(d.err) : "no delivery report");
+        if (d.last_error[0] != '\0')
+            swf_error_set_cause(err, d.last_error);
+        swf_error_set_retriable(err, true);
+    }
+out:
+    rd_kafka_destroy(rk);
+    return err;
+}
+
+/* ---- shared by the commands -------------------------------------------------- */
+
+static int fail(const char *cmd, swf_error_t *err)
+{
+    fprintf(stderr, "swf %s: %s\n", cmd, swf_error_message(err));
+    if (swf_error_cause(err) != NULL)
+        fprintf(stderr, "  %s\n", swf_error_cause(err));
+    int code;
+    switch (swf_error_code(err)) {
+    case SWF_E_INPUT:
+    case SWF_E_LIMIT:
+        code = SWF_EXIT_USAGE;
+        break;
+    case SWF_E_NOTFOUND:
+    case SWF_E_CONFLICT:
+        code = SWF_EXIT_NO;
+        break;
+    default:
+        code = SWF_EXIT_ERROR;
+    }
+    swf_error_free(err);
+    return code;
+}
+
+static int usage(const char *text)
+{
+    fprintf(stderr, "usage: swf %s\n", text);
+    return SWF_EXIT_USAGE;
+}
+
+/* JSON given inline or as @FILE ("@-": standard input). */
+static swf_error_t *json_arg(const char *what, const char *arg, json_object **out)
+{
+    swf_error_t *err = arg[0] == '@'
+                           ? swf_json_read_file(arg + 1, SWF_MSG_MAX_BYTES, out)
+                           : swf_json_parse(arg, strlen(arg), SWF_MSG_MAX_BYTES, out);
+    if (err != NULL)
+        swf_error_prefix(err, "%s", what);
+    return err;
+}
+
+/* Who answered, for the `identity` of activity answers: "swf-cli@HOST". */
+static const char *identity(char buf[SWF_MSG_NAME_BYTES])
+{
+    char host[200] = "";
+    if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0')
+        snprintf(host, sizeof(host), "unknown");
+    snprintf(buf, SWF_MSG_NAME_BYTES, "swf-cli@%s", host);
+    return buf;
+}
+
+/* Sends `msg` (taken) keyed by `execution_id`, reports, returns the exit
+ * status. */
+static int send_and_report(const char *cmd, const char *execution_id, json_object *msg)
+{
+    swf_error_t *err = inbox_send(execution_id, msg);
+    const char *type = swf_json_get_string(msg, "type");
+    assert(type != NULL);
+    if (err == NULL)
+        printf("sent %s for execution %s to %s\n", type, execution_id, inbox_topic());
+    json_object_put(msg);
+    return err != NULL ? fail(cmd, err) : SWF_EXIT_OK;
+}
+
+/* Verifies a task token; *execution_id gets the execution it names. */
+static int token_check(const char *cmd, const char *token, char **execution_id)
+{
+    char *activity_id = NULL;
+    swf_error_t *err = NULL;
+    if (strlen(token) > SWF_TOKEN_MAX_BYTES)
+        err = swf_error_new(SWF_E_INPUT, NULL, "malformed task token (over %d bytes)",
+                            SWF_TOKEN_MAX_BYTES);
+    else
+        err = swf_token_verify(swf_token_secret_env(), token, execution_id, &activity_id);
+    free(activity_id);
+    if (err == NULL)
+        return SWF_EXIT_OK;
+    fprintf(stderr, "swf %s: %s; nothing was sent\n", cmd, swf_error_message(err));
+    fprintf(stderr, "  pass the token exactly as received; every swf process of a deployment "
+                    "must share SWF_TOKEN_SECRET\n");
+    swf_error_free(err);
+    return SWF_EXIT_NO;
+}
+
+/* Asks PostgreSQL whether the execution exists and is open. */
+static int execution_check(const char *cmd, const char *execution_id)
+{
+    swf_history_store_t *s;
+    swf_error_t *err = swf_history_pg_new(swf_history_pg_conninfo_env(), &s);
+    if (err != NULL)
+        return fail(cmd, err);
+    swf_history_execution_t ex;
+    err = swf_history_pg_execution_describe(s, execution_id, &ex);
+    swf_history_store_free(s);
+    if (err != NULL) {
+        if (swf_error_code(err) == SWF_E_NOTFOUND) {
+            fprintf(stderr, "swf %s: no execution %s; nothing was sent\n", cmd, execution_id);
+            swf_error_free(err);
+            return SWF_EXIT_NO;
+        }
+        return fail(cmd, err);
+    }
+    int code = SWF_EXIT_OK;
+    if (strcmp(ex.status, "open") != 0) {
+        fprintf(stderr, "swf %s: execution %s is already closed (%s); nothing was sent\n", cmd,
+                execution_id, ex.status);
+        code = SWF_EXIT_NO;
+    }
+    swf_history_execution_free(&ex);
+    return code;
+}
+
+/* ---- task-success, task-failure, task-heartbeat ------------------------------ */
+
+int swf_cli_task_success(int argc, char **argv)
+{
+    static const char *const use = "task-success TOKEN JSON|@FILE";
+    if (argc != 3)
+        return usage(use);
+    char *execution_id = NULL;
+    int code = token_check("task-success", argv[1], &execution_id);
+    if (code != SWF_EXIT_OK)
+        return code;
+    json_object *result = NULL;
+    swf_error_t *err = json_arg("result", argv[2], &result);
+    if (err != NULL) {
+        free(execution_id);
+        return fail("task-success", err);
+    }
+    char who[SWF_MSG_NAME_BYTES];
+    json_object *m = swf_msg_activity_completed_new(argv[1], result, identity(who));
+    json_object_put(result);
+    code = send_and_report("task-success", execution_id, m);
+    free(execution_id);
+    return code;
+}
+
+int swf_cli_task_failure(int argc, char **argv)
+{
+    static const char *const use = "task-failure TOKEN [--error ERROR] [--cause CAUSE]";
+    const char *token = NULL, *error = "States.TaskFailed", *cause = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--error") == 0 && i + 1 < argc)
+            error = argv[++i];
+        else if (strcmp(argv[i], "--cause") == 0 && i + 1 < argc)
+            cause = argv[++i];
+        else if (argv[i][0] != '-' && token == NULL)
+            token = argv[i];
+        else
+            return usage(use);
+    }
+    if (token == NULL)
+        return usage(use);
+    char *execution_id = NULL;
+    int code = token_check("task-failure", token, &execution_id);
+    if (code != SWF_EXIT_OK)
+        return code;
+    char who[SWF_MSG_NAME_BYTES];
+    json_object *m = swf_msg_activity_failed_new(token, error, cause, identity(who));
+    code = send_and_report("task-failure", execution_id, m);
+    free(execution_id);
+    return code;
+}
+
+int swf_cli_task_heartbeat(int argc, char **argv)
+{
+    static const char *const use = "task-heartbeat TOKEN [--details JSON|@FILE]";
+    const char *token = NULL, *details_arg = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--details") == 0 && i + 1 < argc)
+            details_arg = argv[++i];
+        else if (argv[i][0] != '-' && token == NULL)
+            token = argv[i];
+        else
+            return usage(use);
+    }
+    if (token == NULL)
+        return usage(use);
+    char *execution_id = NULL;
+    int code = token_check("task-heartbeat", token, &execution_id);
+    if (code != SWF_EXIT_OK)
+        return code;
+    json_object *details = NULL;
+    if (details_arg != NULL) {
+        swf_error_t *err = json_arg("--details", details_arg, &details);
+        if (err != NULL) {
+            free(execution_id);
+            return fail("task-heartbeat", err);
+        }
+    }
+    json_object *m = swf_msg_activity_heartbeat_new(token, details, details_arg != NULL);
+    json_object_put(details);
+    code = send_and_report("task-heartbeat", execution_id, m);
+    free(execution_id);
+    return code;
+}
+
+/* ---- signal, cancel, terminate ----------------------------------------------- */
+
+int swf_cli_signal(int argc, char **argv)
+{
+    static const char *const use = "signal ID NAME [--input JSON|@FILE]";
+    const char *id = NULL, *name = NULL, *input_arg = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--input") == 0 && i + 1 < argc)
+            input_arg = argv[++i];
+        else if (argv[i][0] != '-' && id == NULL)
+            id = argv[i];
+        else if (argv[i][0] != '-' && name == NULL)
+            name = argv[i];
+        else
+            return usage(use);
+    }
+    if (id == NULL || name == NULL)
+        return usage(use);
+    json_object *input = NULL;
+    if (input_arg != NULL) {
+        swf_error_t *err = json_arg("--input", input_arg, &input);
+        if (err != NULL)
+            return fail("signal", err);
+    }
+    int code = execution_check("signal", id);
+    if (code != SWF_EXIT_OK) {
+        json_object_put(input);
+        return code;
+    }
+    json_object *m = swf_msg_signal_new(id, name, input);
+    json_object_put(input);
+    return send_and_report("signal", id, m);
+}
+
+int swf_cli_cancel(int argc, char **argv)
+{
+    static const char *const use = "cancel ID [--cause TEXT]";
+    const char *id = NULL, *cause = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--cause") == 0 && i + 1 < argc)
+            cause = argv[++i];
+        else if (argv[i][0] != '-' && id == NULL)
+            id = argv[i];
+        else
+            return usage(use);
+    }
+    if (id == NULL)
+        return usage(use);
+    int code = execution_check("cancel", id);
+    if (code != SWF_EXIT_OK)
+        return code;
+    json_object *m = swf_msg_cancel_new(id, cause);
+    return send_and_report("cancel", id, m);
+}
+
+int swf_cli_terminate(int argc, char **argv)
+{
+    static const char *const use = "terminate ID [--reason REASON] [--details DETAILS]";
+    const char *id = NULL, *reason = NULL, *details = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--reason") == 0 && i + 1 < argc)
+            reason = argv[++i];
+        else if (strcmp(argv[i], "--details") == 0 && i + 1 < argc)
+            details = argv[++i];
+        else if (argv[i][0] != '-' && id == NULL)
+            id = argv[i];
+        else
+            return usage(use);
+    }
+    if (id == NULL)
+        return usage(use);
+    int code = execution_check("terminate", id);
+    if (code != SWF_EXIT_OK)
+        return code;
+    /* SWF's details are text: they travel as a JSON string. */
+    json_object *d = details != NULL ? json_object_new_string(details) : NULL;
+    json_object *m = swf_msg_terminate_new(id, reason, d, details != NULL);
+    json_object_put(d);
+    return send_and_report("terminate", id, m);
+}
+
+/* ---- decide, for swf start ------------------------------------------------------ */
+
+int swf_cli_decide_post(const char *execution_id)
+{
+    if (brokers_env() == NULL) {
+        fprintf(stderr, "swf start: SWF_KAFKA_BROKERS is not set, so no decider was notified; "
+                        "swf-history's sweep will hand the execution to a decider\n");
+        return SWF_EXIT_OK;
+    }
+    json_object *m = swf_msg_decide_new(execution_id);
+    swf_error_t *err = inbox_send(execution_id, m);
+    json_object_put(m);
+    if (err == NULL)
+        return SWF_EXIT_OK;
+    fprintf(stderr, "swf start: execution %s started, but no decider was notified: %s\n",
+            execution_id, swf_error_message(err));
+    if (swf_error_cause(err) != NULL)
+        fprintf(stderr, "  %s\n", swf_error_cause(err));
+    fprintf(stderr, "  swf-history's sweep will hand the execution to a decider\n");
+    swf_error_free(err);
+    return SWF_EXIT_ERROR;
+}
