@@ -1,0 +1,272 @@
+/*
+ * cache.c - an LRU of replayed executions, and the decider's index of what
+ * is open in each.
+ *
+ * A chained hash table over a doubly linked recency list: take, put and
+ * eviction are O(1); dropping a revoked partition walks the list, which
+ * happens only on a rebalance. The open-activity and timer index is kept in
+ * json-c objects (which are hash tables) because they are small, keyed by
+ * string, and need no code of their own.
+ */
+#include "decider/cache.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/json.h"
+
+swf_decider_state_t *swf_decider_state_new(const char *token_secret)
+{
+    swf_decider_state_t *st = calloc(1, sizeof(*st));
+    if (st == NULL)
+        abort();
+    st->exec = swf_asl_exec_new();
+    if (token_secret != NULL)
+        swf_asl_exec_set_token_secret(st->exec, token_secret);
+    st->activities = json_object_new_object();
+    st->scheduled = json_object_new_object();
+    st->timers = json_object_new_object();
+    return st;
+}
+
+void swf_decider_state_free(swf_decider_state_t *st)
+{
+    if (st == NULL)
+        return;
+    swf_asl_exec_free(st->exec);
+    json_object_put(st->activities);
+    json_object_put(st->scheduled);
+    json_object_put(st->timers);
+    free(st);
+}
+
+static int64_t get_i64(json_object *o, const char *key)
+{
+    json_object *v;
+    return swf_json_get(o, key, &v) && swf_json_is_number(v) ? json_object_get_int64(v) : 0;
+}
+
+/* The activity an event about a scheduled activity closes, removed from the index. */
+static void activity_close(swf_decider_state_t *st, const swf_event_t *ev)
+{
+    char key[32];
+    snprintf(key, sizeof(key), "%lld", (long long)get_i64(ev->attrs, "scheduledEventId"));
+    const char *aid = swf_json_get_string(st->scheduled, key);
+    if (aid != NULL) {
+        json_object_object_del(st->activities, aid);
+        json_object_object_del(st->scheduled, key);
+    }
+}
+
+swf_error_t *swf_decider_state_apply(swf_decider_state_t *st, const swf_event_t *ev)
+{
+    swf_error_t *err = swf_asl_exec_apply(st->exec, ev);
+    if (err != NULL)
+        return err;
+    char key[32];
+    json_object *v;
+    switch (ev->type) {
+    case SWF_EVENT_DECISION_TASK_SCHEDULED:
+        st->decision_scheduled_id = ev->id;
+        st->decision_started_id = 0;
+        break;
+    case SWF_EVENT_DECISION_TASK_STARTED:
+        st->decision_started_id = ev->id;
+        break;
+    case SWF_EVENT_DECISION_TASK_COMPLETED:
+    case SWF_EVENT_DECISION_TASK_TIMED_OUT:
+        st->decision_scheduled_id = 0;
+        st->decision_started_id = 0;
+        break;
+    case SWF_EVENT_ACTIVITY_TASK_SCHEDULED: {
+        const char *aid = swf_json_get_string(ev->attrs, "activityId");
+        if (aid == NULL)
+            break;
+        json_object *a = json_object_new_object();
+        swf_json_add(a, "s", json_object_new_int64(ev->id));
+        double h = swf_json_get(ev->attrs, "heartbeatTimeout", &v) && swf_json_is_number(v)
+                       ? json_object_get_double(v)
+                       : 0;
+        swf_json_add(a, "h", json_object_new_double(h));
+        swf_json_add(a, "t", json_object_new_int64(0));
+        json_object_object_add(st->activities, aid, a);
+        snprintf(key, sizeof(key), "%lld", (long long)ev->id);
+        json_object_object_add(st->scheduled, key, json_object_new_string(aid));
+        break;
+    }
+    case SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED: {
+        snprintf(key, sizeof(key), "%lld", (long long)get_i64(ev->attrs, "scheduledEventId"));
+        const char *aid = swf_json_get_string(st->scheduled, key);
+        json_object *a;
+        if (aid != NULL && swf_json_get(st->activities, aid, &a))
+            json_object_object_add(a, "t", json_object_new_int64(ev->time_ms));
+        break;
+    }
+    case SWF_EVENT_ACTIVITY_TASK_COMPLETED:
+    case SWF_EVENT_ACTIVITY_TASK_FAILED:
+    case SWF_EVENT_ACTIVITY_TASK_TIMED_OUT:
+    case SWF_EVENT_ACTIVITY_TASK_CANCELED:
+        activity_close(st, ev);
+        break;
+    case SWF_EVENT_TIMER_STARTED: {
+        const char *tid = swf_json_get_string(ev->attrs, "timerId");
+        if (tid != NULL)
+            json_object_object_add(st->timers, tid, json_object_new_int64(ev->id));
+        break;
+    }
+    case SWF_EVENT_TIMER_FIRED:
+    case SWF_EVENT_TIMER_CANCELED: {
+        const char *tid = swf_json_get_string(ev->attrs, "timerId");
+        if (tid != NULL)
+            json_object_object_del(st->timers, tid);
+        break;
+    }
+    default:
+        break;
+    }
+    return NULL;
+}
+
+/* ---- the LRU ------------------------------------------------------------- */
+
+typedef struct entry {
+    char *id;
+    int32_t partition;
+    swf_decider_state_t *st;
+    struct entry *hnext;       /* hash chain */
+    struct entry *prev, *next; /* recency: head is the most recent */
+} entry_t;
+
+struct swf_decider_cache {
+    size_t max, count, nbuckets;
+    entry_t **buckets;
+    entry_t *head, *tail;
+    uint64_t hits, misses;
+};
+
+static uint64_t hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+swf_decider_cache_t *swf_decider_cache_new(size_t max)
+{
+    swf_decider_cache_t *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        abort();
+    c->max = max > 0 ? max : 1;
+    c->nbuckets = 64;
+    while (c->nbuckets < c->max && c->nbuckets < (1u << 24))
+        c->nbuckets *= 2;
+    c->buckets = calloc(c->nbuckets, sizeof(*c->buckets));
+    if (c->buckets == NULL)
+        abort();
+    return c;
+}
+
+static void list_unlink(swf_decider_cache_t *c, entry_t *e)
+{
+    if (e->prev)
+        e->prev->next = e->next;
+    else
+        c->head = e->next;
+    if (e->next)
+        e->next->prev = e->prev;
+    else
+        c->tail = e->prev;
+    e->prev = e->next = NULL;
+}
+
+/* Unlinks e from its bucket and the list; returns its state, frees the rest. */
+static swf_decider_state_t *entry_remove(swf_decider_cache_t *c, entry_t *e)
+{
+    entry_t **pp = &c->buckets[hash(e->id) & (c->nbuckets - 1)];
+    while (*pp != e)
+        pp = &(*pp)->hnext;
+    *pp = e->hnext;
+    list_unlink(c, e);
+    swf_decider_state_t *st = e->st;
+    free(e->id);
+    free(e);
+    c->count--;
+    return st;
+}
+
+swf_decider_state_t *swf_decider_cache_take(swf_decider_cache_t *c, const char *execution_id)
+{
+    for (entry_t *e = c->buckets[hash(execution_id) & (c->nbuckets - 1)]; e; e = e->hnext) {
+        if (strcmp(e->id, execution_id) == 0) {
+            c->hits++;
+            return entry_remove(c, e);
+        }
+    }
+    c->misses++;
+    return NULL;
+}
+
+void swf_decider_cache_put(swf_decider_cache_t *c, const char *execution_id, int32_t partition,
+                           swf_decider_state_t *st)
+{
+    /* An execution is in the cache at most once: a put replaces. */
+    for (entry_t *e = c->buckets[hash(execution_id) & (c->nbuckets - 1)]; e; e = e->hnext) {
+        if (strcmp(e->id, execution_id) == 0) {
+            swf_decider_state_free(entry_remove(c, e));
+            break;
+        }
+    }
+    while (c->count >= c->max)
+        swf_decider_state_free(entry_remove(c, c->tail));
+    entry_t *e = calloc(1, sizeof(*e));
+    if (e == NULL || (e->id = strdup(execution_id)) == NULL)
+        abort();
+    e->partition = partition;
+    e->st = st;
+    size_t b = hash(execution_id) & (c->nbuckets - 1);
+    e->hnext = c->buckets[b];
+    c->buckets[b] = e;
+    e->next = c->head;
+    if (c->head)
+        c->head->prev = e;
+    c->head = e;
+    if (c->tail == NULL)
+        c->tail = e;
+    c->count++;
+}
+
+size_t swf_decider_cache_drop_partition(swf_decider_cache_t *c, int32_t partition)
+{
+    size_t n = 0;
+    for (entry_t *e = c->head, *next; e; e = next) {
+        next = e->next;
+        if (e->partition == partition) {
+            swf_decider_state_free(entry_remove(c, e));
+            n++;
+        }
+    }
+    return n;
+}
+
+size_t swf_decider_cache_count(const swf_decider_cache_t *c)
+{
+    return c->count;
+}
+
+void swf_decider_cache_stats(const swf_decider_cache_t *c, uint64_t *hits, uint64_t *misses)
+{
+    *hits = c->hits;
+    *misses = c->misses;
+}
+
+void swf_decider_cache_free(swf_decider_cache_t *c)
+{
+    if (c == NULL)
+        return;
+    while (c->head)
+        swf_decider_state_free(entry_remove(c, c->head));
+    free(c->buckets);
+    free(c);
+}

@@ -1,0 +1,70 @@
+/*
+ * cache.h - the decider's bounded cache of replayed executions.
+ *
+ * Replaying a long history on every message would make a decider's cost
+ * grow with the history's length. The cache keeps, per execution, the
+ * interpreter's fold (swf_asl_exec_t) and the decider's own index of what is
+ * open (activities, timers), positioned at the last event applied, so that
+ * on a hit only the events after that id are loaded. It is an LRU bounded by
+ * a number of executions; entries are dropped when their inbox partition is
+ * revoked (another decider now owns the execution, and its cached state
+ * would go stale) and whenever an append of theirs lost a race.
+ *
+ * Entries move out of the cache while a batch works on them
+ * (swf_decider_cache_take) and back in when the work committed
+ * (swf_decider_cache_put): a failed batch simply frees what it took, so the
+ * cache never holds a state that differs from the database.
+ *
+ * Ownership: put takes the state; take hands it to the caller. Thread-safety:
+ * one thread (the decider's loop).
+ */
+#ifndef SWF_DECIDER_CACHE_H
+#define SWF_DECIDER_CACHE_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decider/asl/exec.h"
+
+/* The replayed state of one execution. */
+typedef struct swf_decider_state {
+    swf_asl_exec_t *exec;
+    /* Open activities: activityId -> {"s": scheduledEventId, "h": heartbeat
+     * period in seconds or 0, "t": time of the last heartbeat recorded}. */
+    json_object *activities;
+    /* scheduledEventId (as a string) -> activityId, for the open ones. */
+    json_object *scheduled;
+    /* Pending timers: timerId -> startedEventId. */
+    json_object *timers;
+    /* The open decision task: its DecisionTaskScheduled id (0: none) and
+     * its DecisionTaskStarted id (0: not started). */
+    int64_t decision_scheduled_id;
+    int64_t decision_started_id;
+} swf_decider_state_t;
+
+/* A fresh, empty state (no event applied). */
+swf_decider_state_t *swf_decider_state_new(const char *token_secret);
+/* Applies one event to the interpreter and the index. */
+swf_error_t *swf_decider_state_apply(swf_decider_state_t *st, const swf_event_t *ev);
+void swf_decider_state_free(swf_decider_state_t *st);
+
+typedef struct swf_decider_cache swf_decider_cache_t;
+
+/* A cache of at most max executions (at least 1). */
+swf_decider_cache_t *swf_decider_cache_new(size_t max);
+void swf_decider_cache_free(swf_decider_cache_t *cache);
+
+/* Removes and returns the state of an execution, or NULL on a miss. */
+swf_decider_state_t *swf_decider_cache_take(swf_decider_cache_t *cache, const char *execution_id);
+/* Stores a state (taken), evicting the least recently used entry when full.
+ * `partition` is the inbox partition the execution's messages come from. */
+void swf_decider_cache_put(swf_decider_cache_t *cache, const char *execution_id, int32_t partition,
+                           swf_decider_state_t *st);
+/* Drops the entries of one inbox partition; returns how many. */
+size_t swf_decider_cache_drop_partition(swf_decider_cache_t *cache, int32_t partition);
+size_t swf_decider_cache_count(const swf_decider_cache_t *cache);
+/* Hits and misses so far. */
+void swf_decider_cache_stats(const swf_decider_cache_t *cache, uint64_t *hits, uint64_t *misses);
+
+#endif

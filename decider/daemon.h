@@ -1,0 +1,62 @@
+/*
+ * daemon.h - swf-decider: the decider as a Kafka consumer (DESIGN.md,
+ * "Deciders").
+ *
+ * A decider is a member of the consumer group `swf-deciders` on the inbox
+ * topic. It takes a batch of messages, groups them by execution, turns them
+ * into events, runs the interpreter where a decision task is due, appends
+ * every execution of the batch in one PostgreSQL transaction, publishes the
+ * activity tasks that transaction wrote to the outbox, deletes their outbox
+ * rows once Kafka acknowledged them, and only then commits its inbox
+ * offsets. Messages that do not parse go to the dead-letter topic.
+ *
+ * Configuration (swf_decider_config_env): SWF_DATABASE_URL,
+ * SWF_KAFKA_BROKERS, SWF_TOKEN_SECRET, SWF_INBOX_TOPIC, SWF_DLQ_TOPIC,
+ * SWF_TASK_TOPIC_PREFIX, SWF_TASK_PARTITIONS, SWF_DECIDER_CACHE (executions
+ * cached, default 10000), SWF_DECIDER_BATCH (messages per batch, 500).
+ *
+ * Ownership: the decider owns its connection, consumer, producer and cache;
+ * the config's strings are borrowed for the decider's lifetime.
+ * Thread-safety: run() on one thread; stop() and stats() from any thread
+ * (stop() is async-signal-safe).
+ */
+#ifndef SWF_DECIDER_DAEMON_H
+#define SWF_DECIDER_DAEMON_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "decider/kafka.h"
+#include "protocol/error.h"
+
+typedef struct swf_decider_config {
+    const char *conninfo;
+    swf_kafka_names_t kafka;
+    const char *secret;
+    const char *group;    /* "swf-deciders" */
+    const char *identity; /* recorded in DecisionTaskStarted; NULL: "decider-PID" */
+    size_t cache_max;     /* 10000 */
+    size_t batch_max;     /* 500 */
+    int batch_wait_ms;    /* how long a batch waits for more messages: 5 */
+    FILE *log;            /* NULL: quiet */
+} swf_decider_config_t;
+
+void swf_decider_config_env(swf_decider_config_t *cfg);
+
+typedef struct swf_decider swf_decider_t;
+
+typedef struct swf_decider_stats {
+    uint64_t batches, messages, dead_letters, ignored, events, decision_tasks, conflicts,
+        tasks_published, cache_hits, cache_misses;
+} swf_decider_stats_t;
+
+/* Connects to PostgreSQL (migrating the schema) and Kafka, subscribes. */
+swf_error_t *swf_decider_new(const swf_decider_config_t *cfg, swf_decider_t **out);
+/* Processes batches until stop; errors are logged and retried, never fatal. */
+void swf_decider_run(swf_decider_t *d);
+void swf_decider_stop(swf_decider_t *d);
+void swf_decider_stats(swf_decider_t *d, swf_decider_stats_t *out);
+/* Leaves the consumer group and frees everything; NULL does nothing. */
+void swf_decider_free(swf_decider_t *d);
+
+#endif

@@ -1,0 +1,432 @@
+/*
+ * service.c - swf-history's loop: timers, timeouts, the outbox and the sweep.
+ *
+ * Each step is one short transaction that claims at most batch_max rows
+ * with FOR UPDATE SKIP LOCKED (so several services share the work instead
+ * of repeating it), posts the messages, and commits. Nothing here writes
+ * events: firing a timer is a message to the decider, which appends
+ * TimerFired only if the timer is still pending. That keeps one writer per
+ * execution (the decider owning its inbox partition) and makes every post
+ * idempotent, so the service may post twice without harm - which it does,
+ * on purpose, when a condition still holds repost_ms after its last post
+ * (the message or the decider was lost).
+ *
+ * The "posted recently" memory is a json-c object keyed by the row's
+ * identity, rebuilt from each query's result, so it never holds more than
+ * the rows that are still due.
+ *
+ * Activity timeouts are derived from the events of open executions (the
+ * ActivityTaskScheduled events with a timeout and no closing event); that
+ * query reads the events of open executions only, which is fine for the
+ * sizes swf dev and the tests see; a projection of activity deadlines is the
+ * way to scale it (not done yet).
+ */
+#include "history/service.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "history/pg_internal.h"
+#include "protocol/json.h"
+#include "protocol/message.h"
+#include "protocol/time.h"
+#include "protocol/token.h"
+
+struct swf_history_service {
+    swf_history_service_config_t cfg;
+    swf_history_store_t *store;
+    volatile sig_atomic_t stop;
+    swf_history_service_stats_t stats;
+    json_object *posted; /* row identity -> time of the last post (ms) */
+};
+
+static void slog(swf_history_service_t *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void slog(swf_history_service_t *s, const char *fmt, ...)
+{
+    if (s->cfg.log == NULL)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(s->cfg.log, "swf-history: ");
+    vfprintf(s->cfg.log, fmt, ap);
+    fputc('\n', s->cfg.log);
+    va_end(ap);
+    fflush(s->cfg.log);
+}
+
+static const char *env_or(const char *name, const char *dflt)
+{
+    const char *v = getenv(name);
+    return v != NULL && v[0] != '\0' ? v : dflt;
+}
+
+void swf_history_service_config_env(swf_history_service_config_t *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->conninfo = swf_history_pg_conninfo_env();
+    cfg->inbox_topic = env_or("SWF_INBOX_TOPIC", SWF_MSG_INBOX_TOPIC);
+    cfg->task_prefix = env_or("SWF_TASK_TOPIC_PREFIX", SWF_MSG_TASK_TOPIC_PREFIX);
+    cfg->secret = swf_token_secret_env();
+    cfg->tick_ms = 200;
+    cfg->outbox_age_ms = 3000;
+    cfg->sweep_age_ms = 5000;
+    cfg->repost_ms = 5000;
+    double scale = atof(env_or("SWF_DEV_TIME_SCALE", "1"));
+    cfg->time_scale = scale > 0 && scale <= 1 ? scale : 1;
+    cfg->batch_max = 500;
+    cfg->log = stderr;
+}
+
+swf_error_t *swf_history_service_new(const swf_history_service_config_t *cfg,
+                                     swf_history_service_t **out)
+{
+    *out = NULL;
+    if (cfg->send == NULL)
+        return swf_error_new(SWF_E_INTERNAL, NULL, "the history service needs a sender");
+    swf_history_service_t *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        abort();
+    s->cfg = *cfg;
+    if (s->cfg.tick_ms <= 0)
+        s->cfg.tick_ms = 200;
+    if (s->cfg.batch_max == 0)
+        s->cfg.batch_max = 500;
+    if (s->cfg.time_scale <= 0 || s->cfg.time_scale > 1)
+        s->cfg.time_scale = 1;
+    s->posted = json_object_new_object();
+    swf_error_t *err = swf_history_pg_new(cfg->conninfo, &s->store);
+    if (err != NULL) {
+        swf_history_service_free(s);
+        return err;
+    }
+    *out = s;
+    return NULL;
+}
+
+void swf_history_service_free(swf_history_service_t *s)
+{
+    if (s == NULL)
+        return;
+    swf_history_store_free(s->store);
+    json_object_put(s->posted);
+    free(s);
+}
+
+void swf_history_service_stop(swf_history_service_t *s)
+{
+    s->stop = 1;
+}
+
+void swf_history_service_stats(swf_history_service_t *s, swf_history_service_stats_t *out)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    *out = s->stats;
+}
+
+/* Posts built messages (taken) to the inbox, keyed by execution. */
+typedef struct posts {
+    swf_history_post_t *items;
+    json_object **docs;
+    size_t n, cap;
+} posts_t;
+
+static void posts_add(posts_t *p, const char *topic, const char *key, json_object *doc)
+{
+    if (p->n == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 32;
+        p->items = realloc(p->items, p->cap * sizeof(*p->items));
+        p->docs = realloc(p->docs, p->cap * sizeof(*p->docs));
+        if (p->items == NULL || p->docs == NULL)
+            abort();
+    }
+    p->docs[p->n] = doc;
+    const char *s = swf_json_str(doc);
+    p->items[p->n++] = (swf_history_post_t){topic, key, s, strlen(s)};
+}
+
+static void posts_free(posts_t *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        json_object_put(p->docs[i]);
+    free(p->items);
+    free(p->docs);
+}
+
+/* True when the row named `key` was not posted within repost_ms; records
+ * the post in `seen` (the new memory). */
+static bool due_again(swf_history_service_t *s, json_object *seen, const char *key, int64_t now)
+{
+    json_object *v;
+    if (swf_json_get(s->posted, key, &v) && now - json_object_get_int64(v) < s->cfg.repost_ms) {
+        json_object_object_add(seen, key, json_object_new_int64(json_object_get_int64(v)));
+        return false;
+    }
+    json_object_object_add(seen, key, json_object_new_int64(now));
+    return true;
+}
+
+static const char timers_sql[] =
+    "SELECT t.execution_id, t.timer_id, t.started_event_id FROM timers t"
+    " JOIN events e ON e.execution_id = t.execution_id AND e.event_id = t.started_event_id"
+    " WHERE e.event_time + (t.fire_at - e.event_time) * $1::float8 <= now()"
+    " ORDER BY t.fire_at LIMIT $2 FOR UPDATE OF t SKIP LOCKED";
+
+static const char exec_timeouts_sql[] =
+    "SELECT x.execution_id FROM executions x"
+    " JOIN events e ON e.execution_id = x.execution_id AND e.event_id = 1"
+    " WHERE x.status = 'open' AND e.attributes ? 'executionStartToCloseTimeout'"
+    " AND x.start_time + (e.attributes->>'executionStartToCloseTimeout')::float8 * $1::float8"
+    "     * interval '1 second' <= now()"
+    " LIMIT $2 FOR UPDATE OF x SKIP LOCKED";
+
+/* Open activities past a deadline: scheduled, with a timeout, not closed.
+ * START_TO_CLOSE counts from the scheduling (a task waits in Kafka until a
+ * worker takes it; SWF's schedule-to-close is the closest meaning), and
+ * HEARTBEAT from the last heartbeat recorded, or the scheduling. */
+static const char activity_timeouts_sql[] =
+    "SELECT s.execution_id, s.event_id,"
+    "  CASE WHEN s.attributes ? 'startToCloseTimeout' AND s.event_time +"
+    "    (s.attributes->>'startToCloseTimeout')::float8 * $1::float8 * interval '1 second' <= now()"
+    "  THEN 'START_TO_CLOSE' ELSE 'HEARTBEAT' END"
+    " FROM executions x JOIN events s ON s.execution_id = x.execution_id"
+    " WHERE x.status = 'open' AND s.event_type = 'ActivityTaskScheduled'"
+    " AND (s.attributes ? 'startToCloseTimeout' OR s.attributes ? 'heartbeatTimeout')"
+    " AND NOT EXISTS (SELECT 1 FROM events c WHERE c.execution_id = s.execution_id"
+    "   AND c.event_id > s.event_id"
+    "   AND c.event_type IN ('ActivityTaskCompleted', 'ActivityTaskFailed',"
+    "     'ActivityTaskTimedOut', 'ActivityTaskCanceled')"
+    "   AND (c.attributes->>'scheduledEventId')::bigint = s.event_id)"
+    " AND ((s.attributes ? 'startToCloseTimeout' AND s.event_time +"
+    "    (s.attributes->>'startToCloseTimeout')::float8 * $1::float8 * interval '1 second' <= now())"
+    "  OR (s.attributes ? 'heartbeatTimeout' AND coalesce((SELECT max(h.event_time) FROM events h"
+    "    WHERE h.execution_id = s.execution_id AND h.event_id > s.event_id"
+    "    AND h.event_type = 'ActivityTaskHeartbeatRecorded'"
+    "    AND (h.attributes->>'scheduledEventId')::bigint = s.event_id), s.event_time) +"
+    "    (s.attributes->>'heartbeatTimeout')::float8 * $1::float8 * interval '1 second' <= now()))"
+    " LIMIT $2";
+
+static const char outbox_sql[] =
+    "SELECT execution_id, event_id, topic, payload FROM outbox"
+    " WHERE created < now() - $1::float8 * interval '1 millisecond'"
+    " ORDER BY created LIMIT $2 FOR UPDATE SKIP LOCKED";
+
+static const char sweep_sql[] =
+    "SELECT x.execution_id FROM executions x"
+    " JOIN events e ON e.execution_id = x.execution_id AND e.event_id = x.last_event_id"
+    " WHERE x.status = 'open' AND e.event_type = 'DecisionTaskScheduled'"
+    " AND e.event_time < now() - $1::float8 * interval '1 millisecond'"
+    " LIMIT $2 FOR UPDATE OF x SKIP LOCKED";
+
+/* Runs one claiming query in a transaction, turns rows into posts with
+ * `row`, sends them, commits. */
+typedef void (*row_fn)(swf_history_service_t *s, PGresult *res, int r, posts_t *p, json_object *seen,
+                       int64_t now, uint64_t *count);
+
+static swf_error_t *step(swf_history_service_t *s, const char *sql, const char *arg, row_fn row,
+                         uint64_t *count, bool delete_outbox)
+{
+    swf_history__pg_t *pg = swf_history__pg(s->store);
+    char limit[32];
+    snprintf(limit, sizeof(limit), "%zu", s->cfg.batch_max);
+    const char *params[2] = {arg, limit};
+    PGresult *res = NULL;
+    posts_t p = {0};
+    json_object *seen = json_object_new_object();
+    int64_t now = swf_time_now_ms();
+    swf_error_t *err = swf_history__pg_begin(pg->conn);
+    if (err != NULL)
+        goto out;
+    err = swf_history__pg_query(pg->conn, sql, 2, params, &res);
+    if (err != NULL)
+        goto out;
+    uint64_t n = 0;
+    for (int r = 0; r < PQntuples(res); r++)
+        row(s, res, r, &p, seen, now, &n);
+    if (p.n > 0)
+        err = s->cfg.send(s->cfg.send_ctx, p.items, p.n);
+    if (err == NULL && delete_outbox && PQntuples(res) > 0) {
+        swf_history_outbox_key_t *keys = calloc((size_t)PQntuples(res), sizeof(*keys));
+        if (keys == NULL)
+            abort();
+        for (int r = 0; r < PQntuples(res); r++)
+            keys[r] = (swf_history_outbox_key_t){PQgetvalue(res, r, 0),
+                                                 strtoll(PQgetvalue(res, r, 1), NULL, 10)};
+        err = swf_history_outbox_delete(s->store, keys, (size_t)PQntuples(res));
+        free(keys);
+    }
+    if (err == NULL)
+        err = swf_history__pg_commit(pg->conn);
+    if (err == NULL)
+        __atomic_add_fetch(count, n, __ATOMIC_RELAXED);
+out:
+    if (err != NULL)
+        swf_history__pg_rollback(pg->conn);
+    swf_history__pg_clear(res);
+    posts_free(&p);
+    if (!delete_outbox) {
+        /* The memory of this step's kind of row is what this query saw. */
+        json_object_object_foreach(seen, k, v)
+        {
+            json_object_object_add(s->posted, k, json_object_get(v));
+        }
+    }
+    json_object_put(seen);
+    return err;
+}
+
+static void timer_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p,
+                      json_object *seen, int64_t now, uint64_t *count)
+{
+    const char *x = PQgetvalue(res, r, 0), *t = PQgetvalue(res, r, 1);
+    int64_t started = strtoll(PQgetvalue(res, r, 2), NULL, 10);
+    char key[600];
+    snprintf(key, sizeof(key), "timer\x1f%s\x1f%s\x1f%lld", x, t, (long long)started);
+    if (!due_again(s, seen, key, now))
+        return;
+    posts_add(p, s->cfg.inbox_topic, x, swf_msg_timer_fired_new(x, t, started));
+    (*count)++;
+}
+
+static void exec_timeout_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p,
+                             json_object *seen, int64_t now, uint64_t *count)
+{
+    const char *x = PQgetvalue(res, r, 0);
+    char key[600];
+    snprintf(key, sizeof(key), "timeout\x1f%s", x);
+    if (!due_again(s, seen, key, now))
+        return;
+    posts_add(p, s->cfg.inbox_topic, x, swf_msg_execution_timed_out_new(x));
+    (*count)++;
+}
+
+static void activity_timeout_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p,
+                                 json_object *seen, int64_t now, uint64_t *count)
+{
+    const char *x = PQgetvalue(res, r, 0), *type = PQgetvalue(res, r, 2);
+    int64_t sched = strtoll(PQgetvalue(res, r, 1), NULL, 10);
+    char key[600];
+    snprintf(key, sizeof(key), "activity\x1f%s\x1f%lld", x, (long long)sched);
+    if (!due_again(s, seen, key, now))
+        return;
+    posts_add(p, s->cfg.inbox_topic, x, swf_msg_activity_timed_out_new(x, sched, type));
+    (*count)++;
+}
+
+static void sweep_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p,
+                      json_object *seen, int64_t now, uint64_t *count)
+{
+    const char *x = PQgetvalue(res, r, 0);
+    char key[600];
+    snprintf(key, sizeof(key), "decide\x1f%s", x);
+    if (!due_again(s, seen, key, now))
+        return;
+    posts_add(p, s->cfg.inbox_topic, x, swf_msg_decide_new(x));
+    (*count)++;
+}
+
+/* The topic strings of republished tasks must outlive the send: kept in
+ * the doc itself as a hidden member would leak into the message, so they
+ * are interned here for the tick. */
+static json_object *tick_topics;
+
+static void outbox_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p,
+                       json_object *seen, int64_t now, uint64_t *count)
+{
+    const char *x = PQgetvalue(res, r, 0), *list = PQgetvalue(res, r, 2);
+    int64_t id = strtoll(PQgetvalue(res, r, 1), NULL, 10);
+    json_object *payload = NULL, *doc = NULL;
+    const char *text = PQgetvalue(res, r, 3);
+    swf_error_t *err = swf_json_parse(text, strlen(text), SWF_MSG_MAX_BYTES * 64, &payload);
+    if (err == NULL)
+        err = swf_msg_activity_task_new(s->cfg.secret, x, id, payload, &doc);
+    json_object_put(payload);
+    if (err != NULL) {
+        slog(s, "outbox row %s/%lld: %s", x, (long long)id, swf_error_message(err));
+        swf_error_free(err);
+        return;
+    }
+    char topic[600];
+    snprintf(topic, sizeof(topic), "%s%s", s->cfg.task_prefix, list);
+    json_object *interned;
+    if (!swf_json_get(tick_topics, topic, &interned)) {
+        interned = json_object_new_string(topic);
+        json_object_object_add(tick_topics, topic, interned);
+    }
+    posts_add(p, json_object_get_string(interned), x, doc);
+    (*count)++;
+}
+
+swf_error_t *swf_history_service_tick(swf_history_service_t *s)
+{
+    char scale[32], age[32];
+    snprintf(scale, sizeof(scale), "%.9g", s->cfg.time_scale);
+    swf_error_t *err = step(s, timers_sql, scale, timer_row, &s->stats.timers_fired, false);
+    if (err == NULL)
+        err = step(s, exec_timeouts_sql, scale, exec_timeout_row, &s->stats.executions_timed_out,
+                   false);
+    if (err == NULL)
+        err = step(s, activity_timeouts_sql, scale, activity_timeout_row,
+                   &s->stats.activities_timed_out, false);
+    if (err == NULL) {
+        snprintf(age, sizeof(age), "%d", s->cfg.outbox_age_ms);
+        tick_topics = json_object_new_object();
+        err = step(s, outbox_sql, age, outbox_row, &s->stats.outbox_republished, true);
+        json_object_put(tick_topics);
+        tick_topics = NULL;
+    }
+    if (err == NULL) {
+        snprintf(age, sizeof(age), "%d", s->cfg.sweep_age_ms);
+        err = step(s, sweep_sql, age, sweep_row, &s->stats.decides_posted, false);
+    }
+    /* Forget posts whose rows are no longer due (each step re-adds its own). */
+    if (json_object_object_length(s->posted) > 100000) {
+        json_object_put(s->posted);
+        s->posted = json_object_new_object();
+    }
+    __atomic_add_fetch(&s->stats.ticks, 1, __ATOMIC_RELAXED);
+    return err;
+}
+
+void swf_history_service_run(swf_history_service_t *s)
+{
+    while (!s->stop) {
+        swf_error_t *err = swf_history_service_tick(s);
+        if (err != NULL) {
+            slog(s, "%s", swf_error_message(err));
+            swf_error_free(err);
+        }
+        for (int slept = 0; slept < s->cfg.tick_ms && !s->stop; slept += 20)
+            usleep(20000);
+    }
+}
+
+swf_error_t *swf_history_outbox_delete(swf_history_store_t *store,
+                                       const swf_history_outbox_key_t *keys, size_t n)
+{
+    if (n == 0)
+        return NULL;
+    swf_history__pg_t *pg = swf_history__pg(store);
+    json_object *xs = json_object_new_array(), *ids = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+        json_object_array_add(xs, json_object_new_string(keys[i].execution_id));
+        json_object_array_add(ids, json_object_new_int64(keys[i].event_id));
+    }
+    const char *params[2] = {swf_history__strdup(swf_json_str(xs)),
+                             swf_history__strdup(swf_json_str(ids))};
+    swf_error_t *err = swf_history__pg_query(
+        pg->conn,
+        "DELETE FROM outbox o USING (SELECT * FROM unnest("
+        "  ARRAY(SELECT jsonb_array_elements_text($1::jsonb)),"
+        "  ARRAY(SELECT (jsonb_array_elements_text($2::jsonb))::bigint)) AS k(x, i)) k"
+        " WHERE o.execution_id = k.x AND o.event_id = k.i",
+        2, params, NULL);
+    free((char *)params[0]);
+    free((char *)params[1]);
+    json_object_put(xs);
+    json_object_put(ids);
+    return err;
+}

@@ -1,0 +1,104 @@
+/*
+ * service.h - swf-history: the clock and the janitor of the history.
+ *
+ * Deciders only react to inbox messages; something must turn the passing of
+ * time and the failures of other processes into messages. The history
+ * service does, on a tick (default 200 ms), each step claiming its rows
+ * with FOR UPDATE SKIP LOCKED so that any number of services can run:
+ *
+ *   - due timers (the timers projection)          -> timer.fired
+ *   - executions past their TimeoutSeconds        -> execution.timedOut
+ *   - activities past startToCloseTimeout, or with no heartbeat within
+ *     heartbeatTimeout                             -> activity.timedOut
+ *   - outbox rows older than outbox_age_ms (a decider crashed between its
+ *     commit and its publication)                  -> republished, deleted
+ *   - open executions whose last event is a DecisionTaskScheduled older
+ *     than sweep_age_ms (a lost "decide")          -> decide
+ *
+ * A message is posted again when its condition still holds a few seconds
+ * later (repost_ms): every message is idempotent at the decider, so a lost
+ * message costs a delay, never an effect twice.
+ *
+ * Time scale (for `swf dev`): with time_scale < 1, timers and execution
+ * timeouts run that much faster (a Wait of 10 s fires after 10 s *
+ * time_scale), so executions with long waits finish quickly in development.
+ * Production keeps 1.
+ *
+ * Ownership: the service owns its database connection and Kafka producer.
+ * Thread-safety: run() on one thread; stop() from any thread or a signal
+ * handler.
+ */
+#ifndef SWF_HISTORY_SERVICE_H
+#define SWF_HISTORY_SERVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <stdio.h>
+
+#include "history/store.h"
+#include "protocol/error.h"
+
+/* One message to publish. The history library knows no Kafka (it sits
+ * below the decider, which owns the Kafka helpers): the program wires a
+ * sender in, decider/kafka.h's swf_kafka_poster_send for the daemons. */
+typedef struct swf_history_post {
+    const char *topic;
+    const char *key;
+    const char *payload;
+    size_t len;
+} swf_history_post_t;
+
+/* Publishes every message and returns only when each was acknowledged
+ * (NULL) or one failed (an error); creates topics it does not know. */
+typedef swf_error_t *(*swf_history_send_fn)(void *ctx, const swf_history_post_t *msgs, size_t n);
+
+typedef struct swf_history_service_config {
+    const char *conninfo;
+    swf_history_send_fn send;
+    void *send_ctx;
+    const char *inbox_topic; /* swf.inbox */
+    const char *task_prefix; /* swf.tasks. */
+    const char *secret;  /* signs republished activity tasks */
+    int tick_ms;         /* 200 */
+    int outbox_age_ms;   /* 3000 */
+    int sweep_age_ms;    /* 5000 */
+    int repost_ms;       /* 5000 */
+    double time_scale;   /* 1.0; SWF_DEV_TIME_SCALE */
+    size_t batch_max;    /* rows claimed per step and tick: 500 */
+    FILE *log;           /* NULL: quiet */
+} swf_history_service_config_t;
+
+/* Defaults and the environment (SWF_DATABASE_URL, SWF_INBOX_TOPIC,
+ * SWF_TASK_TOPIC_PREFIX, SWF_TOKEN_SECRET, SWF_DEV_TIME_SCALE); the sender
+ * is left NULL for the caller to set. */
+void swf_history_service_config_env(swf_history_service_config_t *cfg);
+
+typedef struct swf_history_service swf_history_service_t;
+
+typedef struct swf_history_service_stats {
+    uint64_t timers_fired, executions_timed_out, activities_timed_out, outbox_republished,
+        decides_posted, ticks;
+} swf_history_service_stats_t;
+
+swf_error_t *swf_history_service_new(const swf_history_service_config_t *cfg,
+                                     swf_history_service_t **out);
+/* Runs ticks until stop; an error of one tick is logged and the loop goes on. */
+void swf_history_service_run(swf_history_service_t *svc);
+/* One tick, for tests. */
+swf_error_t *swf_history_service_tick(swf_history_service_t *svc);
+void swf_history_service_stop(swf_history_service_t *svc);
+void swf_history_service_stats(swf_history_service_t *svc, swf_history_service_stats_t *out);
+void swf_history_service_free(swf_history_service_t *svc);
+
+/* The primary key of an outbox row. */
+typedef struct swf_history_outbox_key {
+    const char *execution_id;
+    int64_t event_id;
+} swf_history_outbox_key_t;
+
+/* Deletes the outbox rows of activity tasks Kafka acknowledged (one statement). */
+swf_error_t *swf_history_outbox_delete(swf_history_store_t *store,
+                                       const swf_history_outbox_key_t *keys, size_t n);
+
+#endif
