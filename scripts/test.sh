@@ -13,6 +13,7 @@ echo "== conformance corpus (swf run --local)"
 scripts/conformance.sh build/swf || status=1
 echo "== conformance corpus under the sanitizers"
 scripts/conformance.sh build-asan/swf || status=1
+echo "== docker/ (compose file, Dockerfile steps)"; scripts/check-docker.sh || status=1
 echo "== unit and integration tests, sanitizer build"
 (cd build-asan && ctest --output-on-failure -j 2) || status=1
 echo "== unit and integration tests"
