@@ -22,6 +22,19 @@
 
 #include "protocol/error.h"
 
+/* Limits of the JSONata evaluator (with the others of protocol/limits.h in
+ * spirit; kept here because only this module enforces them). Exceeding one
+ * is States.QueryEvaluationError (an SWF_E_INPUT error from the checker). */
+/* Bytes of one expression (the text between {% and %}). */
+#define SWF_LIMIT_JSONATA_BYTES 16384
+/* Nesting depth of an expression (parentheses, constructors, operators). */
+#define SWF_LIMIT_JSONATA_DEPTH 64
+/* Items one range ([a..b] or $range) may produce. */
+#define SWF_LIMIT_JSONATA_RANGE_ITEMS 100000
+/* Units of work of one evaluation: nodes evaluated, items visited,
+ * comparisons made. About a second of work at most. */
+#define SWF_LIMIT_JSONATA_STEPS 10000000
+
 /* True when s is "{% ... %}". */
 bool swf_asl_jsonata_is_expr(const char *s);
 

@@ -1,0 +1,3298 @@
+/*
+ * jsonata.c - a JSONata evaluator for ASL's QueryLanguage "JSONata".
+ *
+ * The subset is what Step Functions users write: literals, paths with
+ * predicates and wildcards, array and object constructors, ranges, the
+ * arithmetic, comparison, boolean, string (&), membership (in), conditional
+ * and chain (~>) operators, blocks with $v := bindings, the map operator
+ * a.(expr), and the built-in functions listed in the `builtins` table,
+ * including Step Functions' own $partition, $range, $hash and $parse. Not
+ * supported, each a clear error: lambdas and the higher-order functions that
+ * need them, group-by (a{...}), sorting (^), transforms (|...|), positional
+ * and context bindings (# and @), and date functions.
+ *
+ * Like intrinsic.c, an expression is parsed into a tree (a Pratt parser with
+ * JSONata's binding powers) and the tree is then evaluated, so that
+ * swf_asl_jsonata_check is the parser alone. The evaluation follows the
+ * reference implementation (jsonata-js) closely where users can see the
+ * difference: a path step maps over a sequence and flattens what it finds;
+ * a sequence of one value is that value (single-match-is-not-wrapped), an
+ * empty one is "undefined"; an array constructor's result is kept whole by
+ * a later path step; a JSON array met in the last step is returned as is.
+ * An evaluated value is therefore a json-c value plus flags (val_t): whether
+ * it is defined at all, whether it is a sequence the evaluator built, and
+ * whether it came from an array constructor. JSON null is the NULL pointer,
+ * as everywhere in the project, which is why "undefined" is a flag.
+ *
+ * Numbers are doubles, as in JavaScript; a result that is integral and fits
+ * in an int64 is written as a json-c int, any other keeps JavaScript's
+ * shortest text (0.1, not 0.10000000000000001). $string and & format numbers
+ * as JSONata does, to 15 significant digits.
+ *
+ * Determinism: the engine replays executions, so an expression must give the
+ * same value every time. $now, $millis, $random and $uuid would not, and are
+ * refused with States.QueryEvaluationError instead of drawing from a clock
+ * or a generator the expression cannot see.
+ *
+ * Limits: an expression is at most SWF_LIMIT_JSONATA_BYTES long and nested
+ * at most SWF_LIMIT_JSONATA_DEPTH deep; a range makes at most
+ * SWF_LIMIT_JSONATA_RANGE_ITEMS items; a string at most
+ * SWF_LIMIT_PAYLOAD_BYTES; one evaluation does at most
+ * SWF_LIMIT_JSONATA_STEPS units of work (a node evaluated, an item visited,
+ * a comparison made), so no expression can hang the decider.
+ *
+ * Regular expressions (/.../ literals) are JavaScript syntax translated to
+ * POSIX extended regular expressions (regcomp, part of libc): \d \w \s and
+ * their negations, (?: ) groups and the i and m flags carry over; lazy
+ * quantifiers, lookaround and \b do not, and are syntax errors.
+ */
+#include "decider/asl/jsonata.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/hash.h"
+#include "protocol/json.h"
+#include "protocol/limits.h"
+
+#define QUERY_ERROR "States.QueryEvaluationError"
+
+/* ------------------------------------------------------------------------ */
+/* Errors and small buffers                                                 */
+/* ------------------------------------------------------------------------ */
+
+static swf_error_t *qerr(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static swf_error_t *qerr(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return swf_error_states(QUERY_ERROR, "%s", msg);
+}
+
+/* A growable byte buffer bounded by SWF_LIMIT_PAYLOAD_BYTES. */
+typedef struct buf {
+    char *s;
+    size_t n, cap;
+    bool over; /* the limit was hit; the content is truncated */
+} buf_t;
+
+static void buf_add(buf_t *b, const char *s, size_t n)
+{
+    if (b->over)
+        return;
+    if (b->n + n + 1 > SWF_LIMIT_PAYLOAD_BYTES) {
+        b->over = true;
+        return;
+    }
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < b->n + n + 1)
+            cap *= 2;
+        char *p = realloc(b->s, cap);
+        if (p == NULL)
+            abort(); /* as swf_error_new does: no way to report running out */
+        b->s = p;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = '\0';
+}
+
+static void buf_str(buf_t *b, const char *s) { buf_add(b, s, strlen(s)); }
+static void buf_ch(buf_t *b, char c) { buf_add(b, &c, 1); }
+static const char *buf_cstr(buf_t *b) { return b->s ? b->s : ""; }
+
+/* ------------------------------------------------------------------------ */
+/* Numbers                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* JavaScript's Number.prototype.toString: the shortest digits that read back
+ * as d, in positional notation from 1e-7 to 1e21 and exponential beyond. */
+static void js_number_format(double d, char out[48])
+{
+    if (d == 0) {
+        strcpy(out, "0");
+        return;
+    }
+    char e[48];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(e, sizeof e, "%.*e", prec - 1, d);
+        if (strtod(e, NULL) == d)
+            break;
+    }
+    bool neg = e[0] == '-';
+    const char *p = e + neg;
+    char digits[24];
+    int k = 0;
+    for (; *p && *p != 'e'; p++) {
+        if (isdigit((unsigned char)*p) && k < 20)
+            digits[k++] = *p;
+    }
+    int n = atoi(p + 1) + 1; /* the decimal point sits after n digits */
+    while (k > 1 && digits[k - 1] == '0')
+        k--;
+    char *o = out;
+    if (neg)
+        *o++ = '-';
+    if (k <= n && n <= 21) {
+        memcpy(o, digits, (size_t)k);
+        o += k;
+        for (int i = k; i < n; i++)
+            *o++ = '0';
+    } else if (0 < n && n <= 21) {
+        memcpy(o, digits, (size_t)n);
+        o += n;
+        *o++ = '.';
+        memcpy(o, digits + n, (size_t)(k - n));
+        o += k - n;
+    } else if (-6 < n && n <= 0) {
+        *o++ = '0';
+        *o++ = '.';
+        for (int i = 0; i < -n; i++)
+            *o++ = '0';
+        memcpy(o, digits, (size_t)k);
+        o += k;
+    } else {
+        *o++ = digits[0];
+        if (k > 1) {
+            *o++ = '.';
+            memcpy(o, digits + 1, (size_t)(k - 1));
+            o += k - 1;
+        }
+        o += sprintf(o, "e%c%d", n - 1 >= 0 ? '+' : '-', abs(n - 1));
+    }
+    *o = '\0';
+}
+
+/* How $string and & show a number: rounded to 15 significant digits first,
+ * which hides binary noise (0.1 + 0.2 shows as 0.3). */
+static void number_format15(double d, char out[48])
+{
+    char t[48];
+    snprintf(t, sizeof t, "%.15g", d);
+    js_number_format(strtod(t, NULL), out);
+}
+
+/* A new json-c number for d: an int when d is integral and fits. */
+static swf_error_t *number_new(double d, json_object **out)
+{
+    *out = NULL;
+    if (!isfinite(d))
+        return qerr("number out of range: the result is not a finite number");
+    if (d == floor(d) && d > -9223372036854775808.0 && d < 9223372036854775808.0) {
+        *out = json_object_new_int64((int64_t)d);
+    } else {
+        char text[48];
+        js_number_format(d, text);
+        *out = json_object_new_double_s(d, text);
+    }
+    return NULL;
+}
+
+static bool is_number(json_object *j) { return swf_json_is_number(j); }
+static bool is_string(json_object *j) { return json_object_is_type(j, json_type_string); }
+static bool is_array(json_object *j) { return json_object_is_type(j, json_type_array); }
+static bool is_object(json_object *j) { return json_object_is_type(j, json_type_object); }
+
+/* ------------------------------------------------------------------------ */
+/* The tree                                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef enum op {
+    OP_NONE,
+    OP_DOT, OP_LBRACK, OP_RBRACK, OP_LBRACE, OP_RBRACE, OP_LPAREN, OP_RPAREN,
+    OP_COMMA, OP_COLON, OP_SEMI, OP_QUESTION,
+    OP_PLUS, OP_MINUS, OP_STAR, OP_SLASH, OP_PERCENT, OP_AMP,
+    OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
+    OP_BIND, OP_RANGE, OP_CHAIN, OP_DESCEND, OP_AND, OP_OR, OP_IN,
+} op_t;
+
+static const char *const op_text[] = {
+    "", ".", "[", "]", "{", "}", "(", ")", ",", ":", ";", "?", "+", "-", "*", "/", "%", "&",
+    "=", "!=", "<", "<=", ">", ">=", ":=", "..", "~>", "**", "and", "or", "in",
+};
+
+typedef enum node_kind {
+    N_VALUE,    /* a literal number, string, true, false or null */
+    N_REGEX,    /* a /regex/ literal */
+    N_NAME,     /* a field name (a path step) */
+    N_WILDCARD, /* * */
+    N_DESCEND,  /* ** */
+    N_VAR,      /* $name; $ has name "", $$ has name "$" */
+    N_PATH,     /* steps in items */
+    N_NEG,      /* -a */
+    N_BINARY,   /* a op b */
+    N_ARRAY,    /* [items] */
+    N_RANGE,    /* a..b inside an array constructor */
+    N_OBJECT,   /* {k: v, ...}: items hold k0, v0, k1, v1, ... */
+    N_BLOCK,    /* (e1; e2; ...) */
+    N_BIND,     /* $name := a */
+    N_COND,     /* a ? b : c */
+    N_CALL,     /* $name(items) */
+} node_kind_t;
+
+typedef struct node node_t;
+
+typedef struct node_list {
+    node_t **v;
+    size_t n, cap;
+} node_list_t;
+
+typedef struct builtin builtin_t;
+
+struct node {
+    node_kind_t kind;
+    op_t op;             /* N_BINARY */
+    char *name;          /* N_NAME, N_VAR, N_BIND, N_CALL */
+    json_object *value;  /* N_VALUE */
+    regex_t re;          /* N_REGEX */
+    bool re_compiled;
+    node_t *a, *b, *c;   /* operands */
+    node_list_t items;   /* steps, items, pairs, expressions or arguments */
+    node_list_t stages;  /* a path step's filters, applied to each step result */
+    node_list_t preds;   /* any other node's filters, applied to its value */
+    bool keep_array;     /* N_PATH: written a[] */
+    const builtin_t *fn; /* N_CALL */
+};
+
+static void node_free(node_t *n);
+
+static void list_free(node_list_t *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        node_free(l->v[i]);
+    free(l->v);
+}
+
+static void node_free(node_t *n)
+{
+    if (n == NULL)
+        return;
+    free(n->name);
+    json_object_put(n->value);
+    if (n->re_compiled)
+        regfree(&n->re);
+    node_free(n->a);
+    node_free(n->b);
+    node_free(n->c);
+    list_free(&n->items);
+    list_free(&n->stages);
+    list_free(&n->preds);
+    free(n);
+}
+
+static node_t *node_new(node_kind_t kind)
+{
+    node_t *n = calloc(1, sizeof *n);
+    if (n == NULL)
+        abort();
+    n->kind = kind;
+    return n;
+}
+
+static void list_add(node_list_t *l, node_t *n)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 4;
+        node_t **v = realloc(l->v, cap * sizeof *v);
+        if (v == NULL)
+            abort();
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Built-in functions (declared here, defined after the evaluator)          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct val val_t;
+typedef struct ctx ctx_t;
+typedef struct call call_t;
+
+typedef swf_error_t *(*builtin_impl_t)(call_t *call, val_t *out);
+
+struct builtin {
+    const char *name;     /* without the $ */
+    builtin_impl_t impl;
+    unsigned char min, max;
+    bool context_arg;     /* a missing first argument is the context value */
+};
+
+static const builtin_t *builtin_find(const char *name);
+
+/* ------------------------------------------------------------------------ */
+/* Lexer                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef enum tok_kind {
+    TK_END, TK_NUM, TK_STR, TK_NAME, TK_VAR, TK_OP, TK_REGEX, TK_TRUE, TK_FALSE, TK_NULL,
+} tok_kind_t;
+
+typedef struct token {
+    tok_kind_t kind;
+    op_t op;
+    double num;
+    char *text;  /* TK_STR, TK_NAME, TK_VAR, TK_REGEX: decoded; owned */
+    char flags[8]; /* TK_REGEX */
+    size_t at;   /* offset in the expression, for messages */
+} token_t;
+
+typedef struct parser {
+    const char *src;
+    size_t len, pos;
+    token_t tok;
+    bool prev_operand; /* the previous token ends an operand: '/' divides */
+    int depth;
+    bool failed;
+    char err[256];
+} parser_t;
+
+static void perr(parser_t *p, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void perr(parser_t *p, size_t at, const char *fmt, ...)
+{
+    if (p->failed)
+        return;
+    p->failed = true;
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(p->err, sizeof p->err, "%s (at offset %zu)", msg, at);
+}
+
+static bool is_name_char(char c)
+{
+    return c != '\0' && !isspace((unsigned char)c) &&
+           strchr(".[]{}(),@#;:?+-*/%|=<>^&!~\"'`$", c) == NULL;
+}
+
+/* Appends code point cp as UTF-8. */
+static void utf8_put(buf_t *b, unsigned long cp)
+{
+    char s[4];
+    if (cp < 0x80) {
+        s[0] = (char)cp;
+        buf_add(b, s, 1);
+    } else if (cp < 0x800) {
+        s[0] = (char)(0xC0 | (cp >> 6));
+        s[1] = (char)(0x80 | (cp & 0x3F));
+        buf_add(b, s, 2);
+    } else if (cp < 0x10000) {
+        s[0] = (char)(0xE0 | (cp >> 12));
+        s[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        s[2] = (char)(0x80 | (cp & 0x3F));
+        buf_add(b, s, 3);
+    } else {
+        s[0] = (char)(0xF0 | (cp >> 18));
+        s[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        s[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        s[3] = (char)(0x80 | (cp & 0x3F));
+        buf_add(b, s, 4);
+    }
+}
+
+static bool hex4(const char *s, unsigned long *out)
+{
+    *out = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = s[i];
+        int v = isdigit((unsigned char)c) ? c - '0'
+                : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+        if (v < 0)
+            return false;
+        *out = *out * 16 + (unsigned long)v;
+    }
+    return true;
+}
+
+/* Reads a quoted string starting at p->pos (the quote). */
+static void lex_string(parser_t *p, token_t *t)
+{
+    char quote = p->src[p->pos++];
+    buf_t b = {0};
+    while (p->pos < p->len && p->src[p->pos] != quote) {
+        char c = p->src[p->pos++];
+        if (c != '\\') {
+            buf_ch(&b, c);
+            continue;
+        }
+        if (p->pos >= p->len)
+            break;
+        char e = p->src[p->pos++];
+        switch (e) {
+        case '"': case '\\': case '/': buf_ch(&b, e); break;
+        case 'b': buf_ch(&b, '\b'); break;
+        case 'f': buf_ch(&b, '\f'); break;
+        case 'n': buf_ch(&b, '\n'); break;
+        case 'r': buf_ch(&b, '\r'); break;
+        case 't': buf_ch(&b, '\t'); break;
+        case 'u': {
+            unsigned long cp, lo;
+            if (p->pos + 4 > p->len || !hex4(p->src + p->pos, &cp)) {
+                perr(p, p->pos, "invalid \\u escape in a string");
+                free(b.s);
+                return;
+            }
+            p->pos += 4;
+            if (cp >= 0xD800 && cp < 0xDC00 && p->pos + 6 <= p->len && p->src[p->pos] == '\\' &&
+                p->src[p->pos + 1] == 'u' && hex4(p->src + p->pos + 2, &lo) && lo >= 0xDC00 &&
+                lo < 0xE000) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                p->pos += 6;
+            }
+            utf8_put(&b, cp);
+            break;
+        }
+        default:
+            perr(p, p->pos - 2, "unsupported escape sequence \\%c in a string", e);
+            free(b.s);
+            return;
+        }
+    }
+    if (p->pos >= p->len) {
+        perr(p, t->at, "unterminated string");
+        free(b.s);
+        return;
+    }
+    p->pos++;
+    t->kind = TK_STR;
+    t->text = b.s ? b.s : strdup("");
+}
+
+static void lex_regex(parser_t *p, token_t *t)
+{
+    size_t start = ++p->pos;
+    bool in_class = false;
+    while (p->pos < p->len) {
+        char c = p->src[p->pos];
+        if (c == '\\' && p->pos + 1 < p->len) {
+            p->pos += 2;
+            continue;
+        }
+        if (c == '[')
+            in_class = true;
+        else if (c == ']')
+            in_class = false;
+        else if (c == '/' && !in_class)
+            break;
+        p->pos++;
+    }
+    if (p->pos >= p->len) {
+        perr(p, t->at, "unterminated regular expression");
+        return;
+    }
+    if (p->pos == start) {
+        perr(p, t->at, "empty regular expression");
+        return;
+    }
+    t->kind = TK_REGEX;
+    t->text = strndup(p->src + start, p->pos - start);
+    p->pos++;
+    size_t nf = 0;
+    while (p->pos < p->len && isalpha((unsigned char)p->src[p->pos])) {
+        char f = p->src[p->pos++];
+        if ((f != 'i' && f != 'm') || nf + 1 >= sizeof t->flags) {
+            perr(p, p->pos - 1, "unsupported regular expression flag '%c'", f);
+            return;
+        }
+        t->flags[nf++] = f;
+    }
+}
+
+/* Reads the next token into p->tok, freeing the text the previous one still
+ * owned. A '/' where an operand is expected starts a regular expression. */
+static void advance(parser_t *p)
+{
+    free(p->tok.text);
+    memset(&p->tok, 0, sizeof p->tok);
+    token_t *t = &p->tok;
+    if (p->failed) {
+        t->kind = TK_END;
+        return;
+    }
+    for (;;) {
+        while (p->pos < p->len && isspace((unsigned char)p->src[p->pos]))
+            p->pos++;
+        if (p->pos + 1 < p->len && p->src[p->pos] == '/' && p->src[p->pos + 1] == '*') {
+            const char *end = strstr(p->src + p->pos + 2, "*/");
+            if (end == NULL) {
+                perr(p, p->pos, "unterminated comment");
+                t->kind = TK_END;
+                return;
+            }
+            p->pos = (size_t)(end - p->src) + 2;
+            continue;
+        }
+        break;
+    }
+    t->at = p->pos;
+    if (p->pos >= p->len) {
+        t->kind = TK_END;
+        return;
+    }
+    const char *s = p->src + p->pos;
+    char c = s[0], d = p->pos + 1 < p->len ? s[1] : '\0';
+    bool operand = true;
+    if (isdigit((unsigned char)c)) {
+        size_t i = 0;
+        if (s[0] == '0')
+            i = 1;
+        else
+            while (isdigit((unsigned char)s[i]))
+                i++;
+        if (s[i] == '.' && isdigit((unsigned char)s[i + 1])) {
+            i++;
+            while (isdigit((unsigned char)s[i]))
+                i++;
+        }
+        if (s[i] == 'e' || s[i] == 'E') {
+            size_t j = i + 1;
+            if (s[j] == '+' || s[j] == '-')
+                j++;
+            if (isdigit((unsigned char)s[j])) {
+                while (isdigit((unsigned char)s[j]))
+                    j++;
+                i = j;
+            }
+        }
+        char *text = strndup(s, i);
+        t->kind = TK_NUM;
+        t->num = strtod(text, NULL);
+        free(text);
+        p->pos += i;
+        if (!isfinite(t->num))
+            perr(p, t->at, "number literal out of range");
+    } else if (c == '"' || c == '\'') {
+        lex_string(p, t);
+    } else if (c == '`') {
+        const char *end = memchr(s + 1, '`', p->len - p->pos - 1);
+        if (end == NULL) {
+            perr(p, t->at, "unterminated `name`");
+            t->kind = TK_END;
+            return;
+        }
+        t->kind = TK_NAME;
+        t->text = strndup(s + 1, (size_t)(end - s - 1));
+        p->pos += (size_t)(end - s) + 1;
+    } else if (c == '$') {
+        size_t i = 1;
+        if (d == '$') {
+            i = 2;
+        } else {
+            while (is_name_char(s[i]))
+                i++;
+        }
+        t->kind = TK_VAR;
+        t->text = strndup(s + 1, i - 1);
+        p->pos += i;
+    } else if (c == '/' && !p->prev_operand) {
+        lex_regex(p, t);
+    } else if (is_name_char(c)) {
+        size_t i = 0;
+        while (is_name_char(s[i]))
+            i++;
+        p->pos += i;
+        if (i == 4 && memcmp(s, "true", 4) == 0) {
+            t->kind = TK_TRUE;
+        } else if (i == 5 && memcmp(s, "false", 5) == 0) {
+            t->kind = TK_FALSE;
+        } else if (i == 4 && memcmp(s, "null", 4) == 0) {
+            t->kind = TK_NULL;
+        } else if ((i == 3 && memcmp(s, "and", 3) == 0) || (i == 2 && memcmp(s, "or", 2) == 0) ||
+                   (i == 2 && memcmp(s, "in", 2) == 0)) {
+            t->kind = TK_OP;
+            t->op = s[0] == 'a' ? OP_AND : s[0] == 'o' ? OP_OR : OP_IN;
+            operand = false;
+        } else {
+            t->kind = TK_NAME;
+            t->text = strndup(s, i);
+        }
+    } else {
+        static const struct { const char *text; op_t op; } ops[] = {
+            {"!=", OP_NE}, {"<=", OP_LE}, {">=", OP_GE}, {":=", OP_BIND}, {"..", OP_RANGE},
+            {"~>", OP_CHAIN}, {"**", OP_DESCEND}, {".", OP_DOT}, {"[", OP_LBRACK},
+            {"]", OP_RBRACK}, {"{", OP_LBRACE}, {"}", OP_RBRACE}, {"(", OP_LPAREN},
+            {")", OP_RPAREN}, {",", OP_COMMA}, {":", OP_COLON}, {";", OP_SEMI},
+            {"?", OP_QUESTION}, {"+", OP_PLUS}, {"-", OP_MINUS}, {"*", OP_STAR},
+            {"/", OP_SLASH}, {"%", OP_PERCENT}, {"&", OP_AMP}, {"=", OP_EQ}, {"<", OP_LT},
+            {">", OP_GT},
+        };
+        size_t i;
+        for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+            size_t n = strlen(ops[i].text);
+            if (p->pos + n <= p->len && memcmp(s, ops[i].text, n) == 0)
+                break;
+        }
+        if (i == sizeof ops / sizeof ops[0]) {
+            if (strchr("^|@#!", c))
+                perr(p, t->at, "the operator '%c' is not supported", c);
+            else
+                perr(p, t->at, "unexpected character '%c'", c);
+            t->kind = TK_END;
+            return;
+        }
+        t->kind = TK_OP;
+        t->op = ops[i].op;
+        p->pos += strlen(ops[i].text);
+        operand = t->op == OP_RPAREN || t->op == OP_RBRACK || t->op == OP_RBRACE;
+    }
+    p->prev_operand = operand;
+}
+
+static bool tok_is(const parser_t *p, op_t op) { return p->tok.kind == TK_OP && p->tok.op == op; }
+
+static const char *tok_describe(const token_t *t, char buf[64])
+{
+    switch (t->kind) {
+    case TK_END: return "the end of the expression";
+    case TK_OP: snprintf(buf, 64, "'%s'", op_text[t->op]); return buf;
+    case TK_NUM: return "a number";
+    case TK_STR: return "a string";
+    case TK_REGEX: return "a regular expression";
+    default: return "a name";
+    }
+}
+
+static bool expect(parser_t *p, op_t op)
+{
+    if (!tok_is(p, op)) {
+        char b[64];
+        perr(p, p->tok.at, "expected '%s', found %s", op_text[op], tok_describe(&p->tok, b));
+        return false;
+    }
+    advance(p);
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Regular expressions                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Translates a JavaScript regular expression into POSIX ERE. False, with a
+ * message, for what ERE cannot express. */
+static bool regex_translate(const char *src, buf_t *out, char err[128])
+{
+    bool in_class = false;
+    size_t n = strlen(src);
+    for (size_t i = 0; i < n; i++) {
+        char c = src[i];
+        if (c == '\\') {
+            char d = src[++i];
+            const char *cls = NULL;
+            switch (d) {
+            case 'd': cls = in_class ? "0-9" : "[0-9]"; break;
+            case 'w': cls = in_class ? "[:alnum:]_" : "[[:alnum:]_]"; break;
+            case 's': cls = in_class ? "[:space:]" : "[[:space:]]"; break;
+            case 'D': cls = in_class ? NULL : "[^0-9]"; break;
+            case 'W': cls = in_class ? NULL : "[^[:alnum:]_]"; break;
+            case 'S': cls = in_class ? NULL : "[^[:space:]]"; break;
+            case 'n': cls = "\n"; break;
+            case 't': cls = "\t"; break;
+            case 'r': cls = "\r"; break;
+            default: break;
+            }
+            if (cls != NULL) {
+                buf_str(out, cls);
+            } else if (strchr("DWS", d)) {
+                snprintf(err, 128, "\\%c inside [...] is not supported", d);
+                return false;
+            } else if (isalnum((unsigned char)d) || d == '\0') {
+                snprintf(err, 128, "the escape \\%c is not supported", d ? d : ' ');
+                return false;
+            } else if (in_class) {
+                if (d == ']' || d == '^' || d == '-') {
+                    snprintf(err, 128, "the escape \\%c inside [...] is not supported", d);
+                    return false;
+                }
+                buf_ch(out, d);
+            } else {
+                buf_ch(out, '\\');
+                buf_ch(out, d);
+            }
+        } else if (in_class) {
+            if (c == ']')
+                in_class = false;
+            buf_ch(out, c);
+        } else if (c == '[') {
+            in_class = true;
+            buf_ch(out, '[');
+            if (src[i + 1] == '^')
+                buf_ch(out, src[++i]);
+            if (src[i + 1] == ']')
+                buf_ch(out, src[++i]);
+        } else if (c == '(' && src[i + 1] == '?') {
+            if (src[i + 2] != ':') {
+                snprintf(err, 128, "lookahead and lookbehind are not supported");
+                return false;
+            }
+            buf_ch(out, '(');
+            i += 2;
+        } else if (strchr("*+?}", c) && src[i + 1] == '?') {
+            snprintf(err, 128, "lazy quantifiers (%c?) are not supported", c);
+            return false;
+        } else {
+            buf_ch(out, c);
+        }
+    }
+    return true;
+}
+
+static bool regex_compile(parser_t *p, node_t *n, const char *src, const char *flags, size_t at)
+{
+    buf_t b = {0};
+    char err[128];
+    if (!regex_translate(src, &b, err)) {
+        perr(p, at, "regular expression /%s/: %s", src, err);
+        free(b.s);
+        return false;
+    }
+    int cflags = REG_EXTENDED;
+    if (strchr(flags, 'i'))
+        cflags |= REG_ICASE;
+    if (strchr(flags, 'm'))
+        cflags |= REG_NEWLINE;
+    int rc = regcomp(&n->re, buf_cstr(&b), cflags);
+    free(b.s);
+    if (rc != 0) {
+        char msg[128];
+        regerror(rc, &n->re, msg, sizeof msg);
+        perr(p, at, "regular expression /%s/: %s", src, msg);
+        return false;
+    }
+    n->re_compiled = true;
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Parser                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Left binding powers, from jsonata-js. */
+static int lbp(const token_t *t)
+{
+    if (t->kind != TK_OP)
+        return 0;
+    switch (t->op) {
+    case OP_LBRACK: case OP_LPAREN: return 80;
+    case OP_DOT: return 75;
+    case OP_LBRACE: return 70;
+    case OP_STAR: case OP_SLASH: case OP_PERCENT: return 60;
+    case OP_PLUS: case OP_MINUS: case OP_AMP: return 50;
+    case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_IN:
+    case OP_CHAIN: return 40;
+    case OP_AND: return 30;
+    case OP_OR: return 25;
+    case OP_QUESTION: return 20;
+    case OP_BIND: return 10;
+    default: return 0;
+    }
+}
+
+static node_t *parse_expr(parser_t *p, int rbp);
+
+static node_t *path_of(node_t *step)
+{
+    node_t *path = node_new(N_PATH);
+    list_add(&path->items, step);
+    return path;
+}
+
+static node_t *nud(parser_t *p, token_t *t)
+{
+    node_t *n = NULL;
+    switch (t->kind) {
+    case TK_END:
+        perr(p, t->at, "unexpected end of the expression");
+        return NULL;
+    case TK_NUM:
+        n = node_new(N_VALUE);
+        (void)number_new(t->num, &n->value);
+        return n;
+    case TK_STR:
+        n = node_new(N_VALUE);
+        n->value = json_object_new_string(t->text);
+        return n;
+    case TK_TRUE: case TK_FALSE:
+        n = node_new(N_VALUE);
+        n->value = json_object_new_boolean(t->kind == TK_TRUE);
+        return n;
+    case TK_NULL:
+        return node_new(N_VALUE);
+    case TK_NAME:
+        n = node_new(N_NAME);
+        n->name = t->text;
+        t->text = NULL;
+        return path_of(n);
+    case TK_VAR:
+        n = node_new(N_VAR);
+        n->name = t->text;
+        t->text = NULL;
+        return n;
+    case TK_REGEX:
+        n = node_new(N_REGEX);
+        if (!regex_compile(p, n, t->text, t->flags, t->at)) {
+            node_free(n);
+            return NULL;
+        }
+        return n;
+    case TK_OP:
+        break;
+    }
+    switch (t->op) {
+    case OP_AND: case OP_OR: case OP_IN:
+        n = node_new(N_NAME);
+        n->name = strdup(op_text[t->op]);
+        return path_of(n);
+    case OP_MINUS: {
+        node_t *a = parse_expr(p, 70);
+        if (a == NULL)
+            return NULL;
+        if (a->kind == N_VALUE && is_number(a->value) && a->preds.n == 0) {
+            double d = -json_object_get_double(a->value);
+            json_object_put(a->value);
+            (void)number_new(d, &a->value);
+            return a;
+        }
+        n = node_new(N_NEG);
+        n->a = a;
+        return n;
+    }
+    case OP_STAR:
+        return path_of(node_new(N_WILDCARD));
+    case OP_DESCEND:
+        return path_of(node_new(N_DESCEND));
+    case OP_LPAREN:
+        n = node_new(N_BLOCK);
+        while (!tok_is(p, OP_RPAREN)) {
+            node_t *e = parse_expr(p, 0);
+            if (e == NULL)
+                goto fail;
+            list_add(&n->items, e);
+            if (!tok_is(p, OP_SEMI))
+                break;
+            advance(p);
+        }
+        if (!expect(p, OP_RPAREN))
+            goto fail;
+        return n;
+    case OP_LBRACK:
+        n = node_new(N_ARRAY);
+        if (!tok_is(p, OP_RBRACK)) {
+            for (;;) {
+                node_t *e = parse_expr(p, 0);
+                if (e == NULL)
+                    goto fail;
+                if (tok_is(p, OP_RANGE)) {
+                    advance(p);
+                    node_t *r = node_new(N_RANGE);
+                    r->a = e;
+                    r->b = parse_expr(p, 0);
+                    e = r;
+                    if (r->b == NULL) {
+                        node_free(r);
+                        goto fail;
+                    }
+                }
+                list_add(&n->items, e);
+                if (!tok_is(p, OP_COMMA))
+                    break;
+                advance(p);
+            }
+        }
+        if (!expect(p, OP_RBRACK))
+            goto fail;
+        return n;
+    case OP_LBRACE:
+        n = node_new(N_OBJECT);
+        if (!tok_is(p, OP_RBRACE)) {
+            for (;;) {
+                node_t *k = parse_expr(p, 0);
+                if (k == NULL)
+                    goto fail;
+                list_add(&n->items, k);
+                if (!expect(p, OP_COLON))
+                    goto fail;
+                node_t *v = parse_expr(p, 0);
+                if (v == NULL)
+                    goto fail;
+                list_add(&n->items, v);
+                if (!tok_is(p, OP_COMMA))
+                    break;
+                advance(p);
+            }
+        }
+        if (!expect(p, OP_RBRACE))
+            goto fail;
+        return n;
+    default: {
+        char b[64];
+        perr(p, t->at, "unexpected %s", tok_describe(t, b));
+        return NULL;
+    }
+    }
+fail:
+    node_free(n);
+    return NULL;
+}
+
+static node_t *led(parser_t *p, token_t *t, node_t *left)
+{
+    node_t *n = NULL, *r = NULL;
+    switch (t->op) {
+    case OP_DOT: {
+        r = parse_expr(p, 75);
+        if (r == NULL)
+            goto fail;
+        if (r->kind == N_VALUE && is_string(r->value) && r->preds.n == 0) {
+            /* a."field name" is a name step */
+            node_t *name = node_new(N_NAME);
+            name->name = strdup(json_object_get_string(r->value));
+            node_free(r);
+            r = path_of(name);
+        } else if (r->kind == N_VALUE) {
+            perr(p, t->at, "a literal value cannot be a path step");
+            goto fail;
+        }
+        n = left->kind == N_PATH ? left : path_of(left);
+        left = NULL;
+        if (r->kind == N_PATH) {
+            for (size_t i = 0; i < r->items.n; i++)
+                list_add(&n->items, r->items.v[i]);
+            r->items.n = 0;
+            n->keep_array |= r->keep_array;
+            node_free(r);
+        } else {
+            list_add(&n->items, r);
+        }
+        return n;
+    }
+    case OP_LBRACK:
+        if (tok_is(p, OP_RBRACK)) {
+            advance(p);
+            n = left->kind == N_PATH ? left : path_of(left);
+            n->keep_array = true;
+            return n;
+        }
+        r = parse_expr(p, 0);
+        if (r == NULL || !expect(p, OP_RBRACK))
+            goto fail;
+        if (left->kind == N_PATH)
+            list_add(&left->items.v[left->items.n - 1]->stages, r);
+        else
+            list_add(&left->preds, r);
+        return left;
+    case OP_LPAREN: {
+        if (left->kind != N_VAR || left->name[0] == '\0' || strcmp(left->name, "$") == 0 ||
+            left->preds.n) {
+            perr(p, t->at, "only built-in functions ($name) can be called");
+            goto fail;
+        }
+        const builtin_t *fn = builtin_find(left->name);
+        if (fn == NULL) {
+            perr(p, t->at, "unknown function $%s", left->name);
+            goto fail;
+        }
+        n = node_new(N_CALL);
+        n->name = left->name;
+        left->name = NULL;
+        node_free(left);
+        left = NULL;
+        n->fn = fn;
+        if (!tok_is(p, OP_RPAREN)) {
+            for (;;) {
+                if (tok_is(p, OP_QUESTION)) {
+                    perr(p, p->tok.at, "partial function application is not supported");
+                    goto fail;
+                }
+                node_t *a = parse_expr(p, 0);
+                if (a == NULL)
+                    goto fail;
+                list_add(&n->items, a);
+                if (!tok_is(p, OP_COMMA))
+                    break;
+                advance(p);
+            }
+        }
+        if (!expect(p, OP_RPAREN))
+            goto fail;
+        if (n->items.n > fn->max) {
+            perr(p, t->at, "$%s takes at most %d argument%s, not %zu", fn->name, fn->max,
+                 fn->max == 1 ? "" : "s", n->items.n);
+            goto fail;
+        }
+        if (n->items.n + (fn->context_arg ? 1 : 0) < fn->min) {
+            perr(p, t->at, "$%s takes at least %d argument%s, not %zu", fn->name, fn->min,
+                 fn->min == 1 ? "" : "s", n->items.n);
+            goto fail;
+        }
+        return n;
+    }
+    case OP_QUESTION:
+        n = node_new(N_COND);
+        n->a = left;
+        left = NULL;
+        if ((n->b = parse_expr(p, 0)) == NULL)
+            goto fail;
+        if (tok_is(p, OP_COLON)) {
+            advance(p);
+            if ((n->c = parse_expr(p, 0)) == NULL)
+                goto fail;
+        }
+        return n;
+    case OP_BIND:
+        if (left->kind != N_VAR || left->name[0] == '\0' || strcmp(left->name, "$") == 0 ||
+            left->preds.n) {
+            perr(p, t->at, "the left side of := must be a variable");
+            goto fail;
+        }
+        n = node_new(N_BIND);
+        n->name = left->name;
+        left->name = NULL;
+        node_free(left);
+        left = NULL;
+        if ((n->a = parse_expr(p, 9)) == NULL)
+            goto fail;
+        return n;
+    case OP_CHAIN:
+        r = parse_expr(p, 40);
+        if (r == NULL)
+            goto fail;
+        if (r->kind != N_CALL || r->preds.n) {
+            perr(p, t->at, "the right side of ~> must be a function call");
+            goto fail;
+        }
+        if (r->items.n + 1 > r->fn->max) {
+            perr(p, t->at, "$%s takes at most %d arguments", r->fn->name, r->fn->max);
+            goto fail;
+        }
+        list_add(&r->items, NULL);
+        memmove(r->items.v + 1, r->items.v, (r->items.n - 1) * sizeof *r->items.v);
+        r->items.v[0] = left;
+        return r;
+    case OP_LBRACE:
+        perr(p, t->at, "group-by expressions (a{...}) are not supported");
+        goto fail;
+    default:
+        n = node_new(N_BINARY);
+        n->op = t->op;
+        n->a = left;
+        left = NULL;
+        if ((n->b = parse_expr(p, lbp(t))) == NULL)
+            goto fail;
+        return n;
+    }
+fail:
+    node_free(left);
+    node_free(n);
+    node_free(r);
+    return NULL;
+}
+
+static node_t *parse_expr(parser_t *p, int rbp)
+{
+    if (++p->depth > SWF_LIMIT_JSONATA_DEPTH) {
+        perr(p, p->tok.at, "the expression is nested more than %d deep", SWF_LIMIT_JSONATA_DEPTH);
+        return NULL;
+    }
+    token_t t = p->tok;
+    p->tok.text = NULL; /* t owns it now */
+    advance(p);
+    node_t *left = nud(p, &t);
+    free(t.text);
+    while (left != NULL && !p->failed && rbp < lbp(&p->tok)) {
+        t = p->tok;
+        p->tok.text = NULL;
+        advance(p);
+        left = led(p, &t, left);
+        free(t.text);
+    }
+    p->depth--;
+    if (p->failed) {
+        node_free(left);
+        return NULL;
+    }
+    return left;
+}
+
+/* Parses a whole expression. NULL with err set on failure. */
+static node_t *parse(const char *expr, char err[256])
+{
+    size_t len = strlen(expr);
+    if (len > SWF_LIMIT_JSONATA_BYTES) {
+        snprintf(err, 256, "the expression is %zu bytes, the limit is %d", len,
+                 SWF_LIMIT_JSONATA_BYTES);
+        return NULL;
+    }
+    parser_t p = {.src = expr, .len = len};
+    advance(&p);
+    node_t *root = NULL;
+    if (p.tok.kind == TK_END && !p.failed)
+        perr(&p, 0, "the expression is empty");
+    else
+        root = parse_expr(&p, 0);
+    if (root != NULL && p.tok.kind != TK_END) {
+        char b[64];
+        perr(&p, p.tok.at, "unexpected %s", tok_describe(&p.tok, b));
+        node_free(root);
+        root = NULL;
+    }
+    free(p.tok.text);
+    if (root == NULL)
+        snprintf(err, 256, "%s", p.err[0] ? p.err : "invalid expression");
+    return root;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Values                                                                   */
+/* ------------------------------------------------------------------------ */
+
+enum {
+    V_DEF = 1,   /* defined (j may still be NULL: JSON null) */
+    V_SEQ = 2,   /* j is an array the evaluator built as a sequence */
+    V_CONS = 4,  /* j is an array built by an array constructor */
+    V_KEEP = 8,  /* a sequence of one stays an array (a[]) */
+    V_REGEX = 16 /* a regular expression, re; j is NULL */
+};
+
+struct val {
+    json_object *j; /* owned reference */
+    unsigned flags;
+    const node_t *re;
+};
+
+static const val_t UNDEF = {NULL, 0, NULL};
+
+static bool defined(const val_t *v) { return (v->flags & V_DEF) != 0; }
+static bool is_regex(const val_t *v) { return (v->flags & V_REGEX) != 0; }
+
+static void val_free(val_t *v)
+{
+    json_object_put(v->j);
+    *v = UNDEF;
+}
+
+/* A defined value holding j (taken). */
+static val_t val_take(json_object *j) { return (val_t){j, V_DEF, NULL}; }
+/* A defined value holding a new reference to j (borrowed). */
+static val_t val_ref(json_object *j) { return (val_t){swf_json_ref(j), V_DEF, NULL}; }
+
+static val_t val_copy(const val_t *v)
+{
+    val_t c = *v;
+    c.j = swf_json_ref(v->j);
+    return c;
+}
+
+/* A sequence of one value is that value; an empty one is undefined. */
+static void collapse(val_t *v)
+{
+    if (!(v->flags & V_SEQ))
+        return;
+    size_t n = json_object_array_length(v->j);
+    if (n == 0) {
+        val_free(v);
+    } else if (n == 1 && !(v->flags & V_KEEP)) {
+        json_object *one = swf_json_ref(json_object_array_get_idx(v->j, 0));
+        json_object_put(v->j);
+        *v = val_take(one);
+    }
+}
+
+/* The items of a value: an array's elements, or the value itself. */
+typedef struct items {
+    json_object *arr; /* borrowed; NULL when one */
+    json_object *one;
+    size_t n;
+} items_t;
+
+static items_t items_of(const val_t *v)
+{
+    items_t it = {NULL, NULL, 0};
+    if (!defined(v))
+        return it;
+    if (is_array(v->j)) {
+        it.arr = v->j;
+        it.n = json_object_array_length(v->j);
+    } else {
+        it.one = v->j;
+        it.n = 1;
+    }
+    return it;
+}
+
+static json_object *item_at(const items_t *it, size_t i)
+{
+    return it->arr ? json_object_array_get_idx(it->arr, i) : it->one;
+}
+
+static const char *type_name(const val_t *v)
+{
+    if (!defined(v))
+        return "undefined";
+    if (is_regex(v))
+        return "function";
+    return swf_json_type_name(v->j);
+}
+
+/* JSONata's $boolean: -1 for undefined. */
+static int truth(json_object *j, int depth)
+{
+    switch (json_object_get_type(j)) {
+    case json_type_null: return 0;
+    case json_type_boolean: return json_object_get_boolean(j);
+    case json_type_int: case json_type_double: return json_object_get_double(j) != 0;
+    case json_type_string: return json_object_get_string_len(j) > 0;
+    case json_type_object: return json_object_object_length(j) > 0;
+    case json_type_array: {
+        size_t n = json_object_array_length(j);
+        if (n == 1)
+            return depth < SWF_LIMIT_JSON_DEPTH ? truth(json_object_array_get_idx(j, 0), depth + 1) : 0;
+        for (size_t i = 0; i < n; i++) {
+            if (depth < SWF_LIMIT_JSON_DEPTH && truth(json_object_array_get_idx(j, i), depth + 1))
+                return 1;
+        }
+        return 0;
+    }
+    }
+    return 0;
+}
+
+static int boolean_of(const val_t *v)
+{
+    if (!defined(v))
+        return -1;
+    if (is_regex(v))
+        return 0;
+    return truth(v->j, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Evaluation context                                                       */
+/* ------------------------------------------------------------------------ */
+
+typedef struct binding {
+    const char *name; /* borrowed from the tree */
+    val_t v;
+} binding_t;
+
+/* One scope: a block's $v := bindings. */
+typedef struct frame {
+    struct frame *up;
+    binding_t *b;
+    size_t n, cap;
+} frame_t;
+
+struct ctx {
+    json_object *bindings; /* borrowed; may be NULL */
+    size_t steps;          /* work done so far */
+    int depth;
+};
+
+static void frame_free(frame_t *f)
+{
+    for (size_t i = 0; i < f->n; i++)
+        val_free(&f->b[i].v);
+    free(f->b);
+}
+
+static void frame_set(frame_t *f, const char *name, const val_t *v)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        if (strcmp(f->b[i].name, name) == 0) {
+            val_free(&f->b[i].v);
+            f->b[i].v = val_copy(v);
+            return;
+        }
+    }
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? 2 * f->cap : 4;
+        binding_t *b = realloc(f->b, cap * sizeof *b);
+        if (b == NULL)
+            abort();
+        f->b = b;
+        f->cap = cap;
+    }
+    f->b[f->n].name = name;
+    f->b[f->n].v = val_copy(v);
+    f->n++;
+}
+
+/* Counts n units of work; an error once the budget is spent. */
+static swf_error_t *charge(ctx_t *ctx, size_t n)
+{
+    ctx->steps += n;
+    if (ctx->steps > SWF_LIMIT_JSONATA_STEPS)
+        return qerr("the expression does too much work (more than %d steps)",
+                    SWF_LIMIT_JSONATA_STEPS);
+    return NULL;
+}
+
+struct call {
+    ctx_t *ctx;
+    const builtin_t *fn;
+    val_t *argv;
+    size_t argc;
+};
+
+static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
+                         val_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* Strings                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static void json_quote(buf_t *b, const char *s, size_t n)
+{
+    buf_ch(b, '"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
+        case '"': buf_str(b, "\\\""); break;
+        case '\\': buf_str(b, "\\\\"); break;
+        case '\b': buf_str(b, "\\b"); break;
+        case '\f': buf_str(b, "\\f"); break;
+        case '\n': buf_str(b, "\\n"); break;
+        case '\r': buf_str(b, "\\r"); break;
+        case '\t': buf_str(b, "\\t"); break;
+        default:
+            if (c < 0x20) {
+                char e[8];
+                snprintf(e, sizeof e, "\\u%04x", c);
+                buf_str(b, e);
+            } else {
+                buf_ch(b, (char)c);
+            }
+        }
+    }
+    buf_ch(b, '"');
+}
+
+static void newline_indent(buf_t *b, int indent, int level)
+{
+    buf_ch(b, '\n');
+    for (int i = 0; i < indent * level; i++)
+        buf_ch(b, ' ');
+}
+
+/* JSON.stringify as $string does it: numbers to 15 significant digits;
+ * indent > 0 pretty-prints. */
+static swf_error_t *stringify(buf_t *b, json_object *j, int indent, int level)
+{
+    if (level > SWF_LIMIT_JSON_DEPTH)
+        return qerr("$string: the value is nested too deep");
+    char num[48];
+    switch (json_object_get_type(j)) {
+    case json_type_null: buf_str(b, "null"); break;
+    case json_type_boolean: buf_str(b, json_object_get_boolean(j) ? "true" : "false"); break;
+    case json_type_int: case json_type_double: {
+        double d = json_object_get_double(j);
+        if (!isfinite(d))
+            return qerr("$string: cannot convert a non-finite number");
+        number_format15(d, num);
+        buf_str(b, num);
+        break;
+    }
+    case json_type_string:
+        json_quote(b, json_object_get_string(j), (size_t)json_object_get_string_len(j));
+        break;
+    case json_type_array: {
+        size_t n = json_object_array_length(j);
+        buf_ch(b, '[');
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                buf_ch(b, ',');
+            if (indent)
+                newline_indent(b, indent, level + 1);
+            swf_error_t *err = stringify(b, json_object_array_get_idx(j, i), indent, level + 1);
+            if (err)
+                return err;
+        }
+        if (indent && n)
+            newline_indent(b, indent, level);
+        buf_ch(b, ']');
+        break;
+    }
+    case json_type_object: {
+        bool first = true;
+        buf_ch(b, '{');
+        json_object_object_foreach(j, key, v) {
+            if (!first)
+                buf_ch(b, ',');
+            if (indent)
+                newline_indent(b, indent, level + 1);
+            first = false;
+            json_quote(b, key, strlen(key));
+            buf_str(b, indent ? ": " : ":");
+            swf_error_t *err = stringify(b, v, indent, level + 1);
+            if (err)
+                return err;
+        }
+        if (indent && !first)
+            newline_indent(b, indent, level);
+        buf_ch(b, '}');
+        break;
+    }
+    }
+    if (b->over)
+        return qerr("$string: the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
+    return NULL;
+}
+
+/* Casts v to a string as $string does (v defined). */
+static swf_error_t *to_string(const val_t *v, int indent, buf_t *b)
+{
+    if (is_regex(v))
+        return NULL; /* functions show as "" */
+    if (is_string(v->j)) {
+        buf_add(b, json_object_get_string(v->j), (size_t)json_object_get_string_len(v->j));
+        if (b->over)
+            return qerr("the string is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
+        return NULL;
+    }
+    return stringify(b, v->j, indent, 0);
+}
+
+static val_t string_val(const char *s, size_t n)
+{
+    return val_take(json_object_new_string_len(s, (int)n));
+}
+
+/* Byte offsets of the code points of s[0..n): starts[0..*count], the last
+ * being n. */
+static size_t *utf8_starts(const char *s, size_t n, size_t *count)
+{
+    size_t *starts = malloc((n + 1) * sizeof *starts);
+    if (starts == NULL)
+        abort();
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (((unsigned char)s[i] & 0xC0) != 0x80)
+            starts[k++] = i;
+    }
+    starts[k] = n;
+    *count = k;
+    return starts;
+}
+
+static size_t utf8_length(const char *s, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return k;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Operators                                                                */
+/* ------------------------------------------------------------------------ */
+
+static swf_error_t *eval_binary(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
+                                val_t *out)
+{
+    val_t l = UNDEF, r = UNDEF;
+    swf_error_t *err = NULL;
+    const char *op = op_text[n->op];
+
+    if (n->op == OP_AND || n->op == OP_OR) {
+        if ((err = eval(ctx, n->a, input, env, &l)))
+            goto done;
+        bool lb = boolean_of(&l) == 1;
+        if ((n->op == OP_AND && !lb) || (n->op == OP_OR && lb)) {
+            *out = val_take(json_object_new_boolean(lb));
+            goto done;
+        }
+        if ((err = eval(ctx, n->b, input, env, &r)))
+            goto done;
+        *out = val_take(json_object_new_boolean(boolean_of(&r) == 1));
+        goto done;
+    }
+    if ((err = eval(ctx, n->a, input, env, &l)) || (err = eval(ctx, n->b, input, env, &r)))
+        goto done;
+    if (is_regex(&l) || is_regex(&r)) {
+        err = qerr("a regular expression cannot be an operand of '%s'", op);
+        goto done;
+    }
+    switch (n->op) {
+    case OP_PLUS: case OP_MINUS: case OP_STAR: case OP_SLASH: case OP_PERCENT: {
+        if (defined(&l) && !is_number(l.j)) {
+            err = qerr("the left side of '%s' must be a number, not %s", op, type_name(&l));
+            goto done;
+        }
+        if (defined(&r) && !is_number(r.j)) {
+            err = qerr("the right side of '%s' must be a number, not %s", op, type_name(&r));
+            goto done;
+        }
+        if (!defined(&l) || !defined(&r))
+            goto done; /* undefined */
+        double a = json_object_get_double(l.j), b = json_object_get_double(r.j), v;
+        switch (n->op) {
+        case OP_PLUS: v = a + b; break;
+        case OP_MINUS: v = a - b; break;
+        case OP_STAR: v = a * b; break;
+        case OP_SLASH: v = a / b; break;
+        default: v = fmod(a, b); break;
+        }
+        json_object *j;
+        if ((err = number_new(v, &j)))
+            goto done;
+        *out = val_take(j);
+        goto done;
+    }
+    case OP_AMP: {
+        buf_t b = {0};
+        if ((defined(&l) && (err = to_string(&l, 0, &b))) ||
+            (defined(&r) && (err = to_string(&r, 0, &b)))) {
+            free(b.s);
+            goto done;
+        }
+        *out = string_val(buf_cstr(&b), b.n);
+        free(b.s);
+        goto done;
+    }
+    case OP_EQ: case OP_NE: {
+        bool eq = defined(&l) && defined(&r) && swf_json_equal(l.j, r.j);
+        if (!defined(&l) || !defined(&r))
+            *out = val_take(json_object_new_boolean(false));
+        else
+            *out = val_take(json_object_new_boolean(n->op == OP_EQ ? eq : !eq));
+        goto done;
+    }
+    case OP_LT: case OP_LE: case OP_GT: case OP_GE: {
+        bool lok = !defined(&l) || is_number(l.j) || is_string(l.j);
+        bool rok = !defined(&r) || is_number(r.j) || is_string(r.j);
+        if (!lok || !rok) {
+            err = qerr("'%s' compares numbers or strings, not %s", op,
+                       type_name(lok ? &r : &l));
+            goto done;
+        }
+        if (!defined(&l) || !defined(&r)) {
+            *out = val_take(json_object_new_boolean(false));
+            goto done;
+        }
+        int c;
+        if (is_number(l.j) && is_number(r.j)) {
+            double a = json_object_get_double(l.j), b = json_object_get_double(r.j);
+            c = a < b ? -1 : a > b ? 1 : 0;
+        } else if (is_string(l.j) && is_string(r.j)) {
+            size_t la = (size_t)json_object_get_string_len(l.j);
+            size_t lb2 = (size_t)json_object_get_string_len(r.j);
+            c = memcmp(json_object_get_string(l.j), json_object_get_string(r.j),
+                       la < lb2 ? la : lb2);
+            if (c == 0)
+                c = la < lb2 ? -1 : la > lb2 ? 1 : 0;
+        } else {
+            err = qerr("'%s' cannot compare %s with %s", op, type_name(&l), type_name(&r));
+            goto done;
+        }
+        bool res = n->op == OP_LT ? c < 0 : n->op == OP_LE ? c <= 0 : n->op == OP_GT ? c > 0 : c >= 0;
+        *out = val_take(json_object_new_boolean(res));
+        goto done;
+    }
+    case OP_IN: {
+        bool found = false;
+        if (defined(&l) && defined(&r)) {
+            items_t it = items_of(&r);
+            if ((err = charge(ctx, it.n)))
+                goto done;
+            for (size_t i = 0; i < it.n && !found; i++)
+                found = swf_json_equal(l.j, item_at(&it, i));
+        }
+        *out = val_take(json_object_new_boolean(found));
+        goto done;
+    }
+    default:
+        err = qerr("the operator '%s' is not supported here", op);
+        goto done;
+    }
+done:
+    val_free(&l);
+    val_free(&r);
+    return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Paths and filters                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Field `name` of j; over an array, of each element, flattened. */
+static swf_error_t *lookup(ctx_t *ctx, json_object *j, const char *name, val_t *out, int depth)
+{
+    *out = UNDEF;
+    if (is_object(j)) {
+        json_object *v;
+        if (json_object_object_get_ex(j, name, &v))
+            *out = val_ref(v);
+        return NULL;
+    }
+    if (!is_array(j))
+        return NULL;
+    if (depth > SWF_LIMIT_JSON_DEPTH)
+        return qerr("the value is nested too deep");
+    size_t n = json_object_array_length(j);
+    swf_error_t *err = charge(ctx, n);
+    if (err)
+        return err;
+    json_object *seq = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+        val_t r;
+        if ((err = lookup(ctx, json_object_array_get_idx(j, i), name, &r, depth + 1))) {
+            json_object_put(seq);
+            return err;
+        }
+        if (!defined(&r))
+            continue;
+        if (is_array(r.j)) {
+            for (size_t k = 0; k < json_object_array_length(r.j); k++)
+                json_object_array_add(seq, swf_json_ref(json_object_array_get_idx(r.j, k)));
+        } else {
+            json_object_array_add(seq, swf_json_ref(r.j));
+        }
+        val_free(&r);
+    }
+    *out = (val_t){seq, V_DEF | V_SEQ, NULL};
+    return NULL;
+}
+
+static void seq_add_flat(json_object *seq, json_object *j)
+{
+    if (is_array(j)) {
+        for (size_t k = 0; k < json_object_array_length(j); k++)
+            json_object_array_add(seq, swf_json_ref(json_object_array_get_idx(j, k)));
+    } else {
+        json_object_array_add(seq, swf_json_ref(j));
+    }
+}
+
+static swf_error_t *descendants(ctx_t *ctx, json_object *j, json_object *seq, int depth)
+{
+    swf_error_t *err = charge(ctx, 1);
+    if (err)
+        return err;
+    if (depth > SWF_LIMIT_JSON_DEPTH)
+        return qerr("the value is nested too deep");
+    if (!is_array(j))
+        json_object_array_add(seq, swf_json_ref(j));
+    if (is_array(j)) {
+        for (size_t i = 0; i < json_object_array_length(j) && !err; i++)
+            err = descendants(ctx, json_object_array_get_idx(j, i), seq, depth + 1);
+    } else if (is_object(j)) {
+        json_object_object_foreach(j, key, v) {
+            (void)key;
+            if ((err = descendants(ctx, v, seq, depth + 1)))
+                break;
+        }
+    }
+    return err;
+}
+
+static bool number_index(json_object *j, size_t i, size_t n)
+{
+    double d = floor(json_object_get_double(j));
+    if (d < 0)
+        d += (double)n;
+    return d == (double)i;
+}
+
+/* Applies the filter pred to v (in place): an index, or a condition on each
+ * item. */
+static swf_error_t *filter(ctx_t *ctx, const node_t *pred, frame_t *env, val_t *v)
+{
+    if (!defined(v))
+        return NULL;
+    if (is_regex(v))
+        return qerr("a regular expression cannot be filtered");
+    items_t it = items_of(v);
+    json_object *seq = json_object_new_array();
+    swf_error_t *err = charge(ctx, it.n);
+    if (err)
+        goto done;
+    if (pred->kind == N_VALUE && is_number(pred->value) && pred->preds.n == 0) {
+        for (size_t i = 0; i < it.n; i++) {
+            if (number_index(pred->value, i, it.n)) {
+                seq_add_flat(seq, item_at(&it, i));
+                break;
+            }
+        }
+        goto done;
+    }
+    for (size_t i = 0; i < it.n; i++) {
+        val_t item = val_ref(item_at(&it, i)), r = UNDEF;
+        err = eval(ctx, pred, &item, env, &r);
+        val_free(&item);
+        if (err)
+            goto done;
+        bool keep = false;
+        if (defined(&r) && is_number(r.j)) {
+            keep = number_index(r.j, i, it.n);
+        } else if (defined(&r) && is_array(r.j) && json_object_array_length(r.j) > 0) {
+            size_t m = json_object_array_length(r.j), k;
+            for (k = 0; k < m && is_number(json_object_array_get_idx(r.j, k)); k++)
+                ;
+            if (k == m) {
+                for (k = 0; k < m && !keep; k++)
+                    keep = number_index(json_object_array_get_idx(r.j, k), i, it.n);
+            } else {
+                keep = boolean_of(&r) == 1;
+            }
+        } else {
+            keep = boolean_of(&r) == 1;
+        }
+        val_free(&r);
+        if (keep)
+            json_object_array_add(seq, swf_json_ref(item_at(&it, i)));
+    }
+done:
+    if (err) {
+        json_object_put(seq);
+        return err;
+    }
+    val_free(v);
+    *v = (val_t){seq, V_DEF | V_SEQ, NULL};
+    return NULL;
+}
+
+/* One step of a path on one input item: the step, then its filters. */
+static swf_error_t *eval_step(ctx_t *ctx, const node_t *step, const val_t *item, frame_t *env,
+                              val_t *out)
+{
+    swf_error_t *err = eval(ctx, step, item, env, out);
+    for (size_t i = 0; !err && i < step->stages.n; i++)
+        err = filter(ctx, step->stages.v[i], env, out);
+    if (!err && is_regex(out))
+        err = qerr("a regular expression cannot be a path step");
+    if (err)
+        val_free(out);
+    return err;
+}
+
+static swf_error_t *eval_path(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
+                              val_t *out)
+{
+    swf_error_t *err = NULL;
+    val_t result = UNDEF;
+    val_t *res = NULL;
+    size_t nres = 0;
+    /* The input sequence: `input` itself (cur == NULL), or cur's items. */
+    json_object *cur = NULL;
+    if (defined(input) && is_array(input->j) && n->items.v[0]->kind != N_VAR)
+        cur = swf_json_ref(input->j);
+
+    for (size_t s = 0; s < n->items.n; s++) {
+        const node_t *step = n->items.v[s];
+        bool last = s + 1 == n->items.n;
+        val_free(&result);
+        if (s == 0 && step->kind == N_ARRAY) {
+            /* [..].step maps over the constructed array */
+            val_t r;
+            if ((err = eval_step(ctx, step, input, env, &r)))
+                goto done;
+            json_object *seq = json_object_new_array();
+            if (defined(&r))
+                seq_add_flat(seq, r.j);
+            val_free(&r);
+            result = (val_t){seq, V_DEF | V_SEQ, NULL};
+        } else {
+            size_t nin = cur ? json_object_array_length(cur) : 1;
+            if ((err = charge(ctx, nin)))
+                goto done;
+            res = calloc(nin ? nin : 1, sizeof *res);
+            if (res == NULL)
+                abort();
+            nres = 0;
+            for (size_t i = 0; i < nin; i++) {
+                val_t item = cur ? val_ref(json_object_array_get_idx(cur, i)) : val_copy(input);
+                val_t r;
+                err = eval_step(ctx, step, &item, env, &r);
+                val_free(&item);
+                if (err)
+                    goto done;
+                if (defined(&r))
+                    res[nres++] = r;
+            }
+            if (last && nres == 1 && is_array(res[0].j) && !(res[0].flags & V_SEQ)) {
+                result = res[0];
+                result.flags &= ~(unsigned)V_CONS;
+                nres = 0;
+            } else {
+                json_object *seq = json_object_new_array();
+                for (size_t i = 0; i < nres; i++) {
+                    if (is_array(res[i].j) && !(res[i].flags & V_CONS))
+                        seq_add_flat(seq, res[i].j);
+                    else
+                        json_object_array_add(seq, swf_json_ref(res[i].j));
+                }
+                result = (val_t){seq, V_DEF | V_SEQ, NULL};
+            }
+            for (size_t i = 0; i < nres; i++)
+                val_free(&res[i]);
+            free(res);
+            res = NULL;
+            nres = 0;
+        }
+        if (!(result.flags & V_SEQ) || json_object_array_length(result.j) == 0)
+            break;
+        json_object_put(cur);
+        cur = swf_json_ref(result.j);
+    }
+    if (n->keep_array && defined(&result)) {
+        if (result.flags & V_SEQ) {
+            result.flags |= V_KEEP;
+        } else if (!is_array(result.j)) {
+            json_object *seq = json_object_new_array();
+            json_object_array_add(seq, result.j);
+            result = (val_t){seq, V_DEF | V_SEQ | V_KEEP, NULL};
+        }
+    }
+    *out = result;
+    result = UNDEF;
+done:
+    for (size_t i = 0; i < nres; i++)
+        val_free(&res[i]);
+    free(res);
+    json_object_put(cur);
+    val_free(&result);
+    return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Constructors, blocks, variables, calls                                   */
+/* ------------------------------------------------------------------------ */
+
+static swf_error_t *range_bound(const val_t *v, const char *which, double *out)
+{
+    if (!is_number(v->j) || is_regex(v))
+        return qerr("the %s of a range must be an integer, not %s", which, type_name(v));
+    *out = json_object_get_double(v->j);
+    if (*out != floor(*out))
+        return qerr("the %s of a range must be an integer, not %g", which, *out);
+    return NULL;
+}
+
+static swf_error_t *eval_array(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
+                               val_t *out)
+{
+    json_object *arr = json_object_new_array();
+    swf_error_t *err = NULL;
+    for (size_t i = 0; i < n->items.n && !err; i++) {
+        const node_t *item = n->items.v[i];
+        val_t v = UNDEF;
+        if (item->kind == N_RANGE) {
+            val_t lo = UNDEF, hi = UNDEF;
+            double a, b;
+            if (!(err = eval(ctx, item->a, input, env, &lo)) &&
+                !(err = eval(ctx, item->b, input, env, &hi)) && defined(&lo) && defined(&hi) &&
+                !(err = range_bound(&lo, "start", &a)) && !(err = range_bound(&hi, "end", &b)) &&
+                a <= b) {
+                if (b - a + 1 > SWF_LIMIT_JSONATA_RANGE_ITEMS)
+                    err = qerr("the range [%.0f..%.0f] has more than %d items", a, b,
+                               SWF_LIMIT_JSONATA_RANGE_ITEMS);
+                else if (!(err = charge(ctx, (size_t)(b - a + 1))))
+                    for (double k = a; k <= b; k++)
+                        json_object_array_add(arr, json_object_new_int64((int64_t)k));
+            }
+            val_free(&lo);
+            val_free(&hi);
+            continue;
+        }
+        if ((err = eval(ctx, item, input, env, &v)))
+            break;
+        if (is_regex(&v))
+            err = qerr("a regular expression cannot be an array item");
+        else if (defined(&v) && item->kind != N_ARRAY)
+            seq_add_flat(arr, v.j);
+        else if (defined(&v))
+            json_object_array_add(arr, swf_json_ref(v.j));
+        val_free(&v);
+    }
+    if (err) {
+        json_object_put(arr);
+        return err;
+    }
+    *out = (val_t){arr, V_DEF | V_CONS, NULL};
+    return NULL;
+}
+
+static swf_error_t *eval_object(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
+                                val_t *out)
+{
+    json_object *obj = json_object_new_object();
+    swf_error_t *err = NULL;
+    for (size_t i = 0; i + 1 < n->items.n && !err; i += 2) {
+        val_t k = UNDEF, v = UNDEF;
+        if (!(err = eval(ctx, n->items.v[i], input, env, &k))) {
+            if (!defined(&k) || is_regex(&k) || !is_string(k.j))
+                err = qerr("an object key must be a string, not %s", type_name(&k));
+            else if (json_object_object_get_ex(obj, json_object_get_string(k.j), NULL))
+                err = qerr("the object key \"%s\" appears twice", json_object_get_string(k.j));
+            else if (!(err = eval(ctx, n->items.v[i + 1], input, env, &v))) {
+                if (is_regex(&v))
+                    err = qerr("a regular expression cannot be the value of \"%s\"",
+                               json_object_get_string(k.j));
+                else if (defined(&v))
+                    json_object_object_add(obj, json_object_get_string(k.j), swf_json_ref(v.j));
+            }
+        }
+        val_free(&k);
+        val_free(&v);
+    }
+    if (err) {
+        json_object_put(obj);
+        return err;
+    }
+    *out = val_take(obj);
+    return NULL;
+}
+
+static swf_error_t *eval_var(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
+                             val_t *out)
+{
+    if (n->name[0] == '\0') {
+        *out = val_copy(input);
+        return NULL;
+    }
+    if (strcmp(n->name, "$") == 0) {
+        *out = UNDEF; /* there is no input document: use $states.input */
+        return NULL;
+    }
+    for (frame_t *f = env; f; f = f->up) {
+        for (size_t i = f->n; i-- > 0;) {
+            if (strcmp(f->b[i].name, n->name) == 0) {
+                *out = val_copy(&f->b[i].v);
+                return NULL;
+            }
+        }
+    }
+    json_object *v;
+    if (swf_json_get(ctx->bindings, n->name, &v)) {
+        *out = val_ref(v);
+        return NULL;
+    }
+    if (builtin_find(n->name) != NULL) {
+        *out = UNDEF; /* a function, which is not a JSON value */
+        return NULL;
+    }
+    return qerr("the variable $%s is not defined", n->name);
+}
+
+static swf_error_t *eval_call(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
+                              val_t *out)
+{
+    const builtin_t *fn = n->fn;
+    size_t argc = n->items.n, off = 0;
+    val_t argv[8];
+    swf_error_t *err = NULL;
+    if (fn->context_arg && argc < fn->min) {
+        argv[0] = val_copy(input);
+        off = 1;
+    }
+    for (size_t i = 0; i < argc; i++)
+        argv[off + i] = UNDEF;
+    for (size_t i = 0; i < argc && !err; i++)
+        err = eval(ctx, n->items.v[i], input, env, &argv[off + i]);
+    if (!err) {
+        call_t call = {ctx, fn, argv, argc + off};
+        err = fn->impl(&call, out);
+        if (err)
+            swf_error_prefix(err, "$%s", fn->name);
+    }
+    for (size_t i = 0; i < argc + off; i++)
+        val_free(&argv[i]);
+    return err;
+}
+
+static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
+                         val_t *out)
+{
+    *out = UNDEF;
+    swf_error_t *err = charge(ctx, 1);
+    if (err)
+        return err;
+    if (ctx->depth >= 4 * SWF_LIMIT_JSONATA_DEPTH)
+        return qerr("the evaluation is nested too deep");
+    ctx->depth++;
+    switch (n->kind) {
+    case N_VALUE:
+        *out = val_ref(n->value);
+        break;
+    case N_REGEX:
+        *out = (val_t){NULL, V_DEF | V_REGEX, n};
+        break;
+    case N_NAME:
+        if (defined(input) && !is_regex(input))
+            err = lookup(ctx, input->j, n->name, out, 0);
+        break;
+    case N_WILDCARD:
+        if (defined(input) && (is_object(input->j) || is_array(input->j))) {
+            json_object *seq = json_object_new_array();
+            if (is_object(input->j)) {
+                json_object_object_foreach(input->j, key, v) {
+                    (void)key;
+                    seq_add_flat(seq, v);
+                }
+            } else {
+                seq_add_flat(seq, input->j);
+            }
+            *out = (val_t){seq, V_DEF | V_SEQ, NULL};
+        }
+        break;
+    case N_DESCEND:
+        if (defined(input) && !is_regex(input)) {
+            json_object *seq = json_object_new_array();
+            err = descendants(ctx, input->j, seq, 0);
+            *out = (val_t){seq, V_DEF | V_SEQ, NULL};
+        }
+        break;
+    case N_VAR:
+        err = eval_var(ctx, n, input, env, out);
+        break;
+    case N_PATH:
+        err = eval_path(ctx, n, input, env, out);
+        break;
+    case N_NEG: {
+        val_t a;
+        if ((err = eval(ctx, n->a, input, env, &a)))
+            break;
+        if (defined(&a) && (is_regex(&a) || !is_number(a.j))) {
+            err = qerr("'-' negates a number, not %s", type_name(&a));
+        } else if (defined(&a)) {
+            json_object *j;
+            if (!(err = number_new(-json_object_get_double(a.j), &j)))
+                *out = val_take(j);
+        }
+        val_free(&a);
+        break;
+    }
+    case N_BINARY:
+        err = eval_binary(ctx, n, input, env, out);
+        break;
+    case N_ARRAY:
+        err = eval_array(ctx, n, input, env, out);
+        break;
+    case N_RANGE:
+        err = qerr("a range (..) is only allowed inside [ ]");
+        break;
+    case N_OBJECT:
+        err = eval_object(ctx, n, input, env, out);
+        break;
+    case N_BLOCK: {
+        frame_t f = {.up = env};
+        for (size_t i = 0; i < n->items.n && !err; i++) {
+            val_free(out);
+            err = eval(ctx, n->items.v[i], input, &f, out);
+        }
+        frame_free(&f);
+        break;
+    }
+    case N_BIND:
+        if (!(err = eval(ctx, n->a, input, env, out)))
+            frame_set(env, n->name, out);
+        break;
+    case N_COND: {
+        val_t c;
+        if ((err = eval(ctx, n->a, input, env, &c)))
+            break;
+        if (boolean_of(&c) == 1)
+            err = eval(ctx, n->b, input, env, out);
+        else if (n->c)
+            err = eval(ctx, n->c, input, env, out);
+        val_free(&c);
+        break;
+    }
+    case N_CALL:
+        err = eval_call(ctx, n, input, env, out);
+        break;
+    }
+    for (size_t i = 0; !err && i < n->preds.n; i++)
+        err = filter(ctx, n->preds.v[i], env, out);
+    ctx->depth--;
+    if (err) {
+        val_free(out);
+        return err;
+    }
+    collapse(out);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Built-in functions                                                       */
+/* ------------------------------------------------------------------------ */
+
+static const val_t *arg(const call_t *c, size_t i) { return i < c->argc ? &c->argv[i] : &UNDEF; }
+static bool has_arg(const call_t *c, size_t i) { return defined(arg(c, i)); }
+
+static swf_error_t *want_string(const call_t *c, size_t i, const char **s, size_t *n)
+{
+    const val_t *v = arg(c, i);
+    if (!defined(v) || is_regex(v) || !is_string(v->j))
+        return qerr("argument %zu must be a string, not %s", i + 1, type_name(v));
+    *s = json_object_get_string(v->j);
+    *n = (size_t)json_object_get_string_len(v->j);
+    return NULL;
+}
+
+static swf_error_t *want_number(const call_t *c, size_t i, double *d)
+{
+    const val_t *v = arg(c, i);
+    if (!defined(v) || is_regex(v) || !is_number(v->j))
+        return qerr("argument %zu must be a number, not %s", i + 1, type_name(v));
+    *d = json_object_get_double(v->j);
+    return NULL;
+}
+
+static swf_error_t *want_integer(const call_t *c, size_t i, double *d)
+{
+    swf_error_t *err = want_number(c, i, d);
+    if (!err && *d != floor(*d))
+        err = qerr("argument %zu must be an integer, not %g", i + 1, *d);
+    return err;
+}
+
+static swf_error_t *number_val(double d, val_t *out)
+{
+    json_object *j;
+    swf_error_t *err = number_new(d, &j);
+    if (!err)
+        *out = val_take(j);
+    return err;
+}
+
+static val_t bool_val(bool b) { return val_take(json_object_new_boolean(b)); }
+
+/* The items of argument i, which must all be numbers (an array of numbers or
+ * one number). */
+static swf_error_t *want_numbers(const call_t *c, size_t i, items_t *it)
+{
+    const val_t *v = arg(c, i);
+    if (is_regex(v))
+        return qerr("argument %zu must be an array of numbers", i + 1);
+    *it = items_of(v);
+    for (size_t k = 0; k < it->n; k++) {
+        if (!is_number(item_at(it, k)))
+            return qerr("argument %zu must be an array of numbers, but item %zu is %s", i + 1, k,
+                        swf_json_type_name(item_at(it, k)));
+    }
+    return charge(c->ctx, it->n);
+}
+
+static swf_error_t *fn_refused(call_t *c, val_t *out)
+{
+    (void)out;
+    return qerr("is not supported: it is not deterministic, and the engine must give the "
+                "same value each time it replays an execution");
+    (void)c;
+}
+
+static swf_error_t *fn_string(call_t *c, val_t *out)
+{
+    const val_t *v = arg(c, 0);
+    if (!defined(v))
+        return NULL;
+    int indent = 0;
+    if (c->argc > 1 && defined(arg(c, 1))) {
+        if (!json_object_is_type(arg(c, 1)->j, json_type_boolean))
+            return qerr("argument 2 (prettify) must be a boolean");
+        indent = json_object_get_boolean(arg(c, 1)->j) ? 2 : 0;
+    }
+    if (!is_regex(v) && is_string(v->j)) {
+        *out = val_copy(v);
+        return NULL;
+    }
+    buf_t b = {0};
+    swf_error_t *err = to_string(v, indent, &b);
+    if (!err)
+        *out = string_val(buf_cstr(&b), b.n);
+    free(b.s);
+    return err;
+}
+
+/* JSON number syntax, as $number accepts it, plus 0x, 0o and 0b integers. */
+static bool parse_number_text(const char *s, double *out)
+{
+    const char *p = s;
+    if ((s[0] == '0') && (s[1] == 'x' || s[1] == 'X' || s[1] == 'o' || s[1] == 'O' ||
+                          s[1] == 'b' || s[1] == 'B') && s[2]) {
+        int base = (s[1] | 0x20) == 'x' ? 16 : (s[1] | 0x20) == 'o' ? 8 : 2;
+        char *end;
+        unsigned long long v = strtoull(s + 2, &end, base);
+        if (*end != '\0' || !isalnum((unsigned char)s[2]))
+            return false;
+        *out = (double)v;
+        return true;
+    }
+    if (*p == '-')
+        p++;
+    if (!isdigit((unsigned char)*p))
+        return false;
+    if (*p == '0' && isdigit((unsigned char)p[1]))
+        return false;
+    while (isdigit((unsigned char)*p))
+        p++;
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p))
+            return false;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (!isdigit((unsigned char)*p))
+            return false;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    if (*p != '\0')
+        return false;
+    *out = strtod(s, NULL);
+    return isfinite(*out);
+}
+
+static swf_error_t *fn_number(call_t *c, val_t *out)
+{
+    const val_t *v = arg(c, 0);
+    if (!defined(v))
+        return NULL;
+    if (!is_regex(v) && is_number(v->j)) {
+        *out = val_copy(v);
+        return NULL;
+    }
+    if (!is_regex(v) && json_object_is_type(v->j, json_type_boolean))
+        return number_val(json_object_get_boolean(v->j) ? 1 : 0, out);
+    double d;
+    if (!is_regex(v) && is_string(v->j) && parse_number_text(json_object_get_string(v->j), &d))
+        return number_val(d, out);
+    if (!is_regex(v) && is_string(v->j))
+        return qerr("cannot convert the string \"%.60s\" to a number",
+                    json_object_get_string(v->j));
+    return qerr("cannot convert %s to a number", type_name(v));
+}
+
+static swf_error_t *fn_boolean(call_t *c, val_t *out)
+{
+    int b = boolean_of(arg(c, 0));
+    if (b >= 0)
+        *out = bool_val(b);
+    return NULL;
+}
+
+static swf_error_t *fn_not(call_t *c, val_t *out)
+{
+    int b = boolean_of(arg(c, 0));
+    if (b >= 0)
+        *out = bool_val(!b);
+    return NULL;
+}
+
+static swf_error_t *fn_exists(call_t *c, val_t *out)
+{
+    *out = bool_val(has_arg(c, 0));
+    return NULL;
+}
+
+static swf_error_t *fn_count(call_t *c, val_t *out)
+{
+    items_t it = items_of(arg(c, 0));
+    return number_val((double)it.n, out);
+}
+
+static swf_error_t *fn_sum(call_t *c, val_t *out)
+{
+    items_t it;
+    swf_error_t *err = want_numbers(c, 0, &it);
+    if (err || !has_arg(c, 0))
+        return err;
+    double s = 0;
+    for (size_t k = 0; k < it.n; k++)
+        s += json_object_get_double(item_at(&it, k));
+    return number_val(s, out);
+}
+
+static swf_error_t *minmax(call_t *c, val_t *out, bool max)
+{
+    items_t it;
+    swf_error_t *err = want_numbers(c, 0, &it);
+    if (err || it.n == 0)
+        return err;
+    double m = json_object_get_double(item_at(&it, 0));
+    for (size_t k = 1; k < it.n; k++) {
+        double d = json_object_get_double(item_at(&it, k));
+        if (max ? d > m : d < m)
+            m = d;
+    }
+    return number_val(m, out);
+}
+
+static swf_error_t *fn_max(call_t *c, val_t *out) { return minmax(c, out, true); }
+static swf_error_t *fn_min(call_t *c, val_t *out) { return minmax(c, out, false); }
+
+static swf_error_t *fn_average(call_t *c, val_t *out)
+{
+    items_t it;
+    swf_error_t *err = want_numbers(c, 0, &it);
+    if (err || it.n == 0)
+        return err;
+    double s = 0;
+    for (size_t k = 0; k < it.n; k++)
+        s += json_object_get_double(item_at(&it, k));
+    return number_val(s / (double)it.n, out);
+}
+
+static swf_error_t *fn_length(call_t *c, val_t *out)
+{
+    const char *s;
+    size_t n;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    return err ? err : number_val((double)utf8_length(s, n), out);
+}
+
+static swf_error_t *fn_substring(call_t *c, val_t *out)
+{
+    const char *s;
+    size_t n, count;
+    double start, length = 0;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    if (!err)
+        err = want_number(c, 1, &start);
+    if (!err && has_arg(c, 2))
+        err = want_number(c, 2, &length);
+    if (err)
+        return err;
+    size_t *starts = utf8_starts(s, n, &count);
+    double len = (double)count;
+    start = trunc(start);
+    if (len + start < 0)
+        start = 0;
+    double end = len;
+    if (has_arg(c, 2)) {
+        length = trunc(length);
+        end = length <= 0 ? (start >= 0 ? start : len + start)
+                          : (start >= 0 ? start + length : len + start + length);
+    }
+    double from = start < 0 ? len + start : start;
+    if (from > len)
+        from = len;
+    if (end > len)
+        end = len;
+    if (end < from)
+        end = from;
+    *out = string_val(s + starts[(size_t)from], starts[(size_t)end] - starts[(size_t)from]);
+    free(starts);
+    return NULL;
+}
+
+static const char *find_bytes(const char *h, size_t hn, const char *needle, size_t nn)
+{
+    if (nn == 0)
+        return h;
+    if (nn > hn)
+        return NULL;
+    for (size_t i = 0; i + nn <= hn; i++) {
+        if (h[i] == needle[0] && memcmp(h + i, needle, nn) == 0)
+            return h + i;
+    }
+    return NULL;
+}
+
+static swf_error_t *substring_around(call_t *c, val_t *out, bool before)
+{
+    const char *s, *sep;
+    size_t n, sn;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    if (!err)
+        err = want_string(c, 1, &sep, &sn);
+    if (err)
+        return err;
+    const char *at = find_bytes(s, n, sep, sn);
+    if (at == NULL)
+        *out = val_copy(arg(c, 0));
+    else if (before)
+        *out = string_val(s, (size_t)(at - s));
+    else
+        *out = string_val(at + sn, n - (size_t)(at - s) - sn);
+    return NULL;
+}
+
+static swf_error_t *fn_substring_before(call_t *c, val_t *out)
+{
+    return substring_around(c, out, true);
+}
+
+static swf_error_t *fn_substring_after(call_t *c, val_t *out)
+{
+    return substring_around(c, out, false);
+}
+
+/* ASCII case mapping: other characters are kept as they are. */
+static swf_error_t *change_case(call_t *c, val_t *out, bool upper)
+{
+    const char *s;
+    size_t n;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    if (err)
+        return err;
+    char *t = malloc(n + 1);
+    if (t == NULL)
+        abort();
+    for (size_t i = 0; i < n; i++)
+        t[i] = (char)(upper ? toupper((unsigned char)s[i]) : tolower((unsigned char)s[i]));
+    *out = string_val(t, n);
+    free(t);
+    return NULL;
+}
+
+static swf_error_t *fn_uppercase(call_t *c, val_t *out) { return change_case(c, out, true); }
+static swf_error_t *fn_lowercase(call_t *c, val_t *out) { return change_case(c, out, false); }
+
+static swf_error_t *fn_trim(call_t *c, val_t *out)
+{
+    const char *s;
+    size_t n;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    if (err)
+        return err;
+    buf_t b = {0};
+    bool space = false;
+    for (size_t i = 0; i < n; i++) {
+        if (strchr(" \t\n\r", s[i]) && s[i]) {
+            space = true;
+            continue;
+        }
+        if (space && b.n)
+            buf_ch(&b, ' ');
+        space = false;
+        buf_ch(&b, s[i]);
+    }
+    *out = string_val(buf_cstr(&b), b.n);
+    free(b.s);
+    return NULL;
+}
+
+/* Finds the next match of a pattern (string or regex) in s[off..n). */
+static bool pattern_find(const val_t *pat, const char *s, size_t n, size_t off, size_t *mstart,
+                         size_t *mend, regmatch_t groups[10])
+{
+    if (is_regex(pat)) {
+        if (off > n)
+            return false;
+        regmatch_t m[10];
+        if (regexec(&pat->re->re, s + off, 10, m, off > 0 ? REG_NOTBOL : 0) != 0)
+            return false;
+        for (int i = 0; i < 10; i++) {
+            groups[i] = m[i];
+            if (m[i].rm_so >= 0) {
+                groups[i].rm_so += (regoff_t)off;
+                groups[i].rm_eo += (regoff_t)off;
+            }
+        }
+        *mstart = (size_t)groups[0].rm_so;
+        *mend = (size_t)groups[0].rm_eo;
+        return true;
+    }
+    const char *p = json_object_get_string(pat->j);
+    size_t pn = (size_t)json_object_get_string_len(pat->j);
+    const char *at = off <= n ? find_bytes(s + off, n - off, p, pn) : NULL;
+    if (at == NULL)
+        return false;
+    *mstart = (size_t)(at - s);
+    *mend = *mstart + pn;
+    for (int i = 0; i < 10; i++)
+        groups[i].rm_so = groups[i].rm_eo = -1;
+    groups[0].rm_so = (regoff_t)*mstart;
+    groups[0].rm_eo = (regoff_t)*mend;
+    return true;
+}
+
+static swf_error_t *want_pattern(const call_t *c, size_t i)
+{
+    const val_t *v = arg(c, i);
+    if (is_regex(v))
+        return NULL;
+    if (!defined(v) || !is_string(v->j))
+        return qerr("argument %zu must be a string or a regular expression, not %s", i + 1,
+                    type_name(v));
+    return NULL;
+}
+
+static swf_error_t *fn_contains(call_t *c, val_t *out)
+{
+    const char *s;
+    size_t n, a, b;
+    regmatch_t g[10];
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    if (!err)
+        err = want_pattern(c, 1);
+    if (!err)
+        *out = bool_val(pattern_find(arg(c, 1), s, n, 0, &a, &b, g));
+    return err;
+}
+
+static swf_error_t *want_limit(const call_t *c, size_t i, double *limit)
+{
+    *limit = INFINITY;
+    if (!has_arg(c, i))
+        return NULL;
+    swf_error_t *err = want_number(c, i, limit);
+    if (!err && *limit < 0)
+        err = qerr("argument %zu (limit) must not be negative", i + 1);
+    return err;
+}
+
+static swf_error_t *fn_split(call_t *c, val_t *out)
+{
+    const char *s;
+    size_t n, a, b;
+    double limit;
+    regmatch_t g[10];
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    if (!err)
+        err = want_pattern(c, 1);
+    if (!err)
+        err = want_limit(c, 2, &limit);
+    if (err)
+        return err;
+    json_object *arr = json_object_new_array();
+    const val_t *pat = arg(c, 1);
+    if (!is_regex(pat) && json_object_get_string_len(pat->j) == 0) {
+        size_t count, *starts = utf8_starts(s, n, &count);
+        for (size_t i = 0; i < count && (double)i < limit; i++)
+            json_object_array_add(arr, json_object_new_string_len(s + starts[i],
+                                                                   (int)(starts[i + 1] - starts[i])));
+        free(starts);
+    } else {
+        size_t off = 0;
+        while ((double)json_object_array_length(arr) < limit) {
+            if (!pattern_find(pat, s, n, off, &a, &b, g)) {
+                json_object_array_add(arr, json_object_new_string_len(s + off, (int)(n - off)));
+                break;
+            }
+            if (b == a) {
+                json_object_put(arr);
+                return qerr("the regular expression matches an empty string");
+            }
+            json_object_array_add(arr, json_object_new_string_len(s + off, (int)(a - off)));
+            off = b;
+        }
+    }
+    *out = val_take(arr);
+    return charge(c->ctx, json_object_array_length(arr));
+}
+
+static swf_error_t *fn_join(call_t *c, val_t *out)
+{
+    const char *sep = "";
+    size_t sn = 0;
+    swf_error_t *err = NULL;
+    if (!has_arg(c, 0))
+        return NULL;
+    if (has_arg(c, 1) && (err = want_string(c, 1, &sep, &sn)))
+        return err;
+    const val_t *v = arg(c, 0);
+    if (is_regex(v))
+        return qerr("argument 1 must be an array of strings");
+    items_t it = items_of(v);
+    buf_t b = {0};
+    for (size_t k = 0; k < it.n; k++) {
+        json_object *j = item_at(&it, k);
+        if (!is_string(j)) {
+            free(b.s);
+            return qerr("argument 1 must be an array of strings, but item %zu is %s", k,
+                        swf_json_type_name(j));
+        }
+        if (k)
+            buf_add(&b, sep, sn);
+        buf_add(&b, json_object_get_string(j), (size_t)json_object_get_string_len(j));
+    }
+    if (b.over)
+        err = qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
+    else
+        *out = string_val(buf_cstr(&b), b.n);
+    free(b.s);
+    return err ? err : charge(c->ctx, it.n);
+}
+
+static swf_error_t *fn_replace(call_t *c, val_t *out)
+{
+    const char *s, *rep;
+    size_t n, rn, a, b;
+    double limit;
+    regmatch_t g[10];
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    if (!err)
+        err = want_pattern(c, 1);
+    if (!err)
+        err = want_string(c, 2, &rep, &rn);
+    if (!err)
+        err = want_limit(c, 3, &limit);
+    if (err)
+        return err;
+    const val_t *pat = arg(c, 1);
+    if (!is_regex(pat) && json_object_get_string_len(pat->j) == 0)
+        return qerr("argument 2 (pattern) must not be an empty string");
+    buf_t out_b = {0};
+    size_t off = 0, count = 0;
+    while ((double)count < limit && pattern_find(pat, s, n, off, &a, &b, g)) {
+        if (b == a) {
+            free(out_b.s);
+            return qerr("the regular expression matches an empty string");
+        }
+        buf_add(&out_b, s + off, a - off);
+        if (!is_regex(pat)) {
+            buf_add(&out_b, rep, rn);
+        } else {
+            for (size_t i = 0; i < rn; i++) {
+                if (rep[i] == '$' && i + 1 < rn && rep[i + 1] == '$') {
+                    buf_ch(&out_b, '$');
+                    i++;
+                } else if (rep[i] == '$' && i + 1 < rn && isdigit((unsigned char)rep[i + 1])) {
+                    int k = rep[++i] - '0';
+                    if (g[k].rm_so >= 0)
+                        buf_add(&out_b, s + g[k].rm_so, (size_t)(g[k].rm_eo - g[k].rm_so));
+                } else {
+                    buf_ch(&out_b, rep[i]);
+                }
+            }
+        }
+        off = b;
+        count++;
+        if ((err = charge(c->ctx, 1))) {
+            free(out_b.s);
+            return err;
+        }
+    }
+    buf_add(&out_b, s + off, n - off);
+    if (out_b.over)
+        err = qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
+    else
+        *out = string_val(buf_cstr(&out_b), out_b.n);
+    free(out_b.s);
+    return err;
+}
+
+static swf_error_t *fn_keys(call_t *c, val_t *out)
+{
+    const val_t *v = arg(c, 0);
+    if (!defined(v) || is_regex(v))
+        return NULL;
+    items_t it = items_of(v);
+    json_object *seen = json_object_new_object(), *seq = json_object_new_array();
+    for (size_t k = 0; k < it.n; k++) {
+        json_object *o = item_at(&it, k);
+        if (!is_object(o))
+            continue;
+        json_object_object_foreach(o, key, val) {
+            (void)val;
+            if (!json_object_object_get_ex(seen, key, NULL)) {
+                json_object_object_add(seen, key, NULL);
+                json_object_array_add(seq, json_object_new_string(key));
+            }
+        }
+    }
+    json_object_put(seen);
+    *out = (val_t){seq, V_DEF | V_SEQ, NULL};
+    collapse(out);
+    return charge(c->ctx, it.n);
+}
+
+static swf_error_t *fn_lookup(call_t *c, val_t *out)
+{
+    const char *key;
+    size_t kn;
+    swf_error_t *err = want_string(c, 1, &key, &kn);
+    if (err || !has_arg(c, 0) || is_regex(arg(c, 0)))
+        return err;
+    if ((err = lookup(c->ctx, arg(c, 0)->j, key, out, 0)))
+        return err;
+    collapse(out);
+    return NULL;
+}
+
+static swf_error_t *fn_append(call_t *c, val_t *out)
+{
+    const val_t *a = arg(c, 0), *b = arg(c, 1);
+    if (is_regex(a) || is_regex(b))
+        return qerr("cannot append a regular expression");
+    if (!defined(b)) {
+        *out = val_copy(a);
+        return NULL;
+    }
+    if (!defined(a)) {
+        *out = val_copy(b);
+        return NULL;
+    }
+    json_object *arr = json_object_new_array();
+    seq_add_flat(arr, a->j);
+    seq_add_flat(arr, b->j);
+    *out = val_take(arr);
+    return charge(c->ctx, json_object_array_length(arr));
+}
+
+static swf_error_t *want_array(const call_t *c, size_t i, items_t *it)
+{
+    const val_t *v = arg(c, i);
+    if (is_regex(v))
+        return qerr("argument %zu must be an array", i + 1);
+    *it = items_of(v);
+    return charge(c->ctx, it->n);
+}
+
+static swf_error_t *fn_reverse(call_t *c, val_t *out)
+{
+    items_t it;
+    swf_error_t *err = want_array(c, 0, &it);
+    if (err || !has_arg(c, 0))
+        return err;
+    json_object *arr = json_object_new_array_ext((int)it.n);
+    for (size_t k = it.n; k-- > 0;)
+        json_object_array_add(arr, swf_json_ref(item_at(&it, k)));
+    *out = val_take(arr);
+    return NULL;
+}
+
+typedef struct sort_item {
+    json_object *j;
+    size_t index;
+} sort_item_t;
+
+static int sort_cmp(const void *pa, const void *pb)
+{
+    const sort_item_t *a = pa, *b = pb;
+    int c;
+    if (is_number(a->j)) {
+        double x = json_object_get_double(a->j), y = json_object_get_double(b->j);
+        c = x < y ? -1 : x > y ? 1 : 0;
+    } else {
+        c = strcmp(json_object_get_string(a->j), json_object_get_string(b->j));
+    }
+    if (c == 0) /* stable, as JSONata's merge sort is */
+        c = a->index < b->index ? -1 : a->index > b->index ? 1 : 0;
+    return c;
+}
+
+static swf_error_t *fn_sort(call_t *c, val_t *out)
+{
+    items_t it;
+    swf_error_t *err = want_array(c, 0, &it);
+    if (err || !has_arg(c, 0))
+        return err;
+    if (c->argc > 1)
+        return qerr("a comparator function is not supported");
+    bool nums = it.n > 0 && is_number(item_at(&it, 0));
+    for (size_t k = 0; k < it.n; k++) {
+        json_object *j = item_at(&it, k);
+        if (nums ? !is_number(j) : !is_string(j))
+            return qerr("sorts an array of numbers or of strings; item %zu is %s", k,
+                        swf_json_type_name(j));
+    }
+    if ((err = charge(c->ctx, it.n * (size_t)(1 + log2((double)it.n + 1)))))
+        return err;
+    sort_item_t *v = malloc((it.n ? it.n : 1) * sizeof *v);
+    if (v == NULL)
+        abort();
+    for (size_t k = 0; k < it.n; k++)
+        v[k] = (sort_item_t){item_at(&it, k), k};
+    qsort(v, it.n, sizeof *v, sort_cmp);
+    json_object *arr = json_object_new_array_ext((int)it.n);
+    for (size_t k = 0; k < it.n; k++)
+        json_object_array_add(arr, swf_json_ref(v[k].j));
+    free(v);
+    *out = val_take(arr);
+    return NULL;
+}
+
+static swf_error_t *fn_distinct(call_t *c, val_t *out)
+{
+    items_t it;
+    swf_error_t *err = want_array(c, 0, &it);
+    if (err || !has_arg(c, 0))
+        return err;
+    if (it.arr == NULL) {
+        *out = val_copy(arg(c, 0));
+        return NULL;
+    }
+    json_object *arr = json_object_new_array();
+    for (size_t k = 0; k < it.n; k++) {
+        json_object *j = item_at(&it, k);
+        size_t m = json_object_array_length(arr), i;
+        if ((err = charge(c->ctx, m + 1))) {
+            json_object_put(arr);
+            return err;
+        }
+        for (i = 0; i < m && !swf_json_equal(json_object_array_get_idx(arr, i), j); i++)
+            ;
+        if (i == m)
+            json_object_array_add(arr, swf_json_ref(j));
+    }
+    *out = (val_t){arr, V_DEF | (arg(c, 0)->flags & V_SEQ), NULL};
+    return NULL;
+}
+
+static swf_error_t *fn_merge(call_t *c, val_t *out)
+{
+    items_t it;
+    swf_error_t *err = want_array(c, 0, &it);
+    if (err || !has_arg(c, 0))
+        return err;
+    json_object *obj = json_object_new_object();
+    for (size_t k = 0; k < it.n; k++) {
+        json_object *o = item_at(&it, k);
+        if (!is_object(o)) {
+            json_object_put(obj);
+            return qerr("argument 1 must be an array of objects, but item %zu is %s", k,
+                        swf_json_type_name(o));
+        }
+        json_object_object_foreach(o, key, v) {
+            json_object_object_add(obj, key, swf_json_ref(v));
+        }
+    }
+    *out = val_take(obj);
+    return NULL;
+}
+
+/* Rounds half to even at `precision` decimal places, shifting the decimal
+ * point in the text as JSONata does so that 2.675 rounds to 2.68. */
+static double round_half_even(double d, int precision)
+{
+    char t[96];
+    js_number_format(d, t);
+    char *e = strchr(t, 'e');
+    int exp10 = precision;
+    if (e) {
+        exp10 += atoi(e + 1);
+        *e = '\0';
+    }
+    char shifted[128];
+    snprintf(shifted, sizeof shifted, "%se%d", t, exp10);
+    double v = strtod(shifted, NULL);
+    double r = round(v);
+    if (fabs(r - v) == 0.5 && fmod(fabs(r), 2) == 1)
+        r -= (r > v) ? 1 : -1;
+    if (r == 0)
+        r = 0; /* no -0 */
+    js_number_format(r, t);
+    e = strchr(t, 'e');
+    exp10 = -precision;
+    if (e) {
+        exp10 += atoi(e + 1);
+        *e = '\0';
+    }
+    snprintf(shifted, sizeof shifted, "%se%d", t, exp10);
+    return strtod(shifted, NULL);
+}
+
+static swf_error_t *fn_round(call_t *c, val_t *out)
+{
+    double d, p = 0;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_number(c, 0, &d);
+    if (!err && has_arg(c, 1))
+        err = want_integer(c, 1, &p);
+    if (!err && fabs(p) > 300)
+        err = qerr("argument 2 (precision) is out of range");
+    return err ? err : number_val(round_half_even(d, (int)p), out);
+}
+
+static swf_error_t *math1(call_t *c, val_t *out, double (*f)(double))
+{
+    double d;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_number(c, 0, &d);
+    return err ? err : number_val(f(d), out);
+}
+
+static swf_error_t *fn_floor(call_t *c, val_t *out) { return math1(c, out, floor); }
+static swf_error_t *fn_ceil(call_t *c, val_t *out) { return math1(c, out, ceil); }
+static swf_error_t *fn_abs(call_t *c, val_t *out) { return math1(c, out, fabs); }
+
+static swf_error_t *fn_sqrt(call_t *c, val_t *out)
+{
+    double d;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_number(c, 0, &d);
+    if (!err && d < 0)
+        err = qerr("cannot take the square root of a negative number");
+    return err ? err : number_val(sqrt(d), out);
+}
+
+static swf_error_t *fn_power(call_t *c, val_t *out)
+{
+    double b, e;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_number(c, 0, &b);
+    if (!err)
+        err = want_number(c, 1, &e);
+    if (err)
+        return err;
+    double r = pow(b, e);
+    if (!isfinite(r))
+        return qerr("the result of %g to the power %g is out of range", b, e);
+    return number_val(r, out);
+}
+
+static swf_error_t *fn_partition(call_t *c, val_t *out)
+{
+    items_t it;
+    double size;
+    swf_error_t *err = want_array(c, 0, &it);
+    if (!err)
+        err = want_integer(c, 1, &size);
+    if (!err && size < 1)
+        err = qerr("argument 2 (chunk size) must be a positive integer");
+    if (err || !has_arg(c, 0))
+        return err;
+    json_object *arr = json_object_new_array(), *chunk = NULL;
+    for (size_t k = 0; k < it.n; k++) {
+        if (chunk == NULL)
+            chunk = json_object_new_array();
+        json_object_array_add(chunk, swf_json_ref(item_at(&it, k)));
+        if ((double)json_object_array_length(chunk) >= size) {
+            json_object_array_add(arr, chunk);
+            chunk = NULL;
+        }
+    }
+    if (chunk)
+        json_object_array_add(arr, chunk);
+    *out = val_take(arr);
+    return NULL;
+}
+
+static swf_error_t *fn_range(call_t *c, val_t *out)
+{
+    double a, b, step = 1;
+    swf_error_t *err = want_number(c, 0, &a);
+    if (!err)
+        err = want_number(c, 1, &b);
+    if (!err && has_arg(c, 2))
+        err = want_number(c, 2, &step);
+    if (!err && (step == 0 || !isfinite(step)))
+        err = qerr("argument 3 (step) must not be zero");
+    if (err)
+        return err;
+    double count = floor((b - a) / step) + 1;
+    if (count < 0)
+        count = 0;
+    if (count > SWF_LIMIT_JSONATA_RANGE_ITEMS)
+        return qerr("the range has %.0f items, the limit is %d", count,
+                    SWF_LIMIT_JSONATA_RANGE_ITEMS);
+    if ((err = charge(c->ctx, (size_t)count)))
+        return err;
+    json_object *arr = json_object_new_array();
+    for (size_t k = 0; k < (size_t)count; k++) {
+        json_object *j;
+        if ((err = number_new(a + (double)k * step, &j))) {
+            json_object_put(arr);
+            return err;
+        }
+        json_object_array_add(arr, j);
+    }
+    *out = val_take(arr);
+    return NULL;
+}
+
+static swf_error_t *fn_hash(call_t *c, val_t *out)
+{
+    const char *s, *alg_name = "SHA-256";
+    size_t n, an;
+    swf_hash_alg_t alg;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    if (!err && has_arg(c, 1))
+        err = want_string(c, 1, &alg_name, &an);
+    if (err)
+        return err;
+    if (!swf_hash_alg_from_name(alg_name, &alg))
+        return qerr("unknown algorithm \"%.40s\" (MD5, SHA-1, SHA-256, SHA-384 or SHA-512)",
+                    alg_name);
+    uint8_t digest[SWF_HASH_MAX_BYTES];
+    char hex[2 * SWF_HASH_MAX_BYTES + 1];
+    swf_hash_digest(alg, s, n, digest);
+    swf_hash_hex_encode(digest, swf_hash_size(alg), hex);
+    *out = val_take(json_object_new_string(hex));
+    return NULL;
+}
+
+static swf_error_t *fn_parse(call_t *c, val_t *out)
+{
+    const char *s;
+    size_t n;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    if (err)
+        return err;
+    json_object *j = NULL;
+    swf_error_t *perr_ = swf_json_parse(s, n, SWF_LIMIT_PAYLOAD_BYTES, &j);
+    if (perr_) {
+        err = qerr("the string is not JSON: %s", swf_error_message(perr_));
+        swf_error_free(perr_);
+        return err;
+    }
+    *out = val_take(j);
+    return NULL;
+}
+
+static swf_error_t *fn_type(call_t *c, val_t *out)
+{
+    const val_t *v = arg(c, 0);
+    if (defined(v))
+        *out = val_take(json_object_new_string(type_name(v)));
+    return NULL;
+}
+
+static swf_error_t *fn_base64encode(call_t *c, val_t *out)
+{
+    const char *s;
+    size_t n;
+    char *enc = NULL;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    if (!err)
+        err = swf_base64_encode(s, n, &enc);
+    if (!err)
+        *out = val_take(json_object_new_string(enc));
+    free(enc);
+    return err;
+}
+
+static swf_error_t *fn_base64decode(call_t *c, val_t *out)
+{
+    const char *s;
+    size_t n, dn;
+    uint8_t *dec = NULL;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    if (err)
+        return err;
+    swf_error_t *derr = swf_base64_decode(s, n, &dec, &dn);
+    if (derr) {
+        err = qerr("%s", swf_error_message(derr));
+        swf_error_free(derr);
+        return err;
+    }
+    *out = string_val((const char *)dec, dn);
+    free(dec);
+    return NULL;
+}
+
+static const builtin_t builtins[] = {
+    {"string", fn_string, 1, 2, true},
+    {"number", fn_number, 1, 1, true},
+    {"boolean", fn_boolean, 1, 1, true},
+    {"not", fn_not, 1, 1, true},
+    {"exists", fn_exists, 1, 1, false},
+    {"count", fn_count, 1, 1, false},
+    {"sum", fn_sum, 1, 1, false},
+    {"max", fn_max, 1, 1, false},
+    {"min", fn_min, 1, 1, false},
+    {"average", fn_average, 1, 1, false},
+    {"length", fn_length, 1, 1, true},
+    {"substring", fn_substring, 2, 3, true},
+    {"substringBefore", fn_substring_before, 2, 2, true},
+    {"substringAfter", fn_substring_after, 2, 2, true},
+    {"uppercase", fn_uppercase, 1, 1, true},
+    {"lowercase", fn_lowercase, 1, 1, true},
+    {"trim", fn_trim, 1, 1, true},
+    {"contains", fn_contains, 2, 2, true},
+    {"split", fn_split, 2, 3, true},
+    {"join", fn_join, 1, 2, false},
+    {"replace", fn_replace, 3, 4, true},
+    {"keys", fn_keys, 1, 1, false},
+    {"lookup", fn_lookup, 2, 2, false},
+    {"append", fn_append, 2, 2, false},
+    {"reverse", fn_reverse, 1, 1, false},
+    {"sort", fn_sort, 1, 2, false},
+    {"distinct", fn_distinct, 1, 1, false},
+    {"merge", fn_merge, 1, 1, false},
+    {"round", fn_round, 1, 2, true},
+    {"floor", fn_floor, 1, 1, true},
+    {"ceil", fn_ceil, 1, 1, true},
+    {"abs", fn_abs, 1, 1, true},
+    {"power", fn_power, 2, 2, true},
+    {"sqrt", fn_sqrt, 1, 1, true},
+    {"type", fn_type, 1, 1, false},
+    {"base64encode", fn_base64encode, 1, 1, true},
+    {"base64decode", fn_base64decode, 1, 1, true},
+    /* Step Functions' additions */
+    {"partition", fn_partition, 2, 2, false},
+    {"range", fn_range, 2, 3, false},
+    {"hash", fn_hash, 1, 2, false},
+    {"parse", fn_parse, 1, 1, false},
+    /* not deterministic: refused (see the top of the file) */
+    {"now", fn_refused, 0, 2, false},
+    {"millis", fn_refused, 0, 0, false},
+    {"random", fn_refused, 0, 1, false},
+    {"uuid", fn_refused, 0, 0, false},
+};
+
+static const builtin_t *builtin_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
+        if (strcmp(builtins[i].name, name) == 0)
+            return &builtins[i];
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public interface                                                         */
+/* ------------------------------------------------------------------------ */
+
+bool swf_asl_jsonata_is_expr(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    return n >= 4 && s[0] == '{' && s[1] == '%' && s[n - 2] == '%' && s[n - 1] == '}';
+}
+
+swf_error_t *swf_asl_jsonata_check(const char *expr)
+{
+    char err[256];
+    node_t *root = parse(expr, err);
+    if (root == NULL)
+        return swf_error_new(SWF_E_INPUT, NULL, "invalid JSONata expression: %s", err);
+    node_free(root);
+    return NULL;
+}
+
+swf_error_t *swf_asl_jsonata_eval(const char *expr, json_object *bindings, json_object **out,
+                                  bool *is_defined)
+{
+    char msg[256];
+    *out = NULL;
+    *is_defined = false;
+    node_t *root = parse(expr, msg);
+    if (root == NULL)
+        return qerr("invalid JSONata expression: %s", msg);
+    ctx_t ctx = {.bindings = bindings};
+    frame_t top = {0};
+    val_t v = UNDEF;
+    swf_error_t *err = eval(&ctx, root, &UNDEF, &top, &v);
+    if (!err && is_regex(&v))
+        err = qerr("the value of the expression is a regular expression, not JSON");
+    if (!err && defined(&v)) {
+        *out = v.j;
+        v.j = NULL;
+        *is_defined = true;
+    }
+    val_free(&v);
+    frame_free(&top);
+    node_free(root);
+    return err;
+}
+
+/* `where` names the value for messages ("" at the top). */
+static swf_error_t *template_eval(json_object *t, json_object *bindings, const char *where,
+                                  int depth, json_object **out, bool *is_defined)
+{
+    *out = NULL;
+    *is_defined = true;
+    swf_error_t *err = NULL;
+    if (depth > SWF_LIMIT_JSON_DEPTH)
+        return qerr("the template is nested too deep");
+    if (is_string(t) && swf_asl_jsonata_is_expr(json_object_get_string(t))) {
+        const char *s = json_object_get_string(t);
+        char *expr = strndup(s + 2, strlen(s) - 4);
+        if (expr == NULL)
+            abort();
+        err = swf_asl_jsonata_eval(expr, bindings, out, is_defined);
+        free(expr);
+        if (err && where[0])
+            swf_error_prefix(err, "field %s", where);
+        return err;
+    }
+    if (is_object(t)) {
+        json_object *obj = json_object_new_object();
+        json_object_object_foreach(t, key, v) {
+            char sub[256];
+            snprintf(sub, sizeof sub, "%s%s%s", where, where[0] ? "." : "", key);
+            json_object *r;
+            bool d;
+            if ((err = template_eval(v, bindings, sub, depth + 1, &r, &d)))
+                break;
+            if (!d) {
+                err = qerr("the expression of field %s has no value (undefined)", sub);
+                break;
+            }
+            json_object_object_add(obj, key, r);
+        }
+        if (err)
+            json_object_put(obj);
+        else
+            *out = obj;
+        return err;
+    }
+    if (is_array(t)) {
+        size_t n = json_object_array_length(t);
+        json_object *arr = json_object_new_array_ext((int)n);
+        for (size_t i = 0; i < n; i++) {
+            char sub[256];
+            snprintf(sub, sizeof sub, "%s[%zu]", where, i);
+            json_object *r;
+            bool d;
+            if ((err = template_eval(json_object_array_get_idx(t, i), bindings, sub, depth + 1,
+                                     &r, &d)))
+                break;
+            if (!d) {
+                err = qerr("the expression of item %s has no value (undefined)", sub);
+                break;
+            }
+            json_object_array_add(arr, r);
+        }
+        if (err)
+            json_object_put(arr);
+        else
+            *out = arr;
+        return err;
+    }
+    *out = swf_json_ref(t);
+    return NULL;
+}
+
+swf_error_t *swf_asl_jsonata_template_eval(json_object *tmpl, json_object *bindings,
+                                           json_object **out, bool *is_defined)
+{
+    swf_error_t *err = template_eval(tmpl, bindings, "", 0, out, is_defined);
+    if (err) {
+        json_object_put(*out);
+        *out = NULL;
+        *is_defined = false;
+    }
+    return err;
+}
