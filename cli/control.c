@@ -24,60 +24,25 @@
  * the dead-letter topic (a cause over its limit, a bad token) is refused
  * here, where the person who typed it can see why.
  *
- * The producer is made per command and destroyed after the delivery report:
- * a command line sends one message, so there is nothing to keep.
+ * The producer (decider/kafka.h) is made per command and destroyed after the
+ * delivery report: a command line sends one message, so there is nothing to
+ * keep.
  */
 #include "cli/cli.h"
 
 #include <assert.h>
-#include <librdkafka/rdkafka.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "decider/kafka.h"
 #include "history/pg.h"
 #include "protocol/json.h"
 #include "protocol/message.h"
 #include "protocol/token.h"
 
-/* How long a command waits for the delivery report before giving up. */
-#define CONTROL_DELIVERY_TIMEOUT_MS 30000
-
 /* ---- the producer ------------------------------------------------------------ */
-
-typedef struct delivery {
-    bool done;
-    rd_kafka_resp_err_t err;
-    char last_error[256]; /* the last error librdkafka reported (why brokers fail) */
-} delivery_t;
-
-static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
-{
-    (void)rk;
-    (void)opaque;
-    delivery_t *d = m->_private;
-    d->done = true;
-    d->err = m->err;
-}
-
-static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
-{
-    (void)rk;
-    (void)err;
-    delivery_t *d = opaque;
-    snprintf(d->last_error, sizeof(d->last_error), "%s", reason);
-}
-
-/* librdkafka logs to stderr by default; a command line keeps the last error
- * for its own message instead (on_error). */
-static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
-{
-    (void)rk;
-    (void)level;
-    (void)fac;
-    (void)buf;
-}
 
 static const char *inbox_topic(void)
 {
@@ -85,6 +50,8 @@ static const char *inbox_topic(void)
     return t != NULL && t[0] != '\0' ? t : SWF_MSG_INBOX_TOPIC;
 }
 
+/* $SWF_KAFKA_BROKERS, or NULL: a command that sends refuses to guess a
+ * broker (a message sent to the wrong cluster is silently lost). */
 static const char *brokers_env(void)
 {
     const char *b = getenv("SWF_KAFKA_BROKERS");
@@ -92,7 +59,7 @@ static const char *brokers_env(void)
 }
 
 /* Sends one message to the inbox under `key` and waits for its delivery
- * report. The only place of this file that translates librdkafka errors. */
+ * report (decider/kafka.h, where librdkafka's errors are translated). */
 static swf_error_t *inbox_send(const char *key, json_object *msg)
 {
     const char *brokers = brokers_env();
@@ -103,59 +70,21 @@ static swf_error_t *inbox_send(const char *key, json_object *msg)
     size_t len = strlen(payload);
     /* The deciders' own check: what they would dead-letter is refused now. */
     swf_msg_t check = {0};
-    swf_error_t *bad = swf_msg_parse(payload, len, swf_token_secret_env(), &check);
+    swf_error_t *err = swf_msg_parse(payload, len, swf_token_secret_env(), &check);
     swf_msg_clear(&check);
-    if (bad != NULL) {
-        swf_error_prefix(bad, "the message would be refused");
-        return bad;
+    if (err != NULL) {
+        swf_error_prefix(err, "the message would be refused");
+        return err;
     }
-
-    delivery_t d = {0};
-    char errstr[512];
-    rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    char timeout[32];
-    snprintf(timeout, sizeof(timeout), "%d", CONTROL_DELIVERY_TIMEOUT_MS);
-    if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, errstr, sizeof(errstr)) !=
-            RD_KAFKA_CONF_OK ||
-        rd_kafka_conf_set(conf, "client.id", "swf-cli", errstr, sizeof(errstr)) !=
-            RD_KAFKA_CONF_OK ||
-        rd_kafka_conf_set(conf, "message.timeout.ms", timeout, errstr, sizeof(errstr)) !=
-            RD_KAFKA_CONF_OK) {
-        rd_kafka_conf_destroy(conf);
-        return swf_error_new(SWF_E_KAFKA, NULL, "kafka configuration: %s", errstr);
-    }
-    rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
-    rd_kafka_conf_set_error_cb(conf, on_error);
-    rd_kafka_conf_set_log_cb(conf, on_log);
-    rd_kafka_conf_set_opaque(conf, &d);
-    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-    if (rk == NULL) {
-        rd_kafka_conf_destroy(conf);
-        return swf_error_new(SWF_E_KAFKA, NULL, "kafka producer: %s", errstr);
-    }
-    swf_error_t *err = NULL;
-    rd_kafka_resp_err_t e = rd_kafka_producev(
-        rk, RD_KAFKA_V_TOPIC(inbox_topic()), RD_KAFKA_V_KEY(key, strlen(key)),
-        RD_KAFKA_V_VALUE((void *)payload, len), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-        RD_KAFKA_V_OPAQUE(&d), RD_KAFKA_V_END);
-    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        err = swf_error_new(SWF_E_KAFKA, NULL, "producing to %s: %s", inbox_topic(),
-                            rd_kafka_err2str(e));
-        goto out;
-    }
-    /* The delivery report arrives at the latest when message.timeout.ms has
-     * passed; the margin only guards against a librdkafka bug. */
-    rd_kafka_flush(rk, CONTROL_DELIVERY_TIMEOUT_MS + 10000);
-    if (!d.done || d.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        err = swf_error_new(SWF_E_KAFKA, NULL, "message to %s at %s not delivered: %s",
-                            inbox_topic(), brokers,
-                            d.done ? rd_kafka_err2str(d.err) : "no delivery report");
-        if (d.last_error[0] != '\0')
-            swf_error_set_cause(err, d.last_error);
-        swf_error_set_retriable(err, true);
-    }
-out:
-    rd_kafka_destroy(rk);
+    rd_kafka_t *producer = NULL;
+    err = swf_kafka_producer_new(brokers, &producer);
+    if (err != NULL)
+        return err;
+    swf_kafka_out_t out = {inbox_topic(), key, payload, len, RD_KAFKA_RESP_ERR_NO_ERROR};
+    err = swf_kafka_send(producer, &out, 1);
+    if (err != NULL)
+        swf_error_prefix(err, "message not delivered to %s", brokers);
+    rd_kafka_destroy(producer);
     return err;
 }
 
