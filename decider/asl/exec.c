@@ -24,8 +24,10 @@
  *
  * Workflow variables (Assign) live in the frame: an immutable object
  * replaced, never changed, by each Assign, and inherited by branches and
- * iterations. Deliberately not here yet: JSONata. A state that uses it fails
- * the execution with a clear States.Runtime error.
+ * iterations. JSONata states (QueryLanguage, the state's or the machine's)
+ * share the frame machinery and differ only in how a state reads its input
+ * and writes its output: Arguments/Output/Items/Condition expressions with
+ * $states bound, instead of the JSONPath fields.
  */
 #include "decider/asl/exec.h"
 
@@ -39,6 +41,7 @@
 
 #include "decider/asl/choice.h"
 #include "decider/asl/env.h"
+#include "decider/asl/jsonata.h"
 #include "decider/asl/path.h"
 #include "decider/asl/template.h"
 #include "decider/asl/validate.h"
@@ -81,7 +84,7 @@ typedef enum step {
 typedef struct state_info {
     state_type_t type;
     bool uses_context; /* mentions "$$" somewhere */
-    bool unsupported;  /* uses JSONata or Assign */
+    bool jsonata;      /* QueryLanguage JSONata (its own or the machine's) */
     json_object *activity_type; /* Task: {name, version}, shared by its decisions */
     json_object *task_list;     /* Task: {name} */
 } state_info_t;
@@ -379,7 +382,7 @@ static const state_info_t *state_info(swf_asl_exec_t *ex, json_object *state)
         ql = swf_json_get_string(ex->definition, "QueryLanguage");
     (void)tmp;
     if (ql && strcmp(ql, "JSONata") == 0)
-        info->unsupported = true;
+        info->jsonata = true;
     lh_table_insert(ex->infos, state, info);
     return info;
 }
@@ -735,6 +738,13 @@ static bool names_match(json_object *error_equals, const char *error)
 }
 
 static int64_t timer_start(swf_asl_exec_t *ex, frame_t *f, double seconds, const char *reason);
+static json_object *jsonata_bindings(swf_asl_exec_t *ex, frame_t *f, bool has_result,
+                                     json_object *result, json_object *error_output,
+                                     json_object *map_item, const char *token);
+static swf_error_t *jsonata_field(json_object *holder, const char *field, json_object *bindings,
+                                  json_object **out, bool *present);
+static swf_error_t *jsonata_assign(frame_t *f, json_object *holder, json_object *bindings,
+                                   json_object **vars);
 
 /*
  * Assign (workflow variables, JSONPath states): evaluates holder's Assign
@@ -817,6 +827,41 @@ static step_t state_error(swf_asl_exec_t *ex, frame_t *f, const char *error, con
             json_object *c = json_object_array_get_idx(catch, i), *v;
             if (!swf_json_get(c, "ErrorEquals", &v) || !names_match(v, error))
                 continue;
+            if (f->info->jsonata) {
+                /* The catcher's Output (default: the error output) and its
+                 * Assign, which replaces the state's. An error in them is
+                 * not caught again. */
+                json_object *eo = error_object(error, why), *out = NULL, *vars = NULL;
+                const char *next = swf_json_get_string(c, "Next");
+                json_object *data = error_object(error, why);
+                swf_json_add(data, "Next", jstr(next));
+                trace(ex, f, SWF_ASL_STATE_CAUGHT, data);
+                json_object_put(data);
+                json_object *b = jsonata_bindings(ex, f, false, NULL, eo, NULL, NULL);
+                bool present;
+                swf_error_t *jerr = jsonata_field(c, "Output", b, &out, &present);
+                if (jerr == NULL && !present)
+                    out = swf_json_ref(eo);
+                if (jerr == NULL)
+                    jerr = jsonata_assign(f, c, b, &vars);
+                json_object_put(b);
+                json_object_put(eo);
+                if (jerr != NULL) {
+                    json_object_put(out);
+                    json_object_put(vars);
+                    step_t s = frame_finish_error(ex, f, swf_error_name(jerr),
+                                                  swf_error_message(jerr));
+                    swf_error_free(jerr);
+                    return s;
+                }
+                vars_commit(f, vars);
+                json_object_put(f->effective);
+                f->effective = NULL;
+                json_object_put(f->input);
+                f->input = out;
+                frame_set_state(ex, f, next);
+                return STEP_CONTINUE;
+            }
             json_object *eo = error_object(error, why), *out = NULL, *rp, *vars = NULL;
             swf_asl_env_t aenv;
             json_object *actx;
@@ -870,9 +915,127 @@ static step_t state_fail_with(swf_asl_exec_t *ex, frame_t *f, swf_error_t *err)
     return s;
 }
 
+
+/* ---------------------------------------------------------------- JSONata */
+
+#define ERR_QUERY "States.QueryEvaluationError"
+
+/* The variables a JSONata expression in frame f sees: the workflow
+ * variables and $states {input, context, result?, errorOutput?}. */
+static json_object *jsonata_bindings(swf_asl_exec_t *ex, frame_t *f, bool has_result,
+                                     json_object *result, json_object *error_output,
+                                     json_object *map_item, const char *token)
+{
+    json_object *b = json_object_new_object();
+    if (f->vars != NULL) {
+        json_object_object_foreach(f->vars, key, val)
+            json_object_object_add(b, key, swf_json_ref(val));
+    }
+    json_object *st = json_object_new_object();
+    swf_json_add(st, "input", swf_json_ref(f->input));
+    swf_json_add(st, "context", context_build(ex, f, map_item, token));
+    if (has_result)
+        swf_json_add(st, "result", swf_json_ref(result));
+    if (error_output != NULL)
+        swf_json_add(st, "errorOutput", swf_json_ref(error_output));
+    json_object_object_add(b, "states", st);
+    return b;
+}
+
+/* Evaluates holder[field] (a literal, an expression, or a JSON value with
+ * expressions inside). *present is false when the field is absent; an
+ * undefined value is an error naming the field. */
+static swf_error_t *jsonata_field(json_object *holder, const char *field, json_object *bindings,
+                                  json_object **out, bool *present)
+{
+    json_object *v;
+    *out = NULL;
+    *present = swf_json_get(holder, field, &v);
+    if (!*present)
+        return NULL;
+    bool defined = true;
+    swf_error_t *err = swf_asl_jsonata_template_eval(v, bindings, out, &defined);
+    if (err == NULL && !defined)
+        err = swf_error_states(ERR_QUERY, "the expression of %s has no value (undefined)", field);
+    return err;
+}
+
+/* Assign in a JSONata state: new variables from the entry values. */
+static swf_error_t *jsonata_assign(frame_t *f, json_object *holder, json_object *bindings,
+                                   json_object **vars)
+{
+    json_object *assigned = NULL;
+    bool present;
+    *vars = NULL;
+    swf_error_t *err = jsonata_field(holder, "Assign", bindings, &assigned, &present);
+    if (err != NULL || !present)
+        return err;
+    if (!json_object_is_type(assigned, json_type_object)) {
+        json_object_put(assigned);
+        return swf_error_states(ERR_QUERY, "Assign must produce an object");
+    }
+    json_object *merged = json_object_new_object();
+    if (f->vars != NULL) {
+        json_object_object_foreach(f->vars, key, val)
+            json_object_object_add(merged, key, swf_json_ref(val));
+    }
+    json_object_object_foreach(assigned, key2, val2)
+        json_object_object_add(merged, key2, swf_json_ref(val2));
+    json_object_put(assigned);
+    *vars = merged;
+    return NULL;
+}
+
+/* Output (or `fallback` when there is none) and Assign of `holder`, then
+ * the move to `next` (NULL: the frame ends). Takes nothing. */
+static step_t jsonata_leave(swf_asl_exec_t *ex, frame_t *f, json_object *out_holder,
+                            json_object *assign_holder, json_object *bindings,
+                            json_object *fallback, const char *next)
+{
+    json_object *out = NULL, *vars = NULL;
+    bool present;
+    swf_error_t *err = jsonata_field(out_holder, "Output", bindings, &out, &present);
+    if (err == NULL && !present)
+        out = swf_json_ref(fallback);
+    if (err == NULL)
+        err = jsonata_assign(f, assign_holder, bindings, &vars);
+    if (err != NULL) {
+        json_object_put(out);
+        json_object_put(vars);
+        return state_fail_with(ex, f, err);
+    }
+    vars_commit(f, vars);
+    return transition(ex, f, next, out);
+}
+
+/* A number field that may be an expression (Seconds, TimeoutSeconds...). */
+static swf_error_t *jsonata_number(json_object *holder, const char *field, json_object *bindings,
+                                   double *out, bool *present)
+{
+    json_object *v = NULL;
+    swf_error_t *err = jsonata_field(holder, field, bindings, &v, present);
+    if (err == NULL && *present) {
+        if (!swf_json_is_number(v) || json_object_get_double(v) < 0 ||
+            json_object_get_double(v) != floor(json_object_get_double(v)))
+            err = swf_error_states(ERR_QUERY, "%s must be a non-negative integer, not %s", field,
+                                   swf_json_str(v));
+        else
+            *out = json_object_get_double(v);
+    }
+    json_object_put(v);
+    return err;
+}
+
 /* A state's result: ResultSelector, ResultPath, OutputPath, then Next. */
 static step_t state_result(swf_asl_exec_t *ex, frame_t *f, json_object *result)
 {
+    if (f->info->jsonata) {
+        json_object *b = jsonata_bindings(ex, f, true, result, NULL, NULL, NULL);
+        step_t s = jsonata_leave(ex, f, f->state, f->state, b, result,
+                                 swf_json_get_string(f->state, "Next"));
+        json_object_put(b);
+        return s;
+    }
     swf_asl_env_t env;
     json_object *ctx, *selected = NULL, *out = NULL, *vars = NULL;
     env_init(ex, f, &env, &ctx, NULL);
@@ -981,13 +1144,30 @@ static step_t enter_task(swf_asl_exec_t *ex, frame_t *f, const swf_asl_env_t *en
     (void)env_in;
     json_object *eff = NULL, *params = NULL;
     int64_t timeout = 0, heartbeat = 0;
-    swf_error_t *err = input_path(f, &env, &eff);
-    if (err == NULL)
-        err = template_field(f, "Parameters", eff, &env, &params);
-    if (err == NULL)
-        err = task_seconds(f, "TimeoutSeconds", "TimeoutSecondsPath", &env, &timeout);
-    if (err == NULL)
-        err = task_seconds(f, "HeartbeatSeconds", "HeartbeatSecondsPath", &env, &heartbeat);
+    swf_error_t *err = NULL;
+    if (f->info->jsonata) {
+        json_object *b = jsonata_bindings(ex, f, false, NULL, NULL, NULL, token_buf);
+        bool present;
+        double t = 0, h = 0;
+        err = jsonata_field(f->state, "Arguments", b, &params, &present);
+        if (err == NULL && !present)
+            params = swf_json_ref(f->input);
+        if (err == NULL)
+            err = jsonata_number(f->state, "TimeoutSeconds", b, &t, &present);
+        if (err == NULL)
+            err = jsonata_number(f->state, "HeartbeatSeconds", b, &h, &present);
+        timeout = (int64_t)t;
+        heartbeat = (int64_t)h;
+        json_object_put(b);
+    } else {
+        err = input_path(f, &env, &eff);
+        if (err == NULL)
+            err = template_field(f, "Parameters", eff, &env, &params);
+        if (err == NULL)
+            err = task_seconds(f, "TimeoutSeconds", "TimeoutSecondsPath", &env, &timeout);
+        if (err == NULL)
+            err = task_seconds(f, "HeartbeatSeconds", "HeartbeatSecondsPath", &env, &heartbeat);
+    }
     json_object_put(ctx);
     json_object_put(eff);
     if (err != NULL) {
@@ -1222,10 +1402,21 @@ static step_t enter_fail(swf_asl_exec_t *ex, frame_t *f, const swf_asl_env_t *en
 static step_t enter_parallel(swf_asl_exec_t *ex, frame_t *f, const swf_asl_env_t *env)
 {
     json_object *eff = NULL, *params = NULL, *branches;
-    swf_error_t *err = input_path(f, env, &eff);
-    if (err == NULL)
-        err = template_field(f, "Parameters", eff, env, &params);
-    json_object_put(eff);
+    swf_error_t *err;
+    if (f->info->jsonata) {
+        /* Arguments (default: the input) is what every branch gets. */
+        json_object *b = jsonata_bindings(ex, f, false, NULL, NULL, NULL, NULL);
+        bool present;
+        err = jsonata_field(f->state, "Arguments", b, &params, &present);
+        if (err == NULL && !present)
+            params = swf_json_ref(f->input);
+        json_object_put(b);
+    } else {
+        err = input_path(f, env, &eff);
+        if (err == NULL)
+            err = template_field(f, "Parameters", eff, env, &params);
+        json_object_put(eff);
+    }
     if (err != NULL)
         return state_fail_with(ex, f, err);
     json_object_put(f->effective);
@@ -1297,10 +1488,20 @@ static swf_error_t *map_start_child(swf_asl_exec_t *ex, frame_t *f)
         swf_json_add(it, "Index", json_object_new_int64((int64_t)i));
         swf_json_add(it, "Value", swf_json_ref(item));
         swf_json_add(mi, "Item", it);
-        json_object *ctx = context_build(ex, f, mi, NULL);
-        swf_asl_env_t env = {.context = ctx, .variables = f->vars, .rng = &ex->rng};
-        swf_error_t *err = swf_asl_template_eval(sel, f->effective, &env, &input);
-        json_object_put(ctx);
+        swf_error_t *err;
+        if (f->info->jsonata) {
+            json_object *b = jsonata_bindings(ex, f, false, NULL, NULL, mi, NULL);
+            bool defined = true;
+            err = swf_asl_jsonata_template_eval(sel, b, &input, &defined);
+            if (err == NULL && !defined)
+                err = swf_error_states(ERR_QUERY, "ItemSelector has no value (undefined)");
+            json_object_put(b);
+        } else {
+            json_object *ctx = context_build(ex, f, mi, NULL);
+            swf_asl_env_t env = {.context = ctx, .variables = f->vars, .rng = &ex->rng};
+            err = swf_asl_template_eval(sel, f->effective, &env, &input);
+            json_object_put(ctx);
+        }
         if (err)
             return err;
     } else {
@@ -1320,12 +1521,26 @@ static swf_error_t *map_start_child(swf_asl_exec_t *ex, frame_t *f)
 static step_t enter_map(swf_asl_exec_t *ex, frame_t *f, const swf_asl_env_t *env)
 {
     json_object *eff = NULL, *items = NULL, *v;
-    swf_error_t *err = input_path(f, env, &eff);
-    if (err == NULL) {
-        if (swf_json_get(f->state, "ItemsPath", &v) && v != NULL)
-            err = swf_asl_path_eval(json_object_get_string(v), eff, env, &items);
-        else
-            items = swf_json_ref(eff);
+    swf_error_t *err = NULL;
+    if (f->info->jsonata) {
+        json_object *b = jsonata_bindings(ex, f, false, NULL, NULL, NULL, NULL);
+        bool present;
+        err = jsonata_field(f->state, "Items", b, &items, &present);
+        if (err == NULL && !present)
+            items = swf_json_ref(f->input);
+        json_object_put(b);
+        eff = swf_json_ref(f->input);
+        if (err == NULL && !json_object_is_type(items, json_type_array))
+            err = swf_error_states(ERR_QUERY, "Items of the Map state '%s' must be an array, not %s",
+                                   f->name, swf_json_type_name(items));
+    } else {
+        err = input_path(f, env, &eff);
+        if (err == NULL) {
+            if (swf_json_get(f->state, "ItemsPath", &v) && v != NULL)
+                err = swf_asl_path_eval(json_object_get_string(v), eff, env, &items);
+            else
+                items = swf_json_ref(eff);
+        }
     }
     if (err == NULL && !json_object_is_type(items, json_type_array))
         err = swf_error_states(ERR_RUNTIME, "the Map state '%s' needs an array of items, not %s",
@@ -1466,18 +1681,116 @@ static void child_done(swf_asl_exec_t *ex, frame_t *c)
 
 /* -------------------------------------------------------------- the loop */
 
+/* Pass, Succeed, Fail, Choice and Wait in a JSONata state. (Task,
+ * Parallel and Map share their JSONPath code and branch where they differ.) */
+static step_t enter_jsonata(swf_asl_exec_t *ex, frame_t *f)
+{
+    json_object *b = jsonata_bindings(ex, f, false, NULL, NULL, NULL, NULL);
+    swf_error_t *err = NULL;
+    step_t s = STEP_DONE;
+    switch (f->info->type) {
+    case ST_PASS:
+        s = jsonata_leave(ex, f, f->state, f->state, b, f->input,
+                          swf_json_get_string(f->state, "Next"));
+        break;
+    case ST_SUCCEED:
+        s = jsonata_leave(ex, f, f->state, f->state, b, f->input, NULL);
+        break;
+    case ST_FAIL: {
+        json_object *e = NULL, *c = NULL;
+        bool pe, pc;
+        err = jsonata_field(f->state, "Error", b, &e, &pe);
+        if (err == NULL)
+            err = jsonata_field(f->state, "Cause", b, &c, &pc);
+        if (err == NULL && ((pe && !json_object_is_type(e, json_type_string)) ||
+                            (pc && !json_object_is_type(c, json_type_string))))
+            err = swf_error_states(ERR_QUERY, "Error and Cause must be strings");
+        if (err == NULL) {
+            const char *error = pe ? json_object_get_string(e) : "";
+            const char *cause = pc ? json_object_get_string(c) : "";
+            json_object *data = error_object(error, cause);
+            trace(ex, f, SWF_ASL_STATE_FAILED, data);
+            json_object_put(data);
+            s = frame_finish_error(ex, f, error, cause);
+        }
+        json_object_put(e);
+        json_object_put(c);
+        break;
+    }
+    case ST_CHOICE: {
+        json_object *choices = NULL, *rule = NULL;
+        swf_json_get(f->state, "Choices", &choices);
+        size_t n = json_object_array_length(choices);
+        for (size_t i = 0; i < n && err == NULL && rule == NULL; i++) {
+            json_object *r = json_object_array_get_idx(choices, i), *cond = NULL;
+            bool present;
+            err = jsonata_field(r, "Condition", b, &cond, &present);
+            if (err == NULL && !json_object_is_type(cond, json_type_boolean))
+                err = swf_error_states(ERR_QUERY, "the Condition of Choices[%zu] must be a "
+                                                  "boolean, not %s", i, swf_json_type_name(cond));
+            if (err == NULL && json_object_get_boolean(cond))
+                rule = r;
+            json_object_put(cond);
+        }
+        if (err != NULL)
+            break;
+        const char *next = rule ? swf_json_get_string(rule, "Next")
+                                : swf_json_get_string(f->state, "Default");
+        if (next == NULL) {
+            err = swf_error_states(ERR_NO_CHOICE, "no Choice rule matched and there is no "
+                                                  "Default in state '%s'", f->name);
+            break;
+        }
+        json_object *tmp;
+        json_object *out_holder = rule && swf_json_get(rule, "Output", &tmp) ? rule : f->state;
+        json_object *assign_holder = rule && swf_json_get(rule, "Assign", &tmp) ? rule : f->state;
+        s = jsonata_leave(ex, f, out_holder, assign_holder, b, f->input, next);
+        break;
+    }
+    case ST_WAIT: {
+        double seconds = 0;
+        bool present;
+        err = jsonata_number(f->state, "Seconds", b, &seconds, &present);
+        if (err == NULL && !present) {
+            json_object *ts = NULL;
+            err = jsonata_field(f->state, "Timestamp", b, &ts, &present);
+            swf_time_t t;
+            if (err == NULL && present) {
+                if (json_object_is_type(ts, json_type_string) &&
+                    swf_time_parse(json_object_get_string(ts), &t))
+                    seconds = (double)(swf_time_to_ms(t) - ex->now_ms) / 1000.0;
+                else
+                    err = swf_error_states(ERR_QUERY, "Timestamp must be an RFC 3339 "
+                                                      "timestamp, not %s", swf_json_str(ts));
+            }
+            json_object_put(ts);
+        }
+        if (err == NULL) {
+            f->wait_seq = timer_start(ex, f, seconds, "wait");
+            f->phase = PH_TIMER;
+            s = STEP_BLOCKED;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    json_object_put(b);
+    if (err != NULL)
+        return state_fail_with(ex, f, err);
+    return s;
+}
+
 static step_t step_enter(swf_asl_exec_t *ex, frame_t *f)
 {
     f->entered_ms = ex->now_ms;
-    if (f->info->unsupported) {
-        return frame_finish_error(ex, f, ERR_RUNTIME,
-                                  "the JSONata query language is not supported yet");
-    }
     swf_asl_env_t env;
     json_object *ctx;
     trace(ex, f, SWF_ASL_STATE_ENTERED, f->input);
     if (f->info->type == ST_TASK)
         return enter_task(ex, f, NULL);
+    if (f->info->jsonata && f->info->type != ST_PARALLEL && f->info->type != ST_MAP)
+        return enter_jsonata(ex, f);
     env_init(ex, f, &env, &ctx, NULL);
     step_t s = STEP_DONE;
     switch (f->info->type) {
@@ -1507,6 +1820,11 @@ static step_t step_outcome(swf_asl_exec_t *ex, frame_t *f)
     if (f->phase == PH_RETRY) {
         f->phase = PH_ENTER;
         s = STEP_CONTINUE;
+    } else if (f->phase == PH_TIMER && f->info->jsonata) {
+        json_object *b = jsonata_bindings(ex, f, false, NULL, NULL, NULL, NULL);
+        s = jsonata_leave(ex, f, f->state, f->state, b, f->input,
+                          swf_json_get_string(f->state, "Next"));
+        json_object_put(b);
     } else if (f->phase == PH_TIMER) {
         swf_asl_env_t env;
         json_object *ctx, *out = NULL, *vars = NULL;
