@@ -323,3 +323,20 @@ Test(local_run, assign_sets_variables_seen_from_the_next_state_and_in_iterations
     cr_assert_str_eq(swf_json_str(r.res.output), "[{\"v\":7,\"x\":2,\"y\":1}]");
     run_free(&r);
 }
+
+Test(local_run, jsonata_task_arguments_output_and_catcher)
+{
+    run_t r;
+    run_machine(&r,
+                "{\"QueryLanguage\":\"JSONata\",\"StartAt\":\"T\",\"States\":{"
+                "\"T\":{" TASK ",\"Arguments\":{\"n\":\"{% $states.input.n * 2 %}\"},"
+                "\"Output\":\"{% $states.result.n + 1 %}\",\"Next\":\"F\"},"
+                "\"F\":{" TASK ",\"Catch\":[{\"ErrorEquals\":[\"States.ALL\"],"
+                "\"Output\":{\"was\":\"{% $states.input %}\",\"e\":\"{% $states.errorOutput.Error %}\"},"
+                "\"Next\":\"D\"}],\"End\":true},"
+                "\"D\":{\"Type\":\"Succeed\"}}}",
+                "{\"n\":20}", "{\"F\":[{\"Throw\":{\"Error\":\"Nope\"}}]}");
+    cr_assert_eq(r.res.status, SWF_ASL_SUCCEEDED, "%s %s", r.res.error, r.res.cause);
+    cr_assert_str_eq(swf_json_str(r.res.output), "{\"was\":41,\"e\":\"Nope\"}");
+    run_free(&r);
+}
