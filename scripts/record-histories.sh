@@ -7,7 +7,7 @@
 #   scripts/record-histories.sh [SWF_BIN]      (default build/swf)
 #
 # Sources: the conformance corpus (../shared/conformance, or $SWF_CONFORMANCE)
-# except the jsonata and variables groups and the cases whose definition is
+# except the cases whose definition is
 # invalid (they record no history); examples/*.asl.json with their input and
 # every examples/NAME*.mocks.json; tests/histories/src/*.asl.json. One file
 # with a WorkflowExecutionSignaled event added by hand (signals are recorded
@@ -46,7 +46,6 @@ if [ -d "$CORPUS" ]; then
         dir=${dir%/}
         case=$(basename "$dir")
         group=$(basename "$(dirname "$dir")")
-        case $group in jsonata | variables) continue ;; esac
         [ -f "$dir/definition.json" ] || continue
         input=$dir/input.json
         [ -f "$input" ] || input=$empty
