@@ -121,9 +121,8 @@ static int usage(const char *text)
 /* JSON given inline or as @FILE ("@-": standard input). */
 static swf_error_t *json_arg(const char *what, const char *arg, json_object **out)
 {
-    swf_error_t *err = arg[0] == '@'
-                           ? swf_json_read_file(arg + 1, SWF_MSG_MAX_BYTES, out)
-                           : swf_json_parse(arg, strlen(arg), SWF_MSG_MAX_BYTES, out);
+    swf_error_t *err = arg[0] == '@' ? swf_json_read_file(arg + 1, SWF_MSG_MAX_BYTES, out)
+                                     : swf_json_parse(arg, strlen(arg), SWF_MSG_MAX_BYTES, out);
     if (err != NULL)
         swf_error_prefix(err, "%s", what);
     return err;

@@ -176,8 +176,7 @@ static int event_show(follow_t *f, const swf_event_t *ev)
         swf_json_get(ev->attrs, "workflowType", &type);
         swf_json_get(ev->attrs, "input", &x);
         line(f, ev->id, ev->time_ms, "started %s (version %s), input %s",
-             str_or(ev, "executionId", "?"),
-             member_or(type, "version"), json_cut(x, v, sizeof(v)));
+             str_or(ev, "executionId", "?"), member_or(type, "version"), json_cut(x, v, sizeof(v)));
         break;
     }
     case SWF_EVENT_ACTIVITY_TASK_SCHEDULED: {
@@ -189,8 +188,7 @@ static int event_show(follow_t *f, const swf_event_t *ev)
         char name[512], label[700];
         state_name(name, sizeof(name), swf_json_get_string(control, "path"),
                    swf_json_get_string(control, "state"));
-        snprintf(label, sizeof(label), "activity %s (%s, state %s)",
-                 str_or(ev, "activityId", "?"),
+        snprintf(label, sizeof(label), "activity %s (%s, state %s)", str_or(ev, "activityId", "?"),
                  member_or(type, "name"), name);
         char key[32];
         snprintf(key, sizeof(key), "%lld", (long long)ev->id);
@@ -206,7 +204,8 @@ static int event_show(follow_t *f, const swf_event_t *ev)
         break;
     case SWF_EVENT_ACTIVITY_TASK_FAILED:
         line(f, ev->id, ev->time_ms, "failed %s: %s: %s", label_of(f, ev),
-             str_or(ev, "reason", "States.TaskFailed"), cut(str_or(ev, "details", ""), v, sizeof(v)));
+             str_or(ev, "reason", "States.TaskFailed"),
+             cut(str_or(ev, "details", ""), v, sizeof(v)));
         break;
     case SWF_EVENT_ACTIVITY_TASK_TIMED_OUT:
         line(f, ev->id, ev->time_ms, "timed out %s (%s)", label_of(f, ev),
@@ -236,7 +235,8 @@ static int event_show(follow_t *f, const swf_event_t *ev)
              json_cut(x, v, sizeof(v)));
         break;
     case SWF_EVENT_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
-        line(f, ev->id, ev->time_ms, "cancel requested: %s", cut(str_or(ev, "cause", ""), v, sizeof(v)));
+        line(f, ev->id, ev->time_ms, "cancel requested: %s",
+             cut(str_or(ev, "cause", ""), v, sizeof(v)));
         break;
     case SWF_EVENT_DECISION_TASK_TIMED_OUT:
     case SWF_EVENT_COMPLETE_WORKFLOW_EXECUTION_FAILED:

@@ -67,8 +67,8 @@ static rd_kafka_t *reader_new(void)
 {
     char errstr[512];
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    cr_assert_eq(rd_kafka_conf_set(conf, "bootstrap.servers", rd_kafka_mock_cluster_bootstraps(mock),
-                                   errstr, sizeof(errstr)),
+    cr_assert_eq(rd_kafka_conf_set(conf, "bootstrap.servers",
+                                   rd_kafka_mock_cluster_bootstraps(mock), errstr, sizeof(errstr)),
                  RD_KAFKA_CONF_OK);
     rd_kafka_conf_set(conf, "group.id", "test-reader", errstr, sizeof(errstr));
     rd_kafka_conf_set(conf, "enable.auto.commit", "false", errstr, sizeof(errstr));
@@ -115,8 +115,7 @@ static void inbox_read(inbox_msg_t *out, int n)
                       NULL);
             /* The deciders' codec accepts it. */
             swf_msg_t parsed = {0};
-            swf_error_t *err =
-                swf_msg_parse(m->payload, m->len, swf_token_secret_env(), &parsed);
+            swf_error_t *err = swf_msg_parse(m->payload, m->len, swf_token_secret_env(), &parsed);
             cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
             cr_assert_str_eq(parsed.execution_id, out[got].key,
                              "the key is the execution id of the message");
@@ -353,8 +352,7 @@ Test(cli_control, signal_cancel_terminate_send_their_messages_for_an_open_execut
     cr_assert_eq(swf(db, "signal", id, "ping", NULL), 0, "%s", errors);
     cr_assert_eq(swf(db, "cancel", id, "--cause", "customer asked", NULL), 0, "%s", errors);
     cr_assert_eq(swf(db, "cancel", id, NULL), 0, "%s", errors);
-    cr_assert_eq(swf(db, "terminate", id, "--reason", "stuck", "--details", "see ticket 12",
-                     NULL),
+    cr_assert_eq(swf(db, "terminate", id, "--reason", "stuck", "--details", "see ticket 12", NULL),
                  0, "%s", errors);
     cr_assert_eq(swf(db, "terminate", id, NULL), 0, "%s", errors);
     inbox_msg_t m[7];
@@ -384,8 +382,7 @@ Test(cli_control, signal_cancel_terminate_send_their_messages_for_an_open_execut
              "\"details\":\"see ticket 12\"}",
              id);
     assert_message(&m[5], id, expect);
-    snprintf(expect, sizeof(expect), "{\"v\":1,\"type\":\"terminate\",\"executionId\":\"%s\"}",
-             id);
+    snprintf(expect, sizeof(expect), "{\"v\":1,\"type\":\"terminate\",\"executionId\":\"%s\"}", id);
     assert_message(&m[6], id, expect);
     inbox_free(m, 7);
 }
