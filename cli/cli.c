@@ -14,6 +14,8 @@ typedef struct command {
 } command_t;
 
 static const command_t commands[] = {
+    {"dev", swf_cli_dev,
+     "dev [--deciders N]            PostgreSQL, Kafka (mock), swf-history and deciders in one process"},
     {"validate", swf_cli_validate, "validate FILE...            check ASL definitions"},
     {"run", swf_cli_run,
      "run --local DEFINITION [--input FILE] [--mocks FILE] [--history]\n"

@@ -41,6 +41,8 @@ int swf_cli_admin(int argc, char **argv);
 int swf_cli_replay(int argc, char **argv);
 int swf_cli_timeline(int argc, char **argv);
 int swf_cli_graph(int argc, char **argv);
+/* The distributed system in one process (cli/dev.c). */
+int swf_cli_dev(int argc, char **argv);
 /* Talking to a running execution through its Kafka inbox (cli/control.c). */
 int swf_cli_task_success(int argc, char **argv);
 int swf_cli_task_failure(int argc, char **argv);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/dev.h"
 #include "decider/asl/validate.h"
 #include "decider/local.h"
 #include "protocol/json.h"
@@ -84,6 +85,10 @@ int swf_cli_run(int argc, char **argv)
 {
     const char *def_path = NULL, *input_path = NULL, *mocks_path = NULL;
     bool local = false, history = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--dev") == 0)
+            return swf_cli_run_dev(argc, argv);
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--local") == 0)

@@ -54,6 +54,7 @@
 struct swf_decider {
     swf_decider_config_t cfg;
     char identity[96];
+    char group[128];
     swf_history_store_t *store;
     rd_kafka_t *consumer;
     rd_kafka_t *producer;
@@ -662,8 +663,8 @@ swf_error_t *swf_decider_new(const swf_decider_config_t *cfg, swf_decider_t **ou
     if (d == NULL)
         abort();
     d->cfg = *cfg;
-    if (d->cfg.group == NULL)
-        d->cfg.group = "swf-deciders";
+    snprintf(d->group, sizeof(d->group), "%s", cfg->group ? cfg->group : "swf-deciders");
+    d->cfg.group = d->group;
     if (d->cfg.batch_max == 0)
         d->cfg.batch_max = 500;
     if (d->cfg.cache_max == 0)

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "history/service.h"
 #include "protocol/json.h"
@@ -157,9 +158,42 @@ swf_error_t *swf_kafka_subscribe(rd_kafka_t *consumer, const char *const *topics
     return code ? swf_kafka_error(code, "subscribe") : NULL;
 }
 
+/* Whether the topic exists, asking the cluster for its metadata (a request
+ * that also makes brokers with auto-creation create it). */
+static bool topic_exists(rd_kafka_t *rk, const char *topic, int timeout_ms)
+{
+    rd_kafka_topic_t *t = rd_kafka_topic_new(rk, topic, NULL);
+    const struct rd_kafka_metadata *md = NULL;
+    bool ok = false;
+    if (t != NULL && rd_kafka_metadata(rk, 0, t, &md, timeout_ms) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        ok = md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+             md->topics[0].partition_cnt > 0;
+        rd_kafka_metadata_destroy(md);
+    }
+    if (t != NULL)
+        rd_kafka_topic_destroy(t);
+    return ok;
+}
+
+/* Set once a cluster did not answer CreateTopics (librdkafka's mock cluster
+ * does not implement it; it creates topics on first use instead). */
+static int create_topics_unsupported;
+
 swf_error_t *swf_kafka_topic_ensure(rd_kafka_t *rk, const char *topic, int partitions,
                                     int timeout_ms)
 {
+    if (topic_exists(rk, topic, timeout_ms))
+        return NULL;
+    if (__atomic_load_n(&create_topics_unsupported, __ATOMIC_RELAXED)) {
+        for (int i = 0; i < 50; i++) {
+            if (topic_exists(rk, topic, timeout_ms))
+                return NULL;
+            usleep(100000);
+        }
+        return swf_error_new(SWF_E_KAFKA, NULL, "%s: the topic was not created", topic);
+    }
+    if (timeout_ms > 3000)
+        timeout_ms = 3000;
     char errstr[256];
     swf_error_t *err = NULL;
     rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, partitions, -1, errstr, sizeof(errstr));
@@ -170,8 +204,19 @@ swf_error_t *swf_kafka_topic_ensure(rd_kafka_t *rk, const char *topic, int parti
     rd_kafka_AdminOptions_set_request_timeout(opt, timeout_ms, errstr, sizeof(errstr));
     rd_kafka_CreateTopics(rk, &nt, 1, opt, q);
     rd_kafka_event_t *ev = rd_kafka_queue_poll(q, timeout_ms + 1000);
-    if (ev == NULL) {
-        err = swf_kafka_error(RD_KAFKA_RESP_ERR__TIMED_OUT, "create topic");
+    if (ev == NULL || rd_kafka_event_error(ev) == RD_KAFKA_RESP_ERR__TIMED_OUT) {
+        /* No answer: a cluster without CreateTopics. Fall back on creation
+         * on first use, which the metadata request asks for. */
+        __atomic_store_n(&create_topics_unsupported, 1, __ATOMIC_RELAXED);
+        if (ev != NULL)
+            rd_kafka_event_destroy(ev);
+        ev = NULL;
+        for (int i = 0; i < 50 && err == NULL; i++) {
+            if (topic_exists(rk, topic, 2000))
+                goto done;
+            usleep(100000);
+        }
+        err = swf_error_new(SWF_E_KAFKA, NULL, "the topic was not created");
         goto done;
     }
     if (rd_kafka_event_error(ev)) {
@@ -187,8 +232,9 @@ swf_error_t *swf_kafka_topic_ensure(rd_kafka_t *rk, const char *topic, int parti
                 err = swf_kafka_error(code, "create topic");
         }
     }
-    rd_kafka_event_destroy(ev);
 done:
+    if (ev != NULL)
+        rd_kafka_event_destroy(ev);
     if (err != NULL)
         swf_error_prefix(err, "%s", topic);
     rd_kafka_AdminOptions_destroy(opt);

@@ -1,0 +1,669 @@
+/*
+ * dev.c - `swf dev` and `swf run --dev`: the distributed system in one
+ * process.
+ *
+ * A newcomer should see the real thing - the same decider daemon, history
+ * service, PostgreSQL store and Kafka protocol as production - without
+ * installing a Kafka or configuring a database. So this file starts a
+ * throwaway PostgreSQL cluster and librdkafka's mock cluster (a real Kafka
+ * wire protocol on loopback ports) and runs the daemons on threads. The
+ * same harness serves the integration tests and the benchmarks, which is
+ * why it is a small library (dev.h) and not only a command.
+ *
+ * Time in `swf run --dev` is real, unlike `--local`'s virtual clock. Long
+ * Wait states would make it slow, so the history service runs timers and
+ * execution timeouts scaled by SWF_DEV_TIME_SCALE (default 0.01 for
+ * `run --dev`: a 10 s Wait takes 100 ms; 1 for `swf dev`, which should
+ * behave like production). Activity timeouts are never scaled: they measure
+ * real work.
+ */
+#include "cli/dev.h"
+
+#include <librdkafka/rdkafka_mock.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "decider/asl/exec.h"
+#include "decider/asl/validate.h"
+#include "decider/kafka.h"
+#include "history/cluster.h"
+#include "history/pg.h"
+#include "protocol/json.h"
+#include "protocol/limits.h"
+#include "protocol/message.h"
+#include "protocol/time.h"
+#include "protocol/token.h"
+
+#define DEV_DECIDERS_MAX 16
+
+typedef struct dev_decider {
+    swf_decider_t *d;
+    pthread_t thread;
+    bool running;
+} dev_decider_t;
+
+struct swf_dev {
+    swf_dev_options_t opt;
+    swf_history_cluster_t *cluster;
+    rd_kafka_t *mock_rk;
+    rd_kafka_mock_cluster_t *mock;
+    char *conninfo, *brokers;
+    swf_kafka_names_t names;
+    rd_kafka_t *producer;
+    swf_kafka_poster_t *poster;
+    swf_history_service_t *svc;
+    pthread_t svc_thread;
+    bool svc_running;
+    dev_decider_t deciders[DEV_DECIDERS_MAX];
+    int ndeciders;
+};
+
+static char *xstrdup(const char *s)
+{
+    char *d = strdup(s);
+    if (d == NULL)
+        abort();
+    return d;
+}
+
+static void *decider_main(void *arg)
+{
+    swf_decider_run(arg);
+    return NULL;
+}
+
+static void *service_main(void *arg)
+{
+    swf_history_service_run(arg);
+    return NULL;
+}
+
+const char *swf_dev_conninfo(const swf_dev_t *dev)
+{
+    return dev->conninfo;
+}
+
+const char *swf_dev_brokers(const swf_dev_t *dev)
+{
+    return dev->brokers;
+}
+
+swf_decider_t *swf_dev_decider(swf_dev_t *dev, int i)
+{
+    return i >= 0 && i < dev->ndeciders ? dev->deciders[i].d : NULL;
+}
+
+swf_error_t *swf_dev_decider_add(swf_dev_t *dev, int *index)
+{
+    if (dev->ndeciders >= DEV_DECIDERS_MAX)
+        return swf_error_new(SWF_E_LIMIT, NULL, "at most %d deciders", DEV_DECIDERS_MAX);
+    swf_decider_config_t cfg;
+    swf_decider_config_env(&cfg);
+    cfg.conninfo = dev->conninfo;
+    cfg.kafka = dev->names;
+    cfg.secret = swf_token_secret_env();
+    cfg.log = dev->opt.log;
+    char group[64];
+    if (dev->opt.split_groups) {
+        snprintf(group, sizeof(group), "swf-deciders-%d", dev->ndeciders);
+        cfg.group = group;
+    }
+    dev_decider_t *dd = &dev->deciders[dev->ndeciders];
+    swf_error_t *err = swf_decider_new(&cfg, &dd->d);
+    if (err != NULL)
+        return err;
+    if (pthread_create(&dd->thread, NULL, decider_main, dd->d) != 0) {
+        swf_decider_free(dd->d);
+        return swf_error_new(SWF_E_INTERNAL, NULL, "cannot start a thread");
+    }
+    dd->running = true;
+    if (index != NULL)
+        *index = dev->ndeciders;
+    dev->ndeciders++;
+    return NULL;
+}
+
+void swf_dev_decider_remove(swf_dev_t *dev, int i)
+{
+    if (i < 0 || i >= dev->ndeciders || !dev->deciders[i].running)
+        return;
+    swf_decider_stop(dev->deciders[i].d);
+    pthread_join(dev->deciders[i].thread, NULL);
+    dev->deciders[i].running = false;
+}
+
+swf_error_t *swf_dev_start(const swf_dev_options_t *opt, swf_dev_t **out)
+{
+    *out = NULL;
+    swf_dev_t *dev = calloc(1, sizeof(*dev));
+    if (dev == NULL)
+        abort();
+    dev->opt = *opt;
+    swf_error_t *err = NULL;
+    if (opt->conninfo == NULL) {
+        err = swf_history_cluster_start(&dev->cluster);
+        if (err != NULL)
+            goto fail;
+        dev->conninfo = xstrdup(swf_history_cluster_conninfo(dev->cluster));
+    } else {
+        dev->conninfo = xstrdup(opt->conninfo);
+    }
+    swf_kafka_names_env(&dev->names);
+    if (opt->brokers == NULL) {
+        char errstr[256];
+        rd_kafka_conf_t *conf = rd_kafka_conf_new();
+        rd_kafka_conf_set(conf, "log_level", "0", errstr, sizeof(errstr));
+        dev->mock_rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+        if (dev->mock_rk == NULL) {
+            rd_kafka_conf_destroy(conf);
+            err = swf_error_new(SWF_E_KAFKA, NULL, "mock kafka: %s", errstr);
+            goto fail;
+        }
+        dev->mock = rd_kafka_mock_cluster_new(dev->mock_rk, 1);
+        if (dev->mock == NULL) {
+            err = swf_error_new(SWF_E_KAFKA, NULL, "cannot start the mock Kafka cluster");
+            goto fail;
+        }
+        dev->brokers = xstrdup(rd_kafka_mock_cluster_bootstraps(dev->mock));
+        rd_kafka_mock_topic_create(dev->mock, dev->names.inbox, 4, 1);
+        rd_kafka_mock_topic_create(dev->mock, dev->names.dlq, 1, 1);
+    } else {
+        dev->brokers = xstrdup(opt->brokers);
+    }
+    dev->names.brokers = dev->brokers;
+    /* Migrate once before the daemons race to do it. */
+    swf_history_store_t *store = NULL;
+    err = swf_history_pg_new(dev->conninfo, &store);
+    swf_history_store_free(store);
+    if (err == NULL)
+        err = swf_kafka_producer_new(dev->brokers, &dev->producer);
+    if (err != NULL)
+        goto fail;
+    dev->poster = swf_kafka_poster_new(dev->producer, dev->names.task_partitions);
+    if (opt->history_service) {
+        swf_history_service_config_t sc;
+        swf_history_service_config_env(&sc);
+        sc.conninfo = dev->conninfo;
+        sc.send = swf_kafka_poster_send;
+        sc.send_ctx = dev->poster;
+        sc.inbox_topic = dev->names.inbox;
+        sc.task_prefix = dev->names.task_prefix;
+        sc.time_scale = opt->time_scale > 0 ? opt->time_scale : 1;
+        sc.tick_ms = sc.time_scale < 1 ? 20 : 200;
+        sc.log = opt->log;
+        err = swf_history_service_new(&sc, &dev->svc);
+        if (err != NULL)
+            goto fail;
+        if (pthread_create(&dev->svc_thread, NULL, service_main, dev->svc) != 0) {
+            err = swf_error_new(SWF_E_INTERNAL, NULL, "cannot start a thread");
+            goto fail;
+        }
+        dev->svc_running = true;
+    }
+    for (int i = 0; i < opt->deciders && err == NULL; i++)
+        err = swf_dev_decider_add(dev, NULL);
+    if (err != NULL)
+        goto fail;
+    *out = dev;
+    return NULL;
+fail:
+    swf_dev_stop(dev);
+    return err;
+}
+
+void swf_dev_stop(swf_dev_t *dev)
+{
+    if (dev == NULL)
+        return;
+    for (int i = 0; i < dev->ndeciders; i++)
+        swf_decider_stop(dev->deciders[i].d);
+    if (dev->svc_running) {
+        swf_history_service_stop(dev->svc);
+        pthread_join(dev->svc_thread, NULL);
+    }
+    for (int i = 0; i < dev->ndeciders; i++) {
+        if (dev->deciders[i].running)
+            pthread_join(dev->deciders[i].thread, NULL);
+        swf_decider_free(dev->deciders[i].d);
+    }
+    swf_history_service_free(dev->svc);
+    swf_kafka_poster_free(dev->poster);
+    if (dev->producer != NULL)
+        rd_kafka_destroy(dev->producer);
+    if (dev->mock != NULL)
+        rd_kafka_mock_cluster_destroy(dev->mock);
+    if (dev->mock_rk != NULL)
+        rd_kafka_destroy(dev->mock_rk);
+    swf_history_cluster_stop(dev->cluster);
+    free(dev->conninfo);
+    free(dev->brokers);
+    free(dev);
+}
+
+/* ---- the mock worker ------------------------------------------------------ */
+
+struct swf_dev_worker {
+    rd_kafka_t *consumer, *producer;
+    swf_kafka_names_t names;
+    json_object *mocks;
+    json_object *calls; /* state name -> invocations so far */
+    pthread_t thread;
+    volatile sig_atomic_t stop;
+    unsigned long answered;
+};
+
+/* The answer to one task, as an inbox message. */
+static json_object *worker_answer(swf_dev_worker_t *w, const swf_msg_t *task)
+{
+    json_object *list, *resp = NULL, *v;
+    if (task->state != NULL && swf_json_get(w->mocks, task->state, &list) &&
+        json_object_is_type(list, json_type_array) && json_object_array_length(list) > 0) {
+        size_t n = json_object_array_length(list);
+        size_t calls = swf_json_get(w->calls, task->state, &v) ? (size_t)json_object_get_int64(v) : 0;
+        resp = json_object_array_get_idx(list, calls < n ? calls : n - 1);
+        json_object_object_add(w->calls, task->state, json_object_new_int64((int64_t)calls + 1));
+    }
+    if (resp != NULL && swf_json_get(resp, "Throw", &v)) {
+        const char *error = swf_json_get_string(v, "Error");
+        return swf_msg_activity_failed_new(task->task_token, error ? error : "States.TaskFailed",
+                                           swf_json_get_string(v, "Cause"), "swf-dev-worker");
+    }
+    if (resp != NULL && swf_json_get(resp, "Return", &v))
+        return swf_msg_activity_completed_new(task->task_token, v, "swf-dev-worker");
+    return swf_msg_activity_completed_new(task->task_token, task->input, "swf-dev-worker");
+}
+
+static void *worker_main(void *arg)
+{
+    swf_dev_worker_t *w = arg;
+    enum { BATCH = 256 };
+    json_object *docs[BATCH];
+    swf_kafka_out_t outs[BATCH];
+    char *keys[BATCH];
+    while (!w->stop) {
+        size_t n = 0;
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(w->consumer, 50);
+        while (m != NULL) {
+            if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+                swf_msg_t task;
+                swf_error_t *err = swf_msg_parse(m->payload, m->len, NULL, &task);
+                if (err == NULL && task.type == SWF_MSG_ACTIVITY_TASK) {
+                    docs[n] = worker_answer(w, &task);
+                    keys[n] = xstrdup(task.execution_id);
+                    const char *s = swf_json_str(docs[n]);
+                    outs[n] = (swf_kafka_out_t){w->names.inbox, keys[n], s, strlen(s), 0};
+                    n++;
+                }
+                swf_error_free(err);
+                swf_msg_clear(&task);
+            }
+            rd_kafka_message_destroy(m);
+            if (n == BATCH)
+                break;
+            m = rd_kafka_consumer_poll(w->consumer, 0);
+        }
+        if (n == 0)
+            continue;
+        swf_error_t *err = swf_kafka_send(w->producer, outs, n);
+        swf_error_free(err);
+        rd_kafka_commit(w->consumer, NULL, 1);
+        __atomic_add_fetch(&w->answered, n, __ATOMIC_RELAXED);
+        for (size_t i = 0; i < n; i++) {
+            json_object_put(docs[i]);
+            free(keys[i]);
+        }
+    }
+    return NULL;
+}
+
+swf_error_t *swf_dev_worker_start(const char *brokers, const char *const *task_lists, size_t n,
+                                  json_object *mocks, swf_dev_worker_t **out)
+{
+    *out = NULL;
+    swf_dev_worker_t *w = calloc(1, sizeof(*w));
+    if (w == NULL)
+        abort();
+    swf_kafka_names_env(&w->names);
+    w->names.brokers = brokers;
+    w->mocks = swf_json_ref(mocks);
+    w->calls = json_object_new_object();
+    char **topics = calloc(n ? n : 1, sizeof(*topics));
+    swf_error_t *err = swf_kafka_producer_new(brokers, &w->producer);
+    for (size_t i = 0; i < n && err == NULL; i++) {
+        size_t len = strlen(w->names.task_prefix) + strlen(task_lists[i]) + 1;
+        topics[i] = malloc(len);
+        swf_kafka_task_topic(&w->names, task_lists[i], topics[i], len);
+        err = swf_kafka_topic_ensure(w->producer, topics[i], w->names.task_partitions, 10000);
+    }
+    if (err == NULL)
+        err = swf_kafka_consumer_new(brokers, "swf-dev-worker", NULL, NULL, &w->consumer);
+    if (err == NULL && n > 0)
+        err = swf_kafka_subscribe(w->consumer, (const char *const *)topics, n);
+    for (size_t i = 0; i < n; i++)
+        free(topics[i]);
+    free(topics);
+    if (err == NULL && pthread_create(&w->thread, NULL, worker_main, w) != 0)
+        err = swf_error_new(SWF_E_INTERNAL, NULL, "cannot start a thread");
+    if (err != NULL) {
+        if (w->consumer) {
+            rd_kafka_consumer_close(w->consumer);
+            rd_kafka_destroy(w->consumer);
+        }
+        if (w->producer)
+            rd_kafka_destroy(w->producer);
+        json_object_put(w->mocks);
+        json_object_put(w->calls);
+        free(w);
+        return err;
+    }
+    *out = w;
+    return NULL;
+}
+
+unsigned long swf_dev_worker_answered(swf_dev_worker_t *w)
+{
+    return __atomic_load_n(&w->answered, __ATOMIC_RELAXED);
+}
+
+void swf_dev_worker_stop(swf_dev_worker_t *w)
+{
+    if (w == NULL)
+        return;
+    w->stop = 1;
+    pthread_join(w->thread, NULL);
+    rd_kafka_consumer_close(w->consumer);
+    rd_kafka_destroy(w->consumer);
+    rd_kafka_flush(w->producer, 5000);
+    rd_kafka_destroy(w->producer);
+    json_object_put(w->mocks);
+    json_object_put(w->calls);
+    free(w);
+}
+
+static void task_lists_walk(json_object *states, json_object *out, int depth)
+{
+    if (depth > 64 || !json_object_is_type(states, json_type_object))
+        return;
+    json_object_object_foreach(states, name, st)
+    {
+        (void)name;
+        const char *type = swf_json_get_string(st, "Type");
+        json_object *v;
+        if (type != NULL && strcmp(type, "Task") == 0) {
+            const char *res = swf_json_get_string(st, "Resource");
+            char list[256];
+            swf_asl_resource_task_list(res ? res : "", list, sizeof(list));
+            bool seen = false;
+            for (size_t i = 0; i < json_object_array_length(out) && !seen; i++)
+                seen = strcmp(json_object_get_string(json_object_array_get_idx(out, i)), list) == 0;
+            if (!seen)
+                json_object_array_add(out, json_object_new_string(list));
+        }
+        if (swf_json_get(st, "Branches", &v) && json_object_is_type(v, json_type_array)) {
+            for (size_t i = 0; i < json_object_array_length(v); i++) {
+                json_object *s;
+                if (swf_json_get(json_object_array_get_idx(v, i), "States", &s))
+                    task_lists_walk(s, out, depth + 1);
+            }
+        }
+        json_object *p, *s;
+        if ((swf_json_get(st, "ItemProcessor", &p) || swf_json_get(st, "Iterator", &p)) &&
+            swf_json_get(p, "States", &s))
+            task_lists_walk(s, out, depth + 1);
+    }
+}
+
+json_object *swf_dev_task_lists(json_object *definition)
+{
+    json_object *out = json_object_new_array(), *states;
+    if (swf_json_get(definition, "States", &states))
+        task_lists_walk(states, out, 0);
+    return out;
+}
+
+/* ---- `swf dev` ------------------------------------------------------------ */
+
+static volatile sig_atomic_t dev_signaled;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    dev_signaled = 1;
+}
+
+int swf_cli_dev(int argc, char **argv)
+{
+    int deciders = 1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--deciders") == 0 && i + 1 < argc) {
+            deciders = atoi(argv[++i]);
+            if (deciders < 0 || deciders > DEV_DECIDERS_MAX) {
+                fprintf(stderr, "swf dev: --deciders is 0 to %d\n", DEV_DECIDERS_MAX);
+                return SWF_EXIT_USAGE;
+            }
+        } else {
+            fprintf(stderr, "usage: swf dev [--deciders N]\n");
+            return SWF_EXIT_USAGE;
+        }
+    }
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    const char *scale = getenv("SWF_DEV_TIME_SCALE");
+    swf_dev_options_t opt = {.deciders = deciders,
+                             .history_service = true,
+                             .time_scale = scale ? atof(scale) : 1,
+                             .log = stderr};
+    swf_dev_t *dev;
+    swf_error_t *err = swf_dev_start(&opt, &dev);
+    if (err != NULL) {
+        fprintf(stderr, "swf dev: %s\n", swf_error_message(err));
+        if (swf_error_cause(err))
+            fprintf(stderr, "%s\n", swf_error_cause(err));
+        swf_error_free(err);
+        return SWF_EXIT_ERROR;
+    }
+    /* The conninfo has spaces: quote it for the shell. */
+    printf("export SWF_DATABASE_URL='%s'\n", swf_dev_conninfo(dev));
+    printf("export SWF_KAFKA_BROKERS='%s'\n", swf_dev_brokers(dev));
+    fflush(stdout);
+    fprintf(stderr, "swf dev: PostgreSQL, Kafka (mock), swf-history and %d decider(s) are up; "
+                    "task tokens use the development secret unless SWF_TOKEN_SECRET is set. "
+                    "Ctrl-C stops and removes everything.\n",
+            deciders);
+    while (!dev_signaled)
+        usleep(100000);
+    fprintf(stderr, "swf dev: stopping\n");
+    swf_dev_stop(dev);
+    return SWF_EXIT_OK;
+}
+
+/* ---- `swf run --dev` ------------------------------------------------------ */
+
+static int run_dev_usage(void)
+{
+    fprintf(stderr, "usage: swf run --dev DEFINITION [--input FILE] [--mocks FILE]\n");
+    return SWF_EXIT_USAGE;
+}
+
+/* The result line of --local, from the history replayed. */
+static json_object *result_line(swf_history_store_t *store, const char *id, swf_error_t **err)
+{
+    swf_event_list_t events = {0};
+    *err = swf_history_load(store, id, 0, 0, &events);
+    swf_asl_exec_t *exec = swf_asl_exec_new();
+    swf_asl_exec_set_trusted(exec, true);
+    swf_asl_exec_set_token_secret(exec, swf_token_secret_env());
+    for (size_t i = 0; *err == NULL && i < events.count; i++)
+        *err = swf_asl_exec_apply(exec, &events.items[i]);
+    json_object *o = NULL;
+    if (*err == NULL) {
+        o = json_object_new_object();
+        swf_asl_status_t st = swf_asl_exec_status(exec);
+        swf_json_add(o, "status", json_object_new_string(swf_asl_status_name(st)));
+        if (st == SWF_ASL_SUCCEEDED) {
+            swf_json_add(o, "output", swf_json_ref(swf_asl_exec_output(exec)));
+        } else {
+            const char *e = swf_asl_exec_error(exec), *c = swf_asl_exec_cause(exec);
+            swf_json_add(o, "error", json_object_new_string(e ? e : ""));
+            swf_json_add(o, "cause", json_object_new_string(c ? c : ""));
+        }
+    }
+    swf_asl_exec_free(exec);
+    swf_event_list_free(&events);
+    return o;
+}
+
+int swf_cli_run_dev(int argc, char **argv)
+{
+    const char *def_path = NULL, *input_path = NULL, *mocks_path = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--dev") == 0)
+            continue;
+        if (strcmp(a, "--input") == 0 && i + 1 < argc)
+            input_path = argv[++i];
+        else if (strcmp(a, "--mocks") == 0 && i + 1 < argc)
+            mocks_path = argv[++i];
+        else if (a[0] == '-' && a[1] != '\0')
+            return run_dev_usage();
+        else if (def_path == NULL)
+            def_path = a;
+        else
+            return run_dev_usage();
+    }
+    if (def_path == NULL)
+        return run_dev_usage();
+    int rc = SWF_EXIT_ERROR;
+    json_object *def = NULL, *input = NULL, *mocks = NULL, *lists = NULL, *line = NULL;
+    swf_asl_problems_t problems = {0};
+    swf_dev_t *dev = NULL;
+    swf_dev_worker_t *worker = NULL;
+    swf_history_store_t *store = NULL;
+    rd_kafka_t *producer = NULL;
+    char id[64];
+    swf_error_t *err = swf_json_read_file(def_path, SWF_LIMIT_DEFINITION_BYTES, &def);
+    if (err != NULL)
+        goto done;
+    if (swf_asl_validate(def, &problems) > 0) {
+        json_object *o = json_object_new_object(), *errs = json_object_new_array();
+        swf_json_add(o, "status", json_object_new_string("INVALID"));
+        for (size_t i = 0; i < problems.count; i++) {
+            char buf[1024];
+            snprintf(buf, sizeof(buf), "%s: %s", problems.items[i].where,
+                     problems.items[i].message);
+            json_object_array_add(errs, json_object_new_string(buf));
+        }
+        swf_json_add(o, "errors", errs);
+        printf("%s\n", swf_json_str(o));
+        json_object_put(o);
+        rc = SWF_EXIT_NO;
+        goto done;
+    }
+    if (input_path != NULL)
+        err = swf_json_read_file(input_path, SWF_LIMIT_PAYLOAD_BYTES, &input);
+    else
+        input = json_object_new_object();
+    if (err == NULL && mocks_path != NULL) {
+        err = swf_json_read_file(mocks_path, SWF_LIMIT_JSON_BYTES, &mocks);
+        if (err == NULL && !json_object_is_type(mocks, json_type_object))
+            err = swf_error_new(SWF_E_INPUT, NULL, "%s: mocks must be a JSON object", mocks_path);
+    }
+    if (err != NULL)
+        goto done;
+    const char *url = getenv("SWF_DATABASE_URL"), *brokers = getenv("SWF_KAFKA_BROKERS");
+    bool reuse = url && url[0] && brokers && brokers[0];
+    const char *scale = getenv("SWF_DEV_TIME_SCALE");
+    swf_dev_options_t opt = {.conninfo = reuse ? url : NULL,
+                             .brokers = reuse ? brokers : NULL,
+                             .deciders = reuse ? 0 : 1,
+                             .history_service = !reuse,
+                             .time_scale = scale ? atof(scale) : 0.01,
+                             .log = getenv("SWF_DEV_LOG") ? stderr : NULL};
+    err = swf_dev_start(&opt, &dev);
+    if (err != NULL)
+        goto done;
+    lists = swf_dev_task_lists(def);
+    size_t nl = json_object_array_length(lists);
+    const char **names = calloc(nl ? nl : 1, sizeof(*names));
+    for (size_t i = 0; i < nl; i++)
+        names[i] = json_object_get_string(json_object_array_get_idx(lists, i));
+    err = swf_dev_worker_start(swf_dev_brokers(dev), names, nl, mocks, &worker);
+    free(names);
+    if (err == NULL)
+        err = swf_history_pg_new(swf_dev_conninfo(dev), &store);
+    int version = 0;
+    if (err == NULL)
+        err = swf_history_pg_state_machine_register(store, "StateMachine", def, &version);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(id, sizeof(id), "dev-%lld-%ld-%d", (long long)ts.tv_sec, ts.tv_nsec, (int)getpid());
+    swf_history_start_t start = {.execution_id = id,
+                                 .state_machine = "StateMachine",
+                                 .version = version,
+                                 .input = input,
+                                 .time_ms = swf_time_now_ms()};
+    if (err == NULL)
+        err = swf_history_pg_execution_start(store, &start, NULL);
+    if (err == NULL)
+        err = swf_kafka_producer_new(swf_dev_brokers(dev), &producer);
+    if (err == NULL) {
+        json_object *msg = swf_msg_decide_new(id);
+        const char *s = swf_json_str(msg);
+        swf_kafka_names_t names_env;
+        swf_kafka_names_env(&names_env);
+        swf_kafka_out_t o = {names_env.inbox, id, s, strlen(s), 0};
+        err = swf_kafka_send(producer, &o, 1);
+        json_object_put(msg);
+    }
+    /* Wait for the close: bounded by SWF_DEV_RUN_TIMEOUT seconds (600). */
+    const char *tmo = getenv("SWF_DEV_RUN_TIMEOUT");
+    long limit_ms = (tmo ? atol(tmo) : 600) * 1000L;
+    for (long waited = 0; err == NULL; waited += 20) {
+        swf_history_execution_t ex;
+        err = swf_history_pg_execution_describe(store, id, &ex);
+        if (err != NULL)
+            break;
+        bool open = strcmp(ex.status, "open") == 0;
+        swf_history_execution_free(&ex);
+        if (!open)
+            break;
+        if (waited >= limit_ms) {
+            err = swf_error_new(SWF_E_IO, NULL, "execution %s did not close in %ld s", id,
+                                limit_ms / 1000);
+            break;
+        }
+        usleep(20000);
+    }
+    if (err == NULL)
+        line = result_line(store, id, &err);
+    if (err == NULL) {
+        printf("%s\n", swf_json_str(line));
+        rc = strcmp(swf_json_get_string(line, "status"), "SUCCEEDED") == 0 ? SWF_EXIT_OK
+                                                                            : SWF_EXIT_NO;
+    }
+done:
+    if (err != NULL) {
+        fprintf(stderr, "swf run --dev: %s\n", swf_error_message(err));
+        swf_error_free(err);
+    }
+    swf_dev_worker_stop(worker);
+    if (producer != NULL)
+        rd_kafka_destroy(producer);
+    swf_history_store_free(store);
+    swf_dev_stop(dev);
+    swf_asl_problems_free(&problems);
+    json_object_put(def);
+    json_object_put(input);
+    json_object_put(mocks);
+    json_object_put(lists);
+    json_object_put(line);
+    return rc;
+}

@@ -1,0 +1,70 @@
+/*
+ * dev.h - the whole distributed system in one process, for `swf dev`,
+ * `swf run --dev`, the integration tests and the benchmarks.
+ *
+ * swf_dev_start() starts a throwaway PostgreSQL cluster (history/cluster.h),
+ * librdkafka's mock Kafka cluster (real Kafka protocol on loopback ports),
+ * the history service and `deciders` decider daemons on threads of their
+ * own. Or, given a database and brokers, only the services.
+ *
+ * The mock worker answers activity tasks from a mocks document with the
+ * semantics of `swf run --local` (decider/local.h): per state name an
+ * invocation counter, Return / Throw / Echo, the last response repeating; a
+ * Throw of States.Timeout is sent as activity.failed with that error.
+ *
+ * Ownership: handles are freed by their _stop function; strings returned
+ * live as long as the handle. Thread-safety: start and stop from one thread.
+ */
+#ifndef SWF_CLI_DEV_H
+#define SWF_CLI_DEV_H
+
+#include <json-c/json.h>
+#include <stdio.h>
+
+#include "decider/daemon.h"
+#include "history/service.h"
+#include "protocol/error.h"
+
+typedef struct swf_dev_options {
+    const char *conninfo; /* NULL: start a throwaway cluster */
+    const char *brokers;  /* NULL: start a mock Kafka cluster */
+    int deciders;         /* decider threads: 0 or more (default: the caller says) */
+    bool history_service; /* run swf-history on a thread */
+    double time_scale;    /* timers and execution timeouts: 1 = real time */
+    FILE *log;            /* the daemons' log, NULL: quiet */
+    bool split_groups;    /* each decider in a consumer group of its own, so all of them
+                             see every message and race (tests of the optimistic check) */
+} swf_dev_options_t;
+
+typedef struct swf_dev swf_dev_t;
+
+swf_error_t *swf_dev_start(const swf_dev_options_t *opt, swf_dev_t **out);
+const char *swf_dev_conninfo(const swf_dev_t *dev);
+const char *swf_dev_brokers(const swf_dev_t *dev);
+/* The i-th decider (for its statistics), or NULL. */
+swf_decider_t *swf_dev_decider(swf_dev_t *dev, int i);
+/* Starts one more decider thread; returns its index. */
+swf_error_t *swf_dev_decider_add(swf_dev_t *dev, int *index);
+/* Stops the i-th decider (its thread ends, it leaves the group). */
+void swf_dev_decider_remove(swf_dev_t *dev, int i);
+/* Stops every thread, removes the clusters; NULL does nothing. */
+void swf_dev_stop(swf_dev_t *dev);
+
+typedef struct swf_dev_worker swf_dev_worker_t;
+
+/* Starts a worker thread consuming the task topics of the given task lists,
+ * answering from mocks (borrowed, may be NULL: echo). */
+swf_error_t *swf_dev_worker_start(const char *brokers, const char *const *task_lists, size_t n,
+                                  json_object *mocks, swf_dev_worker_t **out);
+/* Tasks answered so far. */
+unsigned long swf_dev_worker_answered(swf_dev_worker_t *w);
+void swf_dev_worker_stop(swf_dev_worker_t *w);
+
+/* The task lists of a definition's Task states (recursively), as a new JSON
+ * array of strings without duplicates. */
+json_object *swf_dev_task_lists(json_object *definition);
+
+/* `swf run --dev ...` (called by swf_cli_run). */
+int swf_cli_run_dev(int argc, char **argv);
+
+#endif

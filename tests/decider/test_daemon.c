@@ -1,0 +1,321 @@
+/*
+ * test_daemon.c - the decider daemon (decider/daemon.c) end to end: a real
+ * throwaway PostgreSQL, librdkafka's mock Kafka cluster, the history
+ * service firing timers, and an in-test worker answering from mocks. The
+ * result of every execution is compared with `swf run --local`'s, which
+ * runs the same interpreter on a virtual clock.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/dev.h"
+#include "decider/kafka.h"
+#include "decider/local.h"
+#include "history/pg.h"
+#include "protocol/json.h"
+#include "protocol/message.h"
+#include "protocol/time.h"
+#include "protocol/token.h"
+
+/* Task with Retry, Wait, Parallel with a Task in each branch, Map over 5 items. */
+static const char *DEF =
+    "{\"StartAt\":\"Charge\",\"States\":{"
+    "\"Charge\":{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::activity:payments\","
+    "  \"Retry\":[{\"ErrorEquals\":[\"Flaky\"],\"IntervalSeconds\":1,\"MaxAttempts\":3}],"
+    "  \"ResultPath\":\"$.charge\",\"Next\":\"Pause\"},"
+    "\"Pause\":{\"Type\":\"Wait\",\"Seconds\":2,\"Next\":\"Both\"},"
+    "\"Both\":{\"Type\":\"Parallel\",\"ResultPath\":\"$.both\",\"Next\":\"Each\",\"Branches\":["
+    "  {\"StartAt\":\"Ship\",\"States\":{\"Ship\":{\"Type\":\"Task\","
+    "    \"Resource\":\"arn:aws:states:::activity:shipping\",\"End\":true}}},"
+    "  {\"StartAt\":\"Mail\",\"States\":{\"Mail\":{\"Type\":\"Task\","
+    "    \"Resource\":\"arn:aws:states:::activity:mail\",\"End\":true}}}]},"
+    "\"Each\":{\"Type\":\"Map\",\"ItemsPath\":\"$.items\",\"ResultPath\":\"$.each\","
+    "  \"ItemProcessor\":{\"StartAt\":\"Item\",\"States\":{\"Item\":{\"Type\":\"Task\","
+    "    \"Resource\":\"arn:aws:states:::activity:items\",\"End\":true}}},\"End\":true}}}";
+
+static const char *MOCKS =
+    "{\"Charge\":[{\"Throw\":{\"Error\":\"Flaky\",\"Cause\":\"try again\"}},"
+    "            {\"Return\":{\"paid\":true}}],"
+    " \"Ship\":[{\"Return\":\"shipped\"}], \"Mail\":[{\"Return\":\"mailed\"}]}";
+
+static const char *INPUT = "{\"items\":[1,2,3,4,5]}";
+
+static const char *LISTS[] = {"payments", "shipping", "mail", "items"};
+
+static json_object *parse(const char *s)
+{
+    json_object *o = NULL;
+    swf_error_t *err = swf_json_parse(s, strlen(s), 1u << 20, &o);
+    cr_assert_null(err);
+    return o;
+}
+
+static void check(swf_error_t *err)
+{
+    if (err != NULL) {
+        char msg[512];
+        snprintf(msg, sizeof(msg), "%s", swf_error_message(err));
+        swf_error_free(err);
+        cr_assert_fail("%s", msg);
+    }
+}
+
+/* The --local result of DEF on INPUT with MOCKS. */
+static json_object *local_output(void)
+{
+    json_object *def = parse(DEF), *mocks = parse(MOCKS), *input = parse(INPUT);
+    swf_history_store_t *mem = swf_history_mem_new();
+    swf_local_options_t opt = {.definition = def, .input = input, .mocks = mocks};
+    swf_local_result_t res;
+    check(swf_local_run(&opt, mem, &res));
+    cr_assert_eq(res.status, SWF_ASL_SUCCEEDED);
+    json_object *out = swf_json_ref(res.output);
+    swf_local_result_free(&res);
+    swf_history_store_free(mem);
+    json_object_put(def);
+    json_object_put(mocks);
+    json_object_put(input);
+    return out;
+}
+
+static void send_inbox(const char *brokers, const char *key, json_object *msg)
+{
+    rd_kafka_t *p;
+    check(swf_kafka_producer_new(brokers, &p));
+    swf_kafka_names_t names;
+    swf_kafka_names_env(&names);
+    const char *s = swf_json_str(msg);
+    swf_kafka_out_t o = {names.inbox, key, s, strlen(s), 0};
+    check(swf_kafka_send(p, &o, 1));
+    rd_kafka_destroy(p);
+    json_object_put(msg);
+}
+
+/* Registers DEF (once per store) and starts n executions, posting decide. */
+static void start_executions(swf_dev_t *dev, swf_history_store_t *store, int n, const char *prefix)
+{
+    json_object *def = parse(DEF), *input = parse(INPUT);
+    int version = 0;
+    check(swf_history_pg_state_machine_register(store, "Order", def, &version));
+    for (int i = 0; i < n; i++) {
+        char id[64];
+        snprintf(id, sizeof(id), "%s-%d", prefix, i);
+        swf_history_start_t st = {.execution_id = id, .state_machine = "Order",
+                                  .version = version, .input = input,
+                                  .time_ms = swf_time_now_ms()};
+        check(swf_history_pg_execution_start(store, &st, NULL));
+        send_inbox(swf_dev_brokers(dev), id, swf_msg_decide_new(id));
+    }
+    json_object_put(def);
+    json_object_put(input);
+}
+
+/* Waits (bounded: 300 s) until the execution closed; returns its status. */
+static char *wait_closed(swf_history_store_t *store, const char *id)
+{
+    for (int i = 0; i < 6000; i++) {
+        swf_history_execution_t ex;
+        check(swf_history_pg_execution_describe(store, id, &ex));
+        if (strcmp(ex.status, "open") != 0) {
+            char *s = strdup(ex.status);
+            swf_history_execution_free(&ex);
+            return s;
+        }
+        swf_history_execution_free(&ex);
+        usleep(50000);
+    }
+    cr_assert_fail("execution %s did not close", id);
+    return NULL;
+}
+
+/* Replays a stored history: no gap, no fork, no non-determinism, each
+ * activity answered at most once; returns the output. */
+static json_object *replay_checked(swf_history_store_t *store, const char *id, size_t *nevents)
+{
+    swf_event_list_t events = {0};
+    check(swf_history_load(store, id, 0, 0, &events));
+    swf_asl_exec_t *exec = swf_asl_exec_new();
+    swf_asl_exec_set_token_secret(exec, swf_token_secret_env());
+    json_object *closed = json_object_new_object();
+    int closes = 0;
+    for (size_t i = 0; i < events.count; i++) {
+        const swf_event_t *ev = &events.items[i];
+        cr_assert_eq(ev->id, (int64_t)i + 1, "gap in %s at %zu", id, i);
+        check(swf_asl_exec_apply(exec, ev));
+        if (ev->type == SWF_EVENT_ACTIVITY_TASK_COMPLETED ||
+            ev->type == SWF_EVENT_ACTIVITY_TASK_FAILED) {
+            json_object *v;
+            swf_json_get(ev->attrs, "scheduledEventId", &v);
+            const char *k = json_object_get_string(v);
+            cr_assert(!json_object_object_get_ex(closed, k, NULL), "activity %s answered twice", k);
+            json_object_object_add(closed, k, json_object_new_boolean(1));
+        }
+        closes += swf_event_type_is_close(ev->type);
+    }
+    cr_assert_eq(closes, 1);
+    cr_assert_eq(swf_asl_exec_status(exec), SWF_ASL_SUCCEEDED, "%s: %s %s", id,
+                 swf_asl_exec_error(exec), swf_asl_exec_cause(exec));
+    json_object *out = swf_json_ref(swf_asl_exec_output(exec));
+    *nevents = events.count;
+    swf_asl_exec_free(exec);
+    swf_event_list_free(&events);
+    json_object_put(closed);
+    return out;
+}
+
+static swf_dev_t *dev_up(int deciders, bool split)
+{
+    swf_dev_options_t opt = {.deciders = deciders, .history_service = true,
+                             .time_scale = 0.05, .split_groups = split,
+                             .log = getenv("SWF_TEST_LOG") ? stderr : NULL};
+    swf_dev_t *dev;
+    check(swf_dev_start(&opt, &dev));
+    return dev;
+}
+
+Test(daemon, runs_task_retry_wait_parallel_map_like_local, .timeout = 600)
+{
+    swf_dev_t *dev = dev_up(1, false);
+    json_object *mocks = parse(MOCKS);
+    swf_dev_worker_t *w;
+    check(swf_dev_worker_start(swf_dev_brokers(dev), LISTS, 4, mocks, &w));
+    swf_history_store_t *store;
+    check(swf_history_pg_new(swf_dev_conninfo(dev), &store));
+    start_executions(dev, store, 1, "one");
+    char *status = wait_closed(store, "one-0");
+    cr_assert_str_eq(status, "succeeded");
+    free(status);
+    size_t n;
+    json_object *out = replay_checked(store, "one-0", &n), *want = local_output();
+    cr_assert(swf_json_equal(out, want), "got %s", swf_json_str(out));
+    /* The outbox is empty: every task was published and its row deleted. */
+    swf_decider_stats_t stats;
+    swf_decider_stats(swf_dev_decider(dev, 0), &stats);
+    cr_assert_eq(stats.tasks_published, 2 + 2 + 5, "published %llu",
+                 (unsigned long long)stats.tasks_published);
+    json_object_put(out);
+    json_object_put(want);
+    swf_history_store_free(store);
+    swf_dev_worker_stop(w);
+    json_object_put(mocks);
+    swf_dev_stop(dev);
+}
+
+/* Waits (bounded) until the decider counted `n` more ignored messages. */
+static void wait_stat(swf_decider_t *d, uint64_t *(*field)(swf_decider_stats_t *), uint64_t want)
+{
+    for (int i = 0; i < 6000; i++) {
+        swf_decider_stats_t s;
+        swf_decider_stats(d, &s);
+        if (*field(&s) >= want)
+            return;
+        usleep(50000);
+    }
+    cr_assert_fail("the decider did not get there");
+}
+
+static uint64_t *f_ignored(swf_decider_stats_t *s) { return &s->ignored; }
+static uint64_t *f_dead(swf_decider_stats_t *s) { return &s->dead_letters; }
+
+Test(daemon, duplicate_answers_change_nothing_forged_token_goes_to_dlq, .timeout = 600)
+{
+    swf_dev_t *dev = dev_up(1, false);
+    json_object *mocks = parse(MOCKS);
+    swf_dev_worker_t *w;
+    check(swf_dev_worker_start(swf_dev_brokers(dev), LISTS, 4, mocks, &w));
+    swf_history_store_t *store;
+    check(swf_history_pg_new(swf_dev_conninfo(dev), &store));
+    start_executions(dev, store, 1, "dup");
+    char *status = wait_closed(store, "dup-0");
+    free(status);
+    size_t before, after;
+    json_object *out = replay_checked(store, "dup-0", &before);
+    json_object_put(out);
+    swf_decider_t *d = swf_dev_decider(dev, 0);
+    swf_decider_stats_t s0;
+    swf_decider_stats(d, &s0);
+    /* A second answer to activity 1 (already completed) and one to a Map item. */
+    char *tok = swf_token_make(swf_token_secret_env(), "dup-0", "1");
+    json_object *r = json_object_new_string("again");
+    send_inbox(swf_dev_brokers(dev), "dup-0", swf_msg_activity_completed_new(tok, r, "test"));
+    send_inbox(swf_dev_brokers(dev), "dup-0", swf_msg_activity_failed_new(tok, "X", "y", "test"));
+    wait_stat(d, f_ignored, s0.ignored + 2);
+    out = replay_checked(store, "dup-0", &after);
+    cr_assert_eq(after, before, "the history grew from %zu to %zu events", before, after);
+    json_object_put(out);
+    free(tok);
+
+    /* A token signed with another secret is dead-lettered with the reason. */
+    char *forged = swf_token_make("not-the-secret", "dup-0", "1");
+    send_inbox(swf_dev_brokers(dev), "dup-0", swf_msg_activity_completed_new(forged, r, "evil"));
+    wait_stat(d, f_dead, s0.dead_letters + 1);
+    rd_kafka_t *c;
+    check(swf_kafka_consumer_new(swf_dev_brokers(dev), "test-dlq", NULL, NULL, &c));
+    swf_kafka_names_t names;
+    swf_kafka_names_env(&names);
+    const char *topics[1] = {names.dlq};
+    check(swf_kafka_subscribe(c, topics, 1));
+    bool found = false;
+    for (int i = 0; i < 600 && !found; i++) {
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(c, 100);
+        if (m == NULL)
+            continue;
+        if (m->err == 0) {
+            char *text = strndup(m->payload, m->len);
+            found = text != NULL && strstr(text, "forged or altered task token") != NULL;
+            free(text);
+        }
+        rd_kafka_message_destroy(m);
+    }
+    rd_kafka_consumer_close(c);
+    rd_kafka_destroy(c);
+    cr_assert(found, "no dead letter with the reason");
+    out = replay_checked(store, "dup-0", &after);
+    cr_assert_eq(after, before);
+    json_object_put(out);
+    free(forged);
+    json_object_put(r);
+    swf_history_store_free(store);
+    swf_dev_worker_stop(w);
+    json_object_put(mocks);
+    swf_dev_stop(dev);
+}
+
+Test(daemon, two_racing_deciders_never_fork_a_history, .timeout = 600)
+{
+    /* Each decider in a group of its own: both see every message and race
+     * on every execution; the optimistic check must settle every race. */
+    swf_dev_t *dev = dev_up(2, true);
+    json_object *mocks = parse(MOCKS);
+    swf_dev_worker_t *w;
+    check(swf_dev_worker_start(swf_dev_brokers(dev), LISTS, 4, mocks, &w));
+    swf_history_store_t *store;
+    check(swf_history_pg_new(swf_dev_conninfo(dev), &store));
+    enum { N = 8 };
+    start_executions(dev, store, N, "race");
+    json_object *want = local_output();
+    for (int i = 0; i < N; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "race-%d", i);
+        char *status = wait_closed(store, id);
+        cr_assert_str_eq(status, "succeeded", "%s", id);
+        free(status);
+        size_t n;
+        json_object *out = replay_checked(store, id, &n);
+        cr_assert(swf_json_equal(out, want), "%s: %s", id, swf_json_str(out));
+        json_object_put(out);
+    }
+    swf_decider_stats_t a, b;
+    swf_decider_stats(swf_dev_decider(dev, 0), &a);
+    swf_decider_stats(swf_dev_decider(dev, 1), &b);
+    cr_log_info("conflicts: %llu + %llu", (unsigned long long)a.conflicts,
+                (unsigned long long)b.conflicts);
+    json_object_put(want);
+    swf_history_store_free(store);
+    swf_dev_worker_stop(w);
+    json_object_put(mocks);
+    swf_dev_stop(dev);
+}
