@@ -1,0 +1,942 @@
+/*
+ * test_jsonata.c - the JSONata evaluator: each construct, each built-in
+ * function, the errors (undefined variables, type errors, syntax, limits,
+ * non-deterministic functions), templates, and one parameterised test over
+ * the expressions of the JSONata conformance cases (cases/jsonata and
+ * cases/variables/jsonata-*), each with the bindings its state sees.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decider/asl/jsonata.h"
+#include "protocol/json.h"
+#include "protocol/limits.h"
+
+#define QEE "States.QueryEvaluationError"
+
+/* The input most tests read as $states.input. */
+static const char *const ORDER =
+    "{\"states\": {\"input\": {"
+    "\"items\": [{\"name\": \"a\", \"price\": 5}, {\"name\": \"b\", \"price\": 15},"
+    "            {\"name\": \"c\", \"price\": 25}],"
+    "\"n\": [1, 2, 3], \"s\": \"abbbc\", \"nested\": [[1, 2], [3]], \"one\": [7],"
+    "\"obj\": {\"k\": \"v\", \"z\": null}, \"zero\": 0, \"empty\": \"\"}},"
+    " \"x\": 3, \"name\": \"Ann\", \"nothing\": null}";
+
+static json_object *parse_json(const char *text)
+{
+    json_object *v = NULL;
+    swf_error_t *err = swf_json_parse(text, strlen(text), SWF_LIMIT_JSON_BYTES, &v);
+    cr_assert_null(err, "bad test JSON %s: %s", text, err ? swf_error_message(err) : "");
+    return v;
+}
+
+/* Evaluates expr with bindings (JSON text, or NULL) and expects the JSON
+ * text `want`. */
+static void expect_value_in(const char *expr, const char *bindings, const char *want)
+{
+    json_object *b = bindings ? parse_json(bindings) : NULL, *expected = parse_json(want);
+    json_object *got = NULL;
+    bool defined = false;
+    swf_error_t *err = swf_asl_jsonata_eval(expr, b, &got, &defined);
+    cr_expect_null(err, "%s failed: %s", expr, err ? swf_error_message(err) : "");
+    if (err == NULL) {
+        cr_expect(defined, "%s is undefined, want %s", expr, want);
+        cr_expect(swf_json_equal(got, expected), "%s gave %s, want %s", expr, swf_json_str(got),
+                  want);
+    }
+    swf_error_free(err);
+    json_object_put(got);
+    json_object_put(expected);
+    json_object_put(b);
+}
+
+static void expect_value(const char *expr, const char *want) { expect_value_in(expr, ORDER, want); }
+
+/* Expects the exact serialisation (types and number formatting). */
+static void expect_text(const char *expr, const char *want)
+{
+    json_object *b = parse_json(ORDER), *got = NULL;
+    bool defined = false;
+    swf_error_t *err = swf_asl_jsonata_eval(expr, b, &got, &defined);
+    cr_expect_null(err, "%s failed: %s", expr, err ? swf_error_message(err) : "");
+    if (err == NULL)
+        cr_expect_str_eq(swf_json_str(got), want, "%s", expr);
+    swf_error_free(err);
+    json_object_put(got);
+    json_object_put(b);
+}
+
+static void expect_undefined(const char *expr)
+{
+    json_object *b = parse_json(ORDER), *got = NULL;
+    bool defined = true;
+    swf_error_t *err = swf_asl_jsonata_eval(expr, b, &got, &defined);
+    cr_expect_null(err, "%s failed: %s", expr, err ? swf_error_message(err) : "");
+    cr_expect(!defined, "%s gave %s, want undefined", expr, swf_json_str(got));
+    cr_expect_null(got);
+    swf_error_free(err);
+    json_object_put(b);
+}
+
+/* Expects States.QueryEvaluationError whose message contains `in_message`. */
+static void expect_error(const char *expr, const char *in_message)
+{
+    json_object *b = parse_json(ORDER), *got = (json_object *)1;
+    bool defined = true;
+    swf_error_t *err = swf_asl_jsonata_eval(expr, b, &got, &defined);
+    cr_expect_not_null(err, "%.80s succeeded with %s", expr, err ? "" : swf_json_str(got));
+    cr_expect_null(got, "out must be NULL on failure");
+    cr_expect(!defined);
+    if (err != NULL) {
+        cr_expect_eq(swf_error_code(err), SWF_E_STATES);
+        cr_expect_str_eq(swf_error_name(err), QEE);
+        cr_expect(strstr(swf_error_message(err), in_message) != NULL,
+                  "%.80s: message \"%s\" lacks \"%s\"", expr, swf_error_message(err), in_message);
+    } else {
+        json_object_put(got);
+    }
+    swf_error_free(err);
+    json_object_put(b);
+}
+
+/* ---- literals and constructors ---- */
+
+Test(jsonata, literals_are_their_values)
+{
+    expect_text("42", "42");
+    expect_text("-1.5", "-1.5");
+    expect_text("1e3", "1000");
+    expect_text("'single'", "\"single\"");
+    expect_text("\"double\"", "\"double\"");
+    expect_text("'tab\\there \\u00e9 \\ud83d\\ude00'", "\"tab\\there é 😀\"");
+    expect_text("true", "true");
+    expect_text("false", "false");
+    expect_text("null", "null");
+}
+
+Test(jsonata, numbers_print_as_integers_when_integral)
+{
+    expect_text("2.0 * 3", "6");
+    expect_text("7 / 2", "3.5");
+    expect_text("0.1 + 0.2", "0.30000000000000004");
+    expect_text("1e300 * 10", "1e+301");
+}
+
+Test(jsonata, object_constructor_evaluates_keys_and_values)
+{
+    expect_value("{'a': 1, 'b': $x + 1, 'c': [1, 2]}", "{\"a\": 1, \"b\": 4, \"c\": [1, 2]}");
+    expect_value("{'k' & 'ey': 'v'}", "{\"key\": \"v\"}");
+    expect_value("{}", "{}");
+}
+
+Test(jsonata, object_constructor_drops_undefined_values)
+{
+    expect_value("{'a': $states.input.missing, 'b': 1}", "{\"b\": 1}");
+}
+
+Test(jsonata, array_constructor_flattens_values_but_keeps_nested_constructors)
+{
+    expect_value("[1, 'two', null]", "[1, \"two\", null]");
+    expect_value("[$states.input.n, 4]", "[1, 2, 3, 4]");
+    expect_value("[[1, 2], [3]]", "[[1, 2], [3]]");
+    expect_value("[]", "[]");
+    expect_value("[$states.input.missing]", "[]");
+}
+
+Test(jsonata, range_inside_an_array_constructor)
+{
+    expect_value("[1..5]", "[1, 2, 3, 4, 5]");
+    expect_value("[0, 2..4, 9]", "[0, 2, 3, 4, 9]");
+    expect_value("[5..1]", "[]");
+    expect_value("[1..$x]", "[1, 2, 3]");
+}
+
+/* ---- paths ---- */
+
+Test(jsonata, path_navigates_objects)
+{
+    expect_value("$states.input.obj.k", "\"v\"");
+    expect_value("$states.input.obj.z", "null");
+    expect_value("$states.input.obj.`k`", "\"v\"");
+    expect_value("$states.input.obj.\"k\"", "\"v\"");
+}
+
+Test(jsonata, path_maps_over_arrays_and_flattens)
+{
+    expect_value("$states.input.items.price", "[5, 15, 25]");
+    expect_value("$states.input.nested", "[[1, 2], [3]]");
+    expect_value("$states.input.items.name.$uppercase()", "[\"A\", \"B\", \"C\"]");
+}
+
+Test(jsonata, single_match_is_not_wrapped)
+{
+    expect_value("$states.input.items[price > 20].name", "\"c\"");
+}
+
+Test(jsonata, an_array_in_the_last_step_is_kept_as_is)
+{
+    expect_value("$states.input.one", "[7]");
+    expect_value("$states.input.n", "[1, 2, 3]");
+}
+
+Test(jsonata, empty_brackets_keep_a_singleton_array)
+{
+    expect_value("$states.input.items[price > 20].name[]", "[\"c\"]");
+}
+
+Test(jsonata, missing_fields_are_undefined_not_errors)
+{
+    expect_undefined("$states.input.nothing");
+    expect_undefined("$states.input.obj.k.deeper");
+    expect_undefined("$states.input.items[price > 100].name");
+}
+
+Test(jsonata, predicate_with_an_index)
+{
+    expect_value("$states.input.items[0].name", "\"a\"");
+    expect_value("$states.input.items[-1].name", "\"c\"");
+    expect_value("$states.input.n[1]", "2");
+    expect_value("$states.input.n[1.7]", "2");
+    expect_undefined("$states.input.n[10]");
+    expect_value("$x[0]", "3");
+}
+
+Test(jsonata, predicate_with_a_condition)
+{
+    expect_value("$states.input.items[price < 20].name", "[\"a\", \"b\"]");
+    expect_value("$states.input.items[name = 'b'].price", "15");
+    expect_value("$states.input.n[$ > 1]", "[2, 3]");
+    expect_value("$states.input.items[price > 1][1].name", "\"b\"");
+}
+
+Test(jsonata, wildcard_and_descendants)
+{
+    expect_value("$states.input.obj.*", "[\"v\", null]");
+    /* as jsonata-js: the context itself, then everything below it */
+    expect_value("$states.input.items[0].**", "[{\"name\": \"a\", \"price\": 5}, \"a\", 5]");
+    expect_value("$states.input.obj.**", "[{\"k\": \"v\", \"z\": null}, \"v\", null]");
+}
+
+Test(jsonata, map_operator_evaluates_per_item)
+{
+    expect_value("$states.input.n.($ * 10)", "[10, 20, 30]");
+    expect_value("[1, 2, 3].($ + 1)", "[2, 3, 4]");
+    expect_value("$states.input.items.{'n': name}", "[{\"n\": \"a\"}, {\"n\": \"b\"}, {\"n\": \"c\"}]");
+    expect_value("$states.input.items.[name, price]",
+                 "[[\"a\", 5], [\"b\", 15], [\"c\", 25]]");
+}
+
+/* ---- operators ---- */
+
+Test(jsonata, arithmetic)
+{
+    expect_value("1 + 2 * 3", "7");
+    expect_value("(1 + 2) * 3", "9");
+    expect_value("10 - 4 - 3", "3");
+    expect_value("7 % 3", "1");
+    expect_value("-7 % 3", "-1");
+    expect_value("9 / 3", "3");
+    expect_value("-$x", "-3");
+    expect_value("-(1 + 1)", "-2");
+    expect_undefined("$states.input.missing + 1");
+}
+
+Test(jsonata, string_concatenation_casts_its_operands)
+{
+    expect_value("'Hello, ' & $name & '!'", "\"Hello, Ann!\"");
+    expect_value("'n=' & 1.5 & true & null", "\"n=1.5truenull\"");
+    expect_value("'a' & $states.input.missing & 'b'", "\"ab\"");
+    expect_value("'' & [1, 'x']", "\"[1,\\\"x\\\"]\"");
+    expect_value("'' & (0.1 + 0.2)", "\"0.3\"");
+}
+
+Test(jsonata, comparisons)
+{
+    expect_value("1 = 1.0", "true");
+    expect_value("'a' != 'b'", "true");
+    expect_value("[1, {'a': 2}] = [1, {'a': 2}]", "true");
+    expect_value("1 = '1'", "false");
+    expect_value("2 < 3", "true");
+    expect_value("3 <= 3", "true");
+    expect_value("'b' > 'a'", "true");
+    expect_value("'ab' >= 'abc'", "false");
+    expect_value("$states.input.missing = 1", "false");
+    expect_value("$states.input.missing != 1", "false");
+    expect_value("$states.input.missing < 1", "false");
+}
+
+Test(jsonata, in_operator)
+{
+    expect_value("2 in $states.input.n", "true");
+    expect_value("5 in $states.input.n", "false");
+    expect_value("'a' in 'a'", "true");
+    expect_value("$states.input.missing in [1]", "false");
+}
+
+Test(jsonata, boolean_operators_short_circuit)
+{
+    expect_value("true and false", "false");
+    expect_value("false or true", "true");
+    expect_value("$states.input.n and $states.input.s", "true");
+    expect_value("$states.input.missing or $states.input.zero", "false");
+    /* the right side would fail, but is never evaluated */
+    expect_value("false and $undefinedVariable", "false");
+    expect_value("true or $undefinedVariable", "true");
+}
+
+Test(jsonata, conditional)
+{
+    expect_value("$x > 2 ? 'big' : 'small'", "\"big\"");
+    expect_value("$x > 5 ? 'big' : 'small'", "\"small\"");
+    expect_value("$states.input.empty ? 1 : 2", "2");
+    expect_undefined("$x > 5 ? 'big'");
+    expect_value("$x > 1 ? $x > 2 ? 'a' : 'b' : 'c'", "\"a\"");
+}
+
+Test(jsonata, blocks_and_variable_binding)
+{
+    expect_value("($a := 2; $b := $a * $x; $b + 1)", "7");
+    expect_value("($a := 1; ($a := 2); $a)", "1");
+    expect_value("($x := 10; $x)", "10");
+    expect_value("$v := 5", "5");
+    expect_undefined("()");
+}
+
+Test(jsonata, chain_operator_passes_the_left_side_as_first_argument)
+{
+    expect_value("$name ~> $uppercase()", "\"ANN\"");
+    expect_value("'a-b' ~> $split('-') ~> $join('+')", "\"a+b\"");
+}
+
+Test(jsonata, comments_are_ignored)
+{
+    expect_value("/* the answer */ 40 + 2", "42");
+}
+
+Test(jsonata, names_at_the_top_level_have_no_context)
+{
+    /* Step Functions evaluates with no input document: use $states.input. */
+    expect_undefined("items");
+    expect_undefined("$");
+    expect_undefined("$$");
+}
+
+/* ---- built-in functions ---- */
+
+Test(jsonata, fn_string)
+{
+    expect_value("$string(1)", "\"1\"");
+    expect_value("$string(1e21)", "\"1e+21\"");
+    expect_value("$string(0.1 + 0.2)", "\"0.3\"");
+    expect_value("$string('s')", "\"s\"");
+    expect_value("$string(true)", "\"true\"");
+    expect_value("$string(null)", "\"null\"");
+    expect_value("$string({'a': [1, 'b']})", "\"{\\\"a\\\":[1,\\\"b\\\"]}\"");
+    expect_value("$string({'a': 1}, true)", "\"{\\n  \\\"a\\\": 1\\n}\"");
+    expect_undefined("$string($states.input.missing)");
+}
+
+Test(jsonata, fn_number)
+{
+    expect_value("$number('12.5')", "12.5");
+    expect_value("$number('-1e2')", "-100");
+    expect_value("$number('0x1F')", "31");
+    expect_value("$number(true)", "1");
+    expect_value("$number(4)", "4");
+    expect_error("$number('12a')", "cannot convert");
+    expect_error("$number({})", "cannot convert");
+}
+
+Test(jsonata, fn_boolean_and_not)
+{
+    expect_value("$boolean(0)", "false");
+    expect_value("$boolean('x')", "true");
+    expect_value("$boolean([])", "false");
+    expect_value("$boolean([0, 1])", "true");
+    expect_value("$boolean([0])", "false");
+    expect_value("$boolean({})", "false");
+    expect_value("$boolean(null)", "false");
+    expect_value("$not(true)", "false");
+    expect_value("$not('')", "true");
+    expect_undefined("$not($states.input.missing)");
+}
+
+Test(jsonata, fn_exists)
+{
+    expect_value("$exists($states.input.s)", "true");
+    expect_value("$exists($states.input.obj.z)", "true");
+    expect_value("$exists($states.input.missing)", "false");
+}
+
+Test(jsonata, fn_count_sum_max_min_average)
+{
+    expect_value("$count($states.input.n)", "3");
+    expect_value("$count($states.input.missing)", "0");
+    expect_value("$count(5)", "1");
+    expect_value("$sum($states.input.n)", "6");
+    expect_value("$sum([])", "0");
+    expect_value("$sum(5)", "5");
+    expect_value("$max($states.input.items.price)", "25");
+    expect_value("$min($states.input.items.price)", "5");
+    expect_value("$average([1, 2])", "1.5");
+    expect_undefined("$max([])");
+    expect_undefined("$average([])");
+    expect_error("$sum([1, 'a'])", "array of numbers");
+}
+
+Test(jsonata, fn_length_and_substring_count_code_points)
+{
+    expect_value("$length('héllo')", "5");
+    expect_value("$length('')", "0");
+    expect_value("$substring('héllo', 1, 3)", "\"éll\"");
+    expect_value("$substring('hello', -3)", "\"llo\"");
+    expect_value("$substring('hello', -3, 2)", "\"ll\"");
+    expect_value("$substring('hello', 2)", "\"llo\"");
+    expect_value("$substring('hello', 10)", "\"\"");
+    expect_value("$substring('hello', 1, 0)", "\"\"");
+    expect_error("$length(5)", "must be a string");
+}
+
+Test(jsonata, fn_substring_before_and_after)
+{
+    expect_value("$substringBefore('a-b-c', '-')", "\"a\"");
+    expect_value("$substringAfter('a-b-c', '-')", "\"b-c\"");
+    expect_value("$substringBefore('abc', 'x')", "\"abc\"");
+    expect_value("$substringAfter('abc', 'x')", "\"abc\"");
+}
+
+Test(jsonata, fn_case_and_trim)
+{
+    expect_value("$uppercase('abc Z')", "\"ABC Z\"");
+    expect_value("$lowercase('ABC z')", "\"abc z\"");
+    expect_value("$trim('  a \\n\\t b  ')", "\"a b\"");
+    expect_value("$states.input.s.$uppercase()", "\"ABBBC\"");
+}
+
+Test(jsonata, fn_contains_with_a_string_or_a_regex)
+{
+    expect_value("$contains('abbbc', 'bbb')", "true");
+    expect_value("$contains('abbbc', 'x')", "false");
+    expect_value("$contains($states.input.s, /^ab+c$/)", "true");
+    expect_value("$contains('ABC', /b/i)", "true");
+    expect_value("$contains('a1', /\\d$/)", "true");
+    expect_value("$contains('a b', /a\\sb/)", "true");
+    expect_value("$contains('x', /[\\d]/)", "false");
+    expect_value("$contains('ab', /(?:a)b/)", "true");
+}
+
+Test(jsonata, fn_split_and_join)
+{
+    expect_value("$split('a,b,c', ',')", "[\"a\", \"b\", \"c\"]");
+    expect_value("$split('a,b,c', ',', 2)", "[\"a\", \"b\"]");
+    expect_value("$split('abc', '')", "[\"a\", \"b\", \"c\"]");
+    expect_value("$split('a1b22c', /[0-9]+/)", "[\"a\", \"b\", \"c\"]");
+    expect_value("$join(['a', 'b'], '-')", "\"a-b\"");
+    expect_value("$join(['a', 'b'])", "\"ab\"");
+    expect_value("$join($states.input.items.name, ', ')", "\"a, b, c\"");
+    expect_error("$join([1, 2])", "array of strings");
+}
+
+Test(jsonata, fn_replace)
+{
+    expect_value("$replace('a-b-c', '-', '+')", "\"a+b+c\"");
+    expect_value("$replace('a-b-c', '-', '+', 1)", "\"a+b-c\"");
+    expect_value("$replace('hello world', /o(r?)/, '[$1]')", "\"hell[] w[r]ld\"");
+    expect_value("$replace('abc', /b/, '$$')", "\"a$c\"");
+    expect_error("$replace('abc', '', 'x')", "empty");
+    expect_error("$replace('abc', /x*/, 'y')", "empty string");
+}
+
+Test(jsonata, fn_keys_and_lookup)
+{
+    expect_value("$keys($states.input.obj)", "[\"k\", \"z\"]");
+    expect_value("$keys({'only': 1})", "\"only\"");
+    expect_value("$keys($states.input.items)", "[\"name\", \"price\"]");
+    expect_value("$lookup($states.input.obj, 'k')", "\"v\"");
+    expect_value("$lookup($states.input.items, 'price')", "[5, 15, 25]");
+    expect_undefined("$lookup($states.input.obj, 'missing')");
+}
+
+Test(jsonata, fn_append_reverse_sort_distinct)
+{
+    expect_value("$append([1, 2], [3])", "[1, 2, 3]");
+    expect_value("$append(1, 2)", "[1, 2]");
+    expect_value("$append([1], $states.input.missing)", "[1]");
+    expect_value("$reverse([1, 2, 3])", "[3, 2, 1]");
+    expect_value("$sort([3, 1, 2])", "[1, 2, 3]");
+    expect_value("$sort(['b', 'a'])", "[\"a\", \"b\"]");
+    expect_value("$distinct([1, 2, 1, {'a': 1}, {'a': 1}])", "[1, 2, {\"a\": 1}]");
+    expect_error("$sort([1, 'a'])", "numbers or of strings");
+}
+
+Test(jsonata, fn_merge)
+{
+    expect_value("$merge([{'a': 1, 'b': 1}, {'b': 2}])", "{\"a\": 1, \"b\": 2}");
+    expect_value("$merge([])", "{}");
+    expect_error("$merge([1])", "array of objects");
+}
+
+Test(jsonata, fn_numeric)
+{
+    expect_value("$round(2.5)", "2");
+    expect_value("$round(3.5)", "4");
+    expect_value("$round(-2.5)", "-2");
+    expect_value("$round(2.675, 2)", "2.68");
+    expect_value("$round(1234, -2)", "1200");
+    expect_value("$floor(2.7)", "2");
+    expect_value("$ceil(2.1)", "3");
+    expect_value("$abs(-3)", "3");
+    expect_value("$power(2, 10)", "1024");
+    expect_value("$sqrt(16)", "4");
+    expect_error("$sqrt(-1)", "negative");
+    expect_error("$power(10, 400)", "out of range");
+}
+
+Test(jsonata, fn_type)
+{
+    expect_value("$type(1)", "\"number\"");
+    expect_value("$type('s')", "\"string\"");
+    expect_value("$type(null)", "\"null\"");
+    expect_value("$type([])", "\"array\"");
+    expect_value("$type({})", "\"object\"");
+    expect_value("$type(true)", "\"boolean\"");
+}
+
+Test(jsonata, fn_base64)
+{
+    expect_value("$base64encode('hello')", "\"aGVsbG8=\"");
+    expect_value("$base64decode('aGVsbG8=')", "\"hello\"");
+}
+
+Test(jsonata, fn_partition)
+{
+    expect_value("$partition([1, 2, 3, 4, 5], 2)", "[[1, 2], [3, 4], [5]]");
+    expect_value("$partition([], 2)", "[]");
+    expect_error("$partition([1], 0)", "positive");
+}
+
+Test(jsonata, fn_range)
+{
+    expect_value("$range(0, 6, 2)", "[0, 2, 4, 6]");
+    expect_value("$range(1, 3)", "[1, 2, 3]");
+    expect_value("$range(3, 1, -1)", "[3, 2, 1]");
+    expect_value("$range(1, 3, -1)", "[]");
+    expect_error("$range(0, 1, 0)", "zero");
+}
+
+Test(jsonata, fn_hash_every_algorithm)
+{
+    expect_value("$hash('input data', 'SHA-256')",
+                 "\"b4a697a057313163aee33cd8d40c66e9f0f177e00cac2de32475ffff6169c3e3\"");
+    expect_value("$hash('abc', 'MD5')", "\"900150983cd24fb0d6963f7d28e17f72\"");
+    expect_value("$hash('abc', 'SHA-1')", "\"a9993e364706816aba3e25717850c26c9cd0d89d\"");
+    expect_value("$hash('abc', 'SHA-384')",
+                 "\"cb00753f45a35e8bb5a03d699ac65007272c32ab0eded1631a8b605a43ff5bed"
+                 "8086072ba1e7cc2358baeca134c825a7\"");
+    expect_value("$hash('abc', 'SHA-512')",
+                 "\"ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a"
+                 "2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f\"");
+    expect_error("$hash('abc', 'SHA-3')", "unknown algorithm");
+}
+
+Test(jsonata, fn_parse)
+{
+    expect_value("$parse('{\"k\": [1]}')", "{\"k\": [1]}");
+    expect_value("$parse('null')", "null");
+    expect_error("$parse('{oops')", "not JSON");
+}
+
+Test(jsonata, functions_use_the_context_when_the_first_argument_is_missing)
+{
+    expect_value("$states.input.items.name.$string()", "[\"a\", \"b\", \"c\"]");
+    expect_value("$states.input.s.$length()", "5");
+}
+
+/* ---- errors ---- */
+
+Test(jsonata, undefined_variable_is_an_error)
+{
+    expect_error("$doesNotExist", "$doesNotExist is not defined");
+    expect_error("$doesNotExist.a", "not defined");
+    json_object *got = NULL;
+    bool defined;
+    swf_error_t *err = swf_asl_jsonata_eval("$states", NULL, &got, &defined);
+    cr_expect_not_null(err, "no bindings: $states is not defined");
+    swf_error_free(err);
+}
+
+Test(jsonata, a_bound_null_variable_is_null_not_an_error)
+{
+    expect_value("$nothing", "null");
+}
+
+Test(jsonata, a_function_name_without_a_call_is_undefined)
+{
+    expect_undefined("$string");
+}
+
+Test(jsonata, type_errors)
+{
+    expect_error("'a' + 1", "must be a number");
+    expect_error("1 - {}", "must be a number");
+    expect_error("-'a'", "negates a number");
+    expect_error("{} < 1", "compares numbers or strings");
+    expect_error("1 < 'a'", "cannot compare");
+    expect_error("$uppercase(1)", "$uppercase");
+    expect_error("{1: 2}", "key must be a string");
+    expect_error("{'a': 1, 'a': 2}", "twice");
+    expect_error("1 / 0", "finite");
+    expect_error("[1..'a']", "integer");
+}
+
+Test(jsonata, syntax_errors_fail_check_and_eval)
+{
+    const char *bad[] = {
+        "1 +", "(1", "[1, 2", "{'a' 1}", "'unterminated", "$f(", "a..b", "1 2", "",
+        "$unknownFunction(1)", "$uppercase('a', 'b')", "$substring()", "/ab+?/",
+        "function($x) { $x }", "a{'k': 1}", "$x.1", "^(a)", "1 := 2", "'\\q'",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        swf_error_t *err = swf_asl_jsonata_check(bad[i]);
+        cr_expect_not_null(err, "check accepted \"%s\"", bad[i]);
+        if (err)
+            cr_expect_eq(swf_error_code(err), SWF_E_INPUT, "%s", bad[i]);
+        swf_error_free(err);
+        expect_error(bad[i], "invalid JSONata expression");
+    }
+}
+
+Test(jsonata, check_accepts_valid_expressions)
+{
+    const char *good[] = {
+        "$states.input.items[price < 20].name",
+        "($a := 1; $a + 1)",
+        "$contains($states.input.s, /^ab+c$/i)",
+        "{'a': [1..3], 'b': $x ? 1 : 2}",
+        "$now()", /* valid syntax: refused when evaluated */
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        swf_error_t *err = swf_asl_jsonata_check(good[i]);
+        cr_expect_null(err, "check refused \"%s\": %s", good[i], err ? swf_error_message(err) : "");
+        swf_error_free(err);
+    }
+}
+
+Test(jsonata, non_deterministic_functions_are_refused)
+{
+    expect_error("$now()", "not deterministic");
+    expect_error("$millis()", "not deterministic");
+    expect_error("$random()", "not deterministic");
+    expect_error("$uuid()", "not deterministic");
+}
+
+Test(jsonata, expression_length_is_limited)
+{
+    size_t n = SWF_LIMIT_JSONATA_BYTES + 1;
+    char *expr = malloc(n + 1);
+    memset(expr, ' ', n);
+    expr[0] = '1';
+    expr[n] = '\0';
+    expect_error(expr, "limit");
+    expr[n - 1] = '\0'; /* exactly at the limit: fine */
+    expect_value(expr, "1");
+    free(expr);
+}
+
+Test(jsonata, nesting_depth_is_limited)
+{
+    char expr[512];
+    size_t d = SWF_LIMIT_JSONATA_DEPTH + 1, k = 0;
+    for (size_t i = 0; i < d; i++)
+        expr[k++] = '(';
+    expr[k++] = '1';
+    for (size_t i = 0; i < d; i++)
+        expr[k++] = ')';
+    expr[k] = '\0';
+    expect_error(expr, "nested");
+    expect_value("((((((((((1))))))))))", "1");
+}
+
+Test(jsonata, ranges_are_limited)
+{
+    expect_error("[1..1000000000]", "more than");
+    expect_error("$range(0, 1e9)", "limit");
+}
+
+Test(jsonata, work_is_limited)
+{
+    expect_error("[1..100000].([1..100000])", "too much work");
+}
+
+/* ---- templates ---- */
+
+static void expect_template(const char *tmpl, const char *bindings, const char *want)
+{
+    json_object *t = parse_json(tmpl), *b = parse_json(bindings), *expected = parse_json(want);
+    json_object *got = NULL;
+    bool defined = false;
+    swf_error_t *err = swf_asl_jsonata_template_eval(t, b, &got, &defined);
+    cr_expect_null(err, "%s failed: %s", tmpl, err ? swf_error_message(err) : "");
+    cr_expect(defined);
+    cr_expect(swf_json_equal(got, expected), "%s gave %s, want %s", tmpl, swf_json_str(got), want);
+    swf_error_free(err);
+    json_object_put(got);
+    json_object_put(expected);
+    json_object_put(b);
+    json_object_put(t);
+}
+
+Test(jsonata_template, is_expr_needs_the_whole_string)
+{
+    cr_expect(swf_asl_jsonata_is_expr("{% 1 %}"));
+    cr_expect(swf_asl_jsonata_is_expr("{%1%}"));
+    cr_expect(!swf_asl_jsonata_is_expr(" {% 1 %}"));
+    cr_expect(!swf_asl_jsonata_is_expr("{% 1 %} "));
+    cr_expect(!swf_asl_jsonata_is_expr("{%}"));
+    cr_expect(!swf_asl_jsonata_is_expr("$.a"));
+}
+
+Test(jsonata_template, evaluates_expressions_at_any_depth)
+{
+    expect_template("{\"sum\": \"{% $sum($states.input.n) %}\", \"label\": \"total\","
+                    " \"nested\": {\"count\": \"{% $count($states.input.n) %}\", \"lit\": [1, true]},"
+                    " \"list\": [\"{% $states.input.n[0] %}\", \"x\"]}",
+                    "{\"states\": {\"input\": {\"n\": [1, 2, 3]}}}",
+                    "{\"sum\": 6, \"label\": \"total\", \"nested\": {\"count\": 3, \"lit\": [1, true]},"
+                    " \"list\": [1, \"x\"]}");
+}
+
+Test(jsonata_template, strings_not_wrapped_are_literal)
+{
+    expect_template("{\"a\": \" {% $states.input %} \", \"b\": \"$states.input\"}",
+                    "{\"states\": {\"input\": {\"v\": 1}}}",
+                    "{\"a\": \" {% $states.input %} \", \"b\": \"$states.input\"}");
+    expect_template("42", "{}", "42");
+}
+
+Test(jsonata_template, whole_value_expression)
+{
+    expect_template("\"{% $states.input.a + 1 %}\"", "{\"states\": {\"input\": {\"a\": 41}}}",
+                    "42");
+}
+
+Test(jsonata_template, undefined_at_the_top_is_not_defined)
+{
+    json_object *t = json_object_new_string("{% $states.input.nothing %}");
+    json_object *b = parse_json("{\"states\": {\"input\": {}}}"), *got = (json_object *)1;
+    bool defined = true;
+    swf_error_t *err = swf_asl_jsonata_template_eval(t, b, &got, &defined);
+    cr_expect_null(err);
+    cr_expect(!defined);
+    cr_expect_null(got);
+    swf_error_free(err);
+    json_object_put(b);
+    json_object_put(t);
+}
+
+Test(jsonata_template, undefined_inside_an_object_names_the_field)
+{
+    json_object *t = parse_json("{\"outer\": {\"x\": \"{% $states.input.nothing %}\"}}");
+    json_object *b = parse_json("{\"states\": {\"input\": {}}}"), *got = (json_object *)1;
+    bool defined = true;
+    swf_error_t *err = swf_asl_jsonata_template_eval(t, b, &got, &defined);
+    cr_assert_not_null(err);
+    cr_expect_str_eq(swf_error_name(err), QEE);
+    cr_expect(strstr(swf_error_message(err), "outer.x") != NULL, "%s", swf_error_message(err));
+    cr_expect_null(got);
+    swf_error_free(err);
+    json_object_put(b);
+    json_object_put(t);
+}
+
+Test(jsonata_template, errors_name_the_field)
+{
+    json_object *t = parse_json("{\"f\": \"{% 'a' + 1 %}\"}");
+    json_object *b = parse_json("{\"states\": {\"input\": {}}}"), *got = NULL;
+    bool defined;
+    swf_error_t *err = swf_asl_jsonata_template_eval(t, b, &got, &defined);
+    cr_assert_not_null(err);
+    cr_expect_str_eq(swf_error_name(err), QEE);
+    cr_expect(strstr(swf_error_message(err), "field f") != NULL, "%s", swf_error_message(err));
+    swf_error_free(err);
+    json_object_put(b);
+    json_object_put(t);
+}
+
+/* ---- the expressions of the conformance cases ---- */
+
+typedef struct corpus_case {
+    const char *name;     /* the case it comes from */
+    const char *expr;     /* between {% and %} */
+    const char *bindings; /* what the state sees */
+    const char *want;     /* JSON, or NULL for undefined, or "!" for an error */
+} corpus_case_t;
+
+#define IN(x) "{\"states\": {\"input\": " x "}}"
+
+static corpus_case_t corpus[] = {
+    {"jsonata/builtin-hash-parse", "$hash($states.input.d, 'SHA-256')",
+     IN("{\"d\": \"input data\", \"s\": \"{\\\"k\\\": [1]}\"}"),
+     "\"b4a697a057313163aee33cd8d40c66e9f0f177e00cac2de32475ffff6169c3e3\""},
+    {"jsonata/builtin-hash-parse", "$parse($states.input.s)",
+     IN("{\"d\": \"input data\", \"s\": \"{\\\"k\\\": [1]}\"}"), "{\"k\": [1]}"},
+    {"jsonata/builtin-partition-range", "$partition($states.input.a, 2)",
+     IN("{\"a\": [1, 2, 3, 4, 5]}"), "[[1, 2], [3, 4], [5]]"},
+    {"jsonata/builtin-partition-range", "$range(0, 6, 2)", IN("{\"a\": [1, 2, 3, 4, 5]}"),
+     "[0, 2, 4, 6]"},
+    {"jsonata/catch-error-output", "$states.errorOutput",
+     "{\"states\": {\"input\": {\"req\": 1}, \"errorOutput\": {\"Error\": \"Boom.Error\","
+     " \"Cause\": \"kaput\"}}}",
+     "{\"Error\": \"Boom.Error\", \"Cause\": \"kaput\"}"},
+    {"jsonata/catch-error-output", "$states.input",
+     "{\"states\": {\"input\": {\"req\": 1}, \"errorOutput\": {}}}", "{\"req\": 1}"},
+    {"jsonata/choice-condition", "$states.input.age >= 18", IN("{\"age\": 20}"), "true"},
+    {"jsonata/choice-default", "$states.input.status = 'active'", IN("{\"status\": \"paused\"}"),
+     "false"},
+    {"jsonata/choice-no-match-fails", "false", IN("{}"), "false"},
+    {"jsonata/choice-rule-output", "$states.input.flag", IN("{\"flag\": true}"), "true"},
+    {"jsonata/conditional-expression", "$states.input.total > 100 ? 'gold' : 'standard'",
+     IN("{\"total\": 150}"), "\"gold\""},
+    {"jsonata/fail-error-cause-expressions", "$states.input.code",
+     IN("{\"code\": \"OrderError\", \"id\": \"o-9\"}"), "\"OrderError\""},
+    {"jsonata/fail-error-cause-expressions", "'Order ' & $states.input.id & ' failed'",
+     IN("{\"code\": \"OrderError\", \"id\": \"o-9\"}"), "\"Order o-9 failed\""},
+    {"jsonata/filter-and-map", "$states.input.items[price < 20].name",
+     IN("{\"items\": [{\"name\": \"a\", \"price\": 5}, {\"name\": \"b\", \"price\": 15},"
+        " {\"name\": \"c\", \"price\": 25}]}"),
+     "[\"a\", \"b\"]"},
+    {"jsonata/filter-and-map", "$states.input.items.price",
+     IN("{\"items\": [{\"name\": \"a\", \"price\": 5}, {\"name\": \"b\", \"price\": 15},"
+        " {\"name\": \"c\", \"price\": 25}]}"),
+     "[5, 15, 25]"},
+    {"jsonata/jsonpath-to-jsonata-dataflow", "$count($states.input.r.a)",
+     IN("{\"x\": 0, \"r\": {\"a\": [1, 2]}}"), "2"},
+    {"jsonata/map-items-and-itemselector", "$states.input.list",
+     IN("{\"list\": [\"a\", \"b\"]}"), "[\"a\", \"b\"]"},
+    {"jsonata/map-items-and-itemselector", "$states.context.Map.Item.Index",
+     "{\"states\": {\"input\": {}, \"context\": {\"Map\": {\"Item\": {\"Index\": 1,"
+     " \"Value\": \"b\"}}}}}",
+     "1"},
+    {"jsonata/map-items-and-itemselector", "$states.context.Map.Item.Value",
+     "{\"states\": {\"input\": {}, \"context\": {\"Map\": {\"Item\": {\"Index\": 1,"
+     " \"Value\": \"b\"}}}}}",
+     "\"b\""},
+    {"jsonata/map-items-and-itemselector",
+     "$states.input.v & '#' & $string($states.input.i)", IN("{\"i\": 1, \"v\": \"b\"}"),
+     "\"b#1\""},
+    {"jsonata/map-items-literal-array", "$states.input * 10", IN("2"), "20"},
+    {"jsonata/map-items-not-array-fails", "$states.input.items",
+     IN("{\"items\": {\"foo\": \"bar\"}}"), "{\"foo\": \"bar\"}"},
+    {"jsonata/output-object-mixes-literals-and-expressions", "$sum($states.input.n)",
+     IN("{\"n\": [1, 2, 3]}"), "6"},
+    {"jsonata/output-object-mixes-literals-and-expressions", "$count($states.input.n)",
+     IN("{\"n\": [1, 2, 3]}"), "3"},
+    {"jsonata/pass-output-expression", "$states.input.a + 1", IN("{\"a\": 41}"), "42"},
+    {"jsonata/regex-contains", "$contains($states.input.s, /^ab+c$/)", IN("{\"s\": \"abbbc\"}"),
+     "true"},
+    {"jsonata/single-match-is-not-wrapped", "$states.input.items[price > 20].name",
+     IN("{\"items\": [{\"name\": \"a\", \"price\": 5}, {\"name\": \"c\", \"price\": 25}]}"),
+     "\"c\""},
+    {"jsonata/state-level-query-language", "$states.input.v * 2", IN("{\"v\": 4}"), "8"},
+    {"jsonata/string-concatenation", "'Hello, ' & $states.input.name & '!'",
+     IN("{\"name\": \"Ann\"}"), "\"Hello, Ann!\""},
+    {"jsonata/task-output-from-result", "$states.result.Payload.price",
+     "{\"states\": {\"input\": {\"sku\": \"A1\"}, \"result\": {\"Payload\": {\"price\": 9.5},"
+     " \"StatusCode\": 200}}}",
+     "9.5"},
+    {"jsonata/task-output-from-result", "$states.input.sku", IN("{\"sku\": \"A1\"}"), "\"A1\""},
+    {"jsonata/undefined-output-fails", "$states.input.nothing", IN("{\"a\": 1}"), NULL},
+    {"jsonata/wait-seconds-expression", "$states.input.delay", IN("{\"delay\": 5}"), "5"},
+    {"jsonata/wait-seconds-expression", "$states.input", IN("{\"delay\": 5}"), "{\"delay\": 5}"},
+    {"variables/jsonata-assign-and-reference", "$sum($states.input.n)", IN("{\"n\": [1, 2, 3]}"),
+     "6"},
+    {"variables/jsonata-assign-and-reference", "$label",
+     "{\"states\": {\"input\": {}}, \"label\": \"sum\", \"total\": 6}", "\"sum\""},
+    {"variables/jsonata-assign-and-reference", "$total",
+     "{\"states\": {\"input\": {}}, \"label\": \"sum\", \"total\": 6}", "6"},
+    {"variables/jsonata-assign-from-task-result", "$states.result.price",
+     "{\"states\": {\"input\": {\"sku\": \"A\"}, \"result\": {\"price\": 12}}}", "12"},
+    {"variables/jsonata-assign-from-task-result", "$price",
+     "{\"states\": {\"input\": {\"sku\": \"A\"}}, \"price\": 12}", "12"},
+    {"variables/jsonata-catch-assign", "$states.errorOutput.Error",
+     "{\"states\": {\"input\": {}, \"errorOutput\": {\"Error\": \"Boom.Failed\","
+     " \"Cause\": \"x\"}}}",
+     "\"Boom.Failed\""},
+    {"variables/jsonata-catch-assign", "$result",
+     "{\"states\": {\"input\": {}}, \"result\": \"Boom.Failed\"}", "\"Boom.Failed\""},
+    {"variables/jsonata-map-iteration-reads-outer", "$states.input * $factor",
+     "{\"states\": {\"input\": 2}, \"factor\": 3}", "6"},
+    {"variables/jsonata-output-sees-old-value", "$x + 1", "{\"states\": {\"input\": {}}, \"x\": 1}",
+     "2"},
+    {"variables/jsonata-output-sees-old-value", "$x", "{\"states\": {\"input\": {}}, \"x\": 1}",
+     "1"},
+    {"variables/jsonata-undefined-variable-fails", "$doesNotExist", "{\"states\": {\"input\": {}}}",
+     "!"},
+};
+
+/* Criterion runs each parameter in a new process image, where pointers into
+ * this one do not hold: the strings are copied into its shared memory. */
+static const char *shared_strdup(const char *s)
+{
+    if (s == NULL)
+        return NULL;
+    char *c = cr_malloc(strlen(s) + 1);
+    strcpy(c, s);
+    return c;
+}
+
+static void corpus_free(struct criterion_test_params *params)
+{
+    corpus_case_t *cases = params->params;
+    for (size_t i = 0; i < params->length; i++) {
+        cr_free((void *)cases[i].name);
+        cr_free((void *)cases[i].expr);
+        cr_free((void *)cases[i].bindings);
+        cr_free((void *)cases[i].want);
+    }
+    cr_free(cases);
+}
+
+ParameterizedTestParameters(jsonata_corpus, expressions_of_the_conformance_cases)
+{
+    size_t n = sizeof corpus / sizeof corpus[0];
+    corpus_case_t *cases = cr_malloc(n * sizeof *cases);
+    for (size_t i = 0; i < n; i++) {
+        cases[i].name = shared_strdup(corpus[i].name);
+        cases[i].expr = shared_strdup(corpus[i].expr);
+        cases[i].bindings = shared_strdup(corpus[i].bindings);
+        cases[i].want = shared_strdup(corpus[i].want);
+    }
+    return cr_make_param_array(corpus_case_t, cases, n, corpus_free);
+}
+
+ParameterizedTest(corpus_case_t *c, jsonata_corpus, expressions_of_the_conformance_cases)
+{
+    json_object *b = parse_json(c->bindings), *got = NULL;
+    bool defined = false;
+    swf_error_t *err = swf_asl_jsonata_eval(c->expr, b, &got, &defined);
+    if (c->want != NULL && strcmp(c->want, "!") == 0) {
+        cr_expect_not_null(err, "%s: %s should fail", c->name, c->expr);
+        if (err)
+            cr_expect_str_eq(swf_error_name(err), QEE);
+    } else if (c->want == NULL) {
+        cr_expect_null(err, "%s: %s failed: %s", c->name, c->expr,
+                       err ? swf_error_message(err) : "");
+        cr_expect(!defined, "%s: %s should be undefined", c->name, c->expr);
+    } else {
+        json_object *want = parse_json(c->want);
+        cr_expect_null(err, "%s: %s failed: %s", c->name, c->expr,
+                       err ? swf_error_message(err) : "");
+        cr_expect(defined, "%s: %s is undefined", c->name, c->expr);
+        cr_expect(swf_json_equal(got, want), "%s: %s gave %s, want %s", c->name, c->expr,
+                  swf_json_str(got), c->want);
+        json_object_put(want);
+    }
+    swf_error_free(err);
+    json_object_put(got);
+    json_object_put(b);
+}
