@@ -39,7 +39,10 @@
  * SWF_LIMIT_JSONATA_RANGE_ITEMS items; a string at most
  * SWF_LIMIT_PAYLOAD_BYTES; one evaluation does at most
  * SWF_LIMIT_JSONATA_STEPS units of work (a node evaluated, an item visited,
- * a comparison made), so no expression can hang the decider.
+ * a comparison made) and builds at most SWF_LIMIT_JSONATA_BUILT_BYTES of
+ * new values (estimated, counted where values are made: constructors,
+ * sequences, operators, function results), so no expression can hang the
+ * decider or exhaust its memory.
  *
  * Regular expressions (/.../ literals) are JavaScript syntax translated to
  * POSIX extended regular expressions (regcomp, part of libc): \d \w \s and
@@ -818,10 +821,17 @@ static node_t *nud(parser_t *p, token_t *t)
     case TK_END:
         perr(p, t->at, "unexpected end of the expression");
         return NULL;
-    case TK_NUM:
+    case TK_NUM: {
         n = node_new(N_VALUE);
-        (void)number_new(t->num, &n->value);
+        swf_error_t *err = number_new(t->num, &n->value);
+        if (err) { /* the lexer has already reported it */
+            swf_error_free(err);
+            perr(p, t->at, "number literal out of range");
+            node_free(n);
+            return NULL;
+        }
         return n;
+    }
     case TK_STR:
         n = node_new(N_VALUE);
         n->value = json_object_new_string(t->text);
@@ -864,7 +874,7 @@ static node_t *nud(parser_t *p, token_t *t)
         if (a->kind == N_VALUE && is_number(a->value) && a->preds.n == 0) {
             double d = -json_object_get_double(a->value);
             json_object_put(a->value);
-            (void)number_new(d, &a->value);
+            swf_error_free(number_new(d, &a->value)); /* d is finite: cannot fail */
             return a;
         }
         n = node_new(N_NEG);
@@ -1299,6 +1309,7 @@ typedef struct frame {
 struct ctx {
     json_object *bindings; /* borrowed; may be NULL */
     size_t steps;          /* work done so far */
+    size_t built_bytes;    /* estimated bytes of the values built so far */
     int depth;
 };
 
@@ -1339,6 +1350,35 @@ static swf_error_t *charge(ctx_t *ctx, size_t n)
         return qerr("the expression does too much work (more than %d steps)",
                     SWF_LIMIT_JSONATA_STEPS);
     return NULL;
+}
+
+/* What building values costs, estimated from json-c's sizes: a new value,
+ * and one slot of an array or object. */
+#define VALUE_BYTES 64
+#define SLOT_BYTES 8
+
+/* Counts the bytes of values built; an error beyond the budget. The count
+ * only grows (freed values are not subtracted), so it also bounds the peak. */
+static swf_error_t *charge_bytes(ctx_t *ctx, size_t n)
+{
+    ctx->built_bytes += n;
+    if (ctx->built_bytes > SWF_LIMIT_JSONATA_BUILT_BYTES)
+        return qerr("the expression builds too much data (more than %u bytes)",
+                    SWF_LIMIT_JSONATA_BUILT_BYTES);
+    return NULL;
+}
+
+/* The estimated size of a value the evaluator has just built (not of the
+ * values it shares with its input: only the new top level is counted). */
+static size_t built_size(json_object *j)
+{
+    if (is_string(j))
+        return VALUE_BYTES + (size_t)json_object_get_string_len(j);
+    if (is_array(j))
+        return VALUE_BYTES + (VALUE_BYTES + SLOT_BYTES) * json_object_array_length(j);
+    if (is_object(j))
+        return VALUE_BYTES + (VALUE_BYTES + SLOT_BYTES) * (size_t)json_object_object_length(j);
+    return VALUE_BYTES;
 }
 
 struct call {
@@ -1619,6 +1659,10 @@ static swf_error_t *eval_binary(ctx_t *ctx, const node_t *n, const val_t *input,
         goto done;
     }
 done:
+    if (!err && defined(out) && (n->op == OP_AMP || !json_object_is_type(out->j, json_type_boolean)))
+        err = charge_bytes(ctx, built_size(out->j));
+    if (err)
+        val_free(out);
     val_free(&l);
     val_free(&r);
     return err;
@@ -1762,7 +1806,7 @@ done:
     }
     val_free(v);
     *v = (val_t){seq, V_DEF | V_SEQ, NULL};
-    return NULL;
+    return charge_bytes(ctx, VALUE_BYTES + SLOT_BYTES * json_object_array_length(seq));
 }
 
 /* One step of a path on one input item: the step, then its filters. */
@@ -1900,7 +1944,9 @@ static swf_error_t *eval_array(ctx_t *ctx, const node_t *n, const val_t *input, 
                 if (b - a + 1 > SWF_LIMIT_JSONATA_RANGE_ITEMS)
                     err = qerr("the range [%.0f..%.0f] has more than %d items", a, b,
                                SWF_LIMIT_JSONATA_RANGE_ITEMS);
-                else if (!(err = charge(ctx, (size_t)(b - a + 1))))
+                else if (!(err = charge(ctx, (size_t)(b - a + 1))) &&
+                         !(err = charge_bytes(ctx, (size_t)(b - a + 1) *
+                                                       (VALUE_BYTES + SLOT_BYTES))))
                     for (double k = a; k <= b; k++)
                         json_object_array_add(arr, json_object_new_int64((int64_t)k));
             }
@@ -1923,7 +1969,7 @@ static swf_error_t *eval_array(ctx_t *ctx, const node_t *n, const val_t *input, 
         return err;
     }
     *out = (val_t){arr, V_DEF | V_CONS, NULL};
-    return NULL;
+    return charge_bytes(ctx, VALUE_BYTES + SLOT_BYTES * json_object_array_length(arr));
 }
 
 static swf_error_t *eval_object(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
@@ -1954,7 +2000,7 @@ static swf_error_t *eval_object(ctx_t *ctx, const node_t *n, const val_t *input,
         return err;
     }
     *out = val_take(obj);
-    return NULL;
+    return charge_bytes(ctx, built_size(obj));
 }
 
 static swf_error_t *eval_var(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
@@ -2006,6 +2052,8 @@ static swf_error_t *eval_call(ctx_t *ctx, const node_t *n, const val_t *input, f
     if (!err) {
         call_t call = {ctx, fn, argv, argc + off};
         err = fn->impl(&call, out);
+        if (!err && defined(out))
+            err = charge_bytes(ctx, built_size(out->j));
         if (err)
             swf_error_prefix(err, "$%s", fn->name);
     }
@@ -2070,8 +2118,10 @@ static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_
             err = qerr("'-' negates a number, not %s", type_name(&a));
         } else if (defined(&a)) {
             json_object *j;
-            if (!(err = number_new(-json_object_get_double(a.j), &j)))
+            if (!(err = number_new(-json_object_get_double(a.j), &j))) {
                 *out = val_take(j);
+                err = charge_bytes(ctx, VALUE_BYTES);
+            }
         }
         val_free(&a);
         break;
@@ -2118,6 +2168,12 @@ static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_
     }
     for (size_t i = 0; !err && i < n->preds.n; i++)
         err = filter(ctx, n->preds.v[i], env, out);
+    if (!err && (out->flags & V_SEQ)) {
+        /* paths, wildcards and lookups over arrays: one unit per item */
+        size_t len = json_object_array_length(out->j);
+        if (!(err = charge(ctx, len)))
+            err = charge_bytes(ctx, VALUE_BYTES + SLOT_BYTES * len);
+    }
     ctx->depth--;
     if (err) {
         val_free(out);

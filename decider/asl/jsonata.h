@@ -34,6 +34,9 @@
 /* Units of work of one evaluation: nodes evaluated, items visited,
  * comparisons made. About a second of work at most. */
 #define SWF_LIMIT_JSONATA_STEPS 10000000
+/* Bytes of new values one evaluation may build (an estimate that only
+ * grows: strings, numbers, arrays, objects, sequences). Twice a payload. */
+#define SWF_LIMIT_JSONATA_BUILT_BYTES (64u * 1024u * 1024u)
 
 /* True when s is "{% ... %}". */
 bool swf_asl_jsonata_is_expr(const char *s);

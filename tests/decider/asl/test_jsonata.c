@@ -669,7 +669,17 @@ Test(jsonata, ranges_are_limited)
 
 Test(jsonata, work_is_limited)
 {
-    expect_error("[1..100000].([1..100000])", "too much work");
+    /* 12.5 million comparisons, on little data */
+    expect_error("$distinct([1..5000])", "too much work");
+    expect_value("$count($distinct([1..1000]))", "1000");
+}
+
+Test(jsonata, data_built_is_limited)
+{
+    expect_error("[1..100000].([1..100000])", "too much data");
+    expect_error("($s := $join([1..10000].$string(), '-'); [1..100000].($s & $s))",
+                 "too much data");
+    expect_value("$sum([1..100000])", "5000050000");
 }
 
 /* ---- templates ---- */
