@@ -111,9 +111,18 @@ static void buf_add(buf_t *b, const char *s, size_t n)
     b->s[b->n] = '\0';
 }
 
-static void buf_str(buf_t *b, const char *s) { buf_add(b, s, strlen(s)); }
-static void buf_ch(buf_t *b, char c) { buf_add(b, &c, 1); }
-static const char *buf_cstr(buf_t *b) { return b->s ? b->s : ""; }
+static void buf_str(buf_t *b, const char *s)
+{
+    buf_add(b, s, strlen(s));
+}
+static void buf_ch(buf_t *b, char c)
+{
+    buf_add(b, &c, 1);
+}
+static const char *buf_cstr(buf_t *b)
+{
+    return b->s ? b->s : "";
+}
 
 /* ------------------------------------------------------------------------ */
 /* Numbers                                                                  */
@@ -202,10 +211,22 @@ static swf_error_t *number_new(double d, json_object **out)
     return NULL;
 }
 
-static bool is_number(json_object *j) { return swf_json_is_number(j); }
-static bool is_string(json_object *j) { return json_object_is_type(j, json_type_string); }
-static bool is_array(json_object *j) { return json_object_is_type(j, json_type_array); }
-static bool is_object(json_object *j) { return json_object_is_type(j, json_type_object); }
+static bool is_number(json_object *j)
+{
+    return swf_json_is_number(j);
+}
+static bool is_string(json_object *j)
+{
+    return json_object_is_type(j, json_type_string);
+}
+static bool is_array(json_object *j)
+{
+    return json_object_is_type(j, json_type_array);
+}
+static bool is_object(json_object *j)
+{
+    return json_object_is_type(j, json_type_object);
+}
 
 /* ------------------------------------------------------------------------ */
 /* The tree                                                                 */
@@ -213,16 +234,41 @@ static bool is_object(json_object *j) { return json_object_is_type(j, json_type_
 
 typedef enum op {
     OP_NONE,
-    OP_DOT, OP_LBRACK, OP_RBRACK, OP_LBRACE, OP_RBRACE, OP_LPAREN, OP_RPAREN,
-    OP_COMMA, OP_COLON, OP_SEMI, OP_QUESTION,
-    OP_PLUS, OP_MINUS, OP_STAR, OP_SLASH, OP_PERCENT, OP_AMP,
-    OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
-    OP_BIND, OP_RANGE, OP_CHAIN, OP_DESCEND, OP_AND, OP_OR, OP_IN,
+    OP_DOT,
+    OP_LBRACK,
+    OP_RBRACK,
+    OP_LBRACE,
+    OP_RBRACE,
+    OP_LPAREN,
+    OP_RPAREN,
+    OP_COMMA,
+    OP_COLON,
+    OP_SEMI,
+    OP_QUESTION,
+    OP_PLUS,
+    OP_MINUS,
+    OP_STAR,
+    OP_SLASH,
+    OP_PERCENT,
+    OP_AMP,
+    OP_EQ,
+    OP_NE,
+    OP_LT,
+    OP_LE,
+    OP_GT,
+    OP_GE,
+    OP_BIND,
+    OP_RANGE,
+    OP_CHAIN,
+    OP_DESCEND,
+    OP_AND,
+    OP_OR,
+    OP_IN,
 } op_t;
 
 static const char *const op_text[] = {
-    "", ".", "[", "]", "{", "}", "(", ")", ",", ":", ";", "?", "+", "-", "*", "/", "%", "&",
-    "=", "!=", "<", "<=", ">", ">=", ":=", "..", "~>", "**", "and", "or", "in",
+    "",  ".", "[", "]",  "{", "}",  "(", ")",  ",",  ":",  ";",  "?",  "+",   "-",  "*",  "/",
+    "%", "&", "=", "!=", "<", "<=", ">", ">=", ":=", "..", "~>", "**", "and", "or", "in",
 };
 
 typedef enum node_kind {
@@ -255,10 +301,10 @@ typedef struct builtin builtin_t;
 
 struct node {
     node_kind_t kind;
-    op_t op;             /* N_BINARY */
-    char *name;          /* N_NAME, N_VAR, N_BIND, N_CALL */
-    json_object *value;  /* N_VALUE */
-    regex_t re;          /* N_REGEX */
+    op_t op;            /* N_BINARY */
+    char *name;         /* N_NAME, N_VAR, N_BIND, N_CALL */
+    json_object *value; /* N_VALUE */
+    regex_t re;         /* N_REGEX */
     bool re_compiled;
     node_t *a, *b, *c;   /* operands */
     node_list_t items;   /* steps, items, pairs, expressions or arguments */
@@ -327,10 +373,10 @@ typedef struct call call_t;
 typedef swf_error_t *(*builtin_impl_t)(call_t *call, val_t *out);
 
 struct builtin {
-    const char *name;     /* without the $ */
+    const char *name; /* without the $ */
     builtin_impl_t impl;
     unsigned char min, max;
-    bool context_arg;     /* a missing first argument is the context value */
+    bool context_arg; /* a missing first argument is the context value */
 };
 
 static const builtin_t *builtin_find(const char *name);
@@ -340,16 +386,25 @@ static const builtin_t *builtin_find(const char *name);
 /* ------------------------------------------------------------------------ */
 
 typedef enum tok_kind {
-    TK_END, TK_NUM, TK_STR, TK_NAME, TK_VAR, TK_OP, TK_REGEX, TK_TRUE, TK_FALSE, TK_NULL,
+    TK_END,
+    TK_NUM,
+    TK_STR,
+    TK_NAME,
+    TK_VAR,
+    TK_OP,
+    TK_REGEX,
+    TK_TRUE,
+    TK_FALSE,
+    TK_NULL,
 } tok_kind_t;
 
 typedef struct token {
     tok_kind_t kind;
     op_t op;
     double num;
-    char *text;  /* TK_STR, TK_NAME, TK_VAR, TK_REGEX: decoded; owned */
+    char *text;    /* TK_STR, TK_NAME, TK_VAR, TK_REGEX: decoded; owned */
     char flags[8]; /* TK_REGEX */
-    size_t at;   /* offset in the expression, for messages */
+    size_t at;     /* offset in the expression, for messages */
 } token_t;
 
 typedef struct parser {
@@ -362,7 +417,8 @@ typedef struct parser {
     char err[256];
 } parser_t;
 
-static void perr(parser_t *p, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void perr(parser_t *p, size_t at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void perr(parser_t *p, size_t at, const char *fmt, ...)
 {
     if (p->failed)
@@ -413,8 +469,9 @@ static bool hex4(const char *s, unsigned long *out)
     for (int i = 0; i < 4; i++) {
         char c = s[i];
         int v = isdigit((unsigned char)c) ? c - '0'
-                : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-                : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+                : (c >= 'a' && c <= 'f')  ? c - 'a' + 10
+                : (c >= 'A' && c <= 'F')  ? c - 'A' + 10
+                                          : -1;
         if (v < 0)
             return false;
         *out = *out * 16 + (unsigned long)v;
@@ -437,12 +494,26 @@ static void lex_string(parser_t *p, token_t *t)
             break;
         char e = p->src[p->pos++];
         switch (e) {
-        case '"': case '\\': case '/': buf_ch(&b, e); break;
-        case 'b': buf_ch(&b, '\b'); break;
-        case 'f': buf_ch(&b, '\f'); break;
-        case 'n': buf_ch(&b, '\n'); break;
-        case 'r': buf_ch(&b, '\r'); break;
-        case 't': buf_ch(&b, '\t'); break;
+        case '"':
+        case '\\':
+        case '/':
+            buf_ch(&b, e);
+            break;
+        case 'b':
+            buf_ch(&b, '\b');
+            break;
+        case 'f':
+            buf_ch(&b, '\f');
+            break;
+        case 'n':
+            buf_ch(&b, '\n');
+            break;
+        case 'r':
+            buf_ch(&b, '\r');
+            break;
+        case 't':
+            buf_ch(&b, '\t');
+            break;
         case 'u': {
             unsigned long cp, lo;
             if (p->pos + 4 > p->len || !hex4(p->src + p->pos, &cp)) {
@@ -625,14 +696,17 @@ static void advance(parser_t *p)
             t->text = strndup(s, i);
         }
     } else {
-        static const struct { const char *text; op_t op; } ops[] = {
-            {"!=", OP_NE}, {"<=", OP_LE}, {">=", OP_GE}, {":=", OP_BIND}, {"..", OP_RANGE},
-            {"~>", OP_CHAIN}, {"**", OP_DESCEND}, {".", OP_DOT}, {"[", OP_LBRACK},
-            {"]", OP_RBRACK}, {"{", OP_LBRACE}, {"}", OP_RBRACE}, {"(", OP_LPAREN},
-            {")", OP_RPAREN}, {",", OP_COMMA}, {":", OP_COLON}, {";", OP_SEMI},
-            {"?", OP_QUESTION}, {"+", OP_PLUS}, {"-", OP_MINUS}, {"*", OP_STAR},
-            {"/", OP_SLASH}, {"%", OP_PERCENT}, {"&", OP_AMP}, {"=", OP_EQ}, {"<", OP_LT},
-            {">", OP_GT},
+        static const struct {
+            const char *text;
+            op_t op;
+        } ops[] = {
+            {"!=", OP_NE},    {"<=", OP_LE},      {">=", OP_GE},      {":=", OP_BIND},
+            {"..", OP_RANGE}, {"~>", OP_CHAIN},   {"**", OP_DESCEND}, {".", OP_DOT},
+            {"[", OP_LBRACK}, {"]", OP_RBRACK},   {"{", OP_LBRACE},   {"}", OP_RBRACE},
+            {"(", OP_LPAREN}, {")", OP_RPAREN},   {",", OP_COMMA},    {":", OP_COLON},
+            {";", OP_SEMI},   {"?", OP_QUESTION}, {"+", OP_PLUS},     {"-", OP_MINUS},
+            {"*", OP_STAR},   {"/", OP_SLASH},    {"%", OP_PERCENT},  {"&", OP_AMP},
+            {"=", OP_EQ},     {"<", OP_LT},       {">", OP_GT},
         };
         size_t i;
         for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
@@ -656,17 +730,27 @@ static void advance(parser_t *p)
     p->prev_operand = operand;
 }
 
-static bool tok_is(const parser_t *p, op_t op) { return p->tok.kind == TK_OP && p->tok.op == op; }
+static bool tok_is(const parser_t *p, op_t op)
+{
+    return p->tok.kind == TK_OP && p->tok.op == op;
+}
 
 static const char *tok_describe(const token_t *t, char buf[64])
 {
     switch (t->kind) {
-    case TK_END: return "the end of the expression";
-    case TK_OP: snprintf(buf, 64, "'%s'", op_text[t->op]); return buf;
-    case TK_NUM: return "a number";
-    case TK_STR: return "a string";
-    case TK_REGEX: return "a regular expression";
-    default: return "a name";
+    case TK_END:
+        return "the end of the expression";
+    case TK_OP:
+        snprintf(buf, 64, "'%s'", op_text[t->op]);
+        return buf;
+    case TK_NUM:
+        return "a number";
+    case TK_STR:
+        return "a string";
+    case TK_REGEX:
+        return "a regular expression";
+    default:
+        return "a name";
     }
 }
 
@@ -697,16 +781,35 @@ static bool regex_translate(const char *src, buf_t *out, char err[128])
             char d = src[++i];
             const char *cls = NULL;
             switch (d) {
-            case 'd': cls = in_class ? "0-9" : "[0-9]"; break;
-            case 'w': cls = in_class ? "[:alnum:]_" : "[[:alnum:]_]"; break;
-            case 's': cls = in_class ? "[:space:]" : "[[:space:]]"; break;
-            case 'D': cls = in_class ? NULL : "[^0-9]"; break;
-            case 'W': cls = in_class ? NULL : "[^[:alnum:]_]"; break;
-            case 'S': cls = in_class ? NULL : "[^[:space:]]"; break;
-            case 'n': cls = "\n"; break;
-            case 't': cls = "\t"; break;
-            case 'r': cls = "\r"; break;
-            default: break;
+            case 'd':
+                cls = in_class ? "0-9" : "[0-9]";
+                break;
+            case 'w':
+                cls = in_class ? "[:alnum:]_" : "[[:alnum:]_]";
+                break;
+            case 's':
+                cls = in_class ? "[:space:]" : "[[:space:]]";
+                break;
+            case 'D':
+                cls = in_class ? NULL : "[^0-9]";
+                break;
+            case 'W':
+                cls = in_class ? NULL : "[^[:alnum:]_]";
+                break;
+            case 'S':
+                cls = in_class ? NULL : "[^[:space:]]";
+                break;
+            case 'n':
+                cls = "\n";
+                break;
+            case 't':
+                cls = "\t";
+                break;
+            case 'r':
+                cls = "\r";
+                break;
+            default:
+                break;
             }
             if (cls != NULL) {
                 buf_str(out, cls);
@@ -790,18 +893,40 @@ static int lbp(const token_t *t)
     if (t->kind != TK_OP)
         return 0;
     switch (t->op) {
-    case OP_LBRACK: case OP_LPAREN: return 80;
-    case OP_DOT: return 75;
-    case OP_LBRACE: return 70;
-    case OP_STAR: case OP_SLASH: case OP_PERCENT: return 60;
-    case OP_PLUS: case OP_MINUS: case OP_AMP: return 50;
-    case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_IN:
-    case OP_CHAIN: return 40;
-    case OP_AND: return 30;
-    case OP_OR: return 25;
-    case OP_QUESTION: return 20;
-    case OP_BIND: return 10;
-    default: return 0;
+    case OP_LBRACK:
+    case OP_LPAREN:
+        return 80;
+    case OP_DOT:
+        return 75;
+    case OP_LBRACE:
+        return 70;
+    case OP_STAR:
+    case OP_SLASH:
+    case OP_PERCENT:
+        return 60;
+    case OP_PLUS:
+    case OP_MINUS:
+    case OP_AMP:
+        return 50;
+    case OP_EQ:
+    case OP_NE:
+    case OP_LT:
+    case OP_LE:
+    case OP_GT:
+    case OP_GE:
+    case OP_IN:
+    case OP_CHAIN:
+        return 40;
+    case OP_AND:
+        return 30;
+    case OP_OR:
+        return 25;
+    case OP_QUESTION:
+        return 20;
+    case OP_BIND:
+        return 10;
+    default:
+        return 0;
     }
 }
 
@@ -836,7 +961,8 @@ static node_t *nud(parser_t *p, token_t *t)
         n = node_new(N_VALUE);
         n->value = json_object_new_string(t->text);
         return n;
-    case TK_TRUE: case TK_FALSE:
+    case TK_TRUE:
+    case TK_FALSE:
         n = node_new(N_VALUE);
         n->value = json_object_new_boolean(t->kind == TK_TRUE);
         return n;
@@ -863,7 +989,9 @@ static node_t *nud(parser_t *p, token_t *t)
         break;
     }
     switch (t->op) {
-    case OP_AND: case OP_OR: case OP_IN:
+    case OP_AND:
+    case OP_OR:
+    case OP_IN:
         n = node_new(N_NAME);
         n->name = strdup(op_text[t->op]);
         return path_of(n);
@@ -1186,8 +1314,14 @@ struct val {
 
 static const val_t UNDEF = {NULL, 0, NULL};
 
-static bool defined(const val_t *v) { return (v->flags & V_DEF) != 0; }
-static bool is_regex(const val_t *v) { return (v->flags & V_REGEX) != 0; }
+static bool defined(const val_t *v)
+{
+    return (v->flags & V_DEF) != 0;
+}
+static bool is_regex(const val_t *v)
+{
+    return (v->flags & V_REGEX) != 0;
+}
 
 static void val_free(val_t *v)
 {
@@ -1196,9 +1330,15 @@ static void val_free(val_t *v)
 }
 
 /* A defined value holding j (taken). */
-static val_t val_take(json_object *j) { return (val_t){j, V_DEF, NULL}; }
+static val_t val_take(json_object *j)
+{
+    return (val_t){j, V_DEF, NULL};
+}
 /* A defined value holding a new reference to j (borrowed). */
-static val_t val_ref(json_object *j) { return (val_t){swf_json_ref(j), V_DEF, NULL}; }
+static val_t val_ref(json_object *j)
+{
+    return (val_t){swf_json_ref(j), V_DEF, NULL};
+}
 
 static val_t val_copy(const val_t *v)
 {
@@ -1262,15 +1402,22 @@ static const char *type_name(const val_t *v)
 static int truth(json_object *j, int depth)
 {
     switch (json_object_get_type(j)) {
-    case json_type_null: return 0;
-    case json_type_boolean: return json_object_get_boolean(j);
-    case json_type_int: case json_type_double: return json_object_get_double(j) != 0;
-    case json_type_string: return json_object_get_string_len(j) > 0;
-    case json_type_object: return json_object_object_length(j) > 0;
+    case json_type_null:
+        return 0;
+    case json_type_boolean:
+        return json_object_get_boolean(j);
+    case json_type_int:
+    case json_type_double:
+        return json_object_get_double(j) != 0;
+    case json_type_string:
+        return json_object_get_string_len(j) > 0;
+    case json_type_object:
+        return json_object_object_length(j) > 0;
     case json_type_array: {
         size_t n = json_object_array_length(j);
         if (n == 1)
-            return depth < SWF_LIMIT_JSON_DEPTH ? truth(json_object_array_get_idx(j, 0), depth + 1) : 0;
+            return depth < SWF_LIMIT_JSON_DEPTH ? truth(json_object_array_get_idx(j, 0), depth + 1)
+                                                : 0;
         for (size_t i = 0; i < n; i++) {
             if (depth < SWF_LIMIT_JSON_DEPTH && truth(json_object_array_get_idx(j, i), depth + 1))
                 return 1;
@@ -1388,8 +1535,7 @@ struct call {
     size_t argc;
 };
 
-static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
-                         val_t *out);
+static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env, val_t *out);
 
 /* ------------------------------------------------------------------------ */
 /* Strings                                                                  */
@@ -1401,13 +1547,27 @@ static void json_quote(buf_t *b, const char *s, size_t n)
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         switch (c) {
-        case '"': buf_str(b, "\\\""); break;
-        case '\\': buf_str(b, "\\\\"); break;
-        case '\b': buf_str(b, "\\b"); break;
-        case '\f': buf_str(b, "\\f"); break;
-        case '\n': buf_str(b, "\\n"); break;
-        case '\r': buf_str(b, "\\r"); break;
-        case '\t': buf_str(b, "\\t"); break;
+        case '"':
+            buf_str(b, "\\\"");
+            break;
+        case '\\':
+            buf_str(b, "\\\\");
+            break;
+        case '\b':
+            buf_str(b, "\\b");
+            break;
+        case '\f':
+            buf_str(b, "\\f");
+            break;
+        case '\n':
+            buf_str(b, "\\n");
+            break;
+        case '\r':
+            buf_str(b, "\\r");
+            break;
+        case '\t':
+            buf_str(b, "\\t");
+            break;
         default:
             if (c < 0x20) {
                 char e[8];
@@ -1436,9 +1596,14 @@ static swf_error_t *stringify(buf_t *b, json_object *j, int indent, int level)
         return qerr("$string: the value is nested too deep");
     char num[48];
     switch (json_object_get_type(j)) {
-    case json_type_null: buf_str(b, "null"); break;
-    case json_type_boolean: buf_str(b, json_object_get_boolean(j) ? "true" : "false"); break;
-    case json_type_int: case json_type_double: {
+    case json_type_null:
+        buf_str(b, "null");
+        break;
+    case json_type_boolean:
+        buf_str(b, json_object_get_boolean(j) ? "true" : "false");
+        break;
+    case json_type_int:
+    case json_type_double: {
         double d = json_object_get_double(j);
         if (!isfinite(d))
             return qerr("$string: cannot convert a non-finite number");
@@ -1469,7 +1634,8 @@ static swf_error_t *stringify(buf_t *b, json_object *j, int indent, int level)
     case json_type_object: {
         bool first = true;
         buf_ch(b, '{');
-        json_object_object_foreach(j, key, v) {
+        json_object_object_foreach(j, key, v)
+        {
             if (!first)
                 buf_ch(b, ',');
             if (indent)
@@ -1567,7 +1733,11 @@ static swf_error_t *eval_binary(ctx_t *ctx, const node_t *n, const val_t *input,
         goto done;
     }
     switch (n->op) {
-    case OP_PLUS: case OP_MINUS: case OP_STAR: case OP_SLASH: case OP_PERCENT: {
+    case OP_PLUS:
+    case OP_MINUS:
+    case OP_STAR:
+    case OP_SLASH:
+    case OP_PERCENT: {
         if (defined(&l) && !is_number(l.j)) {
             err = qerr("the left side of '%s' must be a number, not %s", op, type_name(&l));
             goto done;
@@ -1580,11 +1750,21 @@ static swf_error_t *eval_binary(ctx_t *ctx, const node_t *n, const val_t *input,
             goto done; /* undefined */
         double a = json_object_get_double(l.j), b = json_object_get_double(r.j), v;
         switch (n->op) {
-        case OP_PLUS: v = a + b; break;
-        case OP_MINUS: v = a - b; break;
-        case OP_STAR: v = a * b; break;
-        case OP_SLASH: v = a / b; break;
-        default: v = fmod(a, b); break;
+        case OP_PLUS:
+            v = a + b;
+            break;
+        case OP_MINUS:
+            v = a - b;
+            break;
+        case OP_STAR:
+            v = a * b;
+            break;
+        case OP_SLASH:
+            v = a / b;
+            break;
+        default:
+            v = fmod(a, b);
+            break;
         }
         json_object *j;
         if ((err = number_new(v, &j)))
@@ -1603,7 +1783,8 @@ static swf_error_t *eval_binary(ctx_t *ctx, const node_t *n, const val_t *input,
         free(b.s);
         goto done;
     }
-    case OP_EQ: case OP_NE: {
+    case OP_EQ:
+    case OP_NE: {
         bool eq = defined(&l) && defined(&r) && swf_json_equal(l.j, r.j);
         if (!defined(&l) || !defined(&r))
             *out = val_take(json_object_new_boolean(false));
@@ -1611,12 +1792,14 @@ static swf_error_t *eval_binary(ctx_t *ctx, const node_t *n, const val_t *input,
             *out = val_take(json_object_new_boolean(n->op == OP_EQ ? eq : !eq));
         goto done;
     }
-    case OP_LT: case OP_LE: case OP_GT: case OP_GE: {
+    case OP_LT:
+    case OP_LE:
+    case OP_GT:
+    case OP_GE: {
         bool lok = !defined(&l) || is_number(l.j) || is_string(l.j);
         bool rok = !defined(&r) || is_number(r.j) || is_string(r.j);
         if (!lok || !rok) {
-            err = qerr("'%s' compares numbers or strings, not %s", op,
-                       type_name(lok ? &r : &l));
+            err = qerr("'%s' compares numbers or strings, not %s", op, type_name(lok ? &r : &l));
             goto done;
         }
         if (!defined(&l) || !defined(&r)) {
@@ -1638,7 +1821,10 @@ static swf_error_t *eval_binary(ctx_t *ctx, const node_t *n, const val_t *input,
             err = qerr("'%s' cannot compare %s with %s", op, type_name(&l), type_name(&r));
             goto done;
         }
-        bool res = n->op == OP_LT ? c < 0 : n->op == OP_LE ? c <= 0 : n->op == OP_GT ? c > 0 : c >= 0;
+        bool res = n->op == OP_LT   ? c < 0
+                   : n->op == OP_LE ? c <= 0
+                   : n->op == OP_GT ? c > 0
+                                    : c >= 0;
         *out = val_take(json_object_new_boolean(res));
         goto done;
     }
@@ -1659,7 +1845,8 @@ static swf_error_t *eval_binary(ctx_t *ctx, const node_t *n, const val_t *input,
         goto done;
     }
 done:
-    if (!err && defined(out) && (n->op == OP_AMP || !json_object_is_type(out->j, json_type_boolean)))
+    if (!err && defined(out) &&
+        (n->op == OP_AMP || !json_object_is_type(out->j, json_type_boolean)))
         err = charge_bytes(ctx, built_size(out->j));
     if (err)
         val_free(out);
@@ -1734,7 +1921,8 @@ static swf_error_t *descendants(ctx_t *ctx, json_object *j, json_object *seq, in
         for (size_t i = 0; i < json_object_array_length(j) && !err; i++)
             err = descendants(ctx, json_object_array_get_idx(j, i), seq, depth + 1);
     } else if (is_object(j)) {
-        json_object_object_foreach(j, key, v) {
+        json_object_object_foreach(j, key, v)
+        {
             (void)key;
             if ((err = descendants(ctx, v, seq, depth + 1)))
                 break;
@@ -1945,8 +2133,8 @@ static swf_error_t *eval_array(ctx_t *ctx, const node_t *n, const val_t *input, 
                     err = qerr("the range [%.0f..%.0f] has more than %d items", a, b,
                                SWF_LIMIT_JSONATA_RANGE_ITEMS);
                 else if (!(err = charge(ctx, (size_t)(b - a + 1))) &&
-                         !(err = charge_bytes(ctx, (size_t)(b - a + 1) *
-                                                       (VALUE_BYTES + SLOT_BYTES))))
+                         !(err =
+                               charge_bytes(ctx, (size_t)(b - a + 1) * (VALUE_BYTES + SLOT_BYTES))))
                     for (double k = a; k <= b; k++)
                         json_object_array_add(arr, json_object_new_int64((int64_t)k));
             }
@@ -2062,8 +2250,7 @@ static swf_error_t *eval_call(ctx_t *ctx, const node_t *n, const val_t *input, f
     return err;
 }
 
-static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
-                         val_t *out)
+static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env, val_t *out)
 {
     *out = UNDEF;
     swf_error_t *err = charge(ctx, 1);
@@ -2087,7 +2274,8 @@ static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_
         if (defined(input) && (is_object(input->j) || is_array(input->j))) {
             json_object *seq = json_object_new_array();
             if (is_object(input->j)) {
-                json_object_object_foreach(input->j, key, v) {
+                json_object_object_foreach(input->j, key, v)
+                {
                     (void)key;
                     seq_add_flat(seq, v);
                 }
@@ -2187,8 +2375,14 @@ static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_
 /* Built-in functions                                                       */
 /* ------------------------------------------------------------------------ */
 
-static const val_t *arg(const call_t *c, size_t i) { return i < c->argc ? &c->argv[i] : &UNDEF; }
-static bool has_arg(const call_t *c, size_t i) { return defined(arg(c, i)); }
+static const val_t *arg(const call_t *c, size_t i)
+{
+    return i < c->argc ? &c->argv[i] : &UNDEF;
+}
+static bool has_arg(const call_t *c, size_t i)
+{
+    return defined(arg(c, i));
+}
 
 static swf_error_t *want_string(const call_t *c, size_t i, const char **s, size_t *n)
 {
@@ -2226,7 +2420,10 @@ static swf_error_t *number_val(double d, val_t *out)
     return err;
 }
 
-static val_t bool_val(bool b) { return val_take(json_object_new_boolean(b)); }
+static val_t bool_val(bool b)
+{
+    return val_take(json_object_new_boolean(b));
+}
 
 /* The items of argument i, which must all be numbers (an array of numbers or
  * one number). */
@@ -2279,8 +2476,9 @@ static swf_error_t *fn_string(call_t *c, val_t *out)
 static bool parse_number_text(const char *s, double *out)
 {
     const char *p = s;
-    if ((s[0] == '0') && (s[1] == 'x' || s[1] == 'X' || s[1] == 'o' || s[1] == 'O' ||
-                          s[1] == 'b' || s[1] == 'B') && s[2]) {
+    if ((s[0] == '0') &&
+        (s[1] == 'x' || s[1] == 'X' || s[1] == 'o' || s[1] == 'O' || s[1] == 'b' || s[1] == 'B') &&
+        s[2]) {
         int base = (s[1] | 0x20) == 'x' ? 16 : (s[1] | 0x20) == 'o' ? 8 : 2;
         char *end;
         unsigned long long v = strtoull(s + 2, &end, base);
@@ -2394,8 +2592,14 @@ static swf_error_t *minmax(call_t *c, val_t *out, bool max)
     return number_val(m, out);
 }
 
-static swf_error_t *fn_max(call_t *c, val_t *out) { return minmax(c, out, true); }
-static swf_error_t *fn_min(call_t *c, val_t *out) { return minmax(c, out, false); }
+static swf_error_t *fn_max(call_t *c, val_t *out)
+{
+    return minmax(c, out, true);
+}
+static swf_error_t *fn_min(call_t *c, val_t *out)
+{
+    return minmax(c, out, false);
+}
 
 static swf_error_t *fn_average(call_t *c, val_t *out)
 {
@@ -2520,8 +2724,14 @@ static swf_error_t *change_case(call_t *c, val_t *out, bool upper)
     return NULL;
 }
 
-static swf_error_t *fn_uppercase(call_t *c, val_t *out) { return change_case(c, out, true); }
-static swf_error_t *fn_lowercase(call_t *c, val_t *out) { return change_case(c, out, false); }
+static swf_error_t *fn_uppercase(call_t *c, val_t *out)
+{
+    return change_case(c, out, true);
+}
+static swf_error_t *fn_lowercase(call_t *c, val_t *out)
+{
+    return change_case(c, out, false);
+}
 
 static swf_error_t *fn_trim(call_t *c, val_t *out)
 {
@@ -2641,8 +2851,8 @@ static swf_error_t *fn_split(call_t *c, val_t *out)
     if (!is_regex(pat) && json_object_get_string_len(pat->j) == 0) {
         size_t count, *starts = utf8_starts(s, n, &count);
         for (size_t i = 0; i < count && (double)i < limit; i++)
-            json_object_array_add(arr, json_object_new_string_len(s + starts[i],
-                                                                   (int)(starts[i + 1] - starts[i])));
+            json_object_array_add(
+                arr, json_object_new_string_len(s + starts[i], (int)(starts[i + 1] - starts[i])));
         free(starts);
     } else {
         size_t off = 0;
@@ -2767,7 +2977,8 @@ static swf_error_t *fn_keys(call_t *c, val_t *out)
         json_object *o = item_at(&it, k);
         if (!is_object(o))
             continue;
-        json_object_object_foreach(o, key, val) {
+        json_object_object_foreach(o, key, val)
+        {
             (void)val;
             if (!json_object_object_get_ex(seen, key, NULL)) {
                 json_object_object_add(seen, key, NULL);
@@ -2928,7 +3139,8 @@ static swf_error_t *fn_merge(call_t *c, val_t *out)
             return qerr("argument 1 must be an array of objects, but item %zu is %s", k,
                         swf_json_type_name(o));
         }
-        json_object_object_foreach(o, key, v) {
+        json_object_object_foreach(o, key, v)
+        {
             json_object_object_add(obj, key, swf_json_ref(v));
         }
     }
@@ -2989,9 +3201,18 @@ static swf_error_t *math1(call_t *c, val_t *out, double (*f)(double))
     return err ? err : number_val(f(d), out);
 }
 
-static swf_error_t *fn_floor(call_t *c, val_t *out) { return math1(c, out, floor); }
-static swf_error_t *fn_ceil(call_t *c, val_t *out) { return math1(c, out, ceil); }
-static swf_error_t *fn_abs(call_t *c, val_t *out) { return math1(c, out, fabs); }
+static swf_error_t *fn_floor(call_t *c, val_t *out)
+{
+    return math1(c, out, floor);
+}
+static swf_error_t *fn_ceil(call_t *c, val_t *out)
+{
+    return math1(c, out, ceil);
+}
+static swf_error_t *fn_abs(call_t *c, val_t *out)
+{
+    return math1(c, out, fabs);
+}
 
 static swf_error_t *fn_sqrt(call_t *c, val_t *out)
 {
@@ -3295,7 +3516,8 @@ static swf_error_t *template_eval(json_object *t, json_object *bindings, const c
     }
     if (is_object(t)) {
         json_object *obj = json_object_new_object();
-        json_object_object_foreach(t, key, v) {
+        json_object_object_foreach(t, key, v)
+        {
             char sub[256];
             snprintf(sub, sizeof sub, "%s%s%s", where, where[0] ? "." : "", key);
             json_object *r;
@@ -3322,8 +3544,8 @@ static swf_error_t *template_eval(json_object *t, json_object *bindings, const c
             snprintf(sub, sizeof sub, "%s[%zu]", where, i);
             json_object *r;
             bool d;
-            if ((err = template_eval(json_object_array_get_idx(t, i), bindings, sub, depth + 1,
-                                     &r, &d)))
+            if ((err = template_eval(json_object_array_get_idx(t, i), bindings, sub, depth + 1, &r,
+                                     &d)))
                 break;
             if (!d) {
                 err = qerr("the expression of item %s has no value (undefined)", sub);

@@ -54,7 +54,10 @@ static void expect_value_in(const char *expr, const char *bindings, const char *
     json_object_put(b);
 }
 
-static void expect_value(const char *expr, const char *want) { expect_value_in(expr, ORDER, want); }
+static void expect_value(const char *expr, const char *want)
+{
+    expect_value_in(expr, ORDER, want);
+}
 
 /* Expects the exact serialisation (types and number formatting). */
 static void expect_text(const char *expr, const char *want)
@@ -225,9 +228,9 @@ Test(jsonata, map_operator_evaluates_per_item)
 {
     expect_value("$states.input.n.($ * 10)", "[10, 20, 30]");
     expect_value("[1, 2, 3].($ + 1)", "[2, 3, 4]");
-    expect_value("$states.input.items.{'n': name}", "[{\"n\": \"a\"}, {\"n\": \"b\"}, {\"n\": \"c\"}]");
-    expect_value("$states.input.items.[name, price]",
-                 "[[\"a\", 5], [\"b\", 15], [\"c\", 25]]");
+    expect_value("$states.input.items.{'n': name}",
+                 "[{\"n\": \"a\"}, {\"n\": \"b\"}, {\"n\": \"c\"}]");
+    expect_value("$states.input.items.[name, price]", "[[\"a\", 5], [\"b\", 15], [\"c\", 25]]");
 }
 
 /* ---- operators ---- */
@@ -596,9 +599,25 @@ Test(jsonata, type_errors)
 Test(jsonata, syntax_errors_fail_check_and_eval)
 {
     const char *bad[] = {
-        "1 +", "(1", "[1, 2", "{'a' 1}", "'unterminated", "$f(", "a..b", "1 2", "",
-        "$unknownFunction(1)", "$uppercase('a', 'b')", "$substring()", "/ab+?/",
-        "function($x) { $x }", "a{'k': 1}", "$x.1", "^(a)", "1 := 2", "'\\q'",
+        "1 +",
+        "(1",
+        "[1, 2",
+        "{'a' 1}",
+        "'unterminated",
+        "$f(",
+        "a..b",
+        "1 2",
+        "",
+        "$unknownFunction(1)",
+        "$uppercase('a', 'b')",
+        "$substring()",
+        "/ab+?/",
+        "function($x) { $x }",
+        "a{'k': 1}",
+        "$x.1",
+        "^(a)",
+        "1 := 2",
+        "'\\q'",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         swf_error_t *err = swf_asl_jsonata_check(bad[i]);
@@ -712,12 +731,13 @@ Test(jsonata_template, is_expr_needs_the_whole_string)
 
 Test(jsonata_template, evaluates_expressions_at_any_depth)
 {
-    expect_template("{\"sum\": \"{% $sum($states.input.n) %}\", \"label\": \"total\","
-                    " \"nested\": {\"count\": \"{% $count($states.input.n) %}\", \"lit\": [1, true]},"
-                    " \"list\": [\"{% $states.input.n[0] %}\", \"x\"]}",
-                    "{\"states\": {\"input\": {\"n\": [1, 2, 3]}}}",
-                    "{\"sum\": 6, \"label\": \"total\", \"nested\": {\"count\": 3, \"lit\": [1, true]},"
-                    " \"list\": [1, \"x\"]}");
+    expect_template(
+        "{\"sum\": \"{% $sum($states.input.n) %}\", \"label\": \"total\","
+        " \"nested\": {\"count\": \"{% $count($states.input.n) %}\", \"lit\": [1, true]},"
+        " \"list\": [\"{% $states.input.n[0] %}\", \"x\"]}",
+        "{\"states\": {\"input\": {\"n\": [1, 2, 3]}}}",
+        "{\"sum\": 6, \"label\": \"total\", \"nested\": {\"count\": 3, \"lit\": [1, true]},"
+        " \"list\": [1, \"x\"]}");
 }
 
 Test(jsonata_template, strings_not_wrapped_are_literal)
@@ -825,8 +845,8 @@ static corpus_case_t corpus[] = {
      "[5, 15, 25]"},
     {"jsonata/jsonpath-to-jsonata-dataflow", "$count($states.input.r.a)",
      IN("{\"x\": 0, \"r\": {\"a\": [1, 2]}}"), "2"},
-    {"jsonata/map-items-and-itemselector", "$states.input.list",
-     IN("{\"list\": [\"a\", \"b\"]}"), "[\"a\", \"b\"]"},
+    {"jsonata/map-items-and-itemselector", "$states.input.list", IN("{\"list\": [\"a\", \"b\"]}"),
+     "[\"a\", \"b\"]"},
     {"jsonata/map-items-and-itemselector", "$states.context.Map.Item.Index",
      "{\"states\": {\"input\": {}, \"context\": {\"Map\": {\"Item\": {\"Index\": 1,"
      " \"Value\": \"b\"}}}}}",
@@ -835,9 +855,8 @@ static corpus_case_t corpus[] = {
      "{\"states\": {\"input\": {}, \"context\": {\"Map\": {\"Item\": {\"Index\": 1,"
      " \"Value\": \"b\"}}}}}",
      "\"b\""},
-    {"jsonata/map-items-and-itemselector",
-     "$states.input.v & '#' & $string($states.input.i)", IN("{\"i\": 1, \"v\": \"b\"}"),
-     "\"b#1\""},
+    {"jsonata/map-items-and-itemselector", "$states.input.v & '#' & $string($states.input.i)",
+     IN("{\"i\": 1, \"v\": \"b\"}"), "\"b#1\""},
     {"jsonata/map-items-literal-array", "$states.input * 10", IN("2"), "20"},
     {"jsonata/map-items-not-array-fails", "$states.input.items",
      IN("{\"items\": {\"foo\": \"bar\"}}"), "{\"foo\": \"bar\"}"},
