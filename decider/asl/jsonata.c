@@ -2443,10 +2443,10 @@ static swf_error_t *want_numbers(const call_t *c, size_t i, items_t *it)
 
 static swf_error_t *fn_refused(call_t *c, val_t *out)
 {
+    (void)c;
     (void)out;
     return qerr("is not supported: it is not deterministic, and the engine must give the "
                 "same value each time it replays an execution");
-    (void)c;
 }
 
 static swf_error_t *fn_string(call_t *c, val_t *out)
