@@ -49,7 +49,7 @@ typedef struct partition {
 struct swf_worker {
     rd_kafka_t *consumer, *producer;
     char *task_topic, *inbox_topic, *dlq_topic, *group_id, *identity;
-    unsigned max_in_flight;
+    unsigned max_in_flight, session_timeout_ms;
 
     pthread_mutex_t lock; /* guards everything below */
     unsigned in_flight;
@@ -301,12 +301,20 @@ static swf_error_t *make_client(swf_worker_t *w, const char *brokers, rd_kafka_t
     if ((err = swf_worker__conf_set(conf, "bootstrap.servers", brokers)) ||
         (err = swf_worker__conf_set(conf, "client.id", w->identity)))
         goto out;
+    /* librdkafka's own tracing ("cgrp,fetch", "all"), for debugging a deployment */
+    const char *debug = getenv("SWF_KAFKA_DEBUG");
+    if (debug != NULL && *debug && (err = swf_worker__conf_set(conf, "debug", debug)))
+        goto out;
     if (type == RD_KAFKA_CONSUMER) {
         if ((err = swf_worker__conf_set(conf, "group.id", w->group_id)) ||
             (err = swf_worker__conf_set(conf, "enable.auto.commit", "false")) ||
             (err = swf_worker__conf_set(conf, "auto.offset.reset", "earliest")) ||
             /* a task topic may be created after the worker starts */
             (err = swf_worker__conf_set(conf, "topic.metadata.refresh.interval.ms", "10000")))
+            goto out;
+        char ms[32];
+        snprintf(ms, sizeof(ms), "%u", w->session_timeout_ms);
+        if (w->session_timeout_ms && (err = swf_worker__conf_set(conf, "session.timeout.ms", ms)))
             goto out;
         rd_kafka_conf_set_rebalance_cb(conf, on_rebalance);
     } else {
@@ -350,6 +358,7 @@ swf_error_t *swf_worker_new(const swf_worker_config_t *config, swf_worker_t **ou
         abort();
     pthread_mutex_init(&w->lock, NULL);
     w->max_in_flight = config->max_in_flight ? config->max_in_flight : 1;
+    w->session_timeout_ms = config->session_timeout_ms;
     w->task_topic = fmt2(or_env(config->task_topic_prefix, "SWF_TASK_TOPIC_PREFIX", "swf.tasks."),
                          config->task_list);
     w->inbox_topic = dup_str(or_env(config->inbox_topic, "SWF_INBOX_TOPIC", "swf.inbox"));

@@ -59,6 +59,10 @@ typedef struct swf_worker_config {
     const char *group_id;  /* NULL: "swf-workers.<task_list>" */
     const char *identity;  /* NULL: "<hostname>:<pid>"; sent with every answer */
     unsigned max_in_flight; /* 0: 1; at most SWF_WORKER_IN_FLIGHT_MAX */
+    /* How long the group waits for a silent member before giving its
+     * partitions (and its unanswered tasks) to the others; also how long a
+     * rebalance may wait for members to rejoin. 0: librdkafka's 45 s. */
+    unsigned session_timeout_ms;
     /* Topic names; NULL takes $SWF_INBOX_TOPIC, $SWF_TASK_TOPIC_PREFIX,
      * $SWF_DLQ_TOPIC, or the defaults "swf.inbox", "swf.tasks.", "swf.dlq". */
     const char *inbox_topic;

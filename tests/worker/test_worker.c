@@ -1,0 +1,372 @@
+/* test_worker.c - the worker library against librdkafka's mock cluster:
+ * answers reach the inbox in the contract's shape, offsets follow answers,
+ * the in-flight limit holds, malformed tasks are dead-lettered, tokens pass
+ * through unverified. */
+#include "tests/worker/kafka_fixture.h"
+
+#include "worker/worker.h"
+
+#define LIST "upper"
+#define TOPIC "swf.tasks." LIST
+
+TestSuite(worker, .timeout = 240);
+
+static swf_worker_t *worker_new(fx_kafka_t *k, unsigned max_in_flight)
+{
+    swf_worker_config_t cfg = {.brokers = k->brokers,
+                               .task_list = LIST,
+                               .identity = "test-worker",
+                               .max_in_flight = max_in_flight,
+                               .session_timeout_ms = 6000};
+    swf_worker_t *w = NULL;
+    swf_error_t *err = swf_worker_new(&cfg, &w);
+    cr_assert_null(err, "%s", swf_error_message(err));
+    return w;
+}
+
+/* Polls up to max_ms for a task; NULL when none came. */
+static swf_worker_task_t *poll_task(swf_worker_t *w, int max_ms)
+{
+    for (int waited = 0; waited < max_ms; waited += 200) {
+        swf_worker_task_t *t = NULL;
+        swf_error_t *err = swf_worker_poll(w, 200, &t);
+        cr_assert_null(err, "poll: %s", swf_error_message(err));
+        if (t)
+            return t;
+    }
+    return NULL;
+}
+
+static void publish(fx_kafka_t *k, const char *exec, const char *act, const char *input, double hb)
+{
+    json_object *t = fx_task(exec, act, input, hb);
+    fx_publish_task(k, LIST, t);
+    json_object_put(t);
+}
+
+static void assert_json(json_object *v, const char *want)
+{
+    json_object *w = NULL;
+    cr_assert_null(swf_json_parse(want, strlen(want), 1 << 20, &w));
+    cr_assert(swf_json_equal(v, w), "got %s, want %s", swf_json_str(v), want);
+    json_object_put(w);
+}
+
+Test(worker, task_is_parsed_and_completion_reaches_the_inbox_keyed_by_execution)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    publish(&k, "exec-1", "3", "{\"name\":\"ada\"}", 0);
+    swf_worker_t *w = worker_new(&k, 1);
+    swf_worker_task_t *t = poll_task(w, 60000);
+    cr_assert_not_null(t, "no task within 60 s");
+    cr_assert_str_eq(swf_worker_task_execution_id(t), "exec-1");
+    cr_assert_str_eq(swf_worker_task_activity_id(t), "3");
+    cr_assert_str_eq(swf_worker_task_activity_type(t), "upper");
+    cr_assert_str_eq(swf_worker_task_activity_version(t), "1");
+    cr_assert_str_eq(swf_worker_task_state(t), "Upper");
+    cr_assert_eq(swf_worker_task_attempt(t), 0);
+    cr_assert_eq(swf_worker_task_scheduled_event_id(t), 5);
+    cr_assert_eq(swf_worker_task_start_to_close_timeout_s(t), 300);
+    cr_assert_eq(swf_worker_task_heartbeat_timeout_s(t), 0);
+    assert_json(swf_worker_task_input(t), "{\"name\":\"ada\"}");
+    char *token = swf_token_make(SWF_TOKEN_DEV_SECRET, "exec-1", "3");
+    cr_assert_str_eq(swf_worker_task_token(t), token);
+    cr_assert_eq(swf_worker_in_flight(w), 1);
+
+    json_object *result = json_object_new_object();
+    json_object_object_add(result, "name", json_object_new_string("ADA"));
+    swf_error_t *err = swf_worker_complete(w, t, result);
+    cr_assert_null(err, "%s", swf_error_message(err));
+    json_object_put(result);
+    cr_assert(swf_worker_task_answered(t));
+    cr_assert_eq(swf_worker_in_flight(w), 0);
+    swf_worker_task_free(t);
+
+    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
+    char *key = NULL;
+    json_object *m = fx_read(inbox, 60000, &key);
+    cr_assert_not_null(m, "no answer on the inbox");
+    cr_assert_str_eq(key, "exec-1");
+    cr_assert_str_eq(swf_json_get_string(m, "type"), "activity.completed");
+    cr_assert_str_eq(swf_json_get_string(m, "taskToken"), token);
+    cr_assert_str_eq(swf_json_get_string(m, "identity"), "test-worker");
+    json_object *v = NULL;
+    cr_assert(swf_json_get(m, "v", &v) && json_object_get_int(v) == 1);
+    cr_assert(swf_json_get(m, "result", &v));
+    assert_json(v, "{\"name\":\"ADA\"}");
+    json_object_put(m);
+    free(key);
+    free(token);
+    fx_reader_free(inbox);
+    swf_worker_free(w);
+    fx_kafka_stop(&k);
+}
+
+Test(worker, failure_and_heartbeat_are_sent_in_order)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    publish(&k, "exec-2", "7", "[1,2]", 10);
+    swf_worker_t *w = worker_new(&k, 1);
+    swf_worker_task_t *t = poll_task(w, 60000);
+    cr_assert_not_null(t, "no task within 60 s");
+    cr_assert_eq(swf_worker_task_heartbeat_timeout_s(t), 10);
+    json_object *details = json_object_new_string("half way");
+    cr_assert_null(swf_worker_heartbeat(w, t, details));
+    json_object_put(details);
+    cr_assert_eq(swf_worker_in_flight(w), 1, "a heartbeat is not an answer");
+    cr_assert_null(swf_worker_heartbeat(w, t, NULL));
+    swf_error_t *err = swf_worker_fail(w, t, "payments.CardDeclined", "card 4242 declined");
+    cr_assert_null(err, "%s", swf_error_message(err));
+    cr_assert_eq(swf_worker_in_flight(w), 0);
+    swf_worker_task_free(t);
+
+    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
+    json_object *h1 = fx_read(inbox, 60000, NULL), *h2 = fx_read(inbox, 60000, NULL),
+                *f = fx_read(inbox, 60000, NULL);
+    cr_assert(h1 && h2 && f, "three messages expected");
+    cr_assert_str_eq(swf_json_get_string(h1, "type"), "activity.heartbeat");
+    cr_assert_str_eq(swf_json_get_string(h1, "details"), "half way");
+    cr_assert_str_eq(swf_json_get_string(h2, "type"), "activity.heartbeat");
+    json_object *none = NULL;
+    cr_assert_not(swf_json_get(h2, "details", &none), "no details given, none sent");
+    cr_assert_str_eq(swf_json_get_string(f, "type"), "activity.failed");
+    cr_assert_str_eq(swf_json_get_string(f, "error"), "payments.CardDeclined");
+    cr_assert_str_eq(swf_json_get_string(f, "cause"), "card 4242 declined");
+    cr_assert_str_eq(swf_json_get_string(f, "taskToken"), swf_json_get_string(h1, "taskToken"));
+    json_object_put(h1);
+    json_object_put(h2);
+    json_object_put(f);
+    fx_reader_free(inbox);
+    swf_worker_free(w);
+    fx_kafka_stop(&k);
+}
+
+/* Offsets: an unanswered task is not committed and comes again to the next
+ * process of the group; an answered one is committed and does not. */
+Test(worker, offset_is_committed_only_after_the_answer)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    publish(&k, "exec-3", "1", "{}", 0);
+    swf_worker_t *w = worker_new(&k, 1);
+    swf_worker_task_t *t = poll_task(w, 60000);
+    cr_assert_not_null(t);
+    int32_t part = swf_worker_task_partition(t);
+    int64_t off = swf_worker_task_offset(t);
+    swf_worker_task_free(t); /* abandoned: no answer */
+    swf_worker_free(w);
+    cr_assert_lt(fx_committed(&k, "swf-workers." LIST, TOPIC, part), 0,
+                 "committed past an unanswered task");
+
+    w = worker_new(&k, 1);
+    t = poll_task(w, 60000);
+    cr_assert_not_null(t, "the unanswered task was not delivered again");
+    cr_assert_eq(swf_worker_task_offset(t), off);
+    cr_assert_str_eq(swf_worker_task_execution_id(t), "exec-3");
+    cr_assert_null(swf_worker_complete(w, t, NULL));
+    swf_worker_task_free(t);
+    swf_worker_free(w);
+    cr_assert_eq(fx_committed(&k, "swf-workers." LIST, TOPIC, part), off + 1);
+
+    w = worker_new(&k, 1);
+    t = poll_task(w, 5000);
+    cr_assert_null(t, "an answered task came again");
+    swf_worker_free(w);
+    fx_kafka_stop(&k);
+}
+
+Test(worker, in_flight_limit_is_honoured_and_no_task_is_lost)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    const int n = 6;
+    for (int i = 0; i < n; i++) {
+        char exec[32], act[32];
+        snprintf(exec, sizeof(exec), "exec-bp-%d", i);
+        snprintf(act, sizeof(act), "%d", i);
+        publish(&k, exec, act, "{}", 0);
+    }
+    swf_worker_t *w = worker_new(&k, 2);
+    swf_worker_task_t *held[2] = {poll_task(w, 60000), NULL};
+    cr_assert_not_null(held[0]);
+    held[1] = poll_task(w, 60000);
+    cr_assert_not_null(held[1]);
+    /* At the limit: nothing more, however long we poll. */
+    for (int i = 0; i < 15; i++) {
+        swf_worker_task_t *t = NULL;
+        cr_assert_null(swf_worker_poll(w, 200, &t));
+        cr_assert_null(t, "a third task was handed out at max_in_flight 2");
+    }
+    cr_assert_eq(swf_worker_in_flight(w), 2);
+
+    int seen[6] = {0};
+    int got = 0;
+    for (int h = 0; h < 2; h++) {
+        seen[atoi(swf_worker_task_activity_id(held[h]))]++;
+        got++;
+        cr_assert_null(swf_worker_complete(w, held[h], NULL));
+        swf_worker_task_free(held[h]);
+    }
+    /* The rest, one at a time, never more than two held. */
+    for (int round = 0; round < 50 && got < n; round++) {
+        swf_worker_task_t *t = poll_task(w, 5000);
+        if (t == NULL)
+            continue;
+        cr_assert_leq(swf_worker_in_flight(w), 2);
+        seen[atoi(swf_worker_task_activity_id(t))]++;
+        got++;
+        cr_assert_null(swf_worker_complete(w, t, NULL));
+        swf_worker_task_free(t);
+    }
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(seen[i], 1, "task %d seen %d times", i, seen[i]);
+    swf_worker_free(w);
+    fx_kafka_stop(&k);
+}
+
+Test(worker, malformed_task_goes_to_the_dead_letter_topic_with_the_reason)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    /* Same key, so all three land in one partition, in this order. */
+    fx_publish(&k, TOPIC, "exec-4", "this is not json");
+    fx_publish(&k, TOPIC, "exec-4", "{\"type\":\"activity.task\",\"executionId\":\"exec-4\"}");
+    publish(&k, "exec-4", "9", "\"ok\"", 0);
+    swf_worker_t *w = worker_new(&k, 1);
+    swf_worker_task_t *t = poll_task(w, 60000);
+    cr_assert_not_null(t, "the valid task after two bad ones never came");
+    cr_assert_str_eq(swf_worker_task_activity_id(t), "9");
+    cr_assert_eq(swf_worker_task_offset(t), 2);
+    cr_assert_null(swf_worker_complete(w, t, NULL));
+    int32_t part = swf_worker_task_partition(t);
+    swf_worker_task_free(t);
+    swf_worker_free(w);
+    cr_assert_eq(fx_committed(&k, "swf-workers." LIST, TOPIC, part), 3);
+
+    rd_kafka_t *dlq = fx_reader(&k, "swf.dlq", 1);
+    char *key = NULL;
+    json_object *d1 = fx_read(dlq, 60000, &key), *d2 = fx_read(dlq, 60000, NULL);
+    cr_assert(d1 && d2, "two dead letters expected");
+    cr_assert_str_eq(key, "exec-4", "the original key is kept");
+    cr_assert_str_eq(swf_json_get_string(d1, "type"), "dead-letter");
+    cr_assert_str_eq(swf_json_get_string(d1, "topic"), TOPIC);
+    cr_assert_str_eq(swf_json_get_string(d1, "message"), "this is not json");
+    cr_assert_not_null(strstr(swf_json_get_string(d1, "reason"), "not JSON"),
+                       "%s", swf_json_get_string(d1, "reason"));
+    cr_assert_str_eq(swf_json_get_string(d2, "reason"), "missing field taskToken");
+    json_object *v = NULL;
+    cr_assert(swf_json_get(d2, "offset", &v) && json_object_get_int(v) == 1);
+    cr_assert_null(fx_read(dlq, 2000, NULL), "the valid task was dead-lettered");
+    json_object_put(d1);
+    json_object_put(d2);
+    free(key);
+    fx_reader_free(dlq);
+    fx_kafka_stop(&k);
+}
+
+/* Workers do not verify tokens (they have no secret): a forged token is handed
+ * out and returned unchanged; the decider is the one that refuses it. */
+Test(worker, forged_token_is_passed_through_unverified)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    json_object *task = fx_task("exec-5", "2", "{}", 0);
+    char *forged = swf_token_make("not-the-secret", "exec-5", "2");
+    json_object_object_add(task, "taskToken", json_object_new_string(forged));
+    fx_publish_task(&k, LIST, task);
+    json_object_put(task);
+
+    swf_worker_t *w = worker_new(&k, 1);
+    swf_worker_task_t *t = poll_task(w, 60000);
+    cr_assert_not_null(t, "a task with a forged token was not handed out");
+    cr_assert_str_eq(swf_worker_task_token(t), forged);
+    cr_assert_null(swf_worker_complete(w, t, NULL));
+    swf_worker_task_free(t);
+    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
+    json_object *m = fx_read(inbox, 60000, NULL);
+    cr_assert_not_null(m);
+    cr_assert_str_eq(swf_json_get_string(m, "taskToken"), forged);
+    char *e = NULL, *a = NULL;
+    swf_error_t *err = swf_token_verify(SWF_TOKEN_DEV_SECRET, forged, &e, &a);
+    cr_assert_not_null(err, "the decider's check would accept the forged token");
+    swf_error_free(err);
+    json_object_put(m);
+    free(forged);
+    fx_reader_free(inbox);
+    swf_worker_free(w);
+    fx_kafka_stop(&k);
+}
+
+/* ---- parsing, without Kafka ---- */
+
+static char *parse_reason(const char *text)
+{
+    swf_worker_task_t *t = NULL;
+    swf_error_t *err = swf_worker_task_parse(text, strlen(text), &t);
+    if (err == NULL) {
+        swf_worker_task_free(t);
+        return NULL;
+    }
+    char *r = strdup(swf_error_message(err));
+    swf_error_free(err);
+    return r;
+}
+
+Test(worker_task, parse_refuses_each_broken_field_naming_it)
+{
+    struct {
+        const char *text, *reason;
+    } cases[] = {
+        {"[1]", "message is not a JSON object"},
+        {"{\"type\":\"activity.completed\"}", "type activity.completed is not activity.task"},
+        {"{\"type\":\"activity.task\",\"v\":2}", "field v is not 1"},
+        {"{\"type\":\"activity.task\",\"taskToken\":\"t\",\"executionId\":\"e\",\"activityId\":"
+         "\"1\",\"attempt\":\"0\"}",
+         "field attempt is not an integer"},
+        {"{\"type\":\"activity.task\",\"taskToken\":\"t\",\"executionId\":\"\",\"activityId\":"
+         "\"1\"}",
+         "field executionId is empty"},
+        {"{\"type\":\"activity.task\",\"taskToken\":\"t\",\"executionId\":\"e\",\"activityId\":"
+         "\"1\",\"attempt\":0,\"scheduledEventId\":3,\"heartbeatTimeout\":-1}",
+         "field heartbeatTimeout is out of range"},
+        {"{\"type\":\"activity.task\",\"taskToken\":\"t\",\"executionId\":\"e\",\"activityId\":"
+         "\"1\",\"attempt\":0,\"scheduledEventId\":3,\"activityType\":{}}",
+         "activityType: missing field name"},
+        {"{\"type\":\"activity.task\",\"taskToken\":\"t\",\"executionId\":\"e\",\"activityId\":"
+         "\"1\",\"attempt\":0,\"scheduledEventId\":3,\"activityType\":{\"name\":\"x\"}}",
+         "missing field input"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *r = parse_reason(cases[i].text);
+        cr_assert_not_null(r, "accepted: %s", cases[i].text);
+        cr_assert_str_eq(r, cases[i].reason);
+        free(r);
+    }
+}
+
+Test(worker_task, parse_accepts_null_input_and_refuses_oversized_messages)
+{
+    const char *ok = "{\"type\":\"activity.task\",\"v\":1,\"taskToken\":\"t\",\"executionId\":\"e\","
+                     "\"activityId\":\"1\",\"attempt\":2,\"scheduledEventId\":3,"
+                     "\"activityType\":{\"name\":\"x\"},\"input\":null,\"extra\":true}";
+    swf_worker_task_t *t = NULL;
+    swf_error_t *err = swf_worker_task_parse(ok, strlen(ok), &t);
+    cr_assert_null(err, "%s", swf_error_message(err));
+    cr_assert_null(swf_worker_task_input(t));
+    cr_assert_eq(swf_worker_task_attempt(t), 2);
+    cr_assert_str_eq(swf_worker_task_activity_version(t), "");
+    swf_worker_task_free(t);
+
+    size_t n = SWF_WORKER_MESSAGE_BYTES_MAX + 1;
+    char *big = malloc(n);
+    memset(big, ' ', n);
+    big[0] = '{';
+    big[n - 1] = '}';
+    err = swf_worker_task_parse(big, n, &t);
+    cr_assert_not_null(err);
+    cr_assert_eq(swf_error_code(err), SWF_E_LIMIT);
+    swf_error_free(err);
+    free(big);
+}
