@@ -12,8 +12,8 @@
  *
  * Time in `swf run --dev` is real, unlike `--local`'s virtual clock. Long
  * Wait states would make it slow, so the history service runs timers and
- * execution timeouts scaled by SWF_DEV_TIME_SCALE (default 0.01 for
- * `run --dev`: a 10 s Wait takes 100 ms; 1 for `swf dev`, which should
+ * execution timeouts scaled by SWF_DEV_TIME_SCALE (default 0.001 for
+ * `run --dev`: an hour's Wait takes 3.6 s; 1 for `swf dev`, which should
  * behave like production). Activity timeouts are never scaled: they measure
  * real work.
  */
@@ -585,7 +585,7 @@ int swf_cli_run_dev(int argc, char **argv)
                              .brokers = reuse ? brokers : NULL,
                              .deciders = reuse ? 0 : 1,
                              .history_service = !reuse,
-                             .time_scale = scale ? atof(scale) : 0.01,
+                             .time_scale = scale ? atof(scale) : 0.001,
                              .log = getenv("SWF_DEV_LOG") ? stderr : NULL};
     err = swf_dev_start(&opt, &dev);
     if (err != NULL)

@@ -135,6 +135,10 @@ swf_error_t *swf_kafka_consumer_new(const char *brokers, const char *group,
         err = conf_set(conf, "allow.auto.create.topics", "true");
     if (err == NULL)
         err = conf_set(conf, "topic.metadata.refresh.interval.ms", "2000");
+    /* Latency over throughput: a fetch returns as soon as anything is
+     * there (a decision's round trip crosses two topics). */
+    if (err == NULL)
+        err = conf_set(conf, "fetch.wait.max.ms", "5");
     if (err != NULL) {
         rd_kafka_conf_destroy(conf);
         return err;
@@ -192,8 +196,10 @@ swf_error_t *swf_kafka_topic_ensure(rd_kafka_t *rk, const char *topic, int parti
         }
         return swf_error_new(SWF_E_KAFKA, NULL, "%s: the topic was not created", topic);
     }
-    if (timeout_ms > 3000)
-        timeout_ms = 3000;
+    /* Real clusters answer CreateTopics in milliseconds; a second without
+     * an answer means it is not implemented. */
+    if (timeout_ms > 1000)
+        timeout_ms = 1000;
     char errstr[256];
     swf_error_t *err = NULL;
     rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, partitions, -1, errstr, sizeof(errstr));

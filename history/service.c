@@ -369,7 +369,7 @@ swf_error_t *swf_history_service_tick(swf_history_service_t *s)
         err = step(s, exec_timeouts_sql, scale, exec_timeout_row, &s->stats.executions_timed_out,
                    false);
     if (err == NULL)
-        err = step(s, activity_timeouts_sql, scale, activity_timeout_row,
+        err = step(s, activity_timeouts_sql, "1", activity_timeout_row,
                    &s->stats.activities_timed_out, false);
     if (err == NULL) {
         snprintf(age, sizeof(age), "%d", s->cfg.outbox_age_ms);

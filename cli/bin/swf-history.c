@@ -1,0 +1,55 @@
+/*
+ * swf-history - the history service (history/service.h): timers, timeouts,
+ * outbox republishing and the sweep, publishing through decider/kafka.h.
+ * SIGINT/SIGTERM finish the current tick.
+ */
+#include <signal.h>
+#include <stdio.h>
+
+#include "decider/kafka.h"
+#include "history/service.h"
+
+static swf_history_service_t *svc;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (svc != NULL)
+        swf_history_service_stop(svc);
+}
+
+int main(void)
+{
+    swf_kafka_names_t names;
+    swf_kafka_names_env(&names);
+    rd_kafka_t *producer = NULL;
+    swf_error_t *err = swf_kafka_producer_new(names.brokers, &producer);
+    swf_kafka_poster_t *poster = NULL;
+    if (err == NULL) {
+        poster = swf_kafka_poster_new(producer, names.task_partitions);
+        swf_history_service_config_t cfg;
+        swf_history_service_config_env(&cfg);
+        cfg.send = swf_kafka_poster_send;
+        cfg.send_ctx = poster;
+        err = swf_history_service_new(&cfg, &svc);
+    }
+    if (err != NULL) {
+        fprintf(stderr, "swf-history: %s\n", swf_error_message(err));
+        swf_error_free(err);
+        swf_kafka_poster_free(poster);
+        if (producer != NULL)
+            rd_kafka_destroy(producer);
+        return 3;
+    }
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    swf_history_service_run(svc);
+    swf_history_service_free(svc);
+    swf_kafka_poster_free(poster);
+    rd_kafka_flush(producer, 5000);
+    rd_kafka_destroy(producer);
+    return 0;
+}
