@@ -16,7 +16,11 @@
 #include <librdkafka/rdkafka_mock.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "protocol/json.h"
 #include "protocol/token.h"
@@ -30,7 +34,7 @@ typedef struct fx_kafka {
     char brokers[256];
 } fx_kafka_t;
 
-static rd_kafka_t *fx_client(const char *brokers, rd_kafka_type_t type, const char *group)
+static inline rd_kafka_t *fx_client(const char *brokers, rd_kafka_type_t type, const char *group)
 {
     char text[512];
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
@@ -47,7 +51,7 @@ static rd_kafka_t *fx_client(const char *brokers, rd_kafka_type_t type, const ch
 }
 
 /* Starts a mock cluster with the task topic of `task_list`, the inbox and the DLQ. */
-static void fx_kafka_start(fx_kafka_t *k, const char *task_list)
+static inline void fx_kafka_start(fx_kafka_t *k, const char *task_list)
 {
     memset(k, 0, sizeof(*k));
     k->owner = fx_client(NULL, RD_KAFKA_PRODUCER, NULL);
@@ -62,7 +66,7 @@ static void fx_kafka_start(fx_kafka_t *k, const char *task_list)
     k->producer = fx_client(k->brokers, RD_KAFKA_PRODUCER, NULL);
 }
 
-static void fx_kafka_stop(fx_kafka_t *k)
+static inline void fx_kafka_stop(fx_kafka_t *k)
 {
     rd_kafka_flush(k->producer, 10000);
     rd_kafka_destroy(k->producer);
@@ -71,7 +75,7 @@ static void fx_kafka_stop(fx_kafka_t *k)
 }
 
 /* Publishes one message and waits until the broker has it. */
-static void fx_publish(fx_kafka_t *k, const char *topic, const char *key, const char *value)
+static inline void fx_publish(fx_kafka_t *k, const char *topic, const char *key, const char *value)
 {
     rd_kafka_resp_err_t err = rd_kafka_producev(
         k->producer, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_KEY(key, key ? strlen(key) : 0),
@@ -82,7 +86,7 @@ static void fx_publish(fx_kafka_t *k, const char *topic, const char *key, const 
 }
 
 /* An activity.task message (a new reference). hb_s/stc_s 0 leave the timeouts out. */
-static json_object *fx_task(const char *execution_id, const char *activity_id, const char *input,
+static inline json_object *fx_task(const char *execution_id, const char *activity_id, const char *input,
                             double hb_s)
 {
     json_object *t = json_object_new_object();
@@ -108,7 +112,7 @@ static json_object *fx_task(const char *execution_id, const char *activity_id, c
     return t;
 }
 
-static void fx_publish_task(fx_kafka_t *k, const char *task_list, json_object *task)
+static inline void fx_publish_task(fx_kafka_t *k, const char *task_list, json_object *task)
 {
     char topic[256];
     snprintf(topic, sizeof(topic), "swf.tasks.%s", task_list);
@@ -116,7 +120,7 @@ static void fx_publish_task(fx_kafka_t *k, const char *task_list, json_object *t
 }
 
 /* A reader of every partition of a topic from its beginning. */
-static rd_kafka_t *fx_reader(fx_kafka_t *k, const char *topic, int partitions)
+static inline rd_kafka_t *fx_reader(fx_kafka_t *k, const char *topic, int partitions)
 {
     rd_kafka_t *c = fx_client(k->brokers, RD_KAFKA_CONSUMER, "fx-reader");
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(partitions);
@@ -127,7 +131,7 @@ static rd_kafka_t *fx_reader(fx_kafka_t *k, const char *topic, int partitions)
     return c;
 }
 
-static void fx_reader_free(rd_kafka_t *c)
+static inline void fx_reader_free(rd_kafka_t *c)
 {
     rd_kafka_consumer_close(c);
     rd_kafka_destroy(c);
@@ -137,7 +141,7 @@ static void fx_reader_free(rd_kafka_t *c)
  * The next message of a reader as JSON (asserting that it parses), waiting up
  * to max_ms; NULL when none came. *key (may be NULL) gets a malloc'd key.
  */
-static json_object *fx_read(rd_kafka_t *c, int max_ms, char **key)
+static inline json_object *fx_read(rd_kafka_t *c, int max_ms, char **key)
 {
     for (int waited = 0; waited < max_ms; waited += 200) {
         rd_kafka_message_t *m = rd_kafka_consumer_poll(c, 200);
@@ -159,7 +163,7 @@ static json_object *fx_read(rd_kafka_t *c, int max_ms, char **key)
 }
 
 /* The committed offset of a group on one partition of a topic (negative: none). */
-static int64_t fx_committed(fx_kafka_t *k, const char *group, const char *topic, int partition)
+static inline int64_t fx_committed(fx_kafka_t *k, const char *group, const char *topic, int partition)
 {
     rd_kafka_t *c = fx_client(k->brokers, RD_KAFKA_CONSUMER, group);
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
@@ -170,6 +174,63 @@ static int64_t fx_committed(fx_kafka_t *k, const char *group, const char *topic,
     rd_kafka_topic_partition_list_destroy(l);
     rd_kafka_destroy(c);
     return off;
+}
+
+/* ---- child processes (swf-worker, the example workers) ---- */
+
+/* Starts argv[0] with SWF_KAFKA_BROKERS set; stdout and stderr go to the test's. */
+static inline pid_t fx_spawn(fx_kafka_t *k, char *const argv[])
+{
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        setenv("SWF_KAFKA_BROKERS", k->brokers, 1);
+        setenv("KAFKAJS_NO_PARTITIONER_WARNING", "1", 1);
+        execvp(argv[0], argv);
+        fprintf(stderr, "cannot run %s\n", argv[0]);
+        _exit(127);
+    }
+    return pid;
+}
+
+static inline void fx_sleep_ms(int ms)
+{
+    nanosleep(&(struct timespec){.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L}, NULL);
+}
+
+/* Sends sig (0: none) and waits up to max_ms for the exit; returns the wait
+ * status, or kills the child and fails when it does not exit. */
+static inline int fx_stop(pid_t pid, int sig, int max_ms)
+{
+    if (sig)
+        kill(pid, sig);
+    int status = 0;
+    for (int waited = 0; waited < max_ms; waited += 100) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            return status;
+        fx_sleep_ms(100);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    cr_assert_fail("process %d did not exit within %d ms", (int)pid, max_ms);
+    return status;
+}
+
+/* The activity id of an answer, found by its token among n candidates
+ * made with the development secret for `execution_id`. */
+static inline const char *fx_answer_activity(json_object *answer, const char *execution_id,
+                                      const char *const *ids, size_t n)
+{
+    const char *tok = swf_json_get_string(answer, "taskToken");
+    for (size_t i = 0; tok && i < n; i++) {
+        char *t = swf_token_make(SWF_TOKEN_DEV_SECRET, execution_id, ids[i]);
+        bool same = strcmp(t, tok) == 0;
+        free(t);
+        if (same)
+            return ids[i];
+    }
+    return NULL;
 }
 
 #endif

@@ -1,0 +1,258 @@
+/* test_cmd.c - swf-worker (worker/cmd.c), the real program against the mock
+ * cluster: results and failures map to the documented names, heartbeats go
+ * out while a command runs, commands run concurrently, SIGTERM drains. */
+#include "tests/worker/kafka_fixture.h"
+
+#include <sys/stat.h>
+
+#define LIST "cmd"
+#define BIN SWF_BINARY_DIR "/swf-worker"
+
+TestSuite(swf_worker, .timeout = 300);
+
+/* A temporary folder with one script per activity id. */
+static char *scripts_dir(void)
+{
+    char *d = strdup("/tmp/swf-test-cmd-XXXXXX");
+    cr_assert_not_null(mkdtemp(d));
+    return d;
+}
+
+static void script(const char *dir, const char *id, const char *body)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s.sh", dir, id);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(body, f);
+    fclose(f);
+}
+
+static void rm_rf(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static void publish(fx_kafka_t *k, const char *exec, const char *act, const char *input, double hb)
+{
+    json_object *t = fx_task(exec, act, input, hb);
+    fx_publish_task(k, LIST, t);
+    json_object_put(t);
+}
+
+/* Reads answers (skipping heartbeats) until n came; fills by activity id. */
+static void read_answers(rd_kafka_t *inbox, const char *exec, const char *const *ids, size_t n,
+                         json_object **out, int *heartbeats)
+{
+    size_t got = 0;
+    for (int i = 0; i < 200 && got < n; i++) {
+        json_object *m = fx_read(inbox, 60000, NULL);
+        cr_assert_not_null(m, "only %zu of %zu answers came", got, n);
+        if (strcmp(swf_json_get_string(m, "type"), "activity.heartbeat") == 0) {
+            if (heartbeats)
+                (*heartbeats)++;
+            json_object_put(m);
+            continue;
+        }
+        const char *id = fx_answer_activity(m, exec, ids, n);
+        cr_assert_not_null(id, "an answer with an unknown token: %s", swf_json_str(m));
+        size_t at = 0;
+        while (strcmp(ids[at], id) != 0)
+            at++;
+        cr_assert_null(out[at], "two answers for %s", id);
+        out[at] = m;
+        got++;
+    }
+}
+
+static void assert_failed(json_object *m, const char *error, const char *cause)
+{
+    cr_assert_str_eq(swf_json_get_string(m, "type"), "activity.failed", "%s", swf_json_str(m));
+    cr_assert_str_eq(swf_json_get_string(m, "error"), error);
+    if (cause)
+        cr_assert_str_eq(swf_json_get_string(m, "cause"), cause);
+}
+
+static void assert_result(json_object *m, const char *want)
+{
+    cr_assert_str_eq(swf_json_get_string(m, "type"), "activity.completed", "%s", swf_json_str(m));
+    json_object *r = NULL, *w = NULL;
+    cr_assert(swf_json_get(m, "result", &r));
+    cr_assert_null(swf_json_parse(want, strlen(want), 1 << 20, &w));
+    cr_assert(swf_json_equal(r, w), "result %s, want %s", swf_json_str(r), want);
+    json_object_put(w);
+}
+
+Test(swf_worker, results_and_failures_map_to_the_documented_error_names)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    char *dir = scripts_dir();
+    const char *ids[] = {"upper", "exit3", "jsonerr", "signal", "notjson", "env", "longcause",
+                         "empty"};
+    script(dir, "upper", "tr a-z A-Z\n");
+    script(dir, "exit3", "cat >/dev/null; echo boom >&2; exit 3\n");
+    script(dir, "jsonerr",
+           "echo noise >&2; echo '{\"error\":\"my.Err\",\"cause\":\"why\"}' >&2; exit 1\n");
+    script(dir, "signal", "kill -9 $$\n");
+    script(dir, "notjson", "echo not json\n");
+    script(dir, "env", "printf '[\"%s\",\"%s\",%s]' \"$SWF_EXECUTION_ID\" \"$SWF_STATE\" "
+                       "\"$SWF_ATTEMPT\"\n");
+    script(dir, "longcause", "i=0; while [ $i -lt 300 ]; do printf 'xxxxxxxxxx' >&2; "
+                             "i=$((i+1)); done; printf END >&2; exit 2\n");
+    script(dir, "empty", "true\n");
+    for (size_t i = 0; i < 8; i++)
+        publish(&k, "exec-c1", ids[i], strcmp(ids[i], "upper") ? "{}" : "\"abc\"", 0);
+
+    char command[600];
+    snprintf(command, sizeof(command), ". '%s'/\"$SWF_ACTIVITY_ID\".sh", dir);
+    char *argv[] = {BIN, "--task-list", LIST, "--exec", command, "--concurrency", "3", NULL};
+    pid_t pid = fx_spawn(&k, argv);
+    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
+    json_object *ans[8] = {0};
+    read_answers(inbox, "exec-c1", ids, 8, ans, NULL);
+    int status = fx_stop(pid, SIGTERM, 60000);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "swf-worker exit status %d", status);
+
+    assert_result(ans[0], "\"ABC\"");
+    assert_failed(ans[1], "swf.ExitCode.3", "boom\n");
+    assert_failed(ans[2], "my.Err", "why");
+    assert_failed(ans[3], "swf.Signal.9", NULL);
+    assert_failed(ans[4], "swf.InvalidOutput", NULL);
+    assert_result(ans[5], "[\"exec-c1\",\"Upper\",0]");
+    assert_failed(ans[6], "swf.ExitCode.2", NULL);
+    const char *cause = swf_json_get_string(ans[6], "cause");
+    cr_assert_eq(strlen(cause), 1024, "cause is the last 1 KiB of stderr");
+    cr_assert_str_eq(cause + 1021, "END");
+    assert_failed(ans[7], "swf.InvalidOutput", NULL);
+    for (size_t i = 0; i < 8; i++) {
+        cr_assert_not_null(swf_json_get_string(ans[i], "identity"));
+        json_object_put(ans[i]);
+    }
+    fx_reader_free(inbox);
+    rm_rf(dir);
+    free(dir);
+    fx_kafka_stop(&k);
+}
+
+Test(swf_worker, heartbeats_go_out_while_a_command_runs)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    publish(&k, "exec-c2", "1", "{}", 0.3); /* a heartbeat every 0.1 s */
+    publish(&k, "exec-c2", "2", "{}", 0);   /* no heartbeatTimeout: none */
+    char *argv[] = {BIN, "--task-list", LIST, "--exec", "sleep 2; echo '{\"ok\":1}'", NULL};
+    pid_t pid = fx_spawn(&k, argv);
+    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
+    const char *ids[] = {"1", "2"};
+    /* Tasks of one execution share a partition, so they run in order: the
+     * heartbeats of task 1 all come before its answer and task 2's. */
+    json_object *ans[2] = {0};
+    int hb = 0;
+    read_answers(inbox, "exec-c2", ids, 1, ans, &hb);
+    cr_assert_geq(hb, 1, "no heartbeat while the command ran");
+    assert_result(ans[0], "{\"ok\":1}");
+    int hb2 = 0;
+    read_answers(inbox, "exec-c2", ids + 1, 1, ans + 1, &hb2);
+    cr_assert_eq(hb2, 0, "heartbeats for a task without heartbeatTimeout");
+    fx_stop(pid, SIGTERM, 60000);
+    json_object_put(ans[0]);
+    json_object_put(ans[1]);
+    fx_reader_free(inbox);
+    fx_kafka_stop(&k);
+}
+
+Test(swf_worker, commands_run_concurrently_up_to_the_limit)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    char *dir = scripts_dir();
+    /* Each command marks itself started and waits (bounded) for its peer;
+     * run one at a time, the first would see only itself. */
+    char command[700];
+    snprintf(command, sizeof(command),
+             "touch '%s'/\"$SWF_ACTIVITY_ID\"; i=0; while [ $(ls '%s' | wc -l) -lt 2 ] && "
+             "[ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; ls '%s' | wc -l",
+             dir, dir, dir);
+    publish(&k, "exec-c3", "a", "{}", 0);
+    publish(&k, "exec-c3", "b", "{}", 0);
+    char *argv[] = {BIN, "--task-list", LIST, "--exec", command, "--concurrency", "2", NULL};
+    pid_t pid = fx_spawn(&k, argv);
+    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
+    const char *ids[] = {"a", "b"};
+    json_object *ans[2] = {0};
+    read_answers(inbox, "exec-c3", ids, 2, ans, NULL);
+    assert_result(ans[0], "2");
+    assert_result(ans[1], "2");
+    fx_stop(pid, SIGTERM, 60000);
+    json_object_put(ans[0]);
+    json_object_put(ans[1]);
+    fx_reader_free(inbox);
+    rm_rf(dir);
+    free(dir);
+    fx_kafka_stop(&k);
+}
+
+Test(swf_worker, sigterm_lets_the_running_command_finish_and_answers_it)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    char *dir = scripts_dir();
+    char command[800], started[600];
+    snprintf(started, sizeof(started), "%s/started", dir);
+    snprintf(command, sizeof(command), "touch '%s'; sleep 1; echo '\"done\"'", started);
+    publish(&k, "exec-c4", "1", "{}", 0);
+    char *argv[] = {BIN, "--task-list", LIST, "--exec", command, NULL};
+    pid_t pid = fx_spawn(&k, argv);
+    struct stat st;
+    for (int i = 0; i < 600 && stat(started, &st) != 0; i++)
+        fx_sleep_ms(100);
+    cr_assert_eq(stat(started, &st), 0, "the command never started");
+    int status = fx_stop(pid, SIGTERM, 60000);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exit status %d", status);
+    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
+    const char *ids[] = {"1"};
+    json_object *ans[1] = {0};
+    read_answers(inbox, "exec-c4", ids, 1, ans, NULL);
+    assert_result(ans[0], "\"done\"");
+    json_object_put(ans[0]);
+    fx_reader_free(inbox);
+    rm_rf(dir);
+    free(dir);
+    fx_kafka_stop(&k);
+}
+
+Test(swf_worker, echo_answers_every_task_with_its_input)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    publish(&k, "exec-c5", "1", "{\"a\":[1,2,{\"b\":null}]}", 0);
+    char *argv[] = {BIN, "--task-list", LIST, "--echo", NULL};
+    pid_t pid = fx_spawn(&k, argv);
+    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
+    const char *ids[] = {"1"};
+    json_object *ans[1] = {0};
+    read_answers(inbox, "exec-c5", ids, 1, ans, NULL);
+    assert_result(ans[0], "{\"a\":[1,2,{\"b\":null}]}");
+    fx_stop(pid, SIGINT, 60000);
+    json_object_put(ans[0]);
+    fx_reader_free(inbox);
+    fx_kafka_stop(&k);
+}
+
+Test(swf_worker, usage_errors_exit_2)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    char *no_mode[] = {BIN, "--task-list", LIST, NULL};
+    cr_assert_eq(WEXITSTATUS(fx_stop(fx_spawn(&k, no_mode), 0, 30000)), 2);
+    char *both[] = {BIN, "--task-list", LIST, "--echo", "--exec", "true", NULL};
+    cr_assert_eq(WEXITSTATUS(fx_stop(fx_spawn(&k, both), 0, 30000)), 2);
+    char *bad_n[] = {BIN, "--task-list", LIST, "--echo", "--concurrency", "0", NULL};
+    cr_assert_eq(WEXITSTATUS(fx_stop(fx_spawn(&k, bad_n), 0, 30000)), 2);
+    char *bad_list[] = {BIN, "--task-list", "a/b", "--echo", NULL};
+    cr_assert_eq(WEXITSTATUS(fx_stop(fx_spawn(&k, bad_list), 0, 30000)), 1);
+    fx_kafka_stop(&k);
+}
