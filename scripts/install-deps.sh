@@ -15,3 +15,12 @@ if [ -n "$missing" ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
+# The example workers' Kafka clients (worker/examples): Python's comes from Debian
+# above, JavaScript's (kafkajs, pinned by package-lock.json) from npm.
+if ! command -v npm >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null
+fi
+js="$(dirname "$0")/../worker/examples/js"
+if [ ! -f "$js/node_modules/kafkajs/package.json" ]; then
+    npm ci --prefix "$js" --no-audit --no-fund >/dev/null
+fi

@@ -1,0 +1,118 @@
+#!/usr/bin/env node
+// An swf activity worker in JavaScript (kafkajs): upper-cases the "text" field
+// of its input.
+//
+// Usage: SWF_KAFKA_BROKERS=host:port node worker.js [--task-list upper]
+//
+// The contract is protocol/KAFKA.md. kafkajs commits a message's offset after
+// eachMessage resolved, and eachMessage resolves only after producer.send
+// resolved, which is after Kafka acknowledged the answer (acks = all): a crash
+// at any point means the task comes again (answering twice is harmless),
+// never that it is lost.
+'use strict';
+const os = require('os');
+const { Kafka, logLevel } = require('kafkajs');
+
+const MAX_MESSAGE_BYTES = 1024 * 1024;
+const env = (name, dflt) => process.env[name] || dflt;
+const argIndex = process.argv.indexOf('--task-list');
+const taskList = argIndex > 0 ? process.argv[argIndex + 1] : 'upper';
+const brokers = process.env.SWF_KAFKA_BROKERS;
+if (!brokers) {
+  console.error('set SWF_KAFKA_BROKERS');
+  process.exit(2);
+}
+const inbox = env('SWF_INBOX_TOPIC', 'swf.inbox');
+const dlq = env('SWF_DLQ_TOPIC', 'swf.dlq');
+const topic = env('SWF_TASK_TOPIC_PREFIX', 'swf.tasks.') + taskList;
+const group = 'swf-workers.' + taskList;
+const identity = `${os.hostname()}:${process.pid}:js`;
+
+class ActivityError extends Error {
+  constructor(error, cause) {
+    super(cause);
+    this.error = error;
+    this.cause = cause;
+  }
+}
+
+// The activity itself: returns a result or throws an ActivityError.
+function work(input) {
+  if (input === null || typeof input !== 'object' || typeof input.text !== 'string') {
+    throw new ActivityError('example.NoText', 'the input has no string field text');
+  }
+  return { text: input.text.toUpperCase() };
+}
+
+// The fields a worker needs (protocol/schemas/activity.task.schema.json).
+function checkTask(task) {
+  if (task === null || typeof task !== 'object' || task.type !== 'activity.task') {
+    throw new Error('not an activity.task');
+  }
+  for (const field of ['taskToken', 'executionId', 'activityId']) {
+    if (typeof task[field] !== 'string' || task[field] === '') throw new Error('missing field ' + field);
+  }
+  if (!('input' in task)) throw new Error('missing field input');
+}
+
+async function main() {
+  const kafka = new Kafka({ clientId: identity, brokers: brokers.split(','), logLevel: logLevel.WARN });
+  // One request in flight keeps a task's heartbeat before its answer.
+  const producer = kafka.producer({ maxInFlightRequests: 1 });
+  const consumer = kafka.consumer({ groupId: group });
+  await producer.connect();
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+
+  const send = (topicName, key, message) =>
+    producer.send({ topic: topicName, acks: -1, messages: [{ key, value: JSON.stringify(message) }] });
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await consumer.disconnect(); // waits for the running eachMessage
+    await producer.disconnect();
+    process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  console.error(`worker.js: ${identity} taking tasks of ${topic}`);
+
+  await consumer.run({
+    eachMessage: async ({ partition, message }) => {
+      const key = message.key ? message.key.toString() : null;
+      let task;
+      try {
+        if (!message.value || message.value.length > MAX_MESSAGE_BYTES) throw new Error('empty or oversized message');
+        task = JSON.parse(message.value.toString());
+        checkTask(task);
+      } catch (e) {
+        await send(dlq, key, {
+          v: 1, type: 'dead-letter', reason: e.message, topic, partition, offset: Number(message.offset),
+          consumer: group, identity, message: message.value ? message.value.toString() : '',
+        });
+        return; // resolving commits the offset
+      }
+      const base = { v: 1, taskToken: task.taskToken };
+      if (task.heartbeatTimeout) {
+        // A long activity sends one at least every heartbeatTimeout seconds.
+        await send(inbox, task.executionId, { ...base, type: 'activity.heartbeat', details: { progress: 0 } });
+      }
+      let answer;
+      try {
+        answer = { ...base, type: 'activity.completed', result: work(task.input), identity };
+      } catch (e) {
+        const error = e instanceof ActivityError ? e.error : 'example.Crashed';
+        answer = { ...base, type: 'activity.failed', error, cause: String(e.cause || e).slice(0, 1024), identity };
+      }
+      await send(inbox, task.executionId, answer);
+      console.error(`worker.js: ${task.executionId}/${task.activityId}: ${answer.type}`);
+    },
+  });
+}
+
+main().catch((e) => {
+  console.error('worker.js:', e);
+  process.exit(1);
+});
