@@ -252,6 +252,7 @@ struct swf_dev_worker {
     swf_kafka_names_t names;
     json_object *mocks;
     json_object *calls; /* state name -> invocations so far */
+    char *only;         /* the execution answered, or NULL: all */
     pthread_t thread;
     volatile sig_atomic_t stop;
     unsigned long answered;
@@ -292,7 +293,8 @@ static void *worker_main(void *arg)
             if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
                 swf_msg_t task;
                 swf_error_t *err = swf_msg_parse(m->payload, m->len, NULL, &task);
-                if (err == NULL && task.type == SWF_MSG_ACTIVITY_TASK) {
+                if (err == NULL && task.type == SWF_MSG_ACTIVITY_TASK &&
+                    (w->only == NULL || strcmp(w->only, task.execution_id) == 0)) {
                     docs[n] = worker_answer(w, &task);
                     keys[n] = xstrdup(task.execution_id);
                     const char *s = swf_json_str(docs[n]);
@@ -311,7 +313,8 @@ static void *worker_main(void *arg)
             continue;
         swf_error_t *err = swf_kafka_send(w->producer, outs, n);
         swf_error_free(err);
-        rd_kafka_commit(w->consumer, NULL, 1);
+        if (w->only == NULL)
+            rd_kafka_commit(w->consumer, NULL, 1);
         __atomic_add_fetch(&w->answered, n, __ATOMIC_RELAXED);
         for (size_t i = 0; i < n; i++) {
             json_object_put(docs[i]);
@@ -321,8 +324,40 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* Assigns every partition of the topics from their beginning, without a
+ * consumer group: one execution's worker needs no coordination, and a group
+ * join costs seconds on the mock cluster. */
+static swf_error_t *assign_all(rd_kafka_t *rk, char **topics, size_t n)
+{
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(16);
+    swf_error_t *err = NULL;
+    for (size_t i = 0; i < n && err == NULL; i++) {
+        rd_kafka_topic_t *t = rd_kafka_topic_new(rk, topics[i], NULL);
+        const struct rd_kafka_metadata *md = NULL;
+        rd_kafka_resp_err_t code = rd_kafka_metadata(rk, 0, t, &md, 10000);
+        if (code == RD_KAFKA_RESP_ERR_NO_ERROR && md->topic_cnt == 1) {
+            for (int p = 0; p < md->topics[0].partition_cnt; p++)
+                rd_kafka_topic_partition_list_add(l, topics[i], p)->offset =
+                    RD_KAFKA_OFFSET_BEGINNING;
+        } else {
+            err = swf_kafka_error(code ? code : RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC, "metadata");
+        }
+        if (md != NULL)
+            rd_kafka_metadata_destroy(md);
+        rd_kafka_topic_destroy(t);
+    }
+    if (err == NULL) {
+        rd_kafka_resp_err_t code = rd_kafka_assign(rk, l);
+        if (code)
+            err = swf_kafka_error(code, "assign");
+    }
+    rd_kafka_topic_partition_list_destroy(l);
+    return err;
+}
+
 swf_error_t *swf_dev_worker_start(const char *brokers, const char *const *task_lists, size_t n,
-                                  json_object *mocks, swf_dev_worker_t **out)
+                                  json_object *mocks, const char *execution_id,
+                                  swf_dev_worker_t **out)
 {
     *out = NULL;
     swf_dev_worker_t *w = calloc(1, sizeof(*w));
@@ -332,6 +367,12 @@ swf_error_t *swf_dev_worker_start(const char *brokers, const char *const *task_l
     w->names.brokers = brokers;
     w->mocks = swf_json_ref(mocks);
     w->calls = json_object_new_object();
+    w->only = execution_id ? xstrdup(execution_id) : NULL;
+    char group[128];
+    if (execution_id != NULL)
+        snprintf(group, sizeof(group), "swf-dev-worker.%s", execution_id);
+    else
+        snprintf(group, sizeof(group), "swf-dev-worker");
     char **topics = calloc(n ? n : 1, sizeof(*topics));
     swf_error_t *err = swf_kafka_producer_new(brokers, &w->producer);
     for (size_t i = 0; i < n && err == NULL; i++) {
@@ -341,9 +382,11 @@ swf_error_t *swf_dev_worker_start(const char *brokers, const char *const *task_l
         err = swf_kafka_topic_ensure(w->producer, topics[i], w->names.task_partitions, 10000);
     }
     if (err == NULL)
-        err = swf_kafka_consumer_new(brokers, "swf-dev-worker", NULL, NULL, &w->consumer);
-    if (err == NULL && n > 0)
+        err = swf_kafka_consumer_new(brokers, group, NULL, NULL, &w->consumer);
+    if (err == NULL && n > 0 && execution_id == NULL)
         err = swf_kafka_subscribe(w->consumer, (const char *const *)topics, n);
+    if (err == NULL && n > 0 && execution_id != NULL)
+        err = assign_all(w->consumer, topics, n);
     for (size_t i = 0; i < n; i++)
         free(topics[i]);
     free(topics);
@@ -358,6 +401,7 @@ swf_error_t *swf_dev_worker_start(const char *brokers, const char *const *task_l
             rd_kafka_destroy(w->producer);
         json_object_put(w->mocks);
         json_object_put(w->calls);
+        free(w->only);
         free(w);
         return err;
     }
@@ -382,6 +426,7 @@ void swf_dev_worker_stop(swf_dev_worker_t *w)
     rd_kafka_destroy(w->producer);
     json_object_put(w->mocks);
     json_object_put(w->calls);
+    free(w->only);
     free(w);
 }
 
@@ -595,16 +640,16 @@ int swf_cli_run_dev(int argc, char **argv)
     const char **names = calloc(nl ? nl : 1, sizeof(*names));
     for (size_t i = 0; i < nl; i++)
         names[i] = json_object_get_string(json_object_array_get_idx(lists, i));
-    err = swf_dev_worker_start(swf_dev_brokers(dev), names, nl, mocks, &worker);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(id, sizeof(id), "dev-%lld-%ld-%d", (long long)ts.tv_sec, ts.tv_nsec, (int)getpid());
+    err = swf_dev_worker_start(swf_dev_brokers(dev), names, nl, mocks, id, &worker);
     free(names);
     if (err == NULL)
         err = swf_history_pg_new(swf_dev_conninfo(dev), &store);
     int version = 0;
     if (err == NULL)
         err = swf_history_pg_state_machine_register(store, "StateMachine", def, &version);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(id, sizeof(id), "dev-%lld-%ld-%d", (long long)ts.tv_sec, ts.tv_nsec, (int)getpid());
     swf_history_start_t start = {.execution_id = id,
                                  .state_machine = "StateMachine",
                                  .version = version,

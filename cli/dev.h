@@ -53,9 +53,13 @@ void swf_dev_stop(swf_dev_t *dev);
 typedef struct swf_dev_worker swf_dev_worker_t;
 
 /* Starts a worker thread consuming the task topics of the given task lists,
- * answering from mocks (borrowed, may be NULL: echo). */
+ * answering from mocks (borrowed, may be NULL: echo). With execution_id set
+ * it answers only that execution's tasks and consumes in a consumer group
+ * of its own (so concurrent `swf run --dev` never answer each other's tasks
+ * with the wrong mocks); otherwise it answers all, in group swf-dev-worker. */
 swf_error_t *swf_dev_worker_start(const char *brokers, const char *const *task_lists, size_t n,
-                                  json_object *mocks, swf_dev_worker_t **out);
+                                  json_object *mocks, const char *execution_id,
+                                  swf_dev_worker_t **out);
 /* Tasks answered so far. */
 unsigned long swf_dev_worker_answered(swf_dev_worker_t *w);
 void swf_dev_worker_stop(swf_dev_worker_t *w);

@@ -181,7 +181,7 @@ Test(daemon, runs_task_retry_wait_parallel_map_like_local, .timeout = 600)
     swf_dev_t *dev = dev_up(1, false);
     json_object *mocks = parse(MOCKS);
     swf_dev_worker_t *w;
-    check(swf_dev_worker_start(swf_dev_brokers(dev), LISTS, 4, mocks, &w));
+    check(swf_dev_worker_start(swf_dev_brokers(dev), LISTS, 4, mocks, NULL, &w));
     swf_history_store_t *store;
     check(swf_history_pg_new(swf_dev_conninfo(dev), &store));
     start_executions(dev, store, 1, "one");
@@ -225,7 +225,7 @@ Test(daemon, duplicate_answers_change_nothing_forged_token_goes_to_dlq, .timeout
     swf_dev_t *dev = dev_up(1, false);
     json_object *mocks = parse(MOCKS);
     swf_dev_worker_t *w;
-    check(swf_dev_worker_start(swf_dev_brokers(dev), LISTS, 4, mocks, &w));
+    check(swf_dev_worker_start(swf_dev_brokers(dev), LISTS, 4, mocks, NULL, &w));
     swf_history_store_t *store;
     check(swf_history_pg_new(swf_dev_conninfo(dev), &store));
     start_executions(dev, store, 1, "dup");
@@ -291,7 +291,7 @@ Test(daemon, two_racing_deciders_never_fork_a_history, .timeout = 600)
     swf_dev_t *dev = dev_up(2, true);
     json_object *mocks = parse(MOCKS);
     swf_dev_worker_t *w;
-    check(swf_dev_worker_start(swf_dev_brokers(dev), LISTS, 4, mocks, &w));
+    check(swf_dev_worker_start(swf_dev_brokers(dev), LISTS, 4, mocks, NULL, &w));
     swf_history_store_t *store;
     check(swf_history_pg_new(swf_dev_conninfo(dev), &store));
     enum { N = 8 };
