@@ -1,0 +1,188 @@
+/*
+ * bench_steps - completed activity steps per second through the whole
+ * distributed path (worker answer -> inbox -> decider -> PostgreSQL group
+ * commit -> activity task on Kafka -> worker), and the latency from a
+ * worker's answer to the next activity task of that execution, p50/p99.
+ *
+ * usage: bench_steps [DECIDERS] [EXECUTIONS] [STEPS] [SETTLE_SECONDS]
+ * Each execution is a loop of a Task and a counter, STEPS times; with many
+ * executions and few steps the histories stay short, with one execution
+ * and 1,000 steps the history grows to ~7,000 events (what the cache is
+ * for). The worker is in this program; PostgreSQL is a throwaway cluster
+ * (fsync on) and Kafka librdkafka's mock cluster.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/dev.h"
+#include "decider/kafka.h"
+#include "history/pg.h"
+#include "protocol/json.h"
+#include "protocol/message.h"
+#include "protocol/time.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void die(swf_error_t *err)
+{
+    if (err != NULL) {
+        fprintf(stderr, "bench_steps: %s\n", swf_error_message(err));
+        exit(1);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int deciders = argc > 1 ? atoi(argv[1]) : 1;
+    int execs = argc > 2 ? atoi(argv[2]) : 50;
+    int steps = argc > 3 ? atoi(argv[3]) : 20;
+    char def_text[1024];
+    snprintf(def_text, sizeof(def_text),
+             "{\"StartAt\":\"Work\",\"States\":{"
+             "\"Work\":{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::activity:bench\","
+             "  \"Next\":\"Inc\"},"
+             "\"Inc\":{\"Type\":\"Pass\",\"Parameters\":{\"i.$\":\"States.MathAdd($.i, 1)\"},"
+             "  \"Next\":\"Check\"},"
+             "\"Check\":{\"Type\":\"Choice\",\"Choices\":[{\"Variable\":\"$.i\","
+             "  \"NumericLessThan\":%d,\"Next\":\"Work\"}],\"Default\":\"Done\"},"
+             "\"Done\":{\"Type\":\"Succeed\"}}}",
+             steps);
+    swf_dev_options_t opt = {.deciders = deciders, .history_service = true, .time_scale = 1};
+    swf_dev_t *dev;
+    die(swf_dev_start(&opt, &dev));
+    /* Let the consumer group settle (the mock cluster's rebalance of
+     * several members takes seconds) so the figures are steady state. */
+    int settle = argc > 4 ? atoi(argv[4]) : (deciders > 1 ? 15 : 0);
+    sleep((unsigned)settle);
+    swf_history_store_t *store;
+    die(swf_history_pg_new(swf_dev_conninfo(dev), &store));
+    json_object *def = json_tokener_parse(def_text), *input = json_tokener_parse("{\"i\":0}");
+    int version;
+    die(swf_history_pg_state_machine_register(store, "Bench", def, &version));
+
+    swf_kafka_names_t names;
+    swf_kafka_names_env(&names);
+    rd_kafka_t *producer, *consumer;
+    die(swf_kafka_producer_new(swf_dev_brokers(dev), &producer));
+    char topic[256];
+    swf_kafka_task_topic(&names, "bench", topic, sizeof(topic));
+    die(swf_kafka_topic_ensure(producer, topic, names.task_partitions, 10000));
+    die(swf_kafka_consumer_new(swf_dev_brokers(dev), "bench-worker", NULL, NULL, &consumer));
+    const char *topics[1] = {topic};
+    die(swf_kafka_subscribe(consumer, topics, 1));
+
+    /* Start every execution, then post decide for each. */
+    json_object *sent_at = json_object_new_object(); /* execution -> answer time */
+    size_t total = (size_t)execs * (size_t)steps, nlat = 0;
+    double *lat = calloc(total + 1, sizeof(double));
+    for (int i = 0; i < execs; i++) {
+        char id[64];
+        snprintf(id, sizeof(id), "bench-%d", i);
+        swf_history_start_t st = {.execution_id = id, .state_machine = "Bench",
+                                  .version = version, .input = input,
+                                  .time_ms = swf_time_now_ms()};
+        die(swf_history_pg_execution_start(store, &st, NULL));
+        json_object *m = swf_msg_decide_new(id);
+        const char *s = swf_json_str(m);
+        swf_kafka_out_t o = {names.inbox, id, s, strlen(s), 0};
+        die(swf_kafka_send(producer, &o, 1));
+        json_object_put(m);
+    }
+    double t0 = now_s();
+    size_t answered = 0;
+    enum { BATCH = 512 };
+    swf_kafka_out_t outs[BATCH];
+    json_object *docs[BATCH];
+    char *keys[BATCH];
+    while (answered < total && now_s() - t0 < 600) {
+        size_t n = 0;
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(consumer, 100);
+        while (m != NULL) {
+            swf_msg_t task;
+            if (m->err == 0 && swf_msg_parse(m->payload, m->len, NULL, &task) == NULL) {
+                json_object *v;
+                double t = now_s();
+                if (swf_json_get(sent_at, task.execution_id, &v))
+                    lat[nlat++] = t - json_object_get_double(v);
+                docs[n] = swf_msg_activity_completed_new(task.task_token, task.input, "bench");
+                keys[n] = strdup(task.execution_id);
+                const char *s = swf_json_str(docs[n]);
+                outs[n] = (swf_kafka_out_t){names.inbox, keys[n], s, strlen(s), 0};
+                n++;
+                swf_msg_clear(&task);
+            }
+            rd_kafka_message_destroy(m);
+            if (n == BATCH)
+                break;
+            m = rd_kafka_consumer_poll(consumer, 0);
+        }
+        if (n == 0)
+            continue;
+        die(swf_kafka_send(producer, outs, n));
+        double t = now_s();
+        for (size_t i = 0; i < n; i++) {
+            json_object_object_add(sent_at, keys[i], json_object_new_double(t));
+            json_object_put(docs[i]);
+            free(keys[i]);
+        }
+        answered += n;
+        rd_kafka_commit(consumer, NULL, 1);
+    }
+    /* Wait for the last decisions to close the executions. */
+    for (int i = 0; i < execs; i++) {
+        char id[64];
+        snprintf(id, sizeof(id), "bench-%d", i);
+        for (int k = 0; k < 6000; k++) {
+            swf_history_execution_t ex;
+            die(swf_history_pg_execution_describe(store, id, &ex));
+            bool open = strcmp(ex.status, "open") == 0;
+            swf_history_execution_free(&ex);
+            if (!open)
+                break;
+            usleep(10000);
+        }
+    }
+    double secs = now_s() - t0;
+    qsort(lat, nlat, sizeof(double), cmp_double);
+    swf_history_execution_t ex;
+    die(swf_history_pg_execution_describe(store, "bench-0", &ex));
+    printf("deciders %d, executions %d x %d steps (history %lld events): %zu steps in %.2f s = "
+           "%.0f steps/s; answer -> next task p50 %.1f ms, p99 %.1f ms\n",
+           deciders, execs, steps, (long long)ex.last_event_id, answered, secs, answered / secs,
+           nlat ? lat[nlat / 2] * 1000 : 0, nlat ? lat[(size_t)(nlat * 0.99)] * 1000 : 0);
+    swf_history_execution_free(&ex);
+    for (int i = 0; i < deciders; i++) {
+        swf_decider_stats_t st;
+        swf_decider_stats(swf_dev_decider(dev, i), &st);
+        printf("  decider %d: %llu batches, %llu messages, %llu tasks published, %llu ignored, "
+               "%llu conflicts, cache %llu hits %llu misses\n",
+               i, (unsigned long long)st.batches, (unsigned long long)st.messages,
+               (unsigned long long)st.tasks_published, (unsigned long long)st.ignored,
+               (unsigned long long)st.conflicts, (unsigned long long)st.cache_hits,
+               (unsigned long long)st.cache_misses);
+    }
+    rd_kafka_consumer_close(consumer);
+    rd_kafka_destroy(consumer);
+    rd_kafka_destroy(producer);
+    free(lat);
+    json_object_put(sent_at);
+    json_object_put(def);
+    json_object_put(input);
+    swf_history_store_free(store);
+    swf_dev_stop(dev);
+    return 0;
+}
