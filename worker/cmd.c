@@ -437,7 +437,7 @@ static int usage(const char *msg)
     fprintf(stderr,
             "usage: swf-worker --task-list NAME (--exec 'COMMAND' | --echo)\n"
             "                  [--concurrency N] [--identity ID] [--brokers HOST:PORT,...]\n"
-            "Brokers default to $SWF_KAFKA_BROKERS. See worker/README.md.\n");
+            "Brokers default to $SWF_KAFKA_BROKERS. See protocol/KAFKA.md.\n");
     return 2;
 }
 

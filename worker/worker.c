@@ -582,6 +582,8 @@ static swf_error_t *dead_letter(swf_worker_t *w, const rd_kafka_message_t *m, co
     swf_json_add(d, "identity", json_object_new_string(w->identity));
     size_t len = m->len < SWF_WORKER_MESSAGE_BYTES_MAX / 2 ? m->len : SWF_WORKER_MESSAGE_BYTES_MAX / 2;
     swf_json_add(d, "message", json_object_new_string_len(m->payload ? m->payload : "", (int)len));
+    if (len < m->len)
+        swf_json_add(d, "truncated", json_object_new_boolean(1));
     char *key = NULL;
     if (m->key != NULL) {
         key = strndup(m->key, m->key_len);
