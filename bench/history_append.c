@@ -8,11 +8,13 @@
  *   batch10   one event for each of 10 executions per transaction;
  *   batch100  one event for each of 100 executions per transaction;
  *   batch100x10  ten events for each of 100 executions per transaction.
+ * SWF_BENCH_MODES (e.g. "single,batch100") runs only the modes named.
  * Each line reads "MODE EVENTS_PER_SECOND events/s (TX_PER_SECOND tx/s)",
  * which scripts/bench-history.sh parses. One connection, one thread: this
  * is the latency-bound rate a single writer (a history service instance)
  * sees, the figure comparable to pgbench at one client.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,20 @@ static void die(swf_error_t *err)
 {
     fprintf(stderr, "bench_history_append: %s\n", swf_error_message(err));
     exit(3);
+}
+
+/* Whether `mode` is one of the comma-separated names in `list`. */
+static bool mode_listed(const char *list, const char *mode)
+{
+    size_t len = strlen(mode);
+    for (const char *p = list; *p != '\0';) {
+        const char *end = strchr(p, ',');
+        size_t n = end != NULL ? (size_t)(end - p) : strlen(p);
+        if (n == len && strncmp(p, mode, len) == 0)
+            return true;
+        p += n + (end != NULL);
+    }
+    return false;
 }
 
 static int executions;
@@ -131,10 +147,16 @@ int main(void)
         next_id[e] = 2;
     }
 
-    run(s, "single", 1, 1, seconds);
-    run(s, "batch10", 10, 1, seconds);
-    run(s, "batch100", 100, 1, seconds);
-    run(s, "batch100x10", 100, 10, seconds);
+    static const struct {
+        const char *mode;
+        int width, per;
+    } modes[] = {
+        {"single", 1, 1}, {"batch10", 10, 1}, {"batch100", 100, 1}, {"batch100x10", 100, 10}};
+    const char *only = getenv("SWF_BENCH_MODES");
+    for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+        if (only == NULL || mode_listed(only, modes[m].mode))
+            run(s, modes[m].mode, modes[m].width, modes[m].per, seconds);
+    }
 
     swf_history_store_free(s);
     free(ids);

@@ -2,17 +2,21 @@
  * pg.c - the PostgreSQL history store: connection, appends, reads.
  *
  * An append is one SQL statement, so one round trip and one commit, however
- * many executions it covers. The events travel as one jsonb array; the
- * statement's CTEs lock the executions rows involved in execution-id order,
- * advance each execution's last_event_id only where it still equals the
- * expected id - 1 (a conditional UPDATE under the row lock: the "FOR UPDATE
- * then compare" check done in place), create the executions that start here
- * (ON CONFLICT DO NOTHING, which also covers the open-workflow-id index),
- * and then insert events, timers and outbox rows only for the executions
- * that won. The statement returns the winners; every other append wrote
- * nothing, and a follow-up query (on the failure path only) says why. The
- * events primary key stays as the last line of defence: if it ever fires,
- * the statement fails as a whole with SWF_E_CONFLICT.
+ * many executions it covers. The events travel as one jsonb array. The
+ * events primary key decides every race: an append wins when, in the
+ * statement's snapshot, its execution's history ends right before its
+ * first event (one descent of that key); a writer that committed since
+ * makes the INSERT fail on the key (23505 -> SWF_E_CONFLICT). So single and
+ * batch appends on one execution may interleave or race freely: no history
+ * forks or has a gap. Plain appends (see plain()) write only events rows;
+ * the others also lock their executions rows in execution-id order and
+ * rewrite them (status, close time, the lazy last_event_id: see
+ * append_one_sql), create the executions that start here (ON CONFLICT DO
+ * NOTHING, which also covers the open-workflow-id index), and write timers
+ * and outbox rows. The statement returns the winners; every other append
+ * wrote nothing, and a follow-up query (on the failure path only) says why.
+ * When the key fires inside a batch, the statement failed as a whole and
+ * runs again with a fresh snapshot, where only the real losers lose.
  *
  * Projections are derived set-wise: an execution's status is that of its
  * last closing event, a timer is pending when the last of its
@@ -25,6 +29,7 @@
 #include "history/pg_internal.h"
 
 #include <assert.h>
+#include <json-c/printbuf.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -35,6 +40,9 @@
 #include "protocol/limits.h"
 
 #define LOAD_PAGE 10000
+
+/* How many times a batch statement runs when it loses a race as a whole. */
+#define BATCH_ATTEMPTS 4
 
 /* Years 0000 to 9999, the range of RFC 3339 timestamps. */
 #define TIME_MS_MIN (-62167219200000LL)
@@ -204,14 +212,46 @@ swf_error_t *swf_history_pg_new(const char *conninfo, swf_history_store_t **out)
 
 /* ---- appends ------------------------------------------------------------ */
 
-static const char append_sql[] =
-    "WITH ev AS MATERIALIZED ("
-    "  SELECT r.x, r.i, r.t, timestamptz 'epoch' + r.ms * interval '1 millisecond' AS tm, r.a"
-    "  FROM jsonb_to_recordset($1::jsonb) AS r(x text, i bigint, t text, ms bigint, a jsonb)),"
-    " ap AS MATERIALIZED (SELECT x, min(i) AS first_id, max(i) AS last_id FROM ev GROUP BY x),"
+/* The input rows of both batch statements, and each append's first and
+ * last id. */
+#define APPEND_INPUT                                                                               \
+    "WITH ev AS MATERIALIZED ("                                                                    \
+    "  SELECT r.x, r.i, r.t, timestamptz 'epoch' + r.ms * interval '1 millisecond' AS tm, r.a"     \
+    "  FROM jsonb_to_recordset($1) AS r(x text, i bigint, t text, ms bigint, a jsonb)),"           \
+    " ap AS MATERIALIZED (SELECT x, min(i) AS first_id, max(i) AS last_id,"                        \
+    "  bool_or(t IN (" PLAIN_NOT ")) AS heavy FROM ev GROUP BY x),"
+/* The event types that are not plain (see plain() below). */
+#define PLAIN_NOT                                                                                  \
+    "'WorkflowExecutionStarted', 'WorkflowExecutionCompleted', 'WorkflowExecutionFailed',"         \
+    " 'WorkflowExecutionTimedOut', 'WorkflowExecutionCanceled', 'WorkflowExecutionTerminated',"    \
+    " 'TimerStarted', 'TimerFired', 'TimerCanceled', 'ActivityTaskScheduled'"
+/* "The history ends at first_id - 1", as of the statement's snapshot: one
+ * descent of the events key (backward from the end of the execution's
+ * range, stopping below first_id - 1). A writer that commits later makes
+ * the INSERT hit the key instead. */
+#define APPEND_FITS                                                                                \
+    "(SELECT max(v.event_id) FROM events v"                                                        \
+    "  WHERE v.execution_id = ap.x AND v.event_id >= ap.first_id - 1) = ap.first_id - 1"
+/* Inserting in key order: two batches that both write (a, 5) and (b, 7)
+ * then wait for each other in the same order, never in a cycle. */
+#define APPEND_INSERT                                                                              \
+    " ins AS ("                                                                                    \
+    "  INSERT INTO events (execution_id, event_id, event_type, event_time, attributes)"            \
+    "  SELECT ev.x, ev.i, ev.t, ev.tm, ev.a FROM ev JOIN won ON won.x = ev.x ORDER BY ev.x, ev.i)"
+
+/* A batch of plain appends only (the common case): the events rows and
+ * nothing else, as for a single append. */
+static const char append_plain_sql[] =
+    APPEND_INPUT " won AS MATERIALIZED (SELECT x FROM ap WHERE " APPEND_FITS ")," APPEND_INSERT
+                 " SELECT x FROM won";
+
+/* Any batch. Appends that are not plain lock their executions rows in
+ * execution-id order and rewrite them (last_event_id, and status and
+ * close_time when they close); plain ones are checked as above. */
+static const char append_sql[] = APPEND_INPUT
     " lk AS MATERIALIZED ("
     "  SELECT e.execution_id FROM executions e"
-    "  WHERE e.execution_id IN (SELECT x FROM ap WHERE first_id > 1)"
+    "  WHERE e.execution_id = ANY (ARRAY(SELECT x FROM ap WHERE first_id > 1 AND heavy))"
     "  ORDER BY e.execution_id FOR NO KEY UPDATE),"
     " cl AS MATERIALIZED ("
     "  SELECT DISTINCT ON (x) x, tm, CASE t"
@@ -236,14 +276,14 @@ static const char append_sql[] =
     "  UPDATE executions e SET last_event_id = ap.last_id,"
     "    status = coalesce(cl.status, e.status), close_time = coalesce(cl.tm, e.close_time)"
     "  FROM ap LEFT JOIN cl ON cl.x = ap.x"
-    "  WHERE e.execution_id = ap.x AND ap.first_id > 1 AND e.last_event_id = ap.first_id - 1"
+    "  WHERE e.execution_id = ap.x AND ap.first_id > 1 AND ap.heavy"
+    "    AND e.last_event_id < ap.first_id AND " APPEND_FITS
     "    AND (SELECT count(*) FROM lk) >= 0"
     "  RETURNING e.execution_id),"
     " won AS MATERIALIZED ("
-    "  SELECT execution_id AS x FROM created UNION ALL SELECT execution_id FROM advanced),"
-    " ins AS ("
-    "  INSERT INTO events (execution_id, event_id, event_type, event_time, attributes)"
-    "  SELECT ev.x, ev.i, ev.t, ev.tm, ev.a FROM ev JOIN won ON won.x = ev.x),"
+    "  SELECT execution_id AS x FROM created UNION ALL SELECT execution_id FROM advanced"
+    "  UNION ALL SELECT x FROM ap WHERE ap.first_id > 1 AND NOT ap.heavy AND " APPEND_FITS
+    ")," APPEND_INSERT ","
     " tl AS MATERIALIZED ("
     "  SELECT DISTINCT ON (ev.x, ev.a->>'timerId') ev.x, ev.a->>'timerId' AS timer_id, ev.t, ev.i,"
     "    ev.tm + coalesce((ev.a->>'startToFireTimeout')::float8, 0) * interval '1 second' AS "
@@ -353,7 +393,10 @@ static swf_error_t *append_why(swf_history__pg_t *pg, const swf_history_append_t
     PGresult *res;
     const char *params[1] = {a->execution_id};
     swf_error_t *err = swf_history__pg_query(
-        pg->conn, "SELECT last_event_id FROM executions WHERE execution_id = $1", 1, params, &res);
+        pg->conn,
+        "SELECT (SELECT max(event_id) FROM events WHERE execution_id = $1) FROM executions"
+        " WHERE execution_id = $1",
+        1, params, &res);
     if (err != NULL)
         return err;
     bool exists = PQntuples(res) == 1;
@@ -396,46 +439,48 @@ static swf_error_t *append_why(swf_history__pg_t *pg, const swf_history_append_t
 }
 
 /*
- * The fast path: one event that touches no projection but executions (the
- * common case: decision and activity task bookkeeping, markers, closing
- * events). One UPDATE under the row lock and one INSERT, with the status
- * computed here; a lean statement so that single appends run close to
- * PostgreSQL's one-row insert rate.
+ * The fast path: one event that touches no projection at all (the common
+ * case: decision and activity task bookkeeping, markers, signals). It is a
+ * bare INSERT of the events row, guarded by "the last event is the one
+ * before": the check reads the events primary key (one index descent), and a
+ * concurrent writer of the same id makes the loser's INSERT fail on that key
+ * (23505, translated to SWF_E_CONFLICT). So the primary key alone decides
+ * races, and the executions row is not touched.
+ *
+ * Why not keep executions.last_event_id exact on every append: rewriting
+ * that row (and locking it) in the same statement halved the rate of single
+ * appends, measured with pgbench against a bare one-row insert, and in a
+ * batch of 100 one-event appends the 100 row rewrites cost more than
+ * everything else together. The column is therefore written lazily: when an
+ * execution is created, by appends that are not plain (they change another
+ * projection anyway: closing events, so status and close_time stay exact,
+ * timers, activities), by import and by the rebuild. Between such writes
+ * it is a lower bound. Whoever reports it (describe, list, append_why) or
+ * checks against it (the batch statements) takes max(event_id) from the
+ * events primary key instead, which is exact. SQL elsewhere must do the
+ * same.
+ *
+ * Appends that are not plain take the batch statement.
  */
 static const char append_one_sql[] =
-    "WITH up AS ("
-    "  UPDATE executions SET last_event_id = $2, status = coalesce($5, status),"
-    "    close_time = coalesce(timestamptz 'epoch' + $6::bigint * interval '1 millisecond',"
-    "      close_time)"
-    "  WHERE execution_id = $1 AND last_event_id = $2 - 1 RETURNING execution_id)"
-    " INSERT INTO events (execution_id, event_id, event_type, event_time, attributes)"
-    " SELECT execution_id, $2, $3, timestamptz 'epoch' + $4::bigint * interval '1 millisecond',"
-    "  $7::jsonb FROM up RETURNING execution_id";
+    "INSERT INTO events (execution_id, event_id, event_type, event_time, attributes)"
+    " SELECT $1, $2, $3, timestamptz 'epoch' + $4 * interval '1 millisecond', $5"
+    " WHERE EXISTS (SELECT FROM events WHERE execution_id = $1 AND event_id = $2 - 1)";
 
-static const char *close_status(swf_event_type_t type)
+/*
+ * A plain event changes no projection but the history itself (and so the
+ * executions row's lazy last_event_id): not a first or closing event, not a
+ * timer event, not an activity to schedule. Keep in step with PLAIN_NOT.
+ */
+static bool plain(swf_event_type_t type)
 {
     switch (type) {
-    case SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED:
-        return "succeeded";
-    case SWF_EVENT_WORKFLOW_EXECUTION_FAILED:
-        return "failed";
-    case SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT:
-        return "timed_out";
-    case SWF_EVENT_WORKFLOW_EXECUTION_CANCELED:
-        return "canceled";
-    case SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED:
-        return "terminated";
-    default:
-        return NULL;
-    }
-}
-
-static bool fast_path(const swf_history_append_t *a)
-{
-    if (a->count != 1 || a->expected_next_id <= 1)
-        return false;
-    switch (a->events[0].type) {
     case SWF_EVENT_WORKFLOW_EXECUTION_STARTED:
+    case SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED:
+    case SWF_EVENT_WORKFLOW_EXECUTION_FAILED:
+    case SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT:
+    case SWF_EVENT_WORKFLOW_EXECUTION_CANCELED:
+    case SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED:
     case SWF_EVENT_TIMER_STARTED:
     case SWF_EVENT_TIMER_FIRED:
     case SWF_EVENT_TIMER_CANCELED:
@@ -446,17 +491,68 @@ static bool fast_path(const swf_history_append_t *a)
     }
 }
 
+static bool fast_path(const swf_history_append_t *a)
+{
+    return a->count == 1 && a->expected_next_id > 1 && plain(a->events[0].type);
+}
+
+/* The reads' statements (used further down), prepared with the appends'. */
+#define EVENT_COLUMNS                                                                              \
+    "SELECT event_id, event_type, (extract(epoch FROM event_time) * 1000)::bigint, attributes"
+static const char load_sql[] = EVENT_COLUMNS " FROM events WHERE execution_id = $1"
+                                             " AND event_id > $2 ORDER BY event_id LIMIT $3";
+static const char load_reverse_sql[] = EVENT_COLUMNS
+    " FROM events WHERE execution_id = $1 AND event_id < $2 ORDER BY event_id DESC LIMIT $3";
+
+/* The executions projection's columns, but last_event_id from the events
+ * primary key (exact; the column is a lower bound, see append_one_sql). */
+#define EXECUTION_COLUMNS                                                                          \
+    "x.execution_id, x.workflow_id, x.state_machine, x.state_machine_version, x.status,"           \
+    " (extract(epoch FROM x.start_time) * 1000)::bigint,"                                          \
+    " coalesce((extract(epoch FROM x.close_time) * 1000)::bigint, -1),"                            \
+    " (SELECT max(v.event_id) FROM events v WHERE v.execution_id = x.execution_id)"
+static const char describe_sql[] =
+    "SELECT " EXECUTION_COLUMNS " FROM executions x WHERE x.execution_id = $1";
+
+/* Type OIDs (pg_type.h is a server header): parameters declared with their
+ * types spare the statements their casts. */
+#define OID_INT8 20
+#define OID_TEXT 25
+#define OID_JSONB 3802
+
+/*
+ * The statements prepared on every connection, at its first use. They run
+ * with generic plans (see swf_history_pg_connect): each is a few index
+ * probes whose best plan does not depend on the values.
+ */
+static const struct {
+    const char *name;
+    const char *sql;
+    int n;
+    Oid types[5];
+} statements[] = {
+    {"swf_append", append_sql, 1, {OID_JSONB}},
+    {"swf_append_plain", append_plain_sql, 1, {OID_JSONB}},
+    {"swf_append_one", append_one_sql, 5, {OID_TEXT, OID_INT8, OID_TEXT, OID_INT8, OID_JSONB}},
+    {"swf_load", load_sql, 3, {OID_TEXT, OID_INT8, OID_INT8}},
+    {"swf_load_reverse", load_reverse_sql, 3, {OID_TEXT, OID_INT8, OID_INT8}},
+    {"swf_describe", describe_sql, 1, {OID_TEXT}},
+};
+
 static swf_error_t *prepare(swf_history__pg_t *pg)
 {
-    if (pg->prepared)
-        return NULL;
-    swf_error_t *err =
-        check(pg->conn, PQprepare(pg->conn, "swf_append", append_sql, 1, NULL), NULL);
-    if (err == NULL)
-        err = check(pg->conn, PQprepare(pg->conn, "swf_append_one", append_one_sql, 7, NULL), NULL);
-    if (err == NULL)
-        pg->prepared = true;
-    return err;
+    for (unsigned i = 0; i < sizeof(statements) / sizeof(statements[0]); i++) {
+        if (pg->prepared & (1u << i))
+            continue;
+        swf_error_t *err = check(pg->conn,
+                                 PQprepare(pg->conn, statements[i].name, statements[i].sql,
+                                           statements[i].n, statements[i].types),
+                                 NULL);
+        if (err != NULL)
+            return err;
+        pg->prepared |= 1u << i;
+    }
+    return NULL;
 }
 
 static swf_error_t *append_one(swf_history__pg_t *pg, const swf_history_append_t *a)
@@ -470,19 +566,14 @@ static swf_error_t *append_one(swf_history__pg_t *pg, const swf_history_append_t
     char id[32], ms[32];
     snprintf(id, sizeof(id), "%lld", (long long)a->expected_next_id);
     snprintf(ms, sizeof(ms), "%lld", (long long)ev->time_ms);
-    const char *status = close_status(ev->type);
-    const char *params[7] = {a->execution_id,
-                             id,
-                             swf_event_type_name(ev->type),
-                             ms,
-                             status,
-                             status != NULL ? ms : NULL,
+    const char *params[5] = {a->execution_id, id, swf_event_type_name(ev->type), ms,
                              ev->attrs ? swf_json_str(ev->attrs) : "{}"};
     PGresult *res;
-    err = swf_history__pg_prepared(pg->conn, "swf_append_one", 7, params, &res);
+    err = swf_history__pg_prepared(pg->conn, "swf_append_one", 5, params, &res);
     if (err != NULL)
         return err;
-    bool won = PQntuples(res) == 1;
+    /* No RETURNING: the command tag says whether the row went in. */
+    bool won = strcmp(PQcmdTuples(res), "1") == 0;
     swf_history__pg_clear(res);
     return won ? NULL : append_why(pg, a);
 }
@@ -501,8 +592,14 @@ swf_error_t *swf_history_pg_batch_append(swf_history_store_t *store,
     if (err != NULL)
         return err;
 
-    json_object *doc = json_object_new_array();
+    /* The statement's jsonb array, written straight into text: a json-c
+     * tree of every row would only be serialised again. */
+    struct printbuf *doc = printbuf_new();
+    if (doc == NULL)
+        abort();
+    printbuf_memappend(doc, "[", 1);
     size_t sent = 0;
+    bool all_plain = true;
     bool *in = calloc(n, sizeof(*in));
     if (in == NULL)
         abort();
@@ -518,27 +615,50 @@ swf_error_t *swf_history_pg_batch_append(swf_history_store_t *store,
             continue;
         in[i] = true;
         sent++;
+        all_plain = all_plain && a->expected_next_id > 1;
+        json_object *x = json_object_new_string(a->execution_id);
+        const char *xq = json_object_to_json_string_ext(x, JSON_C_TO_STRING_PLAIN |
+                                                               JSON_C_TO_STRING_NOSLASHESCAPE);
         for (size_t k = 0; k < a->count; k++) {
             const swf_event_t *ev = &a->events[k];
-            json_object *row = json_object_new_object();
-            json_object_object_add(row, "x", json_object_new_string(a->execution_id));
-            json_object_object_add(row, "i",
-                                   json_object_new_int64(a->expected_next_id + (int64_t)k));
-            json_object_object_add(row, "t", json_object_new_string(swf_event_type_name(ev->type)));
-            json_object_object_add(row, "ms", json_object_new_int64(ev->time_ms));
-            json_object_object_add(
-                row, "a", ev->attrs ? json_object_get(ev->attrs) : json_object_new_object());
-            json_object_array_add(doc, row);
+            all_plain = all_plain && plain(ev->type);
+            char head[160];
+            int len = snprintf(head, sizeof(head), "%s{\"x\":", doc->bpos > 1 ? "," : "");
+            printbuf_memappend(doc, head, len);
+            printbuf_memappend(doc, xq, (int)strlen(xq));
+            len = snprintf(head, sizeof(head), ",\"i\":%lld,\"t\":\"%s\",\"ms\":%lld,\"a\":",
+                           (long long)(a->expected_next_id + (int64_t)k),
+                           swf_event_type_name(ev->type), (long long)ev->time_ms);
+            assert(len > 0 && (size_t)len < sizeof(head));
+            printbuf_memappend(doc, head, len);
+            const char *attrs = ev->attrs ? swf_json_str(ev->attrs) : "{}";
+            printbuf_memappend(doc, attrs, (int)strlen(attrs));
+            printbuf_memappend(doc, "}", 1);
         }
+        json_object_put(x);
     }
+    printbuf_memappend(doc, "]", 1);
 
     PGresult *res = NULL;
     if (sent > 0) {
-        const char *params[1] = {json_object_to_json_string_ext(
-            doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)};
-        err = swf_history__pg_prepared(pg->conn, "swf_append", 1, params, &res);
+        const char *params[1] = {doc->buf};
+        /* The statement's own check reads the events as of its snapshot; a
+         * single append (which takes no row lock) committed since then makes
+         * its INSERT hit the events key, and the whole statement fails with
+         * nothing written. Run it again then, with a fresh snapshot in which
+         * only the appends that really lost fail, each on its own. Inside a
+         * caller's transaction (import) the failure has aborted it: no
+         * retry. */
+        for (int attempt = 1;; attempt++) {
+            err = swf_history__pg_prepared(pg->conn, all_plain ? "swf_append_plain" : "swf_append",
+                                           1, params, &res);
+            if (err == NULL || swf_error_code(err) != SWF_E_CONFLICT ||
+                PQtransactionStatus(pg->conn) != PQTRANS_IDLE || attempt == BATCH_ATTEMPTS)
+                break;
+            swf_error_free(err);
+        }
     }
-    json_object_put(doc);
+    printbuf_free(doc);
     if (err != NULL) {
         for (size_t i = 0; i < n; i++) {
             swf_error_free(errors[i]);
@@ -634,14 +754,9 @@ static swf_error_t *load_pages(swf_history_store_t *store, const char *execution
                                size_t max, bool reverse, swf_event_list_t *out)
 {
     swf_history__pg_t *pg = swf_history__pg(store);
-    static const char fwd[] =
-        "SELECT event_id, event_type, (extract(epoch FROM event_time) * 1000)::bigint,"
-        " attributes FROM events WHERE execution_id = $1 AND event_id > $2"
-        " ORDER BY event_id LIMIT $3";
-    static const char rev[] =
-        "SELECT event_id, event_type, (extract(epoch FROM event_time) * 1000)::bigint,"
-        " attributes FROM events WHERE execution_id = $1 AND event_id < $2"
-        " ORDER BY event_id DESC LIMIT $3";
+    swf_error_t *err = prepare(pg);
+    if (err != NULL)
+        return err;
     size_t got = 0;
     for (;;) {
         size_t want = max == 0 || max - got > LOAD_PAGE ? LOAD_PAGE : max - got;
@@ -650,7 +765,8 @@ static swf_error_t *load_pages(swf_history_store_t *store, const char *execution
         snprintf(limit_s, sizeof(limit_s), "%zu", want);
         const char *params[3] = {execution_id, from_s, limit_s};
         PGresult *res;
-        swf_error_t *err = swf_history__pg_query(pg->conn, reverse ? rev : fwd, 3, params, &res);
+        err = swf_history__pg_prepared(pg->conn, reverse ? "swf_load_reverse" : "swf_load", 3,
+                                       params, &res);
         if (err != NULL)
             return err;
         size_t before = out->count;
@@ -681,11 +797,6 @@ swf_error_t *swf_history_pg_load_reverse(swf_history_store_t *store, const char 
 }
 
 /* ---- the executions projection ------------------------------------------ */
-
-#define EXECUTION_COLUMNS                                                                          \
-    "execution_id, workflow_id, state_machine, state_machine_version, status,"                     \
-    " (extract(epoch FROM start_time) * 1000)::bigint,"                                            \
-    " coalesce((extract(epoch FROM close_time) * 1000)::bigint, -1), last_event_id"
 
 static void execution_from_row(PGresult *res, int r, swf_history_execution_t *ex)
 {
@@ -725,9 +836,9 @@ swf_error_t *swf_history_pg_execution_describe(swf_history_store_t *store, const
     memset(out, 0, sizeof(*out));
     PGresult *res;
     const char *params[1] = {execution_id};
-    swf_error_t *err = swf_history__pg_query(
-        pg->conn, "SELECT " EXECUTION_COLUMNS " FROM executions WHERE execution_id = $1", 1, params,
-        &res);
+    swf_error_t *err = prepare(pg);
+    if (err == NULL)
+        err = swf_history__pg_prepared(pg->conn, "swf_describe", 1, params, &res);
     if (err != NULL)
         return err;
     if (PQntuples(res) == 1)
@@ -774,7 +885,7 @@ swf_error_t *swf_history_pg_executions_list(swf_history_store_t *store,
     PGresult *res;
     swf_error_t *err = swf_history__pg_query(
         pg->conn,
-        "SELECT " EXECUTION_COLUMNS " FROM executions"
+        "SELECT " EXECUTION_COLUMNS " FROM executions x"
         " WHERE ($1::text IS NULL OR status = $1 OR ($1 = 'closed' AND status <> 'open'))"
         "   AND ($2::text IS NULL OR state_machine = $2)"
         "   AND ($3::bigint IS NULL OR start_time >= timestamptz 'epoch' + $3 * interval '1 ms')"

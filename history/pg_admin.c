@@ -10,7 +10,8 @@
  *
  * The rebuild recomputes executions and timers with the same rules the
  * append statement applies incrementally (status of the last closing event;
- * a timer pending when its last event is TimerStarted). The outbox is left
+ * a timer pending when its last event is TimerStarted), and writes
+ * last_event_id exact, which appends of plain events leave behind. The outbox is left
  * alone: rows are deleted when published, so the events cannot say which
  * ActivityTaskScheduled events still await publication, and recreating them
  * would publish tasks twice.
@@ -232,6 +233,16 @@ swf_error_t *swf_history_pg_import(swf_history_store_t *store, const swf_event_l
     for (size_t at = 0; at < events->count && err == NULL; at += IMPORT_CHUNK) {
         size_t n = events->count - at < IMPORT_CHUNK ? events->count - at : IMPORT_CHUNK;
         err = swf_history_append(store, id, (int64_t)at + 1, events->items + at, n);
+    }
+    if (err == NULL) {
+        /* Plain appends leave executions.last_event_id behind (pg.c,
+         * append_one_sql); an imported execution starts exact. */
+        char last[32];
+        snprintf(last, sizeof(last), "%zu", events->count);
+        const char *params[2] = {id, last};
+        err = swf_history__pg_query(
+            pg->conn, "UPDATE executions SET last_event_id = $2 WHERE execution_id = $1", 2, params,
+            NULL);
     }
     if (err == NULL)
         err = swf_history__pg_commit(pg->conn);

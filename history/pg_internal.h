@@ -17,7 +17,7 @@
 typedef struct swf_history__pg {
     swf_history_store_t base;
     PGconn *conn;
-    bool prepared; /* the append statement is prepared on this connection */
+    unsigned prepared; /* bit i: statements[i] of pg.c is prepared on this connection */
 } swf_history__pg_t;
 
 /* The PostgreSQL store behind a generic handle (asserts it is one). */

@@ -286,8 +286,13 @@ Test(history_pg, batch_conflict_on_one_keeps_the_others)
     json_object_put(ev.attrs);
     json_object_put(st.attrs);
     cr_assert_eq(count_sql(db, "SELECT count(*) FROM events"), 6 + 2 + 1);
-    cr_assert_eq(count_sql(db, "SELECT last_event_id FROM executions WHERE execution_id = 'a'"), 2);
-    cr_assert_eq(count_sql(db, "SELECT last_event_id FROM executions WHERE execution_id = 'b'"), 3);
+    swf_history_execution_t ex;
+    ok(swf_history_pg_execution_describe(s, "a", &ex));
+    cr_assert_eq(ex.last_event_id, 2);
+    swf_history_execution_free(&ex);
+    ok(swf_history_pg_execution_describe(s, "b", &ex));
+    cr_assert_eq(ex.last_event_id, 3);
+    swf_history_execution_free(&ex);
     swf_history_store_free(s);
 }
 
@@ -420,7 +425,237 @@ Test(history_pg, concurrent_writers_never_fork_the_history, .timeout = 300)
         cr_assert_eq(per[i], w[i].successes, "writer %d: %d events, %d successes", i, per[i],
                      w[i].successes);
     swf_event_list_free(&out);
+    /* Single appends leave the executions row alone (pg.c, append_one_sql):
+     * the last event id is read through describe, and a rebuild writes it. */
+    swf_history_execution_t ex;
+    ok(swf_history_pg_execution_describe(s, "race", &ex));
+    cr_assert_eq(ex.last_event_id, total + 2);
+    swf_history_execution_free(&ex);
+    ok(swf_history_pg_projections_rebuild(s, NULL, NULL));
     cr_assert_eq(count_sql(db, "SELECT last_event_id FROM executions"), total + 2);
+    swf_history_store_free(s);
+}
+
+/* ---- single and batch appends on one execution ---------------------------- */
+
+static int64_t last_id(swf_history_store_t *s, const char *id)
+{
+    swf_history_execution_t ex;
+    ok(swf_history_pg_execution_describe(s, id, &ex));
+    int64_t last = ex.last_event_id;
+    swf_history_execution_free(&ex);
+    return last;
+}
+
+static swf_error_t *batch1(swf_history_store_t *s, const char *id, int64_t next, size_t count)
+{
+    swf_event_t evs[4];
+    cr_assert_leq(count, 4);
+    for (size_t k = 0; k < count; k++)
+        evs[k] = (swf_event_t){0, SWF_EVENT_MARKER_RECORDED, T0, parse("{\"markerName\":\"b\"}")};
+    /* A bystander in the same batch must win whatever happens to `id`. */
+    int64_t other = last_id(s, "bystander") + 1;
+    swf_history_append_t a[2] = {{id, next, evs, count}, {"bystander", other, evs, 1}};
+    swf_error_t *errors[2];
+    ok(swf_history_pg_batch_append(s, a, 2, errors));
+    ok(errors[1]);
+    for (size_t k = 0; k < count; k++)
+        json_object_put(evs[k].attrs);
+    return errors[0];
+}
+
+Test(history_pg, single_and_batch_appends_interleave_on_one_execution)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s = fixture_store(db);
+    create(s, "e1", "w1");
+    create(s, "bystander", "bystander");
+    const char *marker = "{\"markerName\":\"s\"}";
+    ok(append1(s, "e1", 3, SWF_EVENT_MARKER_RECORDED, marker));
+    /* Plain appends leave the executions row behind (it still says 2);
+     * the batch statement checks against the events. */
+    cr_assert_eq(count_sql(db, "SELECT last_event_id FROM executions WHERE execution_id = 'e1'"),
+                 2);
+    expect_code(batch1(s, "e1", 3, 1), SWF_E_CONFLICT); /* stale */
+    expect_code(batch1(s, "e1", 5, 1), SWF_E_CONFLICT); /* a gap */
+    ok(batch1(s, "e1", 4, 1));
+    cr_assert_eq(last_id(s, "e1"), 4);
+    /* A batch append that is not plain rewrites the row, exact again. */
+    swf_event_t timer = {0, SWF_EVENT_TIMER_STARTED, T0, parse("{\"timerId\":\"t\"}")};
+    swf_history_append_t heavy[2] = {{"bystander", last_id(s, "bystander") + 1, &timer, 1},
+                                     {"e1", 5, &timer, 1}};
+    swf_error_t *errors[2];
+    ok(swf_history_pg_batch_append(s, heavy, 2, errors));
+    ok(errors[0]);
+    ok(errors[1]);
+    json_object_put(timer.attrs);
+    cr_assert_eq(count_sql(db, "SELECT last_event_id FROM executions WHERE execution_id = 'e1'"),
+                 5);
+    ok(append1(s, "e1", 6, SWF_EVENT_TIMER_FIRED, "{\"timerId\":\"t\"}"));
+    expect_code(append1(s, "e1", 6, SWF_EVENT_MARKER_RECORDED, marker), SWF_E_CONFLICT);
+    expect_code(append1(s, "e1", 8, SWF_EVENT_MARKER_RECORDED, marker), SWF_E_CONFLICT);
+    ok(append1(s, "e1", 7, SWF_EVENT_MARKER_RECORDED, marker));
+    ok(append1(s, "e1", 8, SWF_EVENT_MARKER_RECORDED, marker));
+    ok(batch1(s, "e1", 9, 3));
+    ok(append1(s, "e1", 12, SWF_EVENT_MARKER_RECORDED, marker));
+    cr_assert_eq(last_id(s, "e1"), 12);
+    cr_assert_eq(count_sql(db, "SELECT last_event_id FROM executions WHERE execution_id = 'e1'"),
+                 6);
+    swf_history_execution_t *items;
+    size_t n;
+    swf_history_filter_t f = {.status = "open"};
+    ok(swf_history_pg_executions_list(s, &f, &items, &n));
+    cr_assert_eq(n, 2);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(items[i].last_event_id, strcmp(items[i].execution_id, "e1") == 0 ? 12 : 7);
+    swf_history_executions_free(items, n);
+    /* A closing event takes the batch statement: the row is exact again. */
+    ok(append1(s, "e1", 13, SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED, "{}"));
+    cr_assert_str_eq(fixture_sql(db, "SELECT status || ' ' || last_event_id FROM executions"
+                                     " WHERE execution_id = 'e1'"),
+                     "succeeded 13");
+    expect_code(append1(s, "e1", 13, SWF_EVENT_MARKER_RECORDED, marker), SWF_E_CONFLICT);
+    expect_code(batch1(s, "e1", 13, 1), SWF_E_CONFLICT);
+    swf_event_list_t out = {0};
+    ok(swf_history_load(s, "e1", 0, 0, &out));
+    cr_assert_eq(out.count, 13);
+    for (size_t i = 0; i < out.count; i++)
+        cr_assert_eq(out.items[i].id, (int64_t)i + 1);
+    swf_event_list_free(&out);
+    swf_history_store_free(s);
+}
+
+/* Writers racing on one execution, half with single appends (no row lock),
+ * half with batches that also append to an execution of their own: no fork,
+ * no gap, and a batch is whole or nothing for each of its executions. */
+typedef struct mixed_writer {
+    const char *conninfo;
+    int index;
+    int successes;
+    int own; /* events appended to the writer's own execution */
+    int conflicts;
+    int others;
+    char message[256];
+} mixed_writer_t;
+
+static void *mixed_writer_run(void *arg)
+{
+    mixed_writer_t *w = arg;
+    swf_history_store_t *s = NULL;
+    swf_error_t *err = swf_history_pg_new(w->conninfo, &s);
+    if (err != NULL) {
+        w->others = ATTEMPTS;
+        swf_error_free(err);
+        return NULL;
+    }
+    char own[16];
+    snprintf(own, sizeof(own), "own%d", w->index);
+    char attrs[64];
+    snprintf(attrs, sizeof(attrs), "{\"markerName\":\"w\",\"details\":%d}", w->index);
+    json_object *a = json_tokener_parse(attrs);
+    swf_event_t evs[2] = {{0, SWF_EVENT_MARKER_RECORDED, T0, a},
+                          {0, SWF_EVENT_MARKER_RECORDED, T0, a}};
+    for (int k = 0; k < ATTEMPTS; k++) {
+        swf_history_execution_t ex;
+        err = swf_history_pg_execution_describe(s, "race", &ex);
+        if (err != NULL) {
+            snprintf(w->message, sizeof(w->message), "%s", swf_error_message(err));
+            swf_error_free(err);
+            w->others++;
+            continue;
+        }
+        int64_t next = ex.last_event_id + 1;
+        swf_history_execution_free(&ex);
+        if (w->index % 2 == 0) {
+            err = swf_history_append(s, "race", next, evs, 1);
+        } else {
+            swf_history_append_t b[2] = {{own, w->own + 3, evs, 1}, {"race", next, evs, 2}};
+            swf_error_t *errors[2];
+            err = swf_history_pg_batch_append(s, b, 2, errors);
+            if (err == NULL && errors[0] != NULL) {
+                /* Its own execution never loses. */
+                snprintf(w->message, sizeof(w->message), "%s: %s", own,
+                         swf_error_message(errors[0]));
+                w->others++;
+                swf_error_free(errors[0]);
+                swf_error_free(errors[1]);
+                continue;
+            }
+            if (err == NULL) {
+                w->own++;
+                err = errors[1];
+            }
+        }
+        if (err == NULL) {
+            w->successes++;
+        } else if (swf_error_code(err) == SWF_E_CONFLICT) {
+            w->conflicts++;
+        } else {
+            snprintf(w->message, sizeof(w->message), "%s", swf_error_message(err));
+            w->others++;
+        }
+        swf_error_free(err);
+    }
+    json_object_put(a);
+    swf_history_store_free(s);
+    return NULL;
+}
+
+Test(history_pg, single_and_batch_writers_race_without_forking, .timeout = 300)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s = fixture_store(db);
+    create(s, "race", "race");
+    mixed_writer_t w[WRITERS];
+    pthread_t th[WRITERS];
+    for (int i = 0; i < WRITERS; i++) {
+        char own[16];
+        snprintf(own, sizeof(own), "own%d", i);
+        create(s, own, own);
+        w[i] = (mixed_writer_t){.conninfo = db, .index = i};
+    }
+    for (int i = 0; i < WRITERS; i++)
+        cr_assert_eq(pthread_create(&th[i], NULL, mixed_writer_run, &w[i]), 0);
+    int expected = 2, conflicts = 0;
+    for (int i = 0; i < WRITERS; i++) {
+        pthread_join(th[i], NULL);
+        cr_assert_eq(w[i].others, 0, "writer %d had %d unexpected errors (%s)", i, w[i].others,
+                     w[i].message);
+        cr_assert_eq(w[i].successes + w[i].conflicts, ATTEMPTS);
+        expected += w[i].successes * (i % 2 == 0 ? 1 : 2);
+        conflicts += w[i].conflicts;
+    }
+    cr_assert_gt(conflicts, 0, "no races happened: the test proves nothing");
+    swf_event_list_t out = {0};
+    ok(swf_history_load(s, "race", 0, 0, &out));
+    cr_assert_eq(out.count, (size_t)expected);
+    int per[WRITERS] = {0};
+    for (size_t i = 0; i < out.count; i++) {
+        cr_assert_eq(out.items[i].id, (int64_t)i + 1, "gap or fork at %zu", i);
+        if (i >= 2) {
+            json_object *d;
+            cr_assert(swf_json_get(out.items[i].attrs, "details", &d));
+            per[json_object_get_int(d)]++;
+        }
+    }
+    swf_event_list_free(&out);
+    for (int i = 0; i < WRITERS; i++) {
+        cr_assert_eq(per[i], w[i].successes * (i % 2 == 0 ? 1 : 2), "writer %d", i);
+        char own[16];
+        snprintf(own, sizeof(own), "own%d", i);
+        cr_assert_eq(last_id(s, own), 2 + w[i].own, "writer %d", i);
+    }
+    cr_assert_eq(last_id(s, "race"), expected);
+    /* The live projection and a rebuilt one agree. */
+    char *live = strdup(fixture_sql(db, "SELECT string_agg(execution_id || status,"
+                                        " ',' ORDER BY execution_id) FROM executions"));
+    ok(swf_history_pg_projections_rebuild(s, NULL, NULL));
+    cr_assert_str_eq(fixture_sql(db, "SELECT string_agg(execution_id || status,"
+                                     " ',' ORDER BY execution_id) FROM executions"),
+                     live);
+    free(live);
+    cr_assert_eq(count_sql(db, "SELECT last_event_id FROM executions WHERE execution_id = 'race'"),
+                 expected);
     swf_history_store_free(s);
 }
 
