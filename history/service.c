@@ -216,7 +216,9 @@ static const char outbox_sql[] =
 
 static const char sweep_sql[] =
     "SELECT x.execution_id FROM executions x"
-    " JOIN events e ON e.execution_id = x.execution_id AND e.event_id = x.last_event_id"
+    " JOIN events e ON e.execution_id = x.execution_id"
+    "  AND e.event_id = (SELECT max(v.event_id) FROM events v"
+    "    WHERE v.execution_id = x.execution_id)"
     " WHERE x.status = 'open' AND e.event_type = 'DecisionTaskScheduled'"
     " AND e.event_time < now() - $1::float8 * interval '1 millisecond'"
     " LIMIT $2 FOR UPDATE OF x SKIP LOCKED";
