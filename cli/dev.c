@@ -10,12 +10,14 @@
  * same harness serves the integration tests and the benchmarks, which is
  * why it is a small library (dev.h) and not only a command.
  *
- * Time in `swf run --dev` is real, unlike `--local`'s virtual clock. Long
- * Wait states would make it slow, so the history service runs timers and
- * execution timeouts scaled by SWF_DEV_TIME_SCALE (default 0.001 for
- * `run --dev`: an hour's Wait takes 3.6 s; 1 for `swf dev`, which should
- * behave like production). Activity timeouts are never scaled: they measure
- * real work.
+ * Time in `swf run --dev` is virtual like `--local`'s, with real work in
+ * between: the history service skips the time an execution spends idle
+ * (waiting for a timer or its timeout only, history/service.h), so a Wait
+ * of a day takes no time and timers race timeouts as they would. With
+ * SWF_DEV_TIME_SCALE set, it runs timers and execution timeouts that much
+ * faster instead (0.001: an hour's Wait takes 3.6 s). `swf dev` behaves
+ * like production unless SWF_DEV_TIME_SKIP=1 or SWF_DEV_TIME_SCALE is set.
+ * Activity timeouts are never scaled: they measure real work.
  */
 #include "cli/dev.h"
 
@@ -194,7 +196,8 @@ swf_error_t *swf_dev_start(const swf_dev_options_t *opt, swf_dev_t **out)
         sc.inbox_topic = dev->names.inbox;
         sc.task_prefix = dev->names.task_prefix;
         sc.time_scale = opt->time_scale > 0 ? opt->time_scale : 1;
-        sc.tick_ms = sc.time_scale < 1 ? 20 : 200;
+        sc.time_skip = sc.time_skip || opt->time_skip;
+        sc.tick_ms = sc.time_scale < 1 || sc.time_skip ? 20 : 200;
         sc.log = opt->log;
         err = swf_history_service_new(&sc, &dev->svc);
         if (err != NULL)
@@ -265,7 +268,8 @@ static json_object *worker_answer(swf_dev_worker_t *w, const swf_msg_t *task)
     if (task->state != NULL && swf_json_get(w->mocks, task->state, &list) &&
         json_object_is_type(list, json_type_array) && json_object_array_length(list) > 0) {
         size_t n = json_object_array_length(list);
-        size_t calls = swf_json_get(w->calls, task->state, &v) ? (size_t)json_object_get_int64(v) : 0;
+        size_t calls =
+            swf_json_get(w->calls, task->state, &v) ? (size_t)json_object_get_int64(v) : 0;
         resp = json_object_array_get_idx(list, calls < n ? calls : n - 1);
         json_object_object_add(w->calls, task->state, json_object_new_int64((int64_t)calls + 1));
     }
@@ -519,9 +523,10 @@ int swf_cli_dev(int argc, char **argv)
     printf("export SWF_DATABASE_URL='%s'\n", swf_dev_conninfo(dev));
     printf("export SWF_KAFKA_BROKERS='%s'\n", swf_dev_brokers(dev));
     fflush(stdout);
-    fprintf(stderr, "swf dev: PostgreSQL, Kafka (mock), swf-history and %d decider(s) are up; "
-                    "task tokens use the development secret unless SWF_TOKEN_SECRET is set. "
-                    "Ctrl-C stops and removes everything.\n",
+    fprintf(stderr,
+            "swf dev: PostgreSQL, Kafka (mock), swf-history and %d decider(s) are up; "
+            "task tokens use the development secret unless SWF_TOKEN_SECRET is set. "
+            "Ctrl-C stops and removes everything.\n",
             deciders);
     while (!dev_signaled)
         usleep(100000);
@@ -630,7 +635,8 @@ int swf_cli_run_dev(int argc, char **argv)
                              .brokers = reuse ? brokers : NULL,
                              .deciders = reuse ? 0 : 1,
                              .history_service = !reuse,
-                             .time_scale = scale ? atof(scale) : 0.001,
+                             .time_scale = scale ? atof(scale) : 1,
+                             .time_skip = scale == NULL,
                              .log = getenv("SWF_DEV_LOG") ? stderr : NULL};
     err = swf_dev_start(&opt, &dev);
     if (err != NULL)
@@ -692,7 +698,7 @@ int swf_cli_run_dev(int argc, char **argv)
     if (err == NULL) {
         printf("%s\n", swf_json_str(line));
         rc = strcmp(swf_json_get_string(line, "status"), "SUCCEEDED") == 0 ? SWF_EXIT_OK
-                                                                            : SWF_EXIT_NO;
+                                                                           : SWF_EXIT_NO;
     }
 done:
     if (err != NULL) {

@@ -31,6 +31,7 @@ typedef struct swf_dev_options {
     int deciders;         /* decider threads: 0 or more (default: the caller says) */
     bool history_service; /* run swf-history on a thread */
     double time_scale;    /* timers and execution timeouts: 1 = real time */
+    bool time_skip;       /* virtual time that skips idle periods (history/service.h) */
     FILE *log;            /* the daemons' log, NULL: quiet */
     bool split_groups;    /* each decider in a consumer group of its own, so all of them
                              see every message and race (tests of the optimistic check) */

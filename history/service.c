@@ -40,7 +40,9 @@ struct swf_history_service {
     swf_history_store_t *store;
     volatile sig_atomic_t stop;
     swf_history_service_stats_t stats;
-    json_object *posted; /* row identity -> time of the last post (ms) */
+    json_object *posted;      /* row identity -> time of the last post (ms) */
+    json_object *skips;       /* time_skip: execution -> time skipped so far (ms) */
+    json_object *timer_skips; /* time_skip: timer -> its execution's skip when first seen */
 };
 
 static void slog(swf_history_service_t *s, const char *fmt, ...)
@@ -77,6 +79,7 @@ void swf_history_service_config_env(swf_history_service_config_t *cfg)
     cfg->repost_ms = 5000;
     double scale = atof(env_or("SWF_DEV_TIME_SCALE", "1"));
     cfg->time_scale = scale > 0 && scale <= 1 ? scale : 1;
+    cfg->time_skip = atoi(env_or("SWF_DEV_TIME_SKIP", "0")) != 0;
     cfg->batch_max = 500;
     cfg->log = stderr;
 }
@@ -95,9 +98,11 @@ swf_error_t *swf_history_service_new(const swf_history_service_config_t *cfg,
         s->cfg.tick_ms = 200;
     if (s->cfg.batch_max == 0)
         s->cfg.batch_max = 500;
-    if (s->cfg.time_scale <= 0 || s->cfg.time_scale > 1)
+    if (s->cfg.time_scale <= 0 || s->cfg.time_scale > 1 || s->cfg.time_skip)
         s->cfg.time_scale = 1;
     s->posted = json_object_new_object();
+    s->skips = json_object_new_object();
+    s->timer_skips = json_object_new_object();
     swf_error_t *err = swf_history_pg_new(cfg->conninfo, &s->store);
     if (err != NULL) {
         swf_history_service_free(s);
@@ -113,6 +118,8 @@ void swf_history_service_free(swf_history_service_t *s)
         return;
     swf_history_store_free(s->store);
     json_object_put(s->posted);
+    json_object_put(s->skips);
+    json_object_put(s->timer_skips);
     free(s);
 }
 
@@ -201,7 +208,8 @@ static const char activity_timeouts_sql[] =
     "     'ActivityTaskTimedOut', 'ActivityTaskCanceled')"
     "   AND (c.attributes->>'scheduledEventId')::bigint = s.event_id)"
     " AND ((s.attributes ? 'startToCloseTimeout' AND s.event_time +"
-    "    (s.attributes->>'startToCloseTimeout')::float8 * $1::float8 * interval '1 second' <= now())"
+    "    (s.attributes->>'startToCloseTimeout')::float8 * $1::float8 * interval '1 second' <= "
+    "now())"
     "  OR (s.attributes ? 'heartbeatTimeout' AND coalesce((SELECT max(h.event_time) FROM events h"
     "    WHERE h.execution_id = s.execution_id AND h.event_id > s.event_id"
     "    AND h.event_type = 'ActivityTaskHeartbeatRecorded'"
@@ -209,10 +217,9 @@ static const char activity_timeouts_sql[] =
     "    (s.attributes->>'heartbeatTimeout')::float8 * $1::float8 * interval '1 second' <= now()))"
     " LIMIT $2";
 
-static const char outbox_sql[] =
-    "SELECT execution_id, event_id, topic, payload FROM outbox"
-    " WHERE created < now() - $1::float8 * interval '1 millisecond'"
-    " ORDER BY created LIMIT $2 FOR UPDATE SKIP LOCKED";
+static const char outbox_sql[] = "SELECT execution_id, event_id, topic, payload FROM outbox"
+                                 " WHERE created < now() - $1::float8 * interval '1 millisecond'"
+                                 " ORDER BY created LIMIT $2 FOR UPDATE SKIP LOCKED";
 
 static const char sweep_sql[] =
     "SELECT x.execution_id FROM executions x"
@@ -225,8 +232,8 @@ static const char sweep_sql[] =
 
 /* Runs one claiming query in a transaction, turns rows into posts with
  * `row`, sends them, commits. */
-typedef void (*row_fn)(swf_history_service_t *s, PGresult *res, int r, posts_t *p, json_object *seen,
-                       int64_t now, uint64_t *count);
+typedef void (*row_fn)(swf_history_service_t *s, PGresult *res, int r, posts_t *p,
+                       json_object *seen, int64_t now, uint64_t *count);
 
 static swf_error_t *step(swf_history_service_t *s, const char *sql, const char *arg, row_fn row,
                          uint64_t *count, bool delete_outbox)
@@ -280,8 +287,8 @@ out:
     return err;
 }
 
-static void timer_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p,
-                      json_object *seen, int64_t now, uint64_t *count)
+static void timer_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p, json_object *seen,
+                      int64_t now, uint64_t *count)
 {
     const char *x = PQgetvalue(res, r, 0), *t = PQgetvalue(res, r, 1);
     int64_t started = strtoll(PQgetvalue(res, r, 2), NULL, 10);
@@ -318,8 +325,8 @@ static void activity_timeout_row(swf_history_service_t *s, PGresult *res, int r,
     (*count)++;
 }
 
-static void sweep_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p,
-                      json_object *seen, int64_t now, uint64_t *count)
+static void sweep_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p, json_object *seen,
+                      int64_t now, uint64_t *count)
 {
     const char *x = PQgetvalue(res, r, 0);
     char key[600];
@@ -362,11 +369,138 @@ static void outbox_row(swf_history_service_t *s, PGresult *res, int r, posts_t *
     (*count)++;
 }
 
+/* ---- time skipping (development) ------------------------------------------
+ *
+ * Every open execution with a pending timer or an execution timeout, its
+ * timers earliest first, and whether it is idle: no decision task pending
+ * (the last event is not WorkflowExecutionStarted or DecisionTask
+ * Scheduled/Started) and no activity without a result. */
+static const char skip_sql[] =
+    "SELECT x.execution_id, (extract(epoch FROM x.start_time) * 1000)::bigint,"
+    "  (e.attributes->>'executionStartToCloseTimeout')::float8,"
+    "  t.timer_id, t.started_event_id, (extract(epoch FROM t.fire_at) * 1000)::bigint,"
+    "  (extract(epoch FROM now()) * 1000)::bigint,"
+    "  (SELECT v.event_type FROM events v WHERE v.execution_id = x.execution_id"
+    "    ORDER BY v.event_id DESC LIMIT 1) NOT IN ('WorkflowExecutionStarted',"
+    "    'DecisionTaskScheduled', 'DecisionTaskStarted')"
+    "  AND NOT EXISTS (SELECT 1 FROM events a WHERE a.execution_id = x.execution_id"
+    "    AND a.event_type = 'ActivityTaskScheduled'"
+    "    AND NOT EXISTS (SELECT 1 FROM events c WHERE c.execution_id = a.execution_id"
+    "      AND c.event_id > a.event_id"
+    "      AND c.event_type IN ('ActivityTaskCompleted', 'ActivityTaskFailed',"
+    "        'ActivityTaskTimedOut', 'ActivityTaskCanceled')"
+    "      AND (c.attributes->>'scheduledEventId')::bigint = a.event_id))"
+    " FROM executions x JOIN events e ON e.execution_id = x.execution_id AND e.event_id = 1"
+    " LEFT JOIN timers t ON t.execution_id = x.execution_id"
+    " WHERE x.status = 'open'"
+    "   AND (t.timer_id IS NOT NULL OR e.attributes ? 'executionStartToCloseTimeout')"
+    " ORDER BY x.execution_id, t.fire_at LIMIT $1";
+
+static int64_t map_get(json_object *map, const char *key, int64_t dflt)
+{
+    json_object *v;
+    return swf_json_get(map, key, &v) ? json_object_get_int64(v) : dflt;
+}
+
+/* One execution's rows [from, to) of skip_sql: moves its virtual clock to
+ * its next deadline when it is idle, then posts what is due on that clock.
+ * A timer's virtual deadline is its fire_at plus the skip of its execution
+ * when the timer was first seen (skips only happen while the service looks,
+ * so no timer can be started and skipped over unseen). */
+static void skip_execution(swf_history_service_t *s, PGresult *res, int from, int to,
+                           json_object *skips, json_object *timer_skips, posts_t *p,
+                           json_object *seen, int64_t now_ms)
+{
+    const char *x = PQgetvalue(res, from, 0);
+    int64_t skip = map_get(s->skips, x, 0), now = strtoll(PQgetvalue(res, from, 6), NULL, 10);
+    bool idle = PQgetvalue(res, from, 7)[0] == 't';
+    bool has_deadline = !PQgetisnull(res, from, 2);
+    int64_t deadline = has_deadline ? strtoll(PQgetvalue(res, from, 1), NULL, 10) +
+                                          (int64_t)(atof(PQgetvalue(res, from, 2)) * 1000)
+                                    : INT64_MAX;
+    int64_t earliest = deadline;
+    for (int r = from; r < to; r++) {
+        if (PQgetisnull(res, r, 3))
+            continue;
+        char key[600];
+        snprintf(key, sizeof(key), "%s\x1f%s\x1f%s", x, PQgetvalue(res, r, 3),
+                 PQgetvalue(res, r, 4));
+        int64_t at = map_get(s->timer_skips, key, skip);
+        json_object_object_add(timer_skips, key, json_object_new_int64(at));
+        int64_t due = strtoll(PQgetvalue(res, r, 5), NULL, 10) + at;
+        if (due < earliest)
+            earliest = due;
+    }
+    if (idle && earliest != INT64_MAX && earliest > now + skip)
+        skip = earliest - now;
+    json_object_object_add(skips, x, json_object_new_int64(skip));
+    for (int r = from; r < to; r++) {
+        if (PQgetisnull(res, r, 3))
+            continue;
+        const char *t = PQgetvalue(res, r, 3), *started = PQgetvalue(res, r, 4);
+        char key[600];
+        snprintf(key, sizeof(key), "%s\x1f%s\x1f%s", x, t, started);
+        int64_t due = strtoll(PQgetvalue(res, r, 5), NULL, 10) + map_get(timer_skips, key, 0);
+        snprintf(key, sizeof(key), "timer\x1f%s\x1f%s\x1f%s", x, t, started);
+        if (due <= now + skip && due_again(s, seen, key, now_ms)) {
+            posts_add(p, s->cfg.inbox_topic, x,
+                      swf_msg_timer_fired_new(x, t, strtoll(started, NULL, 10)));
+            s->stats.timers_fired++;
+        }
+    }
+    char key[600];
+    snprintf(key, sizeof(key), "timeout\x1f%s", x);
+    if (deadline <= now + skip && due_again(s, seen, key, now_ms)) {
+        posts_add(p, s->cfg.inbox_topic, x, swf_msg_execution_timed_out_new(x));
+        s->stats.executions_timed_out++;
+    }
+}
+
+/* Time skipping: virtual time per execution, which jumps over the time an
+ * execution spends idle (see service.h). */
+static swf_error_t *skip_step(swf_history_service_t *s)
+{
+    swf_history__pg_t *pg = swf_history__pg(s->store);
+    const char *params[1] = {"20000"};
+    PGresult *res = NULL;
+    swf_error_t *err = swf_history__pg_query(pg->conn, skip_sql, 1, params, &res);
+    if (err != NULL)
+        return err;
+    posts_t p = {0};
+    json_object *seen = json_object_new_object(), *skips = json_object_new_object(),
+                *timer_skips = json_object_new_object();
+    int64_t now_ms = swf_time_now_ms();
+    int n = PQntuples(res);
+    for (int from = 0, to; from < n; from = to) {
+        for (to = from + 1;
+             to < n && strcmp(PQgetvalue(res, to, 0), PQgetvalue(res, from, 0)) == 0;)
+            to++;
+        skip_execution(s, res, from, to, skips, timer_skips, &p, seen, now_ms);
+    }
+    if (p.n > 0)
+        err = s->cfg.send(s->cfg.send_ctx, p.items, p.n);
+    /* What no longer has a timer or a deadline has no use for its skip. */
+    json_object_put(s->skips);
+    s->skips = skips;
+    json_object_put(s->timer_skips);
+    s->timer_skips = timer_skips;
+    json_object_object_foreach(seen, k, v)
+    {
+        json_object_object_add(s->posted, k, json_object_get(v));
+    }
+    json_object_put(seen);
+    posts_free(&p);
+    swf_history__pg_clear(res);
+    return err;
+}
+
 swf_error_t *swf_history_service_tick(swf_history_service_t *s)
 {
     char scale[32], age[32];
+    swf_error_t *err = s->cfg.time_skip ? skip_step(s) : NULL;
     snprintf(scale, sizeof(scale), "%.9g", s->cfg.time_scale);
-    swf_error_t *err = step(s, timers_sql, scale, timer_row, &s->stats.timers_fired, false);
+    if (err == NULL)
+        err = step(s, timers_sql, scale, timer_row, &s->stats.timers_fired, false);
     if (err == NULL)
         err = step(s, exec_timeouts_sql, scale, exec_timeout_row, &s->stats.executions_timed_out,
                    false);

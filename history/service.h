@@ -24,6 +24,18 @@
  * time_scale), so executions with long waits finish quickly in development.
  * Production keeps 1.
  *
+ * Time skipping (for `swf run --dev`, SWF_DEV_TIME_SKIP=1): each execution
+ * gets a virtual clock that runs in real time while the execution has work
+ * in flight (a decision task pending, an activity without a result) and
+ * jumps to its next deadline (its earliest timer or its execution timeout)
+ * as soon as it is idle, like the test servers of Temporal. Waits and retry
+ * back-off then take no time at all, yet they fire in the same order as in
+ * real time and race execution timeouts as they would: the results are
+ * those of `swf run --local`, whose clock is virtual throughout. Activity
+ * timeouts stay in real time. The virtual clocks live in the memory of one
+ * service (run a single swf-history with it; a restart falls back to real
+ * time for what is pending); the time scale is then 1.
+ *
  * Ownership: the service owns its database connection and Kafka producer.
  * Thread-safety: run() on one thread; stop() from any thread or a signal
  * handler.
@@ -31,6 +43,7 @@
 #ifndef SWF_HISTORY_SERVICE_H
 #define SWF_HISTORY_SERVICE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,18 +72,19 @@ typedef struct swf_history_service_config {
     void *send_ctx;
     const char *inbox_topic; /* swf.inbox */
     const char *task_prefix; /* swf.tasks. */
-    const char *secret;  /* signs republished activity tasks */
-    int tick_ms;         /* 200 */
-    int outbox_age_ms;   /* 3000 */
-    int sweep_age_ms;    /* 5000 */
-    int repost_ms;       /* 5000 */
-    double time_scale;   /* 1.0; SWF_DEV_TIME_SCALE */
-    size_t batch_max;    /* rows claimed per step and tick: 500 */
-    FILE *log;           /* NULL: quiet */
+    const char *secret;      /* signs republished activity tasks */
+    int tick_ms;             /* 200 */
+    int outbox_age_ms;       /* 3000 */
+    int sweep_age_ms;        /* 5000 */
+    int repost_ms;           /* 5000 */
+    double time_scale;       /* 1.0; SWF_DEV_TIME_SCALE */
+    bool time_skip;          /* false; SWF_DEV_TIME_SKIP=1 (development only) */
+    size_t batch_max;        /* rows claimed per step and tick: 500 */
+    FILE *log;               /* NULL: quiet */
 } swf_history_service_config_t;
 
 /* Defaults and the environment (SWF_DATABASE_URL, SWF_INBOX_TOPIC,
- * SWF_TASK_TOPIC_PREFIX, SWF_TOKEN_SECRET, SWF_DEV_TIME_SCALE); the sender
+ * SWF_TASK_TOPIC_PREFIX, SWF_TOKEN_SECRET, SWF_DEV_TIME_SCALE, SWF_DEV_TIME_SKIP); the sender
  * is left NULL for the caller to set. */
 void swf_history_service_config_env(swf_history_service_config_t *cfg);
 

@@ -2,7 +2,8 @@
 # Runs the ASL conformance corpus (../shared/conformance) against SWF_BIN run --local.
 # Fails when a case fails that is not listed in tests/conformance/known-failures.txt
 # (each listed case says why it fails), or when the pass rate outside the
-# jsonata and variables groups falls under 98%.
+# jsonata and variables groups falls under 98%. Then runs the project's own
+# cases in tests/conformance/cases (scripts/extra-cases.py).
 set -eu
 cd "$(dirname "$0")/.."
 BIN=${1:-build/swf}
@@ -44,4 +45,6 @@ sys.exit(1 if unexpected or rate < 98.0 or core_total == 0 else 0)
 PY
 rc=$?
 rm -f "$out"
+# The project's own cases (tests/conformance/cases): what the corpus does not test.
+scripts/extra-cases.py -- "$BIN" run --local || rc=1
 exit $rc

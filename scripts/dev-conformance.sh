@@ -1,26 +1,92 @@
 #!/bin/sh
-# Runs a sample of the conformance corpus through the distributed system
-# (`swf run --dev` against one `swf dev`: PostgreSQL, mock Kafka, swf-history,
-# two deciders) and through `swf run --local`, and fails when they differ.
-# usage: scripts/dev-conformance.sh [BUILD_DIR] [FILTER...]
-# Timers run 1000 times faster (SWF_DEV_TIME_SCALE=0.001): a Wait of a day
-# still takes 86 s and exceeds the harness's 10 s (wait/seconds-long-virtual).
+# dev-conformance.sh - the ASL conformance corpus through the distributed
+# system, compared case by case with the local interpreter.
+#
+# usage: scripts/dev-conformance.sh [BUILD_DIR] [FILTER]
+#
+# Starts one `swf dev` (throwaway PostgreSQL, librdkafka's mock Kafka cluster,
+# swf-history, two deciders) and scores the corpus with the harness, the
+# engine being `swf run --dev` (a worker on Kafka serves the mocks). Every
+# case is also run twice with `swf run --local`; where the two local runs
+# agree (the case is deterministic), the --dev result must be the same JSON
+# object, not only the same verdict. Cases whose local result changes from
+# run to run (random numbers, UUIDs, execution ids) are compared by verdict
+# only, and listed. The project's own cases (tests/conformance/cases, run by
+# scripts/extra-cases.py) go through both paths too.
+#
+# Time: the dev system skips the time an execution spends idle
+# (SWF_DEV_TIME_SKIP=1, history/service.h), so a Wait of a day takes no time
+# and timers still race execution timeouts as they would; activity timeouts
+# are real time.
 set -eu
+cd "$(dirname "$0")/.."
 build=${1:-build}
-shift || true
-filters=${*:-retry/ map/ parallel/ wait/ task/ catch/}
-run=/work/shared/conformance/run
-dir=$(mktemp -d)
-trap 'kill -TERM $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT INT TERM
-SWF_DEV_TIME_SCALE=0.001 "$build/swf" dev --deciders 2 >"$dir/env" 2>"$dir/log" &
+filter=${2:-}
+corpus=${SWF_CONFORMANCE:-../shared/conformance}
+[ -x "$corpus/run" ] || { echo "dev-conformance: no corpus at $corpus" >&2; exit 1; }
+[ -x "$build/swf" ] || { echo "dev-conformance: no $build/swf: build first" >&2; exit 2; }
+dir=$(mktemp -d /tmp/swf-devconf-XXXXXX)
+pid=
+cleanup() {
+    [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+SWF_DEV_TIME_SKIP=1 "$build/swf" dev --deciders 2 \
+    >"$dir/env" 2>"$dir/dev.log" &
 pid=$!
-for i in $(seq 1 120); do [ "$(wc -l <"$dir/env")" -ge 2 ] && break; sleep 0.5; done
-. "$dir/env"
-status=0
-for f in $filters; do
-    dev=$("$run" --filter "$f" --jobs 2 -- "$build/swf" run --dev | tail -1)
-    local_=$(env -u SWF_DATABASE_URL -u SWF_KAFKA_BROKERS "$run" --filter "$f" --jobs 2 -- "$build/swf" run --local | tail -1)
-    echo "$f: dev: $dev; local: $local_"
-    [ "$dev" = "$local_" ] || status=1
+for i in $(seq 1 240); do
+    [ "$(wc -l <"$dir/env")" -ge 2 ] && break
+    kill -0 "$pid" 2>/dev/null || { cat "$dir/dev.log" >&2; exit 1; }
+    sleep 0.5
 done
+. "$dir/env"
+mkdir "$dir/out"
+
+# The engine the harness calls: prints the --dev result, records it and two
+# --local results beside it.
+cat >"$dir/engine" <<ENGINE
+#!/bin/sh
+key=\$(printf '%s' "\$1" | sed 's|.*/cases/||; s|/definition.json\$||; s|/|__|g')
+"$PWD/$build/swf" run --dev "\$@" >"$dir/out/\$key.dev" 2>"$dir/out/\$key.err"
+env -u SWF_DATABASE_URL -u SWF_KAFKA_BROKERS "$PWD/$build/swf" run --local "\$@" >"$dir/out/\$key.local1" 2>/dev/null
+env -u SWF_DATABASE_URL -u SWF_KAFKA_BROKERS "$PWD/$build/swf" run --local "\$@" >"$dir/out/\$key.local2" 2>/dev/null
+cat "$dir/out/\$key.dev"
+ENGINE
+chmod +x "$dir/engine"
+
+status=0
+"$corpus/run" ${filter:+--filter "$filter"} --jobs 4 -- "$dir/engine" >"$dir/harness" 2>&1 || status=1
+grep '^FAIL' "$dir/harness" || true
+echo "swf run --dev against the expected results: $(tail -1 "$dir/harness")"
+[ -n "$filter" ] || scripts/extra-cases.py -- "$dir/engine" || status=1
+python3 - "$dir/out" <<'PY' || status=1
+import json, os, sys
+d = sys.argv[1]
+keys = sorted(f[:-4] for f in os.listdir(d) if f.endswith('.dev'))
+def load(path):
+    try:
+        return json.loads(open(path).read())
+    except Exception as e:
+        return ('unreadable', str(e))
+same = differ = 0
+nondet = []
+for k in keys:
+    dev, l1, l2 = (load(f"{d}/{k}.{s}") for s in ('dev', 'local1', 'local2'))
+    if l1 != l2:
+        nondet.append(k)
+    elif dev == l1:
+        same += 1
+    else:
+        differ += 1
+        print(f"DIFFER {k.replace('__', '/')}:\n  --dev:   {json.dumps(dev)[:400]}\n  --local: {json.dumps(l1)[:400]}")
+        err = open(f"{d}/{k}.err").read().strip()
+        if err:
+            print("  --dev stderr: " + err[:400])
+print(f"swf run --dev against swf run --local: {same} identical, {differ} different, "
+      f"{len(nondet)} not deterministic locally (compared by verdict only: {', '.join(n.replace('__', '/') for n in nondet)})")
+sys.exit(1 if differ or not keys else 0)
+PY
 exit $status

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Installs what is missing, builds, and runs every test: the Criterion unit and
 # integration tests (plain and under AddressSanitizer + UndefinedBehaviorSanitizer)
-# and the ASL conformance corpus against `swf run --local`.
+# and the ASL conformance corpus against `swf run --local` and through the
+# distributed system (`swf run --dev`: PostgreSQL, Kafka, swf-history, deciders,
+# a worker), each case's two results compared.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -13,6 +15,10 @@ echo "== conformance corpus (swf run --local)"
 scripts/conformance.sh build/swf || status=1
 echo "== conformance corpus under the sanitizers"
 scripts/conformance.sh build-asan/swf || status=1
+echo "== conformance corpus through the distributed path (swf run --dev), compared with --local"
+scripts/dev-conformance.sh build || status=1
+echo "== the same under the sanitizers"
+scripts/dev-conformance.sh build-asan || status=1
 echo "== docker/ (compose file, Dockerfile steps)"; scripts/check-docker.sh || status=1
 echo "== unit and integration tests, sanitizer build"
 (cd build-asan && ctest --output-on-failure -j 2) || status=1
