@@ -19,6 +19,11 @@ echo "== conformance corpus through the distributed path (swf run --dev), compar
 scripts/dev-conformance.sh build || status=1
 echo "== the same under the sanitizers"
 scripts/dev-conformance.sh build-asan || status=1
+echo "== the main job: scripts/example.sh (the order workflow on swf dev with swf-workers)"
+log=$(mktemp)
+if scripts/example.sh build >"$log" 2>&1; then grep -E 'execution succeeded|SHIPPED' "$log" | head -2
+else cat "$log"; status=1; fi
+rm -f "$log"
 echo "== docker/ (compose file, Dockerfile steps)"; scripts/check-docker.sh || status=1
 echo "== unit and integration tests, sanitizer build"
 (cd build-asan && ctest --output-on-failure -j 2) || status=1
