@@ -40,19 +40,7 @@ swf_error_t *swf_cli_replay_history_load(const char *id, const char *file, swf_e
 
 bool swf_cli_replay_is_decision(swf_event_type_t type)
 {
-    switch (type) {
-    case SWF_EVENT_ACTIVITY_TASK_SCHEDULED:
-    case SWF_EVENT_ACTIVITY_TASK_CANCEL_REQUESTED:
-    case SWF_EVENT_TIMER_STARTED:
-    case SWF_EVENT_TIMER_CANCELED:
-    case SWF_EVENT_MARKER_RECORDED:
-    case SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED:
-    case SWF_EVENT_WORKFLOW_EXECUTION_FAILED:
-    case SWF_EVENT_WORKFLOW_EXECUTION_CANCELED:
-        return true;
-    default:
-        return false;
-    }
+    return swf_event_type_is_decision(type);
 }
 
 const char *swf_cli_replay_execution_id(const swf_event_list_t *events)

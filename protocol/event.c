@@ -77,6 +77,23 @@ bool swf_event_type_is_close(swf_event_type_t type)
     }
 }
 
+bool swf_event_type_is_decision(swf_event_type_t type)
+{
+    switch (type) {
+    case SWF_EVENT_ACTIVITY_TASK_SCHEDULED:
+    case SWF_EVENT_ACTIVITY_TASK_CANCEL_REQUESTED:
+    case SWF_EVENT_TIMER_STARTED:
+    case SWF_EVENT_TIMER_CANCELED:
+    case SWF_EVENT_MARKER_RECORDED:
+    case SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED:
+    case SWF_EVENT_WORKFLOW_EXECUTION_FAILED:
+    case SWF_EVENT_WORKFLOW_EXECUTION_CANCELED:
+        return true;
+    default:
+        return false;
+    }
+}
+
 json_object *swf_event_to_json(const swf_event_t *ev)
 {
     char ts[SWF_TIME_BUF];

@@ -84,6 +84,10 @@ swf_event_type_t swf_event_type_parse(const char *name);
 const char *swf_event_attrs_key(swf_event_type_t type);
 /* True for the five events that close an execution. */
 bool swf_event_type_is_close(swf_event_type_t type);
+/* True for the events that record a decision (protocol/README.md, "Decision
+ * tasks"): they follow their DecisionTaskCompleted directly and replay checks
+ * them against the decisions it derives. */
+bool swf_event_type_is_decision(swf_event_type_t type);
 
 /* The exported (SWF-shaped) form of an event: a new reference. */
 json_object *swf_event_to_json(const swf_event_t *ev);

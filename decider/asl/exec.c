@@ -1963,19 +1963,7 @@ static swf_error_t *bad_event(const swf_event_t *ev, const char *why)
 
 static bool is_decision_event(swf_event_type_t t)
 {
-    switch (t) {
-    case SWF_EVENT_ACTIVITY_TASK_SCHEDULED:
-    case SWF_EVENT_ACTIVITY_TASK_CANCEL_REQUESTED:
-    case SWF_EVENT_TIMER_STARTED:
-    case SWF_EVENT_TIMER_CANCELED:
-    case SWF_EVENT_MARKER_RECORDED:
-    case SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED:
-    case SWF_EVENT_WORKFLOW_EXECUTION_FAILED:
-    case SWF_EVENT_WORKFLOW_EXECUTION_CANCELED:
-        return true;
-    default:
-        return false;
-    }
+    return swf_event_type_is_decision(t);
 }
 
 /* Compares attributes, ignoring the bookkeeping field that only the
