@@ -44,6 +44,11 @@ for i in $(seq 1 240); do
 done
 . "$dir/env"
 mkdir "$dir/out"
+# Warm up: the first execution waits until the deciders have joined their
+# consumer group (seconds on the mock cluster, more under the sanitizers), a
+# wait the harness's 10 s per case should not pay.
+echo '{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}' >"$dir/warmup.json"
+SWF_DEV_RUN_TIMEOUT=180 "$build/swf" run --dev "$dir/warmup.json" >/dev/null
 
 # The engine the harness calls: prints the --dev result, records it and two
 # --local results beside it.
@@ -75,7 +80,7 @@ same = differ = 0
 nondet = []
 for k in keys:
     dev, l1, l2 = (load(f"{d}/{k}.{s}") for s in ('dev', 'local1', 'local2'))
-    if l1 != l2:
+    if l1 != l2 and not any(isinstance(v, tuple) for v in (dev, l1, l2)):
         nondet.append(k)
     elif dev == l1:
         same += 1
