@@ -101,7 +101,10 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
     return 0;
 }
 
-static void remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+static void remove_tree(const char *dir)
+{
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 /* The last few hundred bytes of a log, for error causes. */
 static void log_tail(const char *path, char *buf, size_t size)
@@ -119,6 +122,37 @@ static void log_tail(const char *path, char *buf, size_t size)
         }
     }
     fclose(f);
+}
+
+/* pg_ctl start, waiting (60 s at most) until the server accepts connections. */
+static swf_error_t *server_start(swf_history_cluster_t *c)
+{
+    char data[128], log[128];
+    snprintf(data, sizeof(data), "%s/data", c->dir);
+    snprintf(log, sizeof(log), "%s/server.log", c->dir);
+    char *start[] = {"pg_ctl", "-D", data, "-l", log, "-w", "-t", "60", "start", NULL};
+    if (run(c, log, start) != 0)
+        return swf_error_new(SWF_E_IO, NULL, "the PostgreSQL server in %s did not start", c->dir);
+    c->started = true;
+    return NULL;
+}
+
+/* pg_ctl stop in fast mode (immediate when that fails), waiting until the
+ * server is gone. */
+static swf_error_t *server_stop(swf_history_cluster_t *c)
+{
+    char data[128], log[128];
+    snprintf(data, sizeof(data), "%s/data", c->dir);
+    snprintf(log, sizeof(log), "%s/server.log", c->dir);
+    char *stop[] = {"pg_ctl", "-D", data, "-m", "fast", "-w", "-t", "60", "stop", NULL};
+    if (run(c, log, stop) != 0) {
+        char *kill[] = {"pg_ctl", "-D", data, "-m", "immediate", "-w", "stop", NULL};
+        if (run(c, log, kill) != 0)
+            return swf_error_new(SWF_E_IO, NULL, "the PostgreSQL server in %s did not stop",
+                                 c->dir);
+    }
+    c->started = false;
+    return NULL;
 }
 
 swf_error_t *swf_history_cluster_start(swf_history_cluster_t **out)
@@ -188,12 +222,9 @@ swf_error_t *swf_history_cluster_start(swf_history_cluster_t **out)
             "logging_collector = off\n",
             c->dir);
     fclose(f);
-    char *start[] = {"pg_ctl", "-D", data, "-l", log, "-w", "-t", "60", "start", NULL};
-    if (run(c, log, start) != 0) {
-        err = swf_error_new(SWF_E_IO, NULL, "the PostgreSQL server in %s did not start", c->dir);
+    err = server_start(c);
+    if (err != NULL)
         goto out;
-    }
-    c->started = true;
     snprintf(c->conninfo, sizeof(c->conninfo), "host=%s port=5432 user=postgres dbname=postgres",
              c->dir);
 out:
@@ -213,22 +244,45 @@ const char *swf_history_cluster_conninfo(const swf_history_cluster_t *cluster)
     return cluster->conninfo;
 }
 
-const char *swf_history_cluster_dir(const swf_history_cluster_t *cluster) { return cluster->dir; }
+const char *swf_history_cluster_dir(const swf_history_cluster_t *cluster)
+{
+    return cluster->dir;
+}
+
+/* The log tail goes into the error's cause, as for start. */
+static swf_error_t *with_log_tail(swf_history_cluster_t *c, swf_error_t *err)
+{
+    if (err != NULL) {
+        char log[128], tail[512];
+        snprintf(log, sizeof(log), "%s/server.log", c->dir);
+        log_tail(log, tail, sizeof(tail));
+        swf_error_set_cause(err, tail);
+    }
+    return err;
+}
+
+swf_error_t *swf_history_cluster_down(swf_history_cluster_t *cluster)
+{
+    return cluster->started ? with_log_tail(cluster, server_stop(cluster)) : NULL;
+}
+
+swf_error_t *swf_history_cluster_up(swf_history_cluster_t *cluster)
+{
+    return cluster->started ? NULL : with_log_tail(cluster, server_start(cluster));
+}
+
+swf_error_t *swf_history_cluster_restart(swf_history_cluster_t *cluster)
+{
+    swf_error_t *err = swf_history_cluster_down(cluster);
+    return err != NULL ? err : swf_history_cluster_up(cluster);
+}
 
 void swf_history_cluster_stop(swf_history_cluster_t *cluster)
 {
     if (cluster == NULL)
         return;
-    if (cluster->started) {
-        char data[128], log[128];
-        snprintf(data, sizeof(data), "%s/data", cluster->dir);
-        snprintf(log, sizeof(log), "%s/server.log", cluster->dir);
-        char *stop[] = {"pg_ctl", "-D", data, "-m", "fast", "-w", "-t", "60", "stop", NULL};
-        if (run(cluster, log, stop) != 0) {
-            char *kill[] = {"pg_ctl", "-D", data, "-m", "immediate", "-w", "stop", NULL};
-            run(cluster, log, kill);
-        }
-    }
+    if (cluster->started)
+        swf_error_free(server_stop(cluster));
     remove_tree(cluster->dir);
     free(cluster);
 }

@@ -5,6 +5,10 @@
  * starts a server listening only on a Unix socket inside that directory (no
  * TCP: listen_addresses = ''), and hands back a libpq conninfo string for it.
  * swf_history_cluster_stop() stops the server and removes the directory.
+ * In between, swf_history_cluster_down() and swf_history_cluster_up() stop
+ * and start the server in place (same data, socket and conninfo), so tests
+ * can prove that the daemons ride out a database restart: clients see their
+ * connections closed (SQLSTATE 57P01), then refused, then accepted again.
  * fsync stays on, so benchmarks against such a cluster are honest.
  *
  * PostgreSQL refuses to run as root: when the process runs as root, initdb
@@ -33,6 +37,18 @@ const char *swf_history_cluster_conninfo(const swf_history_cluster_t *cluster);
 
 /* The cluster's directory (socket, data/ and server.log live here). */
 const char *swf_history_cluster_dir(const swf_history_cluster_t *cluster);
+
+/* Stops the server with a fast shutdown (open transactions roll back,
+ * every connection is closed) and waits until it is down; the data and the
+ * directory stay. Down twice is fine. */
+swf_error_t *swf_history_cluster_down(swf_history_cluster_t *cluster);
+
+/* Starts the server again on the same data directory and socket, and waits
+ * until it accepts connections. Up while up is fine. */
+swf_error_t *swf_history_cluster_up(swf_history_cluster_t *cluster);
+
+/* Down, then up. */
+swf_error_t *swf_history_cluster_restart(swf_history_cluster_t *cluster);
 
 /* Stops the server (fast shutdown) and removes the directory; NULL does
  * nothing. */

@@ -1,9 +1,11 @@
 /*
  * test_cluster.c - proves history/cluster.c: a throwaway cluster starts,
- * answers on its Unix socket only, and leaves nothing behind when stopped.
+ * answers on its Unix socket only, goes down and comes back with its data,
+ * and leaves nothing behind when stopped.
  */
 #include <criterion/criterion.h>
 #include <libpq-fe.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -31,4 +33,69 @@ Test(history_cluster, starts_answers_and_cleans_up, .timeout = 120)
     struct stat st;
     cr_assert_neq(stat(dir, &st), 0, "%s is still there", dir);
     swf_history_cluster_stop(NULL);
+}
+
+/* The value of one query on a new connection, or NULL when it cannot connect. */
+static char *query_one(const char *conninfo, const char *sql)
+{
+    PGconn *conn = PQconnectdb(conninfo);
+    char *out = NULL;
+    if (PQstatus(conn) == CONNECTION_OK) {
+        PGresult *r = PQexec(conn, sql);
+        cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s", PQerrorMessage(conn));
+        out = strdup(PQgetvalue(r, 0, 0));
+        PQclear(r);
+    }
+    PQfinish(conn);
+    return out;
+}
+
+static void ok(swf_error_t *err)
+{
+    cr_assert(err == NULL, "%s: %s", swf_error_message(err),
+              swf_error_cause(err) ? swf_error_cause(err) : "");
+}
+
+Test(history_cluster, goes_down_and_comes_back_with_its_data, .timeout = 120)
+{
+    swf_history_cluster_t *c = NULL;
+    ok(swf_history_cluster_start(&c));
+    const char *ci = swf_history_cluster_conninfo(c);
+    PGconn *conn = PQconnectdb(ci);
+    cr_assert_eq(PQstatus(conn), CONNECTION_OK, "%s", PQerrorMessage(conn));
+    PGresult *r =
+        PQexec(conn, "CREATE TABLE kept (v text); INSERT INTO kept VALUES ('still here')");
+    cr_assert_eq(PQresultStatus(r), PGRES_COMMAND_OK, "%s", PQerrorMessage(conn));
+    PQclear(r);
+
+    ok(swf_history_cluster_down(c));
+    ok(swf_history_cluster_down(c)); /* down twice is fine */
+    /* The open connection was closed by the server, new ones are refused. */
+    r = PQexec(conn, "SELECT 1");
+    cr_assert_neq(PQresultStatus(r), PGRES_TUPLES_OK);
+    PQclear(r);
+    cr_assert_eq(PQstatus(conn), CONNECTION_BAD);
+    char *v = query_one(ci, "SELECT 1");
+    cr_assert_null(v, "a server that is down answered");
+
+    ok(swf_history_cluster_up(c));
+    ok(swf_history_cluster_up(c)); /* up twice is fine */
+    /* Same socket and conninfo, same data; the old connection resets. */
+    v = query_one(ci, "SELECT v FROM kept");
+    cr_assert_not_null(v, "the server did not come back");
+    cr_assert_str_eq(v, "still here");
+    free(v);
+    PQreset(conn);
+    cr_assert_eq(PQstatus(conn), CONNECTION_OK, "%s", PQerrorMessage(conn));
+    PQfinish(conn);
+
+    ok(swf_history_cluster_restart(c));
+    v = query_one(ci, "SELECT v FROM kept");
+    cr_assert_not_null(v, "the server did not come back after a restart");
+    free(v);
+    char dir[128];
+    snprintf(dir, sizeof(dir), "%s", swf_history_cluster_dir(c));
+    swf_history_cluster_stop(c);
+    struct stat st;
+    cr_assert_neq(stat(dir, &st), 0, "%s is still there", dir);
 }
