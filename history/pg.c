@@ -164,6 +164,46 @@ const char *swf_history_pg_conninfo_env(void)
     return url != NULL ? url : "";
 }
 
+/* The settings every connection runs with, new or reset. */
+static swf_error_t *session_setup(PGconn *conn)
+{
+    /* Quiet NOTICEs (CREATE ... IF NOT EXISTS) so commands' output stays clean.
+     * Generic plans: planning the append statement costs more than running
+     * it, and only named statements (the append) are affected; unnamed
+     * ones are always planned for their values. */
+    return swf_history__pg_query(conn,
+                                 "SET client_min_messages = warning;"
+                                 " SET TIME ZONE 'UTC';"
+                                 " SET plan_cache_mode = force_generic_plan",
+                                 -1, NULL, NULL);
+}
+
+/*
+ * A connection the server closed (a restart, a terminated backend, a
+ * network failure) stays broken in libpq: every later statement fails at
+ * once. So each operation starts here, and a broken connection is reset
+ * (PQreset: the same conninfo, a new session, the statements prepared
+ * again on first use). The operation that met the failure has already
+ * returned it, retriable ("database connection: ..."); the caller retries,
+ * and while the server is still down each retry fails fast the same way.
+ *
+ * Only at the start of an operation, never inside a transaction: a
+ * transaction died with its connection, and its remaining statements must
+ * not go on in autocommit on a new one. Callers stop at the first error of
+ * a transaction, so a broken connection is only ever met here between
+ * operations.
+ */
+swf_error_t *swf_history__pg_ready(swf_history__pg_t *pg)
+{
+    if (PQstatus(pg->conn) == CONNECTION_OK)
+        return NULL;
+    pg->prepared = 0;
+    PQreset(pg->conn);
+    if (PQstatus(pg->conn) != CONNECTION_OK)
+        return pg_error(pg->conn, NULL);
+    return session_setup(pg->conn);
+}
+
 swf_error_t *swf_history_pg_connect(const char *conninfo, swf_history_store_t **out)
 {
     *out = NULL;
@@ -175,15 +215,7 @@ swf_error_t *swf_history_pg_connect(const char *conninfo, swf_history_store_t **
         PQfinish(conn);
         return err;
     }
-    /* Quiet NOTICEs (CREATE ... IF NOT EXISTS) so commands' output stays clean.
-     * Generic plans: planning the append statement costs more than running
-     * it, and only named statements (the append) are affected; unnamed
-     * ones are always planned for their values. */
-    swf_error_t *err = swf_history__pg_query(conn,
-                                             "SET client_min_messages = warning;"
-                                             " SET TIME ZONE 'UTC';"
-                                             " SET plan_cache_mode = force_generic_plan",
-                                             -1, NULL, NULL);
+    swf_error_t *err = session_setup(conn);
     if (err != NULL) {
         PQfinish(conn);
         return err;
@@ -539,8 +571,13 @@ static const struct {
     {"swf_describe", describe_sql, 1, {OID_TEXT}},
 };
 
+/* Makes the connection ready (see swf_history__pg_ready) and prepares what
+ * it lacks; every operation of this file starts here. */
 static swf_error_t *prepare(swf_history__pg_t *pg)
 {
+    swf_error_t *ready = swf_history__pg_ready(pg);
+    if (ready != NULL)
+        return ready;
     for (unsigned i = 0; i < sizeof(statements) / sizeof(statements[0]); i++) {
         if (pg->prepared & (1u << i))
             continue;
@@ -867,6 +904,9 @@ swf_error_t *swf_history_pg_executions_list(swf_history_store_t *store,
     swf_history__pg_t *pg = swf_history__pg(store);
     *items = NULL;
     *count = 0;
+    swf_error_t *err = swf_history__pg_ready(pg);
+    if (err != NULL)
+        return err;
     swf_history_filter_t none = {0};
     if (filter == NULL)
         filter = &none;
@@ -883,7 +923,7 @@ swf_error_t *swf_history_pg_executions_list(swf_history_store_t *store,
                              filter->started_after_ms ? after : NULL,
                              filter->started_before_ms ? before : NULL, limit};
     PGresult *res;
-    swf_error_t *err = swf_history__pg_query(
+    err = swf_history__pg_query(
         pg->conn,
         "SELECT " EXECUTION_COLUMNS " FROM executions x"
         " WHERE ($1::text IS NULL OR status = $1 OR ($1 = 'closed' AND status <> 'open'))"

@@ -21,6 +21,18 @@
  * most SWF_HISTORY_START_INPUT_BYTES serialised (1 MiB), or the value of the
  * environment variable SWF_LIMIT_START_INPUT_BYTES when it is set.
  *
+ * Lost connections: when the server restarts or closes the session, the
+ * call that meets it fails with a retriable SWF_E_DB error ("database
+ * connection: ..."), and the transaction it was in is rolled back by the
+ * server. The store reconnects by itself at the start of the next call
+ * (same conninfo; the next call fails the same way, fast, while the server
+ * is still away), so a caller retries rather than reopening the store. An
+ * append whose connection broke while it committed may or may not have
+ * been written: reload before deciding again (the optimistic check makes
+ * a blind retry fail safely with SWF_E_CONFLICT). Put connect_timeout in a
+ * TCP conninfo, or a reconnect to an unreachable host waits for the
+ * kernel's timeout.
+ *
  * Ownership: arguments are borrowed; strings and arrays returned through
  * out-parameters belong to the caller (free them with the matching _free).
  * Thread-safety: a store is one connection, used by one thread at a time;

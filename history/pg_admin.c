@@ -50,7 +50,9 @@ swf_error_t *swf_history_pg_state_machine_register(swf_history_store_t *store, c
     if (strlen(text) > SWF_LIMIT_DEFINITION_BYTES)
         return swf_error_new(SWF_E_LIMIT, NULL, "the definition is larger than %u bytes",
                              SWF_LIMIT_DEFINITION_BYTES);
-    err = swf_history__pg_begin(pg->conn);
+    err = swf_history__pg_ready(pg);
+    if (err == NULL)
+        err = swf_history__pg_begin(pg->conn);
     if (err != NULL)
         return err;
     PGresult *res = NULL;
@@ -87,7 +89,10 @@ swf_error_t *swf_history_pg_state_machine_get(swf_history_store_t *store, const 
     snprintf(vs, sizeof(vs), "%d", version);
     const char *params[2] = {name, version > 0 ? vs : NULL};
     PGresult *res;
-    swf_error_t *err = swf_history__pg_query(
+    swf_error_t *err = swf_history__pg_ready(pg);
+    if (err != NULL)
+        return err;
+    err = swf_history__pg_query(
         pg->conn,
         "SELECT version, definition FROM state_machines WHERE name = $1"
         " AND ($2::integer IS NULL OR version = $2) ORDER BY version DESC LIMIT 1",
@@ -227,7 +232,9 @@ swf_error_t *swf_history_pg_import(swf_history_store_t *store, const swf_event_l
             return swf_error_new(SWF_E_INPUT, NULL, "event %zu has id %lld: ids must be dense",
                                  i + 1, (long long)events->items[i].id);
     }
-    swf_error_t *err = swf_history__pg_begin(pg->conn);
+    swf_error_t *err = swf_history__pg_ready(pg);
+    if (err == NULL)
+        err = swf_history__pg_begin(pg->conn);
     if (err != NULL)
         return err;
     for (size_t at = 0; at < events->count && err == NULL; at += IMPORT_CHUNK) {
@@ -294,7 +301,9 @@ swf_error_t *swf_history_pg_projections_rebuild(swf_history_store_t *store, size
                                                 size_t *timers)
 {
     swf_history__pg_t *pg = swf_history__pg(store);
-    swf_error_t *err = swf_history__pg_begin(pg->conn);
+    swf_error_t *err = swf_history__pg_ready(pg);
+    if (err == NULL)
+        err = swf_history__pg_begin(pg->conn);
     if (err != NULL)
         return err;
     PGresult *res = NULL;

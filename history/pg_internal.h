@@ -23,6 +23,11 @@ typedef struct swf_history__pg {
 /* The PostgreSQL store behind a generic handle (asserts it is one). */
 swf_history__pg_t *swf_history__pg(swf_history_store_t *store);
 
+/* Resets a connection the server closed; call it at the start of every
+ * operation, never inside a transaction (pg.c says why). A retriable
+ * SWF_E_DB error while the server cannot be reached. */
+swf_error_t *swf_history__pg_ready(swf_history__pg_t *pg);
+
 /*
  * Runs sql with n text parameters (NULL values are SQL NULL). n < 0 runs
  * sql through the simple protocol (several statements allowed, no

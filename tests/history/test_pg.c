@@ -768,3 +768,63 @@ Test(history_pg, killed_writer_leaves_whole_batches_or_none, .timeout = 300)
         cr_assert_gt(batches, 0, "round %d: no batch committed before the kill", round);
     }
 }
+
+/* Terminates every other session on the database of conninfo (the store's)
+ * and waits until they are gone. */
+static void terminate_others(const char *conninfo)
+{
+    count_sql(conninfo, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                        " WHERE datname = current_database() AND pid <> pg_backend_pid()");
+    for (int i = 0; i < 500; i++) {
+        if (count_sql(conninfo,
+                      "SELECT count(*) FROM pg_stat_activity"
+                      " WHERE datname = current_database() AND pid <> pg_backend_pid()") == 0)
+            return;
+        usleep(10000);
+    }
+    cr_assert_fail("the store's session did not end");
+}
+
+Test(history_pg, reconnects_after_the_server_closed_its_connection)
+{
+    const char *ci = fixture_db();
+    swf_history_store_t *s = fixture_store(ci);
+    create(s, "re-1", "re-1");
+    swf_event_list_t evs = {0};
+    ok(swf_history_load(s, "re-1", 0, 0, &evs)); /* the statements are prepared */
+    swf_event_list_free(&evs);
+
+    /* As in a server restart: the server ends the session under the store.
+     * The operation that meets it fails, retriable; the next one connects
+     * again and prepares its statements again, for every kind of call. */
+    terminate_others(ci);
+    swf_error_t *err = swf_history_load(s, "re-1", 0, 0, &evs);
+    cr_assert(err != NULL, "a load on a terminated session succeeded");
+    cr_assert_eq(swf_error_code(err), SWF_E_DB, "%s", swf_error_message(err));
+    cr_assert(swf_error_retriable(err), "%s", swf_error_message(err));
+    swf_error_free(err);
+    swf_event_list_free(&evs);
+    ok(append1(s, "re-1", 3, SWF_EVENT_DECISION_TASK_STARTED, "{\"scheduledEventId\":2}"));
+    ok(swf_history_load(s, "re-1", 0, 0, &evs));
+    cr_assert_eq(evs.count, 3);
+    swf_event_list_free(&evs);
+
+    terminate_others(ci);
+    swf_history_execution_t ex;
+    expect_code(swf_history_pg_execution_describe(s, "re-1", &ex), SWF_E_DB);
+    ok(swf_history_pg_execution_describe(s, "re-1", &ex));
+    cr_assert_eq(ex.last_event_id, 3);
+    swf_history_execution_free(&ex);
+
+    terminate_others(ci);
+    swf_event_t ev = {0, SWF_EVENT_DECISION_TASK_COMPLETED, T0 + 4000,
+                      parse("{\"scheduledEventId\":2,\"startedEventId\":3}")};
+    swf_history_append_t a = {"re-1", 4, &ev, 1};
+    swf_error_t *one = NULL;
+    expect_code(swf_history_pg_batch_append(s, &a, 1, &one), SWF_E_DB);
+    ok(swf_history_pg_batch_append(s, &a, 1, &one));
+    ok(one);
+    json_object_put(ev.attrs);
+    cr_assert_eq(count_sql(ci, "SELECT max(event_id) FROM events WHERE execution_id = 're-1'"), 4);
+    swf_history_store_free(s);
+}
