@@ -497,7 +497,9 @@ static swf_error_t *skip_step(swf_history_service_t *s)
 swf_error_t *swf_history_service_tick(swf_history_service_t *s)
 {
     char scale[32], age[32];
-    swf_error_t *err = s->cfg.time_skip ? skip_step(s) : NULL;
+    swf_error_t *err = swf_history__pg_ready(swf_history__pg(s->store));
+    if (err == NULL && s->cfg.time_skip)
+        err = skip_step(s);
     snprintf(scale, sizeof(scale), "%.9g", s->cfg.time_scale);
     if (err == NULL)
         err = step(s, timers_sql, scale, timer_row, &s->stats.timers_fired, false);
@@ -527,15 +529,38 @@ swf_error_t *swf_history_service_tick(swf_history_service_t *s)
     return err;
 }
 
+/* A tick that fails (the database restarts, Kafka is away) is retried on
+ * later ticks, spaced out from tick_ms up to RETRY_PAUSE_MS_MAX. The first
+ * failure of a run of them is logged, then one line every
+ * RETRY_LOG_EVERY_MS while it lasts, and one when a tick passes again. */
+#define RETRY_PAUSE_MS_MAX 5000
+#define RETRY_LOG_EVERY_MS 30000
+
 void swf_history_service_run(swf_history_service_t *s)
 {
+    int pause_ms = s->cfg.tick_ms;
+    unsigned failures = 0;
+    int64_t logged_ms = 0;
     while (!s->stop) {
         swf_error_t *err = swf_history_service_tick(s);
+        int64_t now_ms = swf_time_now_ms();
         if (err != NULL) {
-            slog(s, "%s", swf_error_message(err));
+            if (failures == 0 || now_ms - logged_ms >= RETRY_LOG_EVERY_MS) {
+                slog(s, "%s%s; retrying", swf_error_message(err),
+                     swf_error_retriable(err) ? "" : " (not known to be transient)");
+                logged_ms = now_ms;
+            }
             swf_error_free(err);
+            pause_ms = failures++ == 0 ? s->cfg.tick_ms : pause_ms * 2;
+            if (pause_ms > RETRY_PAUSE_MS_MAX)
+                pause_ms = RETRY_PAUSE_MS_MAX;
+        } else {
+            if (failures > 0)
+                slog(s, "ticks pass again, after %u failed", failures);
+            failures = 0;
+            pause_ms = s->cfg.tick_ms;
         }
-        for (int slept = 0; slept < s->cfg.tick_ms && !s->stop; slept += 20)
+        for (int slept = 0; slept < pause_ms && !s->stop; slept += 20)
             usleep(20000);
     }
 }
@@ -546,6 +571,9 @@ swf_error_t *swf_history_outbox_delete(swf_history_store_t *store,
     if (n == 0)
         return NULL;
     swf_history__pg_t *pg = swf_history__pg(store);
+    swf_error_t *err = swf_history__pg_ready(pg);
+    if (err != NULL)
+        return err;
     json_object *xs = json_object_new_array(), *ids = json_object_new_array();
     for (size_t i = 0; i < n; i++) {
         json_object_array_add(xs, json_object_new_string(keys[i].execution_id));
@@ -553,7 +581,7 @@ swf_error_t *swf_history_outbox_delete(swf_history_store_t *store,
     }
     const char *params[2] = {swf_history__strdup(swf_json_str(xs)),
                              swf_history__strdup(swf_json_str(ids))};
-    swf_error_t *err = swf_history__pg_query(
+    err = swf_history__pg_query(
         pg->conn,
         "DELETE FROM outbox o USING (SELECT * FROM unnest("
         "  ARRAY(SELECT jsonb_array_elements_text($1::jsonb)),"

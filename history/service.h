@@ -19,6 +19,14 @@
  * later (repost_ms): every message is idempotent at the decider, so a lost
  * message costs a delay, never an effect twice.
  *
+ * Failures: a tick that fails (PostgreSQL restarting, Kafka away) is
+ * rolled back and retried on the next ticks, which space out up to 5 s;
+ * the first failure is logged, then one line every 30 s while it lasts,
+ * and one when ticks pass again. The database connection is reset at the
+ * start of a tick (history/pg.h). Nothing is lost: what a failed tick did
+ * not post is still due at the next, and what it posted is idempotent.
+ * run() never returns before stop().
+ *
  * Time scale (for `swf dev`): with time_scale < 1, timers and execution
  * timeouts run that much faster (a Wait of 10 s fires after 10 s *
  * time_scale), so executions with long waits finish quickly in development.
@@ -97,7 +105,7 @@ typedef struct swf_history_service_stats {
 
 swf_error_t *swf_history_service_new(const swf_history_service_config_t *cfg,
                                      swf_history_service_t **out);
-/* Runs ticks until stop; an error of one tick is logged and the loop goes on. */
+/* Runs ticks until stop; a failed tick is logged and retried (see above). */
 void swf_history_service_run(swf_history_service_t *svc);
 /* One tick, for tests. */
 swf_error_t *swf_history_service_tick(swf_history_service_t *svc);
