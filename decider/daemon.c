@@ -540,6 +540,15 @@ static void batch_free(batch_t *b, swf_decider_t *d, bool keep)
     free(b->msgs);
 }
 
+/* Whether an execution's failure is the database's rather than its own (a
+ * lost connection, a restart, a serialization failure). Such a failure
+ * fails the whole batch, which is retried: dropping the execution instead
+ * would commit the offsets past messages that left no trace. */
+static bool transient(const swf_error_t *e)
+{
+    return swf_error_code(e) == SWF_E_DB && swf_error_retriable(e);
+}
+
 /* Processes one batch of inbox messages; NULL when the offsets may be
  * committed. */
 static swf_error_t *batch_process(swf_decider_t *d, rd_kafka_message_t **km, size_t n)
@@ -586,6 +595,10 @@ static swf_error_t *batch_process(swf_decider_t *d, rd_kafka_message_t **km, siz
                 continue;
             todo[i] = false;
             swf_error_t *e = work_prepare(d, w);
+            if (e != NULL && transient(e)) {
+                err = e; /* the whole batch waits for the database */
+                break;
+            }
             if (e != NULL) {
                 if (swf_error_code(e) != SWF_E_NOTFOUND)
                     logf_(d, "execution %s: %s", w->id, swf_error_message(e));
@@ -601,7 +614,7 @@ static swf_error_t *batch_process(swf_decider_t *d, rd_kafka_message_t **km, siz
                                                  w->events.count};
             which[na++] = i;
         }
-        if (na == 0)
+        if (err != NULL || na == 0)
             break;
         err = swf_history_pg_batch_append(d->store, appends, na, errors);
         if (err != NULL)
@@ -621,6 +634,14 @@ static swf_error_t *batch_process(swf_decider_t *d, rd_kafka_message_t **km, siz
                 stat_add(&d->stats.conflicts, 1);
                 todo[which[k]] = true;
                 retry = true;
+            } else if (transient(errors[k])) {
+                /* Appended or not, it is redone with the whole batch. */
+                if (err == NULL)
+                    err = errors[k];
+                else
+                    swf_error_free(errors[k]);
+                errors[k] = NULL;
+                continue;
             } else {
                 logf_(d, "execution %s: %s", w->id, swf_error_message(errors[k]));
                 w->failed = true;
@@ -628,7 +649,7 @@ static swf_error_t *batch_process(swf_decider_t *d, rd_kafka_message_t **km, siz
             swf_error_free(errors[k]);
             errors[k] = NULL;
         }
-        if (!retry)
+        if (!retry || err != NULL)
             break;
     }
     free(todo);
@@ -735,13 +756,20 @@ void swf_decider_run(swf_decider_t *d)
         /* A batch that fails as a whole (the database is down) is retried
          * as it is, with a growing pause, until it passes or we stop: the
          * offsets must not move past messages that left no trace. */
-        for (;;) {
+        int64_t logged_ms = 0;
+        for (unsigned failures = 0;; failures++) {
             swf_error_t *err = batch_process(d, km, n);
             if (err == NULL) {
+                if (failures > 0)
+                    logf_(d, "batch of %zu messages passed after %u failures", n, failures);
                 backoff_ms = 0;
                 break;
             }
-            logf_(d, "batch of %zu messages: %s; retrying", n, swf_error_message(err));
+            /* Logged once, then every 30 s while it lasts. */
+            if (failures == 0 || mono_ms() - logged_ms >= 30000) {
+                logf_(d, "batch of %zu messages: %s; retrying", n, swf_error_message(err));
+                logged_ms = mono_ms();
+            }
             swf_error_free(err);
             backoff_ms = backoff_ms ? (backoff_ms * 2 > 5000 ? 5000 : backoff_ms * 2) : 100;
             for (int slept = 0; slept < backoff_ms && !d->stop; slept += 50)

@@ -15,6 +15,18 @@
  * SWF_TASK_TOPIC_PREFIX, SWF_TASK_PARTITIONS, SWF_DECIDER_CACHE (executions
  * cached, default 10000), SWF_DECIDER_BATCH (messages per batch, 500).
  *
+ * Failures: a batch that PostgreSQL cannot take (the server restarts, the
+ * connection drops, a serialization failure) is retried whole, with a
+ * pause growing from 100 ms to 5 s, and its offsets are not committed
+ * until it passed; the connection is reset on the way (history/pg.h). The
+ * failure is logged once, then every 30 s, and once more when the batch
+ * passes. A Kafka outage stalls the consumer, which librdkafka reconnects
+ * by itself; activity tasks that cannot be published within a send's
+ * 30 s stay in the outbox for swf-history to republish, and offsets that
+ * cannot be committed are delivered again (which changes nothing). Only
+ * an execution's own failure (a history the interpreter refuses, a
+ * non-retriable error) drops that execution's messages, logged.
+ *
  * Ownership: the decider owns its connection, consumer, producer and cache;
  * the config's strings are borrowed for the decider's lifetime.
  * Thread-safety: run() on one thread; stop() and stats() from any thread
