@@ -95,6 +95,16 @@ const char *swf_dev_brokers(const swf_dev_t *dev)
     return dev->brokers;
 }
 
+swf_history_cluster_t *swf_dev_pg_cluster(swf_dev_t *dev)
+{
+    return dev->cluster;
+}
+
+rd_kafka_mock_cluster_t *swf_dev_mock_cluster(swf_dev_t *dev)
+{
+    return dev->mock;
+}
+
 swf_decider_t *swf_dev_decider(swf_dev_t *dev, int i)
 {
     return i >= 0 && i < dev->ndeciders ? dev->deciders[i].d : NULL;
@@ -315,11 +325,27 @@ static void *worker_main(void *arg)
         }
         if (n == 0)
             continue;
-        swf_error_t *err = swf_kafka_send(w->producer, outs, n);
-        swf_error_free(err);
-        if (w->only == NULL)
+        /* Answers Kafka refused (the broker was away longer than a send
+         * waits) are sent again, and nothing is committed until all went
+         * through: the decider ignores a duplicate answer, but a lost one
+         * would leave its execution waiting for ever. */
+        size_t left = n;
+        for (;;) {
+            swf_error_t *err = swf_kafka_send(w->producer, outs, left);
+            swf_error_free(err);
+            size_t kept = 0;
+            for (size_t i = 0; i < left; i++) {
+                if (outs[i].result != RD_KAFKA_RESP_ERR_NO_ERROR)
+                    outs[kept++] = outs[i];
+            }
+            left = kept;
+            if (left == 0 || w->stop)
+                break;
+            usleep(100000);
+        }
+        if (w->only == NULL && left == 0)
             rd_kafka_commit(w->consumer, NULL, 1);
-        __atomic_add_fetch(&w->answered, n, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&w->answered, n - left, __ATOMIC_RELAXED);
         for (size_t i = 0; i < n; i++) {
             json_object_put(docs[i]);
             free(keys[i]);

@@ -19,9 +19,12 @@
 #define SWF_CLI_DEV_H
 
 #include <json-c/json.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h> /* after rdkafka.h */
 #include <stdio.h>
 
 #include "decider/daemon.h"
+#include "history/cluster.h"
 #include "history/service.h"
 #include "protocol/error.h"
 
@@ -42,6 +45,12 @@ typedef struct swf_dev swf_dev_t;
 swf_error_t *swf_dev_start(const swf_dev_options_t *opt, swf_dev_t **out);
 const char *swf_dev_conninfo(const swf_dev_t *dev);
 const char *swf_dev_brokers(const swf_dev_t *dev);
+/* The throwaway PostgreSQL cluster and the mock Kafka cluster, NULL when
+ * the harness was given a database or brokers. Tests of failures take them
+ * down and bring them back (swf_history_cluster_down/up,
+ * rd_kafka_mock_broker_set_down/up; the mock cluster has one broker, id 1). */
+swf_history_cluster_t *swf_dev_pg_cluster(swf_dev_t *dev);
+rd_kafka_mock_cluster_t *swf_dev_mock_cluster(swf_dev_t *dev);
 /* The i-th decider (for its statistics), or NULL. */
 swf_decider_t *swf_dev_decider(swf_dev_t *dev, int i);
 /* Starts one more decider thread; returns its index. */
