@@ -170,6 +170,10 @@ swf_error_t *swf_dev_start(const swf_dev_options_t *opt, swf_dev_t **out)
         char errstr[256];
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
         rd_kafka_conf_set(conf, "log_level", "0", errstr, sizeof(errstr));
+        /* The mock brokers' sockets take this handle's setting: with Nagle
+         * on, an answer written while the previous one is unacknowledged
+         * waits for the client's delayed ACK (40 ms per publish). */
+        rd_kafka_conf_set(conf, "socket.nagle.disable", "true", errstr, sizeof(errstr));
         dev->mock_rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
         if (dev->mock_rk == NULL) {
             rd_kafka_conf_destroy(conf);

@@ -56,6 +56,9 @@ struct swf_decider {
     char identity[96];
     char group[128];
     swf_history_store_t *store;
+    /* Deletes published outbox rows; its commits do not wait for the disk
+     * (a row a crash brings back is only published again). */
+    swf_history_store_t *outbox;
     rd_kafka_t *consumer;
     rd_kafka_t *producer;
     swf_kafka_poster_t *poster;
@@ -95,6 +98,26 @@ static void stat_add(uint64_t *counter, uint64_t n)
     __atomic_add_fetch(counter, n, __ATOMIC_RELAXED);
 }
 
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t mono_ms(void)
+{
+    return mono_us() / 1000;
+}
+
+/* Adds the time since *since to a counter and restarts the clock. */
+static void stat_time(uint64_t *counter, int64_t *since)
+{
+    int64_t now = mono_us();
+    stat_add(counter, (uint64_t)(now - *since));
+    *since = now;
+}
+
 void swf_decider_config_env(swf_decider_config_t *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -108,7 +131,7 @@ void swf_decider_config_env(swf_decider_config_t *cfg)
     v = getenv("SWF_DECIDER_BATCH");
     n = v ? atol(v) : 0;
     cfg->batch_max = n > 0 && n <= 100000 ? (size_t)n : 500;
-    cfg->batch_wait_ms = 5;
+    cfg->batch_wait_ms = 0;
     cfg->log = stderr;
 }
 
@@ -328,9 +351,9 @@ done:
     return err;
 }
 
-/* Loads (or updates from the cache) one execution, applies its messages
- * and runs its decision tasks. The events to append end in w->events. */
-static swf_error_t *work_prepare(swf_decider_t *d, work_t *w)
+/* Takes the execution's state from the cache (or starts a fresh one) and
+ * clears what an earlier round built. */
+static void work_state(swf_decider_t *d, work_t *w)
 {
     swf_event_list_clear(&w->events);
     if (w->st == NULL) {
@@ -338,12 +361,16 @@ static swf_error_t *work_prepare(swf_decider_t *d, work_t *w)
         if (w->st == NULL)
             w->st = swf_decider_state_new(d->cfg.secret);
     }
-    int64_t after = swf_asl_exec_last_event_id(w->st->exec);
-    swf_event_list_t loaded = {0};
-    swf_error_t *err = swf_history_load(d->store, w->id, after, 0, &loaded);
-    for (size_t i = 0; err == NULL && i < loaded.count; i++)
-        err = swf_decider_state_apply(w->st, &loaded.items[i]);
-    swf_event_list_free(&loaded);
+}
+
+/* Applies the events loaded after the state's position, then the
+ * execution's messages, and runs its decision tasks. The events to append
+ * end in w->events. */
+static swf_error_t *work_prepare(swf_decider_t *d, work_t *w, const swf_event_list_t *loaded)
+{
+    swf_error_t *err = NULL;
+    for (size_t i = 0; err == NULL && i < loaded->count; i++)
+        err = swf_decider_state_apply(w->st, &loaded->items[i]);
     if (err != NULL)
         return err;
     w->next_id = swf_asl_exec_last_event_id(w->st->exec) + 1;
@@ -488,9 +515,8 @@ static swf_error_t *publish(swf_decider_t *d, batch_t *b)
                     abort();
             }
             json_object *tl;
-            const char *list = swf_json_get(ev->attrs, "taskList", &tl)
-                                   ? swf_json_get_string(tl, "name")
-                                   : NULL;
+            const char *list =
+                swf_json_get(ev->attrs, "taskList", &tl) ? swf_json_get_string(tl, "name") : NULL;
             err = swf_msg_activity_task_new(d->cfg.secret, w->id, ev->id, ev->attrs, &docs[n]);
             if (err != NULL)
                 break;
@@ -505,10 +531,13 @@ static swf_error_t *publish(swf_decider_t *d, batch_t *b)
             n++;
         }
     }
+    int64_t clock_us = mono_us();
     if (err == NULL && n > 0)
         err = swf_kafka_poster_send(d->poster, posts, n);
+    stat_time(&d->stats.publish_us, &clock_us);
     if (err == NULL && n > 0)
-        err = swf_history_outbox_delete(d->store, keys, n);
+        err = swf_history_outbox_delete(d->outbox, keys, n);
+    stat_time(&d->stats.outbox_us, &clock_us);
     if (err == NULL)
         stat_add(&d->stats.tasks_published, n);
     for (size_t i = 0; i < n; i++) {
@@ -553,12 +582,16 @@ static bool transient(const swf_error_t *e)
  * committed. */
 static swf_error_t *batch_process(swf_decider_t *d, rd_kafka_message_t **km, size_t n)
 {
+    int64_t clock_us = mono_us();
     batch_t b = {.index = json_object_new_object()};
     b.msgs = calloc(n ? n : 1, sizeof(*b.msgs));
     swf_error_t **why = calloc(n ? n : 1, sizeof(*why));
     swf_history_append_t *appends = NULL;
     swf_error_t **errors = NULL;
-    size_t *which = NULL;
+    size_t *which = NULL, *lwhich = NULL;
+    const char **load_ids = NULL;
+    int64_t *load_after = NULL;
+    swf_event_list_t *loaded = NULL;
     if (b.msgs == NULL || why == NULL)
         abort();
     bool any_dead = false;
@@ -582,22 +615,49 @@ static swf_error_t *batch_process(swf_decider_t *d, rd_kafka_message_t **km, siz
     appends = calloc(b.n ? b.n : 1, sizeof(*appends));
     errors = calloc(b.n ? b.n : 1, sizeof(*errors));
     which = calloc(b.n ? b.n : 1, sizeof(*which));
-    if (!appends || !errors || !which)
+    lwhich = calloc(b.n ? b.n : 1, sizeof(*lwhich));
+    load_ids = calloc(b.n ? b.n : 1, sizeof(*load_ids));
+    load_after = calloc(b.n ? b.n : 1, sizeof(*load_after));
+    loaded = calloc(b.n ? b.n : 1, sizeof(*loaded));
+    if (!appends || !errors || !which || !lwhich || !load_ids || !load_after || !loaded)
         abort();
     bool *todo = calloc(b.n ? b.n : 1, sizeof(*todo));
     for (size_t i = 0; i < b.n; i++)
         todo[i] = true;
     for (int round = 0; round < CONFLICT_ROUNDS && err == NULL; round++) {
-        size_t na = 0;
+        /* What each execution to do gained since its cached position (or
+         * its whole history), in one round trip for the batch. */
+        size_t nl = 0;
         for (size_t i = 0; i < b.n; i++) {
-            work_t *w = &b.works[i];
             if (!todo[i])
                 continue;
+            work_t *w = &b.works[i];
+            work_state(d, w);
+            load_ids[nl] = w->id;
+            load_after[nl] = swf_asl_exec_last_event_id(w->st->exec);
+            lwhich[nl++] = i;
+        }
+        for (size_t k = 0; k < nl; k++)
+            swf_event_list_clear(&loaded[k]);
+        err = swf_history_pg_load_batch(d->store, load_ids, load_after, nl, loaded, errors);
+        if (err != NULL)
+            break;
+        size_t na = 0;
+        for (size_t k = 0; k < nl; k++) {
+            size_t i = lwhich[k];
+            work_t *w = &b.works[i];
             todo[i] = false;
-            swf_error_t *e = work_prepare(d, w);
+            swf_error_t *e = errors[k];
+            errors[k] = NULL;
+            if (e == NULL && err == NULL)
+                e = work_prepare(d, w, &loaded[k]);
+            if (err != NULL) {
+                swf_error_free(e); /* the batch is redone as a whole */
+                continue;
+            }
             if (e != NULL && transient(e)) {
                 err = e; /* the whole batch waits for the database */
-                break;
+                continue;
             }
             if (e != NULL) {
                 if (swf_error_code(e) != SWF_E_NOTFOUND)
@@ -610,13 +670,15 @@ static swf_error_t *batch_process(swf_decider_t *d, rd_kafka_message_t **km, siz
             }
             if (w->events.count == 0)
                 continue;
-            appends[na] = (swf_history_append_t){w->id, w->next_id, w->events.items,
-                                                 w->events.count};
+            appends[na] =
+                (swf_history_append_t){w->id, w->next_id, w->events.items, w->events.count};
             which[na++] = i;
         }
         if (err != NULL || na == 0)
             break;
+        stat_time(&d->stats.decide_us, &clock_us);
         err = swf_history_pg_batch_append(d->store, appends, na, errors);
+        stat_time(&d->stats.append_us, &clock_us);
         if (err != NULL)
             break;
         bool retry = false;
@@ -672,6 +734,12 @@ done:
     free(appends);
     free(errors);
     free(which);
+    free(lwhich);
+    free(load_ids);
+    free(load_after);
+    for (size_t k = 0; loaded != NULL && k < b.n; k++)
+        swf_event_list_free(&loaded[k]);
+    free(loaded);
     return err;
 }
 
@@ -697,14 +765,18 @@ swf_error_t *swf_decider_new(const swf_decider_config_t *cfg, swf_decider_t **ou
     d->cache = swf_decider_cache_new(d->cfg.cache_max);
     swf_error_t *err = swf_history_pg_new(cfg->conninfo, &d->store);
     if (err == NULL)
+        err = swf_history_pg_connect(cfg->conninfo, &d->outbox);
+    if (err == NULL)
+        err = swf_history_pg_commit_async(d->outbox);
+    if (err == NULL)
         err = swf_kafka_producer_new(cfg->kafka.brokers, &d->producer);
     if (err == NULL) {
         d->poster = swf_kafka_poster_new(d->producer, cfg->kafka.task_partitions);
         err = swf_kafka_poster_topic(d->poster, cfg->kafka.inbox);
     }
     if (err == NULL)
-        err = swf_kafka_consumer_new(cfg->kafka.brokers, d->cfg.group, on_rebalance, d,
-                                     &d->consumer);
+        err =
+            swf_kafka_consumer_new(cfg->kafka.brokers, d->cfg.group, on_rebalance, d, &d->consumer);
     if (err == NULL) {
         const char *topics[1] = {cfg->kafka.inbox};
         err = swf_kafka_subscribe(d->consumer, topics, 1);
@@ -717,11 +789,29 @@ swf_error_t *swf_decider_new(const swf_decider_config_t *cfg, swf_decider_t **ou
     return NULL;
 }
 
-static int64_t mono_ms(void)
+/*
+ * Commits the offsets after a processed batch: per partition, the one after
+ * its last message. Asynchronously: the batch is durable already, so a
+ * commit that fails or is lost in a crash only makes its messages come
+ * again, and they change nothing (the history reflects them). The offsets
+ * are the batch's own, not the consumer's position, which may be further.
+ */
+static void offsets_commit(swf_decider_t *d, rd_kafka_message_t **km, size_t n)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(8);
+    for (size_t i = 0; i < n; i++) {
+        const char *topic = rd_kafka_topic_name(km[i]->rkt);
+        rd_kafka_topic_partition_t *p =
+            rd_kafka_topic_partition_list_find(l, topic, km[i]->partition);
+        if (p == NULL)
+            p = rd_kafka_topic_partition_list_add(l, topic, km[i]->partition);
+        if (km[i]->offset + 1 > p->offset)
+            p->offset = km[i]->offset + 1;
+    }
+    rd_kafka_resp_err_t code = l->cnt > 0 ? rd_kafka_commit(d->consumer, l, 1) : 0;
+    if (code != RD_KAFKA_RESP_ERR_NO_ERROR)
+        logf_(d, "committing offsets: %s", rd_kafka_err2str(code));
+    rd_kafka_topic_partition_list_destroy(l);
 }
 
 void swf_decider_run(swf_decider_t *d)
@@ -735,6 +825,11 @@ void swf_decider_run(swf_decider_t *d)
         rd_kafka_message_t *m = rd_kafka_consumer_poll(d->consumer, 100);
         if (m == NULL)
             continue;
+        /* A batch is what has arrived (up to batch_max), waiting at most
+         * batch_wait_ms for more: while a batch is being decided and
+         * committed the next one gathers by itself, so a wait would only
+         * add latency. */
+        int64_t gather_us = mono_us();
         int64_t until = mono_ms() + d->cfg.batch_wait_ms;
         for (;;) {
             if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -745,12 +840,13 @@ void swf_decider_run(swf_decider_t *d)
                 rd_kafka_message_destroy(m);
             }
             int64_t left = until - mono_ms();
-            if (n >= d->cfg.batch_max || left <= 0)
+            if (n >= d->cfg.batch_max)
                 break;
-            m = rd_kafka_consumer_poll(d->consumer, (int)left);
+            m = rd_kafka_consumer_poll(d->consumer, left > 0 ? (int)left : 0);
             if (m == NULL)
                 break;
         }
+        stat_time(&d->stats.gather_us, &gather_us);
         if (n == 0)
             continue;
         /* A batch that fails as a whole (the database is down) is retried
@@ -780,9 +876,9 @@ void swf_decider_run(swf_decider_t *d)
         stat_add(&d->stats.batches, 1);
         stat_add(&d->stats.messages, n);
         if (!d->stop) {
-            rd_kafka_resp_err_t code = rd_kafka_commit(d->consumer, NULL, 0);
-            if (code != RD_KAFKA_RESP_ERR_NO_ERROR && code != RD_KAFKA_RESP_ERR__NO_OFFSET)
-                logf_(d, "committing offsets: %s", rd_kafka_err2str(code));
+            int64_t clock_us = mono_us();
+            offsets_commit(d, km, n);
+            stat_time(&d->stats.commit_us, &clock_us);
         }
         for (size_t i = 0; i < n; i++)
             rd_kafka_message_destroy(km[i]);
@@ -820,5 +916,6 @@ void swf_decider_free(swf_decider_t *d)
     swf_kafka_poster_free(d->poster);
     swf_decider_cache_free(d->cache);
     swf_history_store_free(d->store);
+    swf_history_store_free(d->outbox);
     free(d);
 }

@@ -44,7 +44,13 @@ void swf_kafka_task_topic(const swf_kafka_names_t *names, const char *task_list,
  * says what was being done. */
 swf_error_t *swf_kafka_error(rd_kafka_resp_err_t code, const char *what);
 
-/* A producer for `brokers` (acks=all, linger 1 ms). */
+/* How long a consumer's fetch may wait for data: $SWF_KAFKA_FETCH_WAIT_MS,
+ * default 5 (0 to 10000). */
+int swf_kafka_fetch_wait_ms(void);
+
+/* A producer for `brokers` (acks=all, no linger, Nagle off): messages
+ * produced together still travel together, as librdkafka batches what
+ * queued up while the previous request was on the wire. */
 swf_error_t *swf_kafka_producer_new(const char *brokers, rd_kafka_t **out);
 
 /* A consumer in `group` subscribed to nothing yet: auto commit off, from the

@@ -172,4 +172,24 @@ swf_error_t *swf_history_pg_import(swf_history_store_t *store, const swf_event_l
 swf_error_t *swf_history_pg_projections_rebuild(swf_history_store_t *store, size_t *executions,
                                                 size_t *timers);
 
+/*
+ * Loads, for each i, the events of execution_ids[i] after after_ids[i]
+ * into outs[i] (appended), in one round trip however many executions there
+ * are (pg_batch.c). errors[i] gets NULL or SWF_E_NOTFOUND (after_ids[i] is
+ * 0 and there is no such execution); the return value is an error only
+ * when the whole load failed, and then errors[] is all NULL and outs[] may
+ * hold part of the events (the caller drops them).
+ */
+swf_error_t *swf_history_pg_load_batch(swf_history_store_t *store,
+                                       const char *const *execution_ids, const int64_t *after_ids,
+                                       size_t n, swf_event_list_t *outs, swf_error_t **errors);
+
+/* Makes the commits of this connection return before their WAL reaches the
+ * disk (synchronous_commit off, for this session). Only for writes whose
+ * loss in a crash is harmless: a decider deletes the outbox rows of tasks
+ * Kafka acknowledged this way, and a row a crash brings back is only
+ * published again (a duplicate task, which workers and the decider
+ * tolerate). */
+swf_error_t *swf_history_pg_commit_async(swf_history_store_t *store);
+
 #endif
