@@ -169,6 +169,18 @@ swf_error_t *swf_kafka_consumer_new(const char *brokers, const char *group,
     snprintf(wait, sizeof(wait), "%d", swf_kafka_fetch_wait_ms());
     if (err == NULL)
         err = conf_set(conf, "fetch.wait.max.ms", wait);
+    /* How long the group waits for a member that went silent (a killed
+     * decider) before its partitions go to the others: librdkafka's 45 s
+     * unless SWF_KAFKA_SESSION_TIMEOUT_MS says otherwise. */
+    long session_ms = atol(env_or("SWF_KAFKA_SESSION_TIMEOUT_MS", "0"));
+    if (err == NULL && session_ms >= 300 && session_ms <= 3600000) {
+        char v[32];
+        snprintf(v, sizeof(v), "%ld", session_ms);
+        err = conf_set(conf, "session.timeout.ms", v);
+        snprintf(v, sizeof(v), "%ld", session_ms / 4);
+        if (err == NULL)
+            err = conf_set(conf, "heartbeat.interval.ms", v);
+    }
     if (err != NULL) {
         rd_kafka_conf_destroy(conf);
         return err;

@@ -3,7 +3,10 @@
  *
  * Configuration from the environment (KAFKA.md): SWF_KAFKA_BROKERS (the
  * bootstrap servers, default localhost:9092), SWF_INBOX_TOPIC, SWF_DLQ_TOPIC,
- * SWF_TASK_TOPIC_PREFIX, SWF_TASK_PARTITIONS (default 4). Producers are
+ * SWF_TASK_TOPIC_PREFIX, SWF_TASK_PARTITIONS (default 4),
+ * SWF_KAFKA_SESSION_TIMEOUT_MS (consumer groups: how long a silent member
+ * keeps its partitions; default librdkafka's 45 s; 300 to 3600000; the
+ * heartbeat interval is a quarter of it). Producers are
  * idempotent-free, acks=all, and report every message's delivery; consumers
  * never commit on their own (the caller commits after its work is durable).
  *

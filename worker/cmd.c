@@ -437,7 +437,9 @@ static int usage(const char *msg)
     fprintf(stderr,
             "usage: swf-worker --task-list NAME (--exec 'COMMAND' | --echo)\n"
             "                  [--concurrency N] [--identity ID] [--brokers HOST:PORT,...]\n"
-            "Brokers default to $SWF_KAFKA_BROKERS. See protocol/KAFKA.md.\n");
+            "Brokers default to $SWF_KAFKA_BROKERS. SWF_KAFKA_SESSION_TIMEOUT_MS sets how long\n"
+            "the group waits for a silent worker before giving its tasks to the others.\n"
+            "See protocol/KAFKA.md.\n");
     return 2;
 }
 
@@ -489,10 +491,16 @@ int swf_worker_cmd_main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     stopping = 0;
 
+    /* The same knob as the daemons' (decider/kafka.h). */
+    const char *session = getenv("SWF_KAFKA_SESSION_TIMEOUT_MS");
+    long session_ms = session ? atol(session) : 0;
     swf_worker_config_t cfg = {.brokers = brokers,
                                .task_list = task_list,
                                .identity = identity,
-                               .max_in_flight = (unsigned)concurrency};
+                               .max_in_flight = (unsigned)concurrency,
+                               .session_timeout_ms = session_ms >= 300 && session_ms <= 3600000
+                                                         ? (unsigned)session_ms
+                                                         : 0};
     shared_t sh = {.command = command, .running = 0};
     pthread_mutex_init(&sh.lock, NULL);
     pthread_cond_init(&sh.idle, NULL);

@@ -316,6 +316,11 @@ static swf_error_t *make_client(swf_worker_t *w, const char *brokers, rd_kafka_t
         snprintf(ms, sizeof(ms), "%u", w->session_timeout_ms);
         if (w->session_timeout_ms && (err = swf_worker__conf_set(conf, "session.timeout.ms", ms)))
             goto out;
+        /* Heartbeats must come well within the session (default 3 s). */
+        snprintf(ms, sizeof(ms), "%u", w->session_timeout_ms / 4);
+        if (w->session_timeout_ms && w->session_timeout_ms < 12000 &&
+            (err = swf_worker__conf_set(conf, "heartbeat.interval.ms", ms)))
+            goto out;
         rd_kafka_conf_set_rebalance_cb(conf, on_rebalance);
     } else {
         /* idempotence keeps a task's heartbeats and answer in order */
