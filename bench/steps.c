@@ -4,7 +4,7 @@
  * commit -> activity task on Kafka -> worker), and the latency from a
  * worker's answer to the next activity task of that execution, p50/p99.
  *
- * usage: bench_steps [DECIDERS] [EXECUTIONS] [STEPS] [SETTLE_SECONDS]
+ * usage: bench_steps [DECIDERS] [EXECUTIONS] [STEPS] [EXTRA_SETTLE_SECONDS]
  * Each execution is a loop of a Task and a counter, STEPS times; with many
  * executions and few steps the histories stay short, with one execution
  * and 1,000 steps the history grows to ~7,000 events (what the cache is
@@ -31,6 +31,9 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The inbox partitions cli/dev.c creates. */
+#define INBOX_PARTITIONS 4
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -42,6 +45,38 @@ static void die(swf_error_t *err)
     if (err != NULL) {
         fprintf(stderr, "bench_steps: %s\n", swf_error_message(err));
         exit(1);
+    }
+}
+
+/* Waits until the consumer groups have settled: every decider holds
+ * inbox partitions, all of them together, and the worker its task
+ * partitions (a join or a rebalance on the mock cluster takes seconds,
+ * which are not steps). */
+static void settle(swf_dev_t *dev, int deciders, rd_kafka_t *worker)
+{
+    double t0 = now_s();
+    for (;;) {
+        uint64_t sum = 0;
+        bool each = true;
+        for (int i = 0; i < deciders; i++) {
+            swf_decider_stats_t st;
+            swf_decider_stats(swf_dev_decider(dev, i), &st);
+            sum += st.partitions;
+            each = each && st.partitions > 0;
+        }
+        rd_kafka_topic_partition_list_t *mine = NULL;
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(worker, 100);
+        if (m != NULL)
+            rd_kafka_message_destroy(m);
+        bool assigned = rd_kafka_assignment(worker, &mine) == 0 && mine->cnt > 0;
+        if (mine != NULL)
+            rd_kafka_topic_partition_list_destroy(mine);
+        if (each && sum == INBOX_PARTITIONS && assigned)
+            return;
+        if (now_s() - t0 > 120) {
+            fprintf(stderr, "bench_steps: the consumer groups did not settle in 120 s\n");
+            exit(1);
+        }
     }
 }
 
@@ -68,10 +103,6 @@ int main(int argc, char **argv)
     swf_dev_options_t opt = {.deciders = deciders, .history_service = true, .time_scale = 1};
     swf_dev_t *dev;
     die(swf_dev_start(&opt, &dev));
-    /* Let the consumer group settle (the mock cluster's rebalance of
-     * several members takes seconds) so the figures are steady state. */
-    int settle = argc > 4 ? atoi(argv[4]) : (deciders > 1 ? 15 : 0);
-    sleep((unsigned)settle);
     swf_history_store_t *store;
     die(swf_history_pg_new(swf_dev_conninfo(dev), &store));
     json_object *def = json_tokener_parse(def_text), *input = json_tokener_parse("{\"i\":0}");
@@ -88,6 +119,8 @@ int main(int argc, char **argv)
     die(swf_kafka_consumer_new(swf_dev_brokers(dev), "bench-worker", NULL, NULL, &consumer));
     const char *topics[1] = {topic};
     die(swf_kafka_subscribe(consumer, topics, 1));
+    settle(dev, deciders, consumer);
+    sleep((unsigned)(argc > 4 ? atoi(argv[4]) : 0));
 
     /* Start every execution, then post decide for each. */
     json_object *sent_at = json_object_new_object(); /* execution -> answer time */

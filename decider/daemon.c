@@ -143,6 +143,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t code,
     swf_decider_t *d = opaque;
     if (code == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
         rd_kafka_assign(rk, parts);
+        __atomic_store_n(&d->stats.partitions, (uint64_t)parts->cnt, __ATOMIC_RELAXED);
         logf_(d, "assigned %d inbox partitions", parts->cnt);
         return;
     }
@@ -152,6 +153,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t code,
     size_t dropped = 0;
     for (int i = 0; i < parts->cnt; i++)
         dropped += swf_decider_cache_drop_partition(d->cache, parts->elems[i].partition);
+    __atomic_store_n(&d->stats.partitions, 0, __ATOMIC_RELAXED);
     logf_(d, "revoked %d inbox partitions, dropped %zu cached executions", parts->cnt, dropped);
     rd_kafka_assign(rk, NULL);
 }
