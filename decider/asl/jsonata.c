@@ -5,11 +5,23 @@
  * predicates and wildcards, array and object constructors, ranges, the
  * arithmetic, comparison, boolean, string (&), membership (in), conditional
  * and chain (~>) operators, blocks with $v := bindings, the map operator
- * a.(expr), and the built-in functions listed in the `builtins` table,
- * including Step Functions' own $partition, $range, $hash and $parse. Not
- * supported, each a clear error: lambdas and the higher-order functions that
- * need them, group-by (a{...}), sorting (^), transforms (|...|), positional
- * and context bindings (# and @), and date functions.
+ * a.(expr), order-by (a^(<x, >y)), group-by (a{key: value}), lambdas
+ * (function($x) { ... } or λ) with closures and recursion, function values
+ * (built-ins too: $map(a, $string)), and the built-in functions listed in
+ * the `builtins` table: the higher-order ones ($map, $filter, $reduce,
+ * $single, $sift, $each, $sort with a comparator), $toMillis and
+ * $fromMillis (ISO 8601 only), and Step Functions' own $partition, $range,
+ * $hash and $parse. Not supported, each a clear error: partial application
+ * ($f(?, 1)), transforms (|...|), positional and context bindings (# and
+ * @), picture strings of the date functions, a regular expression called
+ * as a function, and functions inside arrays or objects (no function is
+ * JSON). Function signatures (<n-n:n>) are accepted and not checked.
+ *
+ * Function values do not own what they point to: a closure (the lambda's
+ * node, the frame it was made in, its context value) lives in an arena of
+ * the evaluation (ctx_t), freed whole when it ends, because closures and
+ * frames form cycles ($f := function() { $f() }). A frame no closure
+ * captured is freed as soon as its block or call ends.
  *
  * Like intrinsic.c, an expression is parsed into a tree (a Pratt parser with
  * JSONata's binding powers) and the tree is then evaluated, so that
@@ -32,17 +44,22 @@
  * Determinism: the engine replays executions, so an expression must give the
  * same value every time. $now, $millis, $random and $uuid would not, and are
  * refused with States.QueryEvaluationError instead of drawing from a clock
- * or a generator the expression cannot see.
+ * or a generator the expression cannot see; $toMillis and $fromMillis are
+ * pure conversions and are there (use $states.context.Execution.StartTime
+ * for "now": it is the same on every replay).
  *
  * Limits: an expression is at most SWF_LIMIT_JSONATA_BYTES long and nested
  * at most SWF_LIMIT_JSONATA_DEPTH deep; a range makes at most
  * SWF_LIMIT_JSONATA_RANGE_ITEMS items; a string at most
- * SWF_LIMIT_PAYLOAD_BYTES; one evaluation does at most
- * SWF_LIMIT_JSONATA_STEPS units of work (a node evaluated, an item visited,
- * a comparison made) and builds at most SWF_LIMIT_JSONATA_BUILT_BYTES of
- * new values (estimated, counted where values are made: constructors,
- * sequences, operators, function results), so no expression can hang the
- * decider or exhaust its memory.
+ * SWF_LIMIT_PAYLOAD_BYTES; function calls nest at most
+ * SWF_LIMIT_JSONATA_CALL_DEPTH deep and evaluations (which bound the C
+ * stack, a recursion included) SWF_LIMIT_JSONATA_EVAL_DEPTH deep; one
+ * evaluation does at most SWF_LIMIT_JSONATA_STEPS units of work (a node
+ * evaluated, an item visited, a comparison made) and builds at most
+ * SWF_LIMIT_JSONATA_BUILT_BYTES of new values (estimated, counted where
+ * values are made: constructors, sequences, operators, function results,
+ * closures and the frames they keep), so no expression can hang the decider,
+ * overflow its stack or exhaust its memory.
  *
  * Regular expressions (/.../ literals) are JavaScript syntax translated to
  * POSIX extended regular expressions (regcomp, part of libc): \d \w \s and
@@ -63,6 +80,7 @@
 #include "protocol/hash.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
+#include "protocol/time.h"
 
 #define QUERY_ERROR "States.QueryEvaluationError"
 
@@ -264,11 +282,12 @@ typedef enum op {
     OP_AND,
     OP_OR,
     OP_IN,
+    OP_CARET,
 } op_t;
 
 static const char *const op_text[] = {
     "",  ".", "[", "]",  "{", "}",  "(", ")",  ",",  ":",  ";",  "?",  "+",   "-",  "*",  "/",
-    "%", "&", "=", "!=", "<", "<=", ">", ">=", ":=", "..", "~>", "**", "and", "or", "in",
+    "%", "&", "=", "!=", "<", "<=", ">", ">=", ":=", "..", "~>", "**", "and", "or", "in", "^",
 };
 
 typedef enum node_kind {
@@ -287,7 +306,9 @@ typedef enum node_kind {
     N_BLOCK,    /* (e1; e2; ...) */
     N_BIND,     /* $name := a */
     N_COND,     /* a ? b : c */
-    N_CALL,     /* $name(items) */
+    N_CALL,     /* $name(items), or a(items) with the callee in a */
+    N_LAMBDA,   /* function($p, ...) { a }: parameters (N_VAR) in items */
+    N_SORT,     /* ^(terms): a path step sorting the sequence by items */
 } node_kind_t;
 
 typedef struct node node_t;
@@ -311,7 +332,10 @@ struct node {
     node_list_t stages;  /* a path step's filters, applied to each step result */
     node_list_t preds;   /* any other node's filters, applied to its value */
     bool keep_array;     /* N_PATH: written a[] */
-    const builtin_t *fn; /* N_CALL */
+    bool descending;     /* a term of N_SORT written >expr */
+    const builtin_t *fn; /* N_CALL of a built-in's name */
+    node_t *group;       /* a{k: v}: an N_OBJECT grouping this node's value */
+    size_t at;           /* N_CALL: offset in the expression, for messages */
 };
 
 static void node_free(node_t *n);
@@ -337,6 +361,7 @@ static void node_free(node_t *n)
     list_free(&n->items);
     list_free(&n->stages);
     list_free(&n->preds);
+    node_free(n->group);
     free(n);
 }
 
@@ -706,7 +731,7 @@ static void advance(parser_t *p)
             {"(", OP_LPAREN}, {")", OP_RPAREN},   {",", OP_COMMA},    {":", OP_COLON},
             {";", OP_SEMI},   {"?", OP_QUESTION}, {"+", OP_PLUS},     {"-", OP_MINUS},
             {"*", OP_STAR},   {"/", OP_SLASH},    {"%", OP_PERCENT},  {"&", OP_AMP},
-            {"=", OP_EQ},     {"<", OP_LT},       {">", OP_GT},
+            {"=", OP_EQ},     {"<", OP_LT},       {">", OP_GT},       {"^", OP_CARET},
         };
         size_t i;
         for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
@@ -715,8 +740,10 @@ static void advance(parser_t *p)
                 break;
         }
         if (i == sizeof ops / sizeof ops[0]) {
-            if (strchr("^|@#!", c))
-                perr(p, t->at, "the operator '%c' is not supported", c);
+            if (c == '|')
+                perr(p, t->at, "transforms (| ... |) are not supported");
+            else if (c == '@' || c == '#')
+                perr(p, t->at, "context and positional bindings (%c) are not supported", c);
             else
                 perr(p, t->at, "unexpected character '%c'", c);
             t->kind = TK_END;
@@ -916,6 +943,7 @@ static int lbp(const token_t *t)
     case OP_GE:
     case OP_IN:
     case OP_CHAIN:
+    case OP_CARET:
         return 40;
     case OP_AND:
         return 30;
@@ -937,6 +965,98 @@ static node_t *path_of(node_t *step)
     node_t *path = node_new(N_PATH);
     list_add(&path->items, step);
     return path;
+}
+
+/* The pairs of an object constructor or a group-by, after the '{'. */
+static node_t *parse_pairs(parser_t *p)
+{
+    node_t *n = node_new(N_OBJECT);
+    if (!tok_is(p, OP_RBRACE)) {
+        for (;;) {
+            node_t *k = parse_expr(p, 0);
+            if (k == NULL)
+                goto fail;
+            list_add(&n->items, k);
+            if (!expect(p, OP_COLON))
+                goto fail;
+            node_t *v = parse_expr(p, 0);
+            if (v == NULL)
+                goto fail;
+            list_add(&n->items, v);
+            if (!tok_is(p, OP_COMMA))
+                break;
+            advance(p);
+        }
+    }
+    if (!expect(p, OP_RBRACE))
+        goto fail;
+    return n;
+fail:
+    node_free(n);
+    return NULL;
+}
+
+/* Skips a function signature (<n-n:n>), the current token being its '<'.
+ * Signatures are accepted and not checked: a function's arguments are
+ * checked where they are used. */
+static void skip_signature(parser_t *p)
+{
+    size_t at = p->tok.at, i = p->pos;
+    int depth = 1;
+    for (; i < p->len && depth > 0; i++) {
+        if (p->src[i] == '<')
+            depth++;
+        else if (p->src[i] == '>')
+            depth--;
+    }
+    if (depth > 0) {
+        perr(p, at, "unterminated function signature");
+        return;
+    }
+    p->pos = i;
+    p->prev_operand = true;
+    advance(p);
+}
+
+/* function($a, $b) { body }, after the word function (or λ). */
+static node_t *parse_lambda(parser_t *p)
+{
+    node_t *n = node_new(N_LAMBDA);
+    advance(p); /* ( */
+    while (!tok_is(p, OP_RPAREN)) {
+        if (p->tok.kind != TK_VAR || p->tok.text[0] == '\0' || strcmp(p->tok.text, "$") == 0) {
+            char b[64];
+            perr(p, p->tok.at, "a function parameter must be a $name, not %s",
+                 tok_describe(&p->tok, b));
+            goto fail;
+        }
+        for (size_t i = 0; i < n->items.n; i++) {
+            if (strcmp(n->items.v[i]->name, p->tok.text) == 0) {
+                perr(p, p->tok.at, "the parameter $%s appears twice", p->tok.text);
+                goto fail;
+            }
+        }
+        node_t *v = node_new(N_VAR);
+        v->name = p->tok.text;
+        p->tok.text = NULL;
+        list_add(&n->items, v);
+        advance(p);
+        if (!tok_is(p, OP_COMMA))
+            break;
+        advance(p);
+    }
+    if (!expect(p, OP_RPAREN))
+        goto fail;
+    if (tok_is(p, OP_LT))
+        skip_signature(p);
+    if (!expect(p, OP_LBRACE))
+        goto fail;
+    if ((n->a = parse_expr(p, 0)) == NULL || !expect(p, OP_RBRACE))
+        goto fail;
+    return n;
+fail:
+    node_free(n);
+    return NULL;
 }
 
 static node_t *nud(parser_t *p, token_t *t)
@@ -969,6 +1089,9 @@ static node_t *nud(parser_t *p, token_t *t)
     case TK_NULL:
         return node_new(N_VALUE);
     case TK_NAME:
+        if ((strcmp(t->text, "function") == 0 || strcmp(t->text, "\u03bb") == 0) &&
+            tok_is(p, OP_LPAREN))
+            return parse_lambda(p);
         n = node_new(N_NAME);
         n->name = t->text;
         t->text = NULL;
@@ -1055,27 +1178,7 @@ static node_t *nud(parser_t *p, token_t *t)
             goto fail;
         return n;
     case OP_LBRACE:
-        n = node_new(N_OBJECT);
-        if (!tok_is(p, OP_RBRACE)) {
-            for (;;) {
-                node_t *k = parse_expr(p, 0);
-                if (k == NULL)
-                    goto fail;
-                list_add(&n->items, k);
-                if (!expect(p, OP_COLON))
-                    goto fail;
-                node_t *v = parse_expr(p, 0);
-                if (v == NULL)
-                    goto fail;
-                list_add(&n->items, v);
-                if (!tok_is(p, OP_COMMA))
-                    break;
-                advance(p);
-            }
-        }
-        if (!expect(p, OP_RBRACE))
-            goto fail;
-        return n;
+        return parse_pairs(p);
     default: {
         char b[64];
         perr(p, t->at, "unexpected %s", tok_describe(t, b));
@@ -1090,6 +1193,11 @@ fail:
 static node_t *led(parser_t *p, token_t *t, node_t *left)
 {
     node_t *n = NULL, *r = NULL;
+    if (left->group != NULL &&
+        (t->op == OP_DOT || t->op == OP_LBRACK || t->op == OP_CARET || t->op == OP_LBRACE)) {
+        perr(p, t->at, "a group-by (a{...}) ends its path: put it in parentheses to go on");
+        goto fail;
+    }
     switch (t->op) {
     case OP_DOT: {
         r = parse_expr(p, 75);
@@ -1133,23 +1241,20 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
         else
             list_add(&left->preds, r);
         return left;
-    case OP_LPAREN: {
-        if (left->kind != N_VAR || left->name[0] == '\0' || strcmp(left->name, "$") == 0 ||
-            left->preds.n) {
-            perr(p, t->at, "only built-in functions ($name) can be called");
-            goto fail;
-        }
-        const builtin_t *fn = builtin_find(left->name);
-        if (fn == NULL) {
-            perr(p, t->at, "unknown function $%s", left->name);
-            goto fail;
-        }
+    case OP_LPAREN:
         n = node_new(N_CALL);
-        n->name = left->name;
-        left->name = NULL;
-        node_free(left);
+        n->at = t->at;
+        if (left->kind == N_VAR && left->name[0] != '\0' && strcmp(left->name, "$") != 0 &&
+            left->preds.n == 0) {
+            /* $name(...): a built-in, unless a binding of that name hides it */
+            n->name = left->name;
+            left->name = NULL;
+            node_free(left);
+            n->fn = builtin_find(n->name);
+        } else {
+            n->a = left;
+        }
         left = NULL;
-        n->fn = fn;
         if (!tok_is(p, OP_RPAREN)) {
             for (;;) {
                 if (tok_is(p, OP_QUESTION)) {
@@ -1167,18 +1272,7 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
         }
         if (!expect(p, OP_RPAREN))
             goto fail;
-        if (n->items.n > fn->max) {
-            perr(p, t->at, "$%s takes at most %d argument%s, not %zu", fn->name, fn->max,
-                 fn->max == 1 ? "" : "s", n->items.n);
-            goto fail;
-        }
-        if (n->items.n + (fn->context_arg ? 1 : 0) < fn->min) {
-            perr(p, t->at, "$%s takes at least %d argument%s, not %zu", fn->name, fn->min,
-                 fn->min == 1 ? "" : "s", n->items.n);
-            goto fail;
-        }
         return n;
-    }
     case OP_QUESTION:
         n = node_new(N_COND);
         n->a = left;
@@ -1209,21 +1303,49 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
         r = parse_expr(p, 40);
         if (r == NULL)
             goto fail;
-        if (r->kind != N_CALL || r->preds.n) {
-            perr(p, t->at, "the right side of ~> must be a function call");
-            goto fail;
+        if (r->kind == N_CALL && r->preds.n == 0 && r->group == NULL) {
+            /* a ~> $f(b) is $f(a, b) */
+            list_add(&r->items, NULL);
+            memmove(r->items.v + 1, r->items.v, (r->items.n - 1) * sizeof *r->items.v);
+            r->items.v[0] = left;
+            return r;
         }
-        if (r->items.n + 1 > r->fn->max) {
-            perr(p, t->at, "$%s takes at most %d arguments", r->fn->name, r->fn->max);
+        /* a ~> f, f a function value: f(a), or a composition when a is one */
+        n = node_new(N_BINARY);
+        n->op = OP_CHAIN;
+        n->a = left;
+        n->b = r;
+        return n;
+    case OP_CARET:
+        if (!expect(p, OP_LPAREN))
             goto fail;
+        r = node_new(N_SORT);
+        for (;;) {
+            bool descending = false;
+            if (tok_is(p, OP_LT) || tok_is(p, OP_GT)) {
+                descending = tok_is(p, OP_GT);
+                advance(p);
+            }
+            node_t *e = parse_expr(p, 0);
+            if (e == NULL)
+                goto fail;
+            e->descending = descending;
+            list_add(&r->items, e);
+            if (!tok_is(p, OP_COMMA))
+                break;
+            advance(p);
         }
-        list_add(&r->items, NULL);
-        memmove(r->items.v + 1, r->items.v, (r->items.n - 1) * sizeof *r->items.v);
-        r->items.v[0] = left;
-        return r;
+        if (!expect(p, OP_RPAREN))
+            goto fail;
+        n = left->kind == N_PATH ? left : path_of(left);
+        left = NULL;
+        list_add(&n->items, r);
+        return n;
     case OP_LBRACE:
-        perr(p, t->at, "group-by expressions (a{...}) are not supported");
-        goto fail;
+        if ((r = parse_pairs(p)) == NULL)
+            goto fail;
+        left->group = r;
+        return left;
     default:
         n = node_new(N_BINARY);
         n->op = t->op;
@@ -1266,6 +1388,85 @@ static node_t *parse_expr(parser_t *p, int rbp)
     return left;
 }
 
+/* The names an expression binds ($v := and lambda parameters), so that a
+ * call of a name that is neither one of them nor a built-in is a syntax
+ * error: workflow variables are JSON, never functions. */
+typedef struct names {
+    const char **v;
+    size_t n, cap;
+} names_t;
+
+static bool names_has(const names_t *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        if (strcmp(l->v[i], name) == 0)
+            return true;
+    }
+    return false;
+}
+
+static void names_add(names_t *l, const char *name)
+{
+    if (names_has(l, name))
+        return;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 8;
+        l->v = realloc(l->v, l->cap * sizeof *l->v);
+        if (l->v == NULL)
+            abort();
+    }
+    l->v[l->n++] = name;
+}
+
+static void names_collect(const node_t *n, names_t *l)
+{
+    if (n == NULL)
+        return;
+    if (n->kind == N_BIND)
+        names_add(l, n->name);
+    for (size_t i = 0; n->kind == N_LAMBDA && i < n->items.n; i++)
+        names_add(l, n->items.v[i]->name);
+    names_collect(n->a, l);
+    names_collect(n->b, l);
+    names_collect(n->c, l);
+    names_collect(n->group, l);
+    for (size_t i = 0; i < n->items.n; i++)
+        names_collect(n->items.v[i], l);
+    for (size_t i = 0; i < n->stages.n; i++)
+        names_collect(n->stages.v[i], l);
+    for (size_t i = 0; i < n->preds.n; i++)
+        names_collect(n->preds.v[i], l);
+}
+
+/* Checks each call of a name: a known function, with a number of arguments
+ * it takes (counted after ~> has added its left side). */
+static void calls_check(parser_t *p, const node_t *n, const names_t *bound)
+{
+    if (n == NULL || p->failed)
+        return;
+    if (n->kind == N_CALL && n->name != NULL && !names_has(bound, n->name)) {
+        const builtin_t *fn = n->fn;
+        if (fn == NULL)
+            perr(p, n->at, "unknown function $%s", n->name);
+        else if (n->items.n > fn->max)
+            perr(p, n->at, "$%s takes at most %d argument%s, not %zu", fn->name, fn->max,
+                 fn->max == 1 ? "" : "s", n->items.n);
+        else if (n->items.n + (fn->context_arg ? 1 : 0) < fn->min)
+            perr(p, n->at, "$%s takes at least %d argument%s, not %zu", fn->name, fn->min,
+                 fn->min == 1 ? "" : "s", n->items.n);
+    }
+    calls_check(p, n->a, bound);
+    calls_check(p, n->b, bound);
+    calls_check(p, n->c, bound);
+    calls_check(p, n->group, bound);
+    for (size_t i = 0; i < n->items.n; i++)
+        calls_check(p, n->items.v[i], bound);
+    for (size_t i = 0; i < n->stages.n; i++)
+        calls_check(p, n->stages.v[i], bound);
+    for (size_t i = 0; i < n->preds.n; i++)
+        calls_check(p, n->preds.v[i], bound);
+}
+
 /* Parses a whole expression. NULL with err set on failure. */
 static node_t *parse(const char *expr, char err[256])
 {
@@ -1288,6 +1489,16 @@ static node_t *parse(const char *expr, char err[256])
         node_free(root);
         root = NULL;
     }
+    if (root != NULL) {
+        names_t bound = {0};
+        names_collect(root, &bound);
+        calls_check(&p, root, &bound);
+        free(bound.v);
+        if (p.failed) {
+            node_free(root);
+            root = NULL;
+        }
+    }
     free(p.tok.text);
     if (root == NULL)
         snprintf(err, 256, "%s", p.err[0] ? p.err : "invalid expression");
@@ -1299,20 +1510,28 @@ static node_t *parse(const char *expr, char err[256])
 /* ------------------------------------------------------------------------ */
 
 enum {
-    V_DEF = 1,   /* defined (j may still be NULL: JSON null) */
-    V_SEQ = 2,   /* j is an array the evaluator built as a sequence */
-    V_CONS = 4,  /* j is an array built by an array constructor */
-    V_KEEP = 8,  /* a sequence of one stays an array (a[]) */
-    V_REGEX = 16 /* a regular expression, re; j is NULL */
+    V_DEF = 1,    /* defined (j may still be NULL: JSON null) */
+    V_SEQ = 2,    /* j is an array the evaluator built as a sequence */
+    V_CONS = 4,   /* j is an array built by an array constructor */
+    V_KEEP = 8,   /* a sequence of one stays an array (a[]) */
+    V_REGEX = 16, /* a regular expression, re; j is NULL */
+    V_FUNC = 32   /* a function: bi (built-in) or cl (lambda); j is NULL */
 };
 
+typedef struct closure closure_t;
+
+/* A value. Function values (V_REGEX, V_FUNC) point into the tree, the
+ * built-in table or the evaluation's arena of closures, never owning them:
+ * they cannot outlive the evaluation, since no function is JSON. */
 struct val {
     json_object *j; /* owned reference */
     unsigned flags;
     const node_t *re;
+    const builtin_t *bi;
+    const closure_t *cl;
 };
 
-static const val_t UNDEF = {NULL, 0, NULL};
+static const val_t UNDEF = {NULL, 0, NULL, NULL, NULL};
 
 static bool defined(const val_t *v)
 {
@@ -1321,6 +1540,20 @@ static bool defined(const val_t *v)
 static bool is_regex(const val_t *v)
 {
     return (v->flags & V_REGEX) != 0;
+}
+/* Any value that is not JSON: a function or a regular expression (which
+ * JSONata counts as a function). */
+static bool is_func(const val_t *v)
+{
+    return (v->flags & (V_REGEX | V_FUNC)) != 0;
+}
+static bool is_callable(const val_t *v)
+{
+    return (v->flags & V_FUNC) != 0;
+}
+static const char *func_what(const val_t *v)
+{
+    return is_regex(v) ? "a regular expression" : "a function";
 }
 
 static void val_free(val_t *v)
@@ -1332,12 +1565,12 @@ static void val_free(val_t *v)
 /* A defined value holding j (taken). */
 static val_t val_take(json_object *j)
 {
-    return (val_t){j, V_DEF, NULL};
+    return (val_t){j, V_DEF, NULL, NULL, NULL};
 }
 /* A defined value holding a new reference to j (borrowed). */
 static val_t val_ref(json_object *j)
 {
-    return (val_t){swf_json_ref(j), V_DEF, NULL};
+    return (val_t){swf_json_ref(j), V_DEF, NULL, NULL, NULL};
 }
 
 static val_t val_copy(const val_t *v)
@@ -1393,7 +1626,7 @@ static const char *type_name(const val_t *v)
 {
     if (!defined(v))
         return "undefined";
-    if (is_regex(v))
+    if (is_func(v))
         return "function";
     return swf_json_type_name(v->j);
 }
@@ -1432,7 +1665,7 @@ static int boolean_of(const val_t *v)
 {
     if (!defined(v))
         return -1;
-    if (is_regex(v))
+    if (is_func(v))
         return 0;
     return truth(v->j, 0);
 }
@@ -1446,18 +1679,40 @@ typedef struct binding {
     val_t v;
 } binding_t;
 
-/* One scope: a block's $v := bindings. */
+/* One scope: a block's $v := bindings, or the parameters of a lambda call.
+ * Frames live on the heap because a closure keeps the frames it was made
+ * in. A frame no closure captured is freed when its block or call ends; a
+ * captured one joins the evaluation's arena (ctx->captured) and is freed
+ * with it. Reference counts would not do: $f := function() { $f() } makes
+ * a cycle (the frame binds a closure that holds the frame). */
 typedef struct frame {
     struct frame *up;
     binding_t *b;
     size_t n, cap;
+    bool captured;
+    struct frame *next_captured;
 } frame_t;
+
+/* A function value made by evaluating a lambda (or composing two functions
+ * with ~>). Owned by the evaluation's arena (ctx->closures). */
+struct closure {
+    const node_t *lambda; /* N_LAMBDA: parameters in items, body in a; NULL
+                             for a composition */
+    frame_t *env;         /* the frame the lambda was evaluated in */
+    val_t input;          /* the context value the lambda was evaluated in */
+    val_t first, then;    /* a composition: then(first(x)) */
+    closure_t *next;
+};
 
 struct ctx {
     json_object *bindings; /* borrowed; may be NULL */
     size_t steps;          /* work done so far */
     size_t built_bytes;    /* estimated bytes of the values built so far */
-    int depth;
+    int depth;             /* nested evaluations */
+    int calls;             /* nested function calls */
+    bool error_in_lambda;  /* the error being returned came from a lambda */
+    frame_t *captured;     /* the arena: frames closures keep */
+    closure_t *closures;   /* the arena: every closure made */
 };
 
 static void frame_free(frame_t *f)
@@ -1465,6 +1720,41 @@ static void frame_free(frame_t *f)
     for (size_t i = 0; i < f->n; i++)
         val_free(&f->b[i].v);
     free(f->b);
+    free(f);
+}
+
+static frame_t *frame_new(frame_t *up)
+{
+    frame_t *f = calloc(1, sizeof *f);
+    if (f == NULL)
+        abort();
+    f->up = up;
+    return f;
+}
+
+/* Ends a block's or a call's use of f: freed unless a closure keeps it. */
+static void frame_release(frame_t *f)
+{
+    if (!f->captured)
+        frame_free(f);
+}
+
+/* Frees the arena: what closures kept, and the closures. */
+static void ctx_free(ctx_t *ctx)
+{
+    while (ctx->captured) {
+        frame_t *f = ctx->captured;
+        ctx->captured = f->next_captured;
+        frame_free(f);
+    }
+    while (ctx->closures) {
+        closure_t *c = ctx->closures;
+        ctx->closures = c->next;
+        val_free(&c->input);
+        val_free(&c->first);
+        val_free(&c->then);
+        free(c);
+    }
 }
 
 static void frame_set(frame_t *f, const char *name, const val_t *v)
@@ -1661,7 +1951,7 @@ static swf_error_t *stringify(buf_t *b, json_object *j, int indent, int level)
 /* Casts v to a string as $string does (v defined). */
 static swf_error_t *to_string(const val_t *v, int indent, buf_t *b)
 {
-    if (is_regex(v))
+    if (is_func(v))
         return NULL; /* functions show as "" */
     if (is_string(v->j)) {
         buf_add(b, json_object_get_string(v->j), (size_t)json_object_get_string_len(v->j));
@@ -1728,8 +2018,8 @@ static swf_error_t *eval_binary(ctx_t *ctx, const node_t *n, const val_t *input,
     }
     if ((err = eval(ctx, n->a, input, env, &l)) || (err = eval(ctx, n->b, input, env, &r)))
         goto done;
-    if (is_regex(&l) || is_regex(&r)) {
-        err = qerr("a regular expression cannot be an operand of '%s'", op);
+    if (is_func(&l) || is_func(&r)) {
+        err = qerr("%s cannot be an operand of '%s'", func_what(is_func(&l) ? &l : &r), op);
         goto done;
     }
     switch (n->op) {
@@ -1894,7 +2184,7 @@ static swf_error_t *lookup(ctx_t *ctx, json_object *j, const char *name, val_t *
         }
         val_free(&r);
     }
-    *out = (val_t){seq, V_DEF | V_SEQ, NULL};
+    *out = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
     return NULL;
 }
 
@@ -1945,8 +2235,8 @@ static swf_error_t *filter(ctx_t *ctx, const node_t *pred, frame_t *env, val_t *
 {
     if (!defined(v))
         return NULL;
-    if (is_regex(v))
-        return qerr("a regular expression cannot be filtered");
+    if (is_func(v))
+        return qerr("%s cannot be filtered", func_what(v));
     items_t it = items_of(v);
     json_object *seq = json_object_new_array();
     swf_error_t *err = charge(ctx, it.n);
@@ -1993,7 +2283,7 @@ done:
         return err;
     }
     val_free(v);
-    *v = (val_t){seq, V_DEF | V_SEQ, NULL};
+    *v = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
     return charge_bytes(ctx, VALUE_BYTES + SLOT_BYTES * json_object_array_length(seq));
 }
 
@@ -2004,8 +2294,118 @@ static swf_error_t *eval_step(ctx_t *ctx, const node_t *step, const val_t *item,
     swf_error_t *err = eval(ctx, step, item, env, out);
     for (size_t i = 0; !err && i < step->stages.n; i++)
         err = filter(ctx, step->stages.v[i], env, out);
-    if (!err && is_regex(out))
-        err = qerr("a regular expression cannot be a path step");
+    if (!err && is_func(out))
+        err = qerr("%s cannot be a path step", func_what(out));
+    if (err)
+        val_free(out);
+    return err;
+}
+
+/* Whether item a goes after item b; false keeps their order. */
+typedef swf_error_t *(*after_t)(void *data, size_t a, size_t b, bool *after);
+
+/* Sorts the indexes v[0..n) (tmp has room for n) with JSONata's merge sort:
+ * stable, and calling `after` in the order jsonata-js does, so that a
+ * comparator function sees the same pairs. */
+static swf_error_t *merge_sort(size_t *v, size_t *tmp, size_t n, after_t after, void *data)
+{
+    if (n <= 1)
+        return NULL;
+    size_t mid = n / 2, i = 0, j = mid, k = 0;
+    swf_error_t *err = merge_sort(v, tmp, mid, after, data);
+    if (!err)
+        err = merge_sort(v + mid, tmp, n - mid, after, data);
+    while (!err && i < mid && j < n) {
+        bool swap;
+        if ((err = after(data, v[i], v[j], &swap)))
+            break;
+        tmp[k++] = swap ? v[j++] : v[i++];
+    }
+    if (err)
+        return err;
+    while (i < mid)
+        tmp[k++] = v[i++];
+    while (j < n)
+        tmp[k++] = v[j++];
+    memcpy(v, tmp, n * sizeof *v);
+    return NULL;
+}
+
+typedef struct order_by {
+    ctx_t *ctx;
+    const node_t *step; /* N_SORT */
+    val_t *keys;        /* item i's term t at [i * terms + t] */
+} order_by_t;
+
+/* The comparison of an order-by: term by term, an undefined key last (in
+ * either direction), numbers with numbers and strings with strings. */
+static swf_error_t *order_by_after(void *data, size_t a, size_t b, bool *after)
+{
+    order_by_t *o = data;
+    size_t terms = o->step->items.n;
+    int comp = 0;
+    swf_error_t *err = charge(o->ctx, 1);
+    for (size_t t = 0; !err && comp == 0 && t < terms; t++) {
+        const val_t *x = &o->keys[a * terms + t], *y = &o->keys[b * terms + t];
+        if (!defined(x) || !defined(y)) {
+            comp = defined(x) == defined(y) ? 0 : defined(x) ? -1 : 1;
+            continue;
+        }
+        if (is_number(x->j) != is_number(y->j))
+            return qerr("an order-by compares %s with %s: the keys of a term must all be "
+                        "numbers or all strings",
+                        type_name(x), type_name(y));
+        if (is_number(x->j)) {
+            double p = json_object_get_double(x->j), q = json_object_get_double(y->j);
+            comp = p < q ? -1 : p > q ? 1 : 0;
+        } else {
+            comp = strcmp(json_object_get_string(x->j), json_object_get_string(y->j));
+            comp = comp < 0 ? -1 : comp > 0 ? 1 : 0;
+        }
+        if (o->step->items.v[t]->descending)
+            comp = -comp;
+    }
+    *after = comp == 1;
+    return err;
+}
+
+/* a^(<x, >y): the sequence `in` sorted by its terms, each evaluated with an
+ * item as the context. */
+static swf_error_t *eval_sort(ctx_t *ctx, const node_t *step, json_object *in, frame_t *env,
+                              val_t *out)
+{
+    size_t n = json_object_array_length(in), terms = step->items.n;
+    order_by_t o = {ctx, step, calloc(n * terms + 1, sizeof(val_t))};
+    size_t *idx = calloc(2 * n + 1, sizeof *idx);
+    if (o.keys == NULL || idx == NULL)
+        abort();
+    swf_error_t *err = charge(ctx, n * terms);
+    for (size_t i = 0; i < n && !err; i++) {
+        idx[i] = i;
+        val_t item = val_ref(json_object_array_get_idx(in, i));
+        for (size_t t = 0; t < terms && !err; t++) {
+            val_t *k = &o.keys[i * terms + t];
+            err = eval(ctx, step->items.v[t], &item, env, k);
+            if (!err && defined(k) && (is_func(k) || !(is_number(k->j) || is_string(k->j))))
+                err = qerr("an order-by term must be a number or a string, not %s", type_name(k));
+        }
+        val_free(&item);
+    }
+    if (!err)
+        err = merge_sort(idx, idx + n, n, order_by_after, &o);
+    if (!err) {
+        json_object *seq = json_object_new_array_ext((int)n);
+        for (size_t i = 0; i < n; i++)
+            json_object_array_add(seq, swf_json_ref(json_object_array_get_idx(in, idx[i])));
+        *out = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
+        err = charge_bytes(ctx, VALUE_BYTES + SLOT_BYTES * n);
+    }
+    for (size_t i = 0; i < n * terms; i++)
+        val_free(&o.keys[i]);
+    free(o.keys);
+    free(idx);
+    for (size_t i = 0; !err && i < step->stages.n; i++)
+        err = filter(ctx, step->stages.v[i], env, out);
     if (err)
         val_free(out);
     return err;
@@ -2027,7 +2427,15 @@ static swf_error_t *eval_path(ctx_t *ctx, const node_t *n, const val_t *input, f
         const node_t *step = n->items.v[s];
         bool last = s + 1 == n->items.n;
         val_free(&result);
-        if (s == 0 && step->kind == N_ARRAY) {
+        if (step->kind == N_SORT) {
+            json_object *in = cur ? swf_json_ref(cur) : json_object_new_array();
+            if (cur == NULL && defined(input))
+                seq_add_flat(in, input->j);
+            err = eval_sort(ctx, step, in, env, &result);
+            json_object_put(in);
+            if (err)
+                goto done;
+        } else if (s == 0 && step->kind == N_ARRAY) {
             /* [..].step maps over the constructed array */
             val_t r;
             if ((err = eval_step(ctx, step, input, env, &r)))
@@ -2036,7 +2444,7 @@ static swf_error_t *eval_path(ctx_t *ctx, const node_t *n, const val_t *input, f
             if (defined(&r))
                 seq_add_flat(seq, r.j);
             val_free(&r);
-            result = (val_t){seq, V_DEF | V_SEQ, NULL};
+            result = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
         } else {
             size_t nin = cur ? json_object_array_length(cur) : 1;
             if ((err = charge(ctx, nin)))
@@ -2067,7 +2475,7 @@ static swf_error_t *eval_path(ctx_t *ctx, const node_t *n, const val_t *input, f
                     else
                         json_object_array_add(seq, swf_json_ref(res[i].j));
                 }
-                result = (val_t){seq, V_DEF | V_SEQ, NULL};
+                result = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
             }
             for (size_t i = 0; i < nres; i++)
                 val_free(&res[i]);
@@ -2086,7 +2494,7 @@ static swf_error_t *eval_path(ctx_t *ctx, const node_t *n, const val_t *input, f
         } else if (!is_array(result.j)) {
             json_object *seq = json_object_new_array();
             json_object_array_add(seq, result.j);
-            result = (val_t){seq, V_DEF | V_SEQ | V_KEEP, NULL};
+            result = (val_t){seq, V_DEF | V_SEQ | V_KEEP, NULL, NULL, NULL};
         }
     }
     *out = result;
@@ -2106,7 +2514,7 @@ done:
 
 static swf_error_t *range_bound(const val_t *v, const char *which, double *out)
 {
-    if (!is_number(v->j) || is_regex(v))
+    if (!is_number(v->j) || is_func(v))
         return qerr("the %s of a range must be an integer, not %s", which, type_name(v));
     *out = json_object_get_double(v->j);
     if (*out != floor(*out))
@@ -2144,8 +2552,8 @@ static swf_error_t *eval_array(ctx_t *ctx, const node_t *n, const val_t *input, 
         }
         if ((err = eval(ctx, item, input, env, &v)))
             break;
-        if (is_regex(&v))
-            err = qerr("a regular expression cannot be an array item");
+        if (is_func(&v))
+            err = qerr("%s cannot be an array item", func_what(&v));
         else if (defined(&v) && item->kind != N_ARRAY)
             seq_add_flat(arr, v.j);
         else if (defined(&v))
@@ -2156,7 +2564,7 @@ static swf_error_t *eval_array(ctx_t *ctx, const node_t *n, const val_t *input, 
         json_object_put(arr);
         return err;
     }
-    *out = (val_t){arr, V_DEF | V_CONS, NULL};
+    *out = (val_t){arr, V_DEF | V_CONS, NULL, NULL, NULL};
     return charge_bytes(ctx, VALUE_BYTES + SLOT_BYTES * json_object_array_length(arr));
 }
 
@@ -2168,13 +2576,13 @@ static swf_error_t *eval_object(ctx_t *ctx, const node_t *n, const val_t *input,
     for (size_t i = 0; i + 1 < n->items.n && !err; i += 2) {
         val_t k = UNDEF, v = UNDEF;
         if (!(err = eval(ctx, n->items.v[i], input, env, &k))) {
-            if (!defined(&k) || is_regex(&k) || !is_string(k.j))
+            if (!defined(&k) || is_func(&k) || !is_string(k.j))
                 err = qerr("an object key must be a string, not %s", type_name(&k));
             else if (json_object_object_get_ex(obj, json_object_get_string(k.j), NULL))
                 err = qerr("the object key \"%s\" appears twice", json_object_get_string(k.j));
             else if (!(err = eval(ctx, n->items.v[i + 1], input, env, &v))) {
-                if (is_regex(&v))
-                    err = qerr("a regular expression cannot be the value of \"%s\"",
+                if (is_func(&v))
+                    err = qerr("%s cannot be the value of \"%s\"", func_what(&v),
                                json_object_get_string(k.j));
                 else if (defined(&v))
                     json_object_object_add(obj, json_object_get_string(k.j), swf_json_ref(v.j));
@@ -2191,6 +2599,22 @@ static swf_error_t *eval_object(ctx_t *ctx, const node_t *n, const val_t *input,
     return charge_bytes(ctx, built_size(obj));
 }
 
+static const val_t *frame_lookup(frame_t *env, const char *name)
+{
+    for (frame_t *f = env; f; f = f->up) {
+        for (size_t i = f->n; i-- > 0;) {
+            if (strcmp(f->b[i].name, name) == 0)
+                return &f->b[i].v;
+        }
+    }
+    return NULL;
+}
+
+static val_t builtin_val(const builtin_t *bi)
+{
+    return (val_t){NULL, V_DEF | V_FUNC, NULL, bi, NULL};
+}
+
 static swf_error_t *eval_var(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
                              val_t *out)
 {
@@ -2202,52 +2626,288 @@ static swf_error_t *eval_var(ctx_t *ctx, const node_t *n, const val_t *input, fr
         *out = UNDEF; /* there is no input document: use $states.input */
         return NULL;
     }
-    for (frame_t *f = env; f; f = f->up) {
-        for (size_t i = f->n; i-- > 0;) {
-            if (strcmp(f->b[i].name, n->name) == 0) {
-                *out = val_copy(&f->b[i].v);
-                return NULL;
-            }
-        }
+    const val_t *bound = frame_lookup(env, n->name);
+    if (bound != NULL) {
+        *out = val_copy(bound);
+        return NULL;
     }
     json_object *v;
     if (swf_json_get(ctx->bindings, n->name, &v)) {
         *out = val_ref(v);
         return NULL;
     }
-    if (builtin_find(n->name) != NULL) {
-        *out = UNDEF; /* a function, which is not a JSON value */
+    const builtin_t *bi = builtin_find(n->name);
+    if (bi != NULL) {
+        *out = builtin_val(bi);
         return NULL;
     }
     return qerr("the variable $%s is not defined", n->name);
 }
 
+/* Marks the frames of env as kept by a closure: they move to the arena. */
+static swf_error_t *capture(ctx_t *ctx, frame_t *env)
+{
+    swf_error_t *err = NULL;
+    for (frame_t *f = env; f && !f->captured; f = f->up) {
+        f->captured = true;
+        f->next_captured = ctx->captured;
+        ctx->captured = f;
+        if (!err)
+            err = charge_bytes(ctx, VALUE_BYTES + (VALUE_BYTES + SLOT_BYTES) * f->n);
+    }
+    return err;
+}
+
+static closure_t *closure_new(ctx_t *ctx)
+{
+    closure_t *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        abort();
+    c->next = ctx->closures;
+    ctx->closures = c;
+    return c;
+}
+
+static swf_error_t *eval_lambda(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
+                                val_t *out)
+{
+    closure_t *c = closure_new(ctx);
+    c->lambda = n;
+    c->env = env;
+    c->input = val_copy(input);
+    *out = (val_t){NULL, V_DEF | V_FUNC, NULL, NULL, c};
+    swf_error_t *err = capture(ctx, env);
+    return err ? err : charge_bytes(ctx, VALUE_BYTES);
+}
+
+/* The number of arguments a higher-order function passes to f: as many as
+ * f declares, as jsonata-js does (a lambda's parameters; a built-in's, of
+ * which $string declares one). */
+static size_t func_arity(const val_t *f)
+{
+    if (f->bi != NULL)
+        return strcmp(f->bi->name, "string") == 0 ? 1 : f->bi->max;
+    if (f->cl != NULL && f->cl->lambda != NULL)
+        return f->cl->lambda->items.n;
+    return 1;
+}
+
+/* Calls the function f with argv[0..argc) (borrowed). `input` is the
+ * context value, which a built-in takes for a missing first argument. */
+static swf_error_t *apply(ctx_t *ctx, const val_t *f, const val_t *argv, size_t argc,
+                          const val_t *input, val_t *out)
+{
+    *out = UNDEF;
+    if (!is_callable(f))
+        return qerr("%s is not a function", is_regex(f) ? "a regular expression" : type_name(f));
+    if (ctx->calls >= SWF_LIMIT_JSONATA_CALL_DEPTH)
+        return qerr("function calls are nested more than %d deep (a recursion that does not "
+                    "end?)",
+                    SWF_LIMIT_JSONATA_CALL_DEPTH);
+    swf_error_t *err = NULL;
+    ctx->calls++;
+    if (f->bi != NULL) {
+        const builtin_t *bi = f->bi;
+        val_t av[8];
+        size_t ac = 0;
+        if (bi->context_arg && argc < bi->min)
+            av[ac++] = *input;
+        for (size_t i = 0; i < argc && ac < 8; i++)
+            av[ac++] = argv[i];
+        if (argc > bi->max)
+            err = qerr("takes at most %d argument%s, not %zu", bi->max, bi->max == 1 ? "" : "s",
+                       argc);
+        else if (ac < bi->min)
+            err = qerr("takes at least %d argument%s, not %zu", bi->min, bi->min == 1 ? "" : "s",
+                       argc);
+        if (!err) {
+            ctx->error_in_lambda = false;
+            call_t call = {ctx, bi, av, ac};
+            err = bi->impl(&call, out);
+            if (!err && defined(out))
+                err = charge_bytes(ctx, built_size(out->j));
+        }
+        if (err && !ctx->error_in_lambda)
+            swf_error_prefix(err, "$%s", bi->name);
+    } else if (f->cl->lambda != NULL) {
+        const node_t *lambda = f->cl->lambda;
+        frame_t *frame = frame_new(f->cl->env);
+        for (size_t i = 0; i < lambda->items.n; i++)
+            frame_set(frame, lambda->items.v[i]->name, i < argc ? &argv[i] : &UNDEF);
+        /* not counted as built: freed on return unless a closure keeps it,
+         * and capture() counts it then */
+        err = eval(ctx, lambda->a, &f->cl->input, frame, out);
+        frame_release(frame);
+        if (err)
+            ctx->error_in_lambda = true;
+    } else {
+        val_t mid;
+        err = apply(ctx, &f->cl->first, argv, argc, input, &mid);
+        if (!err)
+            err = apply(ctx, &f->cl->then, &mid, 1, input, out);
+        val_free(&mid);
+    }
+    ctx->calls--;
+    if (err)
+        val_free(out);
+    return err;
+}
+
 static swf_error_t *eval_call(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
                               val_t *out)
 {
-    const builtin_t *fn = n->fn;
-    size_t argc = n->items.n, off = 0;
-    val_t argv[8];
     swf_error_t *err = NULL;
-    if (fn->context_arg && argc < fn->min) {
-        argv[0] = val_copy(input);
-        off = 1;
+    val_t f = UNDEF;
+    if (n->name != NULL) {
+        const val_t *bound = frame_lookup(env, n->name);
+        json_object *j;
+        if (bound != NULL)
+            f = val_copy(bound);
+        else if (n->fn != NULL)
+            f = builtin_val(n->fn);
+        else if (swf_json_get(ctx->bindings, n->name, &j))
+            f = val_ref(j);
+        else
+            return qerr("the function $%s is not defined", n->name);
+        if (!is_callable(&f))
+            err = qerr("$%s is not a function but %s", n->name, type_name(&f));
+    } else if (!(err = eval(ctx, n->a, input, env, &f)) && !is_callable(&f)) {
+        err = qerr("only functions can be called, not %s",
+                   is_regex(&f) ? "a regular expression" : type_name(&f));
     }
-    for (size_t i = 0; i < argc; i++)
-        argv[off + i] = UNDEF;
+    size_t argc = n->items.n;
+    val_t *argv = calloc(argc ? argc : 1, sizeof *argv);
+    if (argv == NULL)
+        abort();
     for (size_t i = 0; i < argc && !err; i++)
-        err = eval(ctx, n->items.v[i], input, env, &argv[off + i]);
-    if (!err) {
-        call_t call = {ctx, fn, argv, argc + off};
-        err = fn->impl(&call, out);
-        if (!err && defined(out))
-            err = charge_bytes(ctx, built_size(out->j));
-        if (err)
-            swf_error_prefix(err, "$%s", fn->name);
-    }
-    for (size_t i = 0; i < argc + off; i++)
+        err = eval(ctx, n->items.v[i], input, env, &argv[i]);
+    if (!err)
+        err = apply(ctx, &f, argv, argc, input, out);
+    for (size_t i = 0; i < argc; i++)
         val_free(&argv[i]);
+    free(argv);
+    val_free(&f);
     return err;
+}
+
+/* a ~> f: f(a); when a is a function too, the function f(a(x)). */
+static swf_error_t *eval_chain(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
+                               val_t *out)
+{
+    val_t l = UNDEF, r = UNDEF;
+    swf_error_t *err = eval(ctx, n->a, input, env, &l);
+    if (!err)
+        err = eval(ctx, n->b, input, env, &r);
+    if (!err && !is_callable(&r))
+        err = qerr("the right side of ~> must be a function, not %s",
+                   is_regex(&r) ? "a regular expression" : type_name(&r));
+    if (!err && is_callable(&l)) {
+        closure_t *c = closure_new(ctx);
+        c->first = val_copy(&l);
+        c->then = val_copy(&r);
+        *out = (val_t){NULL, V_DEF | V_FUNC, NULL, NULL, c};
+    } else if (!err) {
+        err = apply(ctx, &r, &l, 1, input, out);
+    }
+    val_free(&l);
+    val_free(&r);
+    return err;
+}
+
+/* One group of a group-by: the items whose key expression `pair` gave the
+ * same key. */
+typedef struct group {
+    size_t pair;      /* index of the key in the pairs */
+    val_t one;        /* the first item (undefined when there are none) */
+    json_object *seq; /* all items, arrays flattened (as $append does) */
+    size_t count;
+} group_t;
+
+/* v{k: e, ...} (in place): the items of v grouped by the key each k gives
+ * them, and each group's value e evaluated with the group's items (one item
+ * alone, else the sequence of them) as the context. Two key expressions
+ * giving the same key is an error, as in JSONata. */
+static swf_error_t *eval_group(ctx_t *ctx, const node_t *pairs, frame_t *env, val_t *v)
+{
+    if (is_func(v))
+        return qerr("%s cannot be grouped", func_what(v));
+    items_t it = items_of(v);
+    size_t nitems = it.n ? it.n : 1; /* no items: the keys see one undefined */
+    json_object *index = json_object_new_object(), *obj = json_object_new_object();
+    group_t *groups = NULL;
+    size_t ngroups = 0, cap = 0;
+    swf_error_t *err = charge(ctx, nitems);
+    for (size_t i = 0; i < nitems && !err; i++) {
+        val_t item = it.n ? val_ref(item_at(&it, i)) : UNDEF;
+        for (size_t k = 0; k + 1 < pairs->items.n && !err; k += 2) {
+            val_t key = UNDEF;
+            if ((err = eval(ctx, pairs->items.v[k], &item, env, &key)))
+                break;
+            if (defined(&key) && (is_func(&key) || !is_string(key.j))) {
+                err = qerr("a group-by key must be a string, not %s", type_name(&key));
+            } else if (defined(&key)) {
+                const char *name = json_object_get_string(key.j);
+                json_object *at;
+                group_t *g;
+                if (json_object_object_get_ex(index, name, &at)) {
+                    g = &groups[json_object_get_int64(at)];
+                    if (g->pair != k / 2)
+                        err = qerr("the group-by key \"%s\" comes from two key expressions", name);
+                } else {
+                    if (ngroups == cap) {
+                        cap = cap ? 2 * cap : 8;
+                        groups = realloc(groups, cap * sizeof *groups);
+                        if (groups == NULL)
+                            abort();
+                    }
+                    g = &groups[ngroups];
+                    *g = (group_t){k / 2, val_copy(&item), json_object_new_array(), 0};
+                    json_object_object_add(index, name, json_object_new_int64((int64_t)ngroups));
+                    ngroups++;
+                }
+                if (!err) {
+                    if (defined(&item))
+                        seq_add_flat(g->seq, item.j);
+                    g->count++;
+                    err = charge_bytes(ctx, VALUE_BYTES + SLOT_BYTES);
+                }
+            }
+            val_free(&key);
+        }
+        val_free(&item);
+    }
+    size_t gi = 0;
+    json_object_object_foreach(index, name, at)
+    {
+        if (err)
+            break;
+        (void)at;
+        group_t *g = &groups[gi++];
+        val_t context = g->count == 1
+                            ? val_copy(&g->one)
+                            : (val_t){swf_json_ref(g->seq), V_DEF | V_SEQ, NULL, NULL, NULL};
+        val_t value = UNDEF;
+        err = eval(ctx, pairs->items.v[2 * g->pair + 1], &context, env, &value);
+        if (!err && is_func(&value))
+            err = qerr("%s cannot be the value of \"%s\"", func_what(&value), name);
+        else if (!err && defined(&value))
+            json_object_object_add(obj, name, swf_json_ref(value.j));
+        val_free(&value);
+        val_free(&context);
+    }
+    for (size_t i = 0; i < ngroups; i++) {
+        val_free(&groups[i].one);
+        json_object_put(groups[i].seq);
+    }
+    free(groups);
+    json_object_put(index);
+    if (err) {
+        json_object_put(obj);
+        return err;
+    }
+    val_free(v);
+    *v = val_take(obj);
+    return charge_bytes(ctx, built_size(obj));
 }
 
 static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env, val_t *out)
@@ -2256,18 +2916,20 @@ static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_
     swf_error_t *err = charge(ctx, 1);
     if (err)
         return err;
-    if (ctx->depth >= 4 * SWF_LIMIT_JSONATA_DEPTH)
-        return qerr("the evaluation is nested too deep");
+    if (ctx->depth >= SWF_LIMIT_JSONATA_EVAL_DEPTH)
+        return qerr("the evaluation is nested more than %d deep (a recursion that does not "
+                    "end?)",
+                    SWF_LIMIT_JSONATA_EVAL_DEPTH);
     ctx->depth++;
     switch (n->kind) {
     case N_VALUE:
         *out = val_ref(n->value);
         break;
     case N_REGEX:
-        *out = (val_t){NULL, V_DEF | V_REGEX, n};
+        *out = (val_t){NULL, V_DEF | V_REGEX, n, NULL, NULL};
         break;
     case N_NAME:
-        if (defined(input) && !is_regex(input))
+        if (defined(input) && !is_func(input))
             err = lookup(ctx, input->j, n->name, out, 0);
         break;
     case N_WILDCARD:
@@ -2282,14 +2944,14 @@ static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_
             } else {
                 seq_add_flat(seq, input->j);
             }
-            *out = (val_t){seq, V_DEF | V_SEQ, NULL};
+            *out = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
         }
         break;
     case N_DESCEND:
-        if (defined(input) && !is_regex(input)) {
+        if (defined(input) && !is_func(input)) {
             json_object *seq = json_object_new_array();
             err = descendants(ctx, input->j, seq, 0);
-            *out = (val_t){seq, V_DEF | V_SEQ, NULL};
+            *out = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
         }
         break;
     case N_VAR:
@@ -2302,7 +2964,7 @@ static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_
         val_t a;
         if ((err = eval(ctx, n->a, input, env, &a)))
             break;
-        if (defined(&a) && (is_regex(&a) || !is_number(a.j))) {
+        if (defined(&a) && (is_func(&a) || !is_number(a.j))) {
             err = qerr("'-' negates a number, not %s", type_name(&a));
         } else if (defined(&a)) {
             json_object *j;
@@ -2315,7 +2977,10 @@ static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_
         break;
     }
     case N_BINARY:
-        err = eval_binary(ctx, n, input, env, out);
+        if (n->op == OP_CHAIN)
+            err = eval_chain(ctx, n, input, env, out);
+        else
+            err = eval_binary(ctx, n, input, env, out);
         break;
     case N_ARRAY:
         err = eval_array(ctx, n, input, env, out);
@@ -2327,12 +2992,12 @@ static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_
         err = eval_object(ctx, n, input, env, out);
         break;
     case N_BLOCK: {
-        frame_t f = {.up = env};
+        frame_t *f = frame_new(env);
         for (size_t i = 0; i < n->items.n && !err; i++) {
             val_free(out);
-            err = eval(ctx, n->items.v[i], input, &f, out);
+            err = eval(ctx, n->items.v[i], input, f, out);
         }
-        frame_free(&f);
+        frame_release(f);
         break;
     }
     case N_BIND:
@@ -2353,9 +3018,17 @@ static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_
     case N_CALL:
         err = eval_call(ctx, n, input, env, out);
         break;
+    case N_LAMBDA:
+        err = eval_lambda(ctx, n, input, env, out);
+        break;
+    case N_SORT:
+        err = qerr("an order-by (^) must follow a path step"); /* paths evaluate it */
+        break;
     }
     for (size_t i = 0; !err && i < n->preds.n; i++)
         err = filter(ctx, n->preds.v[i], env, out);
+    if (!err && n->group != NULL)
+        err = eval_group(ctx, n->group, env, out);
     if (!err && (out->flags & V_SEQ)) {
         /* paths, wildcards and lookups over arrays: one unit per item */
         size_t len = json_object_array_length(out->j);
@@ -2387,7 +3060,7 @@ static bool has_arg(const call_t *c, size_t i)
 static swf_error_t *want_string(const call_t *c, size_t i, const char **s, size_t *n)
 {
     const val_t *v = arg(c, i);
-    if (!defined(v) || is_regex(v) || !is_string(v->j))
+    if (!defined(v) || is_func(v) || !is_string(v->j))
         return qerr("argument %zu must be a string, not %s", i + 1, type_name(v));
     *s = json_object_get_string(v->j);
     *n = (size_t)json_object_get_string_len(v->j);
@@ -2397,7 +3070,7 @@ static swf_error_t *want_string(const call_t *c, size_t i, const char **s, size_
 static swf_error_t *want_number(const call_t *c, size_t i, double *d)
 {
     const val_t *v = arg(c, i);
-    if (!defined(v) || is_regex(v) || !is_number(v->j))
+    if (!defined(v) || is_func(v) || !is_number(v->j))
         return qerr("argument %zu must be a number, not %s", i + 1, type_name(v));
     *d = json_object_get_double(v->j);
     return NULL;
@@ -2430,7 +3103,7 @@ static val_t bool_val(bool b)
 static swf_error_t *want_numbers(const call_t *c, size_t i, items_t *it)
 {
     const val_t *v = arg(c, i);
-    if (is_regex(v))
+    if (is_func(v))
         return qerr("argument %zu must be an array of numbers", i + 1);
     *it = items_of(v);
     for (size_t k = 0; k < it->n; k++) {
@@ -2460,7 +3133,7 @@ static swf_error_t *fn_string(call_t *c, val_t *out)
             return qerr("argument 2 (prettify) must be a boolean");
         indent = json_object_get_boolean(arg(c, 1)->j) ? 2 : 0;
     }
-    if (!is_regex(v) && is_string(v->j)) {
+    if (!is_func(v) && is_string(v->j)) {
         *out = val_copy(v);
         return NULL;
     }
@@ -2522,16 +3195,16 @@ static swf_error_t *fn_number(call_t *c, val_t *out)
     const val_t *v = arg(c, 0);
     if (!defined(v))
         return NULL;
-    if (!is_regex(v) && is_number(v->j)) {
+    if (!is_func(v) && is_number(v->j)) {
         *out = val_copy(v);
         return NULL;
     }
-    if (!is_regex(v) && json_object_is_type(v->j, json_type_boolean))
+    if (!is_func(v) && json_object_is_type(v->j, json_type_boolean))
         return number_val(json_object_get_boolean(v->j) ? 1 : 0, out);
     double d;
-    if (!is_regex(v) && is_string(v->j) && parse_number_text(json_object_get_string(v->j), &d))
+    if (!is_func(v) && is_string(v->j) && parse_number_text(json_object_get_string(v->j), &d))
         return number_val(d, out);
-    if (!is_regex(v) && is_string(v->j))
+    if (!is_func(v) && is_string(v->j))
         return qerr("cannot convert the string \"%.60s\" to a number",
                     json_object_get_string(v->j));
     return qerr("cannot convert %s to a number", type_name(v));
@@ -2883,7 +3556,7 @@ static swf_error_t *fn_join(call_t *c, val_t *out)
     if (has_arg(c, 1) && (err = want_string(c, 1, &sep, &sn)))
         return err;
     const val_t *v = arg(c, 0);
-    if (is_regex(v))
+    if (is_func(v))
         return qerr("argument 1 must be an array of strings");
     items_t it = items_of(v);
     buf_t b = {0};
@@ -2969,7 +3642,7 @@ static swf_error_t *fn_replace(call_t *c, val_t *out)
 static swf_error_t *fn_keys(call_t *c, val_t *out)
 {
     const val_t *v = arg(c, 0);
-    if (!defined(v) || is_regex(v))
+    if (!defined(v) || is_func(v))
         return NULL;
     items_t it = items_of(v);
     json_object *seen = json_object_new_object(), *seq = json_object_new_array();
@@ -2987,7 +3660,7 @@ static swf_error_t *fn_keys(call_t *c, val_t *out)
         }
     }
     json_object_put(seen);
-    *out = (val_t){seq, V_DEF | V_SEQ, NULL};
+    *out = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
     collapse(out);
     return charge(c->ctx, it.n);
 }
@@ -2997,7 +3670,7 @@ static swf_error_t *fn_lookup(call_t *c, val_t *out)
     const char *key;
     size_t kn;
     swf_error_t *err = want_string(c, 1, &key, &kn);
-    if (err || !has_arg(c, 0) || is_regex(arg(c, 0)))
+    if (err || !has_arg(c, 0) || is_func(arg(c, 0)))
         return err;
     if ((err = lookup(c->ctx, arg(c, 0)->j, key, out, 0)))
         return err;
@@ -3008,8 +3681,8 @@ static swf_error_t *fn_lookup(call_t *c, val_t *out)
 static swf_error_t *fn_append(call_t *c, val_t *out)
 {
     const val_t *a = arg(c, 0), *b = arg(c, 1);
-    if (is_regex(a) || is_regex(b))
-        return qerr("cannot append a regular expression");
+    if (is_func(a) || is_func(b))
+        return qerr("cannot append %s", func_what(is_func(a) ? a : b));
     if (!defined(b)) {
         *out = val_copy(a);
         return NULL;
@@ -3028,7 +3701,7 @@ static swf_error_t *fn_append(call_t *c, val_t *out)
 static swf_error_t *want_array(const call_t *c, size_t i, items_t *it)
 {
     const val_t *v = arg(c, i);
-    if (is_regex(v))
+    if (is_func(v))
         return qerr("argument %zu must be an array", i + 1);
     *it = items_of(v);
     return charge(c->ctx, it->n);
@@ -3067,14 +3740,285 @@ static int sort_cmp(const void *pa, const void *pb)
     return c;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Higher-order functions                                                   */
+/* ------------------------------------------------------------------------ */
+
+static swf_error_t *want_function(const call_t *c, size_t i)
+{
+    const val_t *v = arg(c, i);
+    if (!is_callable(v))
+        return qerr("argument %zu must be a function, not %s", i + 1,
+                    is_regex(v) ? "a regular expression" : type_name(v));
+    return NULL;
+}
+
+/* The array a higher-order function walks: argument 0, a value alone being
+ * an array of one (its items are it). NULL for a function. */
+static swf_error_t *want_walk(const call_t *c, items_t *it, val_t *whole)
+{
+    const val_t *v = arg(c, 0);
+    *whole = UNDEF;
+    if (is_func(v))
+        return qerr("argument 1 must be an array, not %s", func_what(v));
+    *it = items_of(v);
+    if (!defined(v))
+        return NULL;
+    if (is_array(v->j)) {
+        *whole = val_copy(v);
+    } else {
+        json_object *arr = json_object_new_array();
+        json_object_array_add(arr, swf_json_ref(v->j));
+        *whole = val_take(arr);
+    }
+    return charge(c->ctx, it->n);
+}
+
+/* Calls f with the first of a, b, d that it takes (at least a): what a
+ * higher-order function passes (value, index, array). */
+static swf_error_t *hof_apply(call_t *c, const val_t *f, const val_t *a, const val_t *b,
+                              const val_t *d, val_t *out)
+{
+    val_t argv[3] = {*a, *b, *d};
+    size_t n = func_arity(f);
+    return apply(c->ctx, f, argv, n < 1 ? 1 : n > 3 ? 3 : n, &UNDEF, out);
+}
+
+static val_t index_val(size_t i)
+{
+    return val_take(json_object_new_int64((int64_t)i));
+}
+
+/* Adds r to the sequence seq: a function is not JSON and cannot be kept. */
+static swf_error_t *seq_push(json_object *seq, const val_t *r)
+{
+    if (is_func(r))
+        return qerr("%s cannot be an item of the result", func_what(r));
+    if (defined(r))
+        json_object_array_add(seq, swf_json_ref(r->j));
+    return NULL;
+}
+
+/* $map(array, f) and $filter(array, f): f(value, index, array) for each
+ * item; the results (map), or the items for which f is true (filter). */
+static swf_error_t *map_or_filter(call_t *c, val_t *out, bool map)
+{
+    items_t it;
+    val_t whole;
+    swf_error_t *err = want_function(c, 1);
+    if (!err)
+        err = want_walk(c, &it, &whole);
+    if (err || !has_arg(c, 0))
+        return err;
+    json_object *seq = json_object_new_array();
+    for (size_t k = 0; k < it.n && !err; k++) {
+        val_t item = val_ref(item_at(&it, k)), index = index_val(k), r;
+        if (!(err = hof_apply(c, arg(c, 1), &item, &index, &whole, &r))) {
+            if (map)
+                err = seq_push(seq, &r);
+            else if (boolean_of(&r) == 1)
+                json_object_array_add(seq, swf_json_ref(item.j));
+        }
+        val_free(&r);
+        val_free(&index);
+        val_free(&item);
+    }
+    val_free(&whole);
+    if (err) {
+        json_object_put(seq);
+        return err;
+    }
+    *out = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
+    collapse(out);
+    return NULL;
+}
+
+static swf_error_t *fn_map(call_t *c, val_t *out)
+{
+    return map_or_filter(c, out, true);
+}
+
+static swf_error_t *fn_filter(call_t *c, val_t *out)
+{
+    return map_or_filter(c, out, false);
+}
+
+/* $single(array[, f]): the one item for which f is true (or the one item);
+ * none or more than one is an error. */
+static swf_error_t *fn_single(call_t *c, val_t *out)
+{
+    items_t it;
+    val_t whole;
+    swf_error_t *err = has_arg(c, 1) ? want_function(c, 1) : NULL;
+    if (!err)
+        err = want_walk(c, &it, &whole);
+    if (err || !has_arg(c, 0))
+        return err;
+    val_t found = UNDEF;
+    for (size_t k = 0; k < it.n && !err; k++) {
+        val_t item = val_ref(item_at(&it, k)), index = index_val(k), r = UNDEF;
+        bool match = true;
+        if (has_arg(c, 1) && !(err = hof_apply(c, arg(c, 1), &item, &index, &whole, &r)))
+            match = boolean_of(&r) == 1;
+        if (!err && match && defined(&found))
+            err = qerr("more than one item matches (item %zu is the second)", k);
+        else if (!err && match)
+            found = val_copy(&item);
+        val_free(&r);
+        val_free(&index);
+        val_free(&item);
+    }
+    val_free(&whole);
+    if (!err && !defined(&found))
+        err = qerr("no item matches: exactly one must");
+    if (err) {
+        val_free(&found);
+        return err;
+    }
+    *out = found;
+    return NULL;
+}
+
+/* $reduce(array, f[, init]): f(accumulator, value, index, array) from the
+ * left, starting from init, or from the first item without one. */
+static swf_error_t *fn_reduce(call_t *c, val_t *out)
+{
+    items_t it;
+    val_t whole;
+    swf_error_t *err = want_function(c, 1);
+    if (!err && func_arity(arg(c, 1)) < 2)
+        err = qerr("argument 2 must be a function of at least two arguments");
+    if (!err)
+        err = want_walk(c, &it, &whole);
+    if (err || !has_arg(c, 0))
+        return err;
+    size_t k = 0, n = func_arity(arg(c, 1));
+    val_t acc;
+    if (!has_arg(c, 2) && it.n > 0)
+        acc = val_ref(item_at(&it, k++));
+    else
+        acc = val_copy(arg(c, 2));
+    for (; k < it.n && !err; k++) {
+        val_t argv[4] = {acc, val_ref(item_at(&it, k)), index_val(k), whole}, r;
+        err = apply(c->ctx, arg(c, 1), argv, n > 4 ? 4 : n, &UNDEF, &r);
+        val_free(&argv[1]);
+        val_free(&argv[2]);
+        if (!err) {
+            val_free(&acc);
+            acc = r;
+        }
+    }
+    val_free(&whole);
+    if (err) {
+        val_free(&acc);
+        return err;
+    }
+    *out = acc;
+    return NULL;
+}
+
+/* $sift(object, f) and $each(object, f): f(value, key, object) for each
+ * field; the fields for which f is true (sift), or the results (each). */
+static swf_error_t *sift_or_each(call_t *c, val_t *out, bool sift)
+{
+    const val_t *o = arg(c, 0);
+    swf_error_t *err = want_function(c, 1);
+    if (err || !defined(o))
+        return err;
+    if (is_func(o) || !is_object(o->j))
+        return qerr("argument 1 must be an object, not %s", type_name(o));
+    if ((err = charge(c->ctx, (size_t)json_object_object_length(o->j))))
+        return err;
+    json_object *res = sift ? json_object_new_object() : json_object_new_array();
+    json_object_object_foreach(o->j, key, v)
+    {
+        val_t value = val_ref(v), k = val_take(json_object_new_string(key)), r = UNDEF;
+        if (!(err = hof_apply(c, arg(c, 1), &value, &k, o, &r))) {
+            if (!sift)
+                err = seq_push(res, &r);
+            else if (boolean_of(&r) == 1)
+                json_object_object_add(res, key, swf_json_ref(v));
+        }
+        val_free(&r);
+        val_free(&k);
+        val_free(&value);
+        if (err)
+            break;
+    }
+    if (err) {
+        json_object_put(res);
+        return err;
+    }
+    if (sift && json_object_object_length(res) == 0) {
+        json_object_put(res);
+        return NULL;
+    }
+    *out = sift ? val_take(res) : (val_t){res, V_DEF | V_SEQ, NULL, NULL, NULL};
+    collapse(out);
+    return NULL;
+}
+
+static swf_error_t *fn_sift(call_t *c, val_t *out)
+{
+    return sift_or_each(c, out, true);
+}
+
+static swf_error_t *fn_each(call_t *c, val_t *out)
+{
+    return sift_or_each(c, out, false);
+}
+
+typedef struct sort_by_function {
+    call_t *c;
+    const items_t *it;
+} sort_by_function_t;
+
+static swf_error_t *function_after(void *data, size_t a, size_t b, bool *after)
+{
+    sort_by_function_t *s = data;
+    val_t argv[2] = {val_ref(item_at(s->it, a)), val_ref(item_at(s->it, b))}, r;
+    swf_error_t *err = apply(s->c->ctx, arg(s->c, 1), argv, 2, &UNDEF, &r);
+    *after = !err && boolean_of(&r) == 1;
+    val_free(&r);
+    val_free(&argv[0]);
+    val_free(&argv[1]);
+    return err;
+}
+
+/* $sort(array, f): f($a, $b) true when $a goes after $b. */
+static swf_error_t *sort_with(call_t *c, items_t it, val_t *out)
+{
+    swf_error_t *err = want_function(c, 1);
+    if (err)
+        return err;
+    if (it.n <= 1) {
+        *out = val_copy(arg(c, 0));
+        return NULL;
+    }
+    size_t *idx = malloc(2 * it.n * sizeof *idx);
+    if (idx == NULL)
+        abort();
+    for (size_t k = 0; k < it.n; k++)
+        idx[k] = k;
+    sort_by_function_t s = {c, &it};
+    if (!(err = merge_sort(idx, idx + it.n, it.n, function_after, &s))) {
+        json_object *arr = json_object_new_array_ext((int)it.n);
+        for (size_t k = 0; k < it.n; k++)
+            json_object_array_add(arr, swf_json_ref(item_at(&it, idx[k])));
+        *out = val_take(arr);
+    }
+    free(idx);
+    return err;
+}
+
 static swf_error_t *fn_sort(call_t *c, val_t *out)
 {
     items_t it;
     swf_error_t *err = want_array(c, 0, &it);
     if (err || !has_arg(c, 0))
         return err;
-    if (c->argc > 1)
-        return qerr("a comparator function is not supported");
+    if (has_arg(c, 1))
+        return sort_with(c, it, out);
     bool nums = it.n > 0 && is_number(item_at(&it, 0));
     for (size_t k = 0; k < it.n; k++) {
         json_object *j = item_at(&it, k);
@@ -3121,7 +4065,7 @@ static swf_error_t *fn_distinct(call_t *c, val_t *out)
         if (i == m)
             json_object_array_add(arr, swf_json_ref(j));
     }
-    *out = (val_t){arr, V_DEF | (arg(c, 0)->flags & V_SEQ), NULL};
+    *out = (val_t){arr, V_DEF | (arg(c, 0)->flags & V_SEQ), NULL, NULL, NULL};
     return NULL;
 }
 
@@ -3389,6 +4333,150 @@ static swf_error_t *fn_base64decode(call_t *c, val_t *out)
     return NULL;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Dates                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Reads n digits at *p. */
+static bool digits(const char **p, int n, int *out)
+{
+    *out = 0;
+    for (int i = 0; i < n; i++, (*p)++) {
+        if (!isdigit((unsigned char)**p))
+            return false;
+        *out = *out * 10 + (**p - '0');
+    }
+    return true;
+}
+
+/* An ISO 8601 time zone at *p: Z, or +HH:MM, +HHMM (or -). Minutes east. */
+static bool zone_parse(const char **p, int *minutes)
+{
+    int h, m;
+    if (**p == 'Z') {
+        (*p)++;
+        *minutes = 0;
+        return true;
+    }
+    if (**p != '+' && **p != '-')
+        return false;
+    int sign = **p == '-' ? -1 : 1;
+    (*p)++;
+    if (!digits(p, 2, &h))
+        return false;
+    if (**p == ':')
+        (*p)++;
+    if (!digits(p, 2, &m) || h > 23 || m > 59)
+        return false;
+    *minutes = sign * (h * 60 + m);
+    return true;
+}
+
+/* The ISO 8601 forms JSONata's $toMillis reads without a picture:
+ * YYYY[-MM[-DD]][THH:MM:SS[.fff]][Z|+HH:MM]. A time without a zone is UTC,
+ * as it is where Step Functions evaluates it. The fields are read here and
+ * checked (days of the month, leap years) by protocol/time.c. */
+static bool iso8601_parse(const char *s, double *millis)
+{
+    int year, month = 1, day = 1, hour = 0, min = 0, sec = 0, ms = 0, zone = 0;
+    const char *p = s;
+    if (!digits(&p, 4, &year))
+        return false;
+    if (*p == '-') {
+        p++;
+        if (!digits(&p, 2, &month))
+            return false;
+        if (*p == '-') {
+            p++;
+            if (!digits(&p, 2, &day))
+                return false;
+        }
+    }
+    if (*p == 'T') {
+        p++;
+        if (!digits(&p, 2, &hour) || *p++ != ':' || !digits(&p, 2, &min) || *p++ != ':' ||
+            !digits(&p, 2, &sec))
+            return false;
+        if (*p == '.') {
+            p++;
+            if (!isdigit((unsigned char)*p))
+                return false;
+            int i = 0; /* milliseconds: the first three digits, as Date.parse */
+            for (; isdigit((unsigned char)*p); i++, p++) {
+                if (i < 3)
+                    ms = ms * 10 + (*p - '0');
+            }
+            for (; i < 3; i++)
+                ms *= 10;
+        }
+    }
+    if (*p != '\0' && !zone_parse(&p, &zone))
+        return false;
+    if (*p != '\0')
+        return false;
+    char canonical[64];
+    swf_time_t t;
+    snprintf(canonical, sizeof canonical, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, month, day,
+             hour, min, sec, ms);
+    if (!swf_time_parse(canonical, &t))
+        return false;
+    *millis = (double)(swf_time_to_ms(t) - (int64_t)zone * 60000);
+    return true;
+}
+
+static swf_error_t *fn_to_millis(call_t *c, val_t *out)
+{
+    const char *s;
+    size_t n;
+    double millis;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    if (err)
+        return err;
+    if (has_arg(c, 1))
+        return qerr("picture strings are not supported: without one, the timestamp is read as "
+                    "ISO 8601");
+    if (strlen(s) != n || !iso8601_parse(s, &millis))
+        return qerr("the timestamp \"%.60s\" is not ISO 8601 (YYYY-MM-DDTHH:MM:SS.sssZ)", s);
+    return number_val(millis, out);
+}
+
+static swf_error_t *fn_from_millis(call_t *c, val_t *out)
+{
+    double millis;
+    int zone = 0;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_number(c, 0, &millis);
+    if (err)
+        return err;
+    if (has_arg(c, 1))
+        return qerr("picture strings are not supported: without one, the result is ISO 8601");
+    if (has_arg(c, 2)) {
+        const char *tz, *p;
+        size_t n;
+        if ((err = want_string(c, 2, &tz, &n)))
+            return err;
+        p = tz;
+        if (strlen(tz) != n || !zone_parse(&p, &zone) || *p != '\0' || tz[0] == 'Z')
+            return qerr("argument 3 (timezone) must be +HHMM or -HHMM, not \"%.20s\"", tz);
+    }
+    /* years 0 to 9999, which ISO 8601's four digits can write */
+    if (!(millis >= -62167219200000.0 && millis < 253402300800000.0))
+        return qerr("%.17g milliseconds is outside the years 0 to 9999", millis);
+    char text[SWF_TIME_BUF + 16];
+    swf_time_format_ms((int64_t)trunc(millis) + (int64_t)zone * 60000, text);
+    if (zone != 0) { /* the Z swf_time_format_ms ends with becomes the offset */
+        char offset[16];
+        snprintf(offset, sizeof offset, "%c%02d:%02d", zone < 0 ? '-' : '+', abs(zone) / 60,
+                 abs(zone) % 60);
+        strcpy(text + strlen(text) - 1, offset);
+    }
+    *out = val_take(json_object_new_string(text));
+    return NULL;
+}
+
 static const builtin_t builtins[] = {
     {"string", fn_string, 1, 2, true},
     {"number", fn_number, 1, 1, true},
@@ -3416,6 +4504,14 @@ static const builtin_t builtins[] = {
     {"append", fn_append, 2, 2, false},
     {"reverse", fn_reverse, 1, 1, false},
     {"sort", fn_sort, 1, 2, false},
+    {"map", fn_map, 2, 2, false},
+    {"filter", fn_filter, 2, 2, false},
+    {"single", fn_single, 1, 2, false},
+    {"reduce", fn_reduce, 2, 3, false},
+    {"sift", fn_sift, 2, 2, true},
+    {"each", fn_each, 2, 2, true},
+    {"toMillis", fn_to_millis, 1, 2, false},
+    {"fromMillis", fn_from_millis, 1, 3, false},
     {"distinct", fn_distinct, 1, 1, false},
     {"merge", fn_merge, 1, 1, false},
     {"round", fn_round, 1, 2, true},
@@ -3478,18 +4574,19 @@ swf_error_t *swf_asl_jsonata_eval(const char *expr, json_object *bindings, json_
     if (root == NULL)
         return qerr("invalid JSONata expression: %s", msg);
     ctx_t ctx = {.bindings = bindings};
-    frame_t top = {0};
+    frame_t *top = frame_new(NULL);
     val_t v = UNDEF;
-    swf_error_t *err = eval(&ctx, root, &UNDEF, &top, &v);
-    if (!err && is_regex(&v))
-        err = qerr("the value of the expression is a regular expression, not JSON");
+    swf_error_t *err = eval(&ctx, root, &UNDEF, top, &v);
+    if (!err && is_func(&v))
+        err = qerr("the value of the expression is %s, not JSON", func_what(&v));
     if (!err && defined(&v)) {
         *out = v.j;
         v.j = NULL;
         *is_defined = true;
     }
     val_free(&v);
-    frame_free(&top);
+    frame_release(top);
+    ctx_free(&ctx);
     node_free(root);
     return err;
 }

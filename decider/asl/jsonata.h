@@ -31,6 +31,12 @@
 #define SWF_LIMIT_JSONATA_DEPTH 64
 /* Items one range ([a..b] or $range) may produce. */
 #define SWF_LIMIT_JSONATA_RANGE_ITEMS 100000
+/* Nested function calls (lambdas and built-ins) of one evaluation: a
+ * recursion deeper than this is an error, not a stack overflow. */
+#define SWF_LIMIT_JSONATA_CALL_DEPTH 500
+/* Nested evaluations (each node inside the one that uses its value, across
+ * function calls): bounds the C stack the evaluator uses. */
+#define SWF_LIMIT_JSONATA_EVAL_DEPTH 2000
 /* Units of work of one evaluation: nodes evaluated, items visited,
  * comparisons made. About a second of work at most. */
 #define SWF_LIMIT_JSONATA_STEPS 10000000

@@ -559,6 +559,302 @@ Test(jsonata, functions_use_the_context_when_the_first_argument_is_missing)
     expect_value("$states.input.s.$length()", "5");
 }
 
+/* ---- functions: lambdas, closures, higher-order functions ---- */
+
+Test(jsonata, a_lambda_is_called_through_its_binding)
+{
+    expect_value("($double := function($x) { $x * 2 }; $double(21))", "42");
+    expect_value("(function($a, $b) { $a & $b })('x', 'y')", "\"xy\"");
+    expect_value("\u03bb($x) { $x + 1 }(1)", "2");
+    expect_value("function($x)<n:n> { $x + 1 }(1)", "2"); /* signatures: accepted, not checked */
+}
+
+Test(jsonata, missing_arguments_are_undefined_and_extra_ones_ignored)
+{
+    expect_value("($f := function($a, $b) { $exists($b) }; $f(1))", "false");
+    expect_value("($f := function($a) { $a }; $f(1, 2, 3))", "1");
+}
+
+Test(jsonata, closures_keep_the_bindings_they_were_made_in)
+{
+    expect_value("($add := function($x) { function($y) { $x + $y } }; $add2 := $add(2); "
+                 "[$add2(1), $add(10)(1)])",
+                 "[3, 11]");
+    expect_value("($n := 1; $f := function() { $n }; $n := 5; $f())", "5");
+    expect_value("($f := (function() { ($hidden := 7; function() { $hidden }) })(); $f())", "7");
+}
+
+Test(jsonata, a_lambda_sees_the_context_it_was_made_in)
+{
+    expect_value("$states.input.obj.(function() { k })()", "\"v\"");
+}
+
+Test(jsonata, a_binding_hides_a_built_in_of_the_same_name)
+{
+    expect_value("($sum := function($a, $b) { $a - $b }; $sum(5, 2))", "3");
+}
+
+Test(jsonata, built_in_functions_are_values)
+{
+    expect_value("($u := $uppercase; $u('a'))", "\"A\"");
+    expect_value("$map(['1', '2'], $number)", "[1, 2]");
+    expect_value("$map([1, 2], $string)", "[\"1\", \"2\"]");
+    expect_value("$type($sum)", "\"function\"");
+    expect_value("$string($sum)", "\"\"");
+    expect_error("($u := $uppercase; $u('a', 'b'))", "at most 1 argument");
+}
+
+Test(jsonata, calling_what_is_not_a_function_is_an_error)
+{
+    expect_error("($f := 1; $f(2))", "$f is not a function but number");
+    expect_error("$states.input.n(1)", "only functions can be called");
+    expect_error("/a/(1)", "only functions can be called, not a regular expression");
+}
+
+Test(jsonata, unknown_functions_are_still_syntax_errors)
+{
+    expect_error("$lenght('abc')", "unknown function $lenght");
+    expect_error("$x(1)", "unknown function $x"); /* workflow variables are JSON */
+}
+
+Test(jsonata, chain_applies_a_function_value)
+{
+    expect_value("$name ~> $uppercase", "\"ANN\"");
+    expect_value("$name ~> function($s) { $s & '!' }", "\"Ann!\"");
+    expect_value("$states.input.n ~> $map(function($v) { $v * 10 }) ~> $sum()", "60");
+    expect_value("($shout := $uppercase ~> function($s) { $s & '!' }; $shout('hi'))", "\"HI!\"");
+    expect_error("1 ~> 2", "right side of ~> must be a function");
+}
+
+Test(jsonata, fn_map)
+{
+    expect_value("$map($states.input.n, function($v) { $v * 2 })", "[2, 4, 6]");
+    expect_value("$map($states.input.n, function($v, $i) { $v * $i })", "[0, 2, 6]");
+    expect_value("$map($states.input.n, function($v, $i, $a) { $count($a) })", "[3, 3, 3]");
+    expect_value("$map($states.input.items, function($o) { $o.price > 10 ? $o.name })",
+                 "[\"b\", \"c\"]");
+    expect_value("$map([1, 2], function($v) { [$v, $v] })", "[[1, 1], [2, 2]]");
+    expect_value("$map(5, function($v) { $v + 1 })", "6");
+    expect_value("$map([7], function($v) { $v })", "7"); /* a sequence of one */
+    expect_undefined("$map($states.input.missing, function($v) { $v })");
+    expect_undefined("$map([], function($v) { $v })");
+    expect_error("$map([1], 2)", "argument 2 must be a function, not number");
+}
+
+Test(jsonata, fn_filter)
+{
+    expect_value("$filter($states.input.items, function($o) { $o.price >= 15 }).name",
+                 "[\"b\", \"c\"]");
+    expect_value("$filter([1, 2, 3, 4], function($v, $i) { $i % 2 = 0 })", "[1, 3]");
+    expect_value("[0, 1, '', 'a'] ~> $filter($boolean)", "[1, \"a\"]");
+    expect_undefined("$filter([1, 2], function($v) { $v > 5 })");
+}
+
+Test(jsonata, fn_reduce)
+{
+    expect_value("$reduce($states.input.n, function($acc, $v) { $acc + $v })", "6");
+    expect_value("$reduce($states.input.n, function($acc, $v) { $acc + $v }, 10)", "16");
+    expect_value("$reduce(['a', 'b', 'c'], function($acc, $v, $i) { $acc & $i & $v }, '')",
+                 "\"0a1b2c\"");
+    expect_value("$reduce([5], function($acc, $v) { $acc + $v })", "5");
+    expect_value("$reduce([], function($acc, $v) { $acc + $v }, 'init')", "\"init\"");
+    expect_undefined("$reduce([], function($acc, $v) { $acc + $v })");
+    expect_value("$reduce($states.input.items, function($m, $o) { $merge([$m, {$o.name: "
+                 "$o.price}]) }, {})",
+                 "{\"a\": 5, \"b\": 15, \"c\": 25}");
+    expect_error("$reduce([1, 2], function($v) { $v })", "at least two arguments");
+}
+
+Test(jsonata, fn_single)
+{
+    expect_value("$single($states.input.items, function($o) { $o.name = 'b' }).price", "15");
+    expect_value("$single([4])", "4");
+    expect_error("$single($states.input.n, function($v) { $v > 1 })", "more than one item");
+    expect_error("$single($states.input.n, function($v) { $v > 5 })", "no item matches");
+    expect_error("$single([1, 2])", "more than one item");
+}
+
+Test(jsonata, fn_sift_and_each)
+{
+    expect_value("$sift({'a': 1, 'b': 2, 'c': 3}, function($v) { $v >= 2 })",
+                 "{\"b\": 2, \"c\": 3}");
+    expect_value("$sift({'a': 1, 'bb': 2}, function($v, $k) { $length($k) = 2 })", "{\"bb\": 2}");
+    expect_value("$states.input.obj ~> $sift(function($v) { $v != null })", "{\"k\": \"v\"}");
+    expect_undefined("$sift({'a': 1}, function($v) { false })");
+    expect_value("$each({'a': 1, 'b': 2}, function($v, $k) { $k & '=' & $v })",
+                 "[\"a=1\", \"b=2\"]");
+    expect_value("$states.input.obj.$each(function($v, $k) { $k })", "[\"k\", \"z\"]");
+    expect_error("$each([1], function($v) { $v })", "must be an object");
+}
+
+Test(jsonata, fn_sort_with_a_comparator)
+{
+    expect_value("$sort($states.input.items, function($l, $r) { $l.price < $r.price }).name",
+                 "[\"c\", \"b\", \"a\"]");
+    expect_value("$sort([3, 1, 2], function($a, $b) { $a > $b })", "[1, 2, 3]");
+    /* stable: equal items keep their order */
+    expect_value("$sort([{'k': 1, 'i': 0}, {'k': 0, 'i': 1}, {'k': 1, 'i': 2}], "
+                 "function($a, $b) { $a.k > $b.k }).i",
+                 "[1, 0, 2]");
+    expect_value("$sort([[1], 'mixed', {}], function($a, $b) { false })", "[[1], \"mixed\", {}]");
+    expect_error("$sort([1, 2], 'no')", "must be a function");
+}
+
+Test(jsonata, errors_inside_a_lambda_are_query_errors)
+{
+    expect_error("$map([1, 'a'], function($v) { $v + 1 })", "must be a number");
+    expect_error("$map(['a'], $number)", "$map: $number: cannot convert");
+}
+
+Test(jsonata, runaway_recursion_ends_in_an_error)
+{
+    char want[64];
+    snprintf(want, sizeof want, "nested more than %d deep", SWF_LIMIT_JSONATA_CALL_DEPTH);
+    expect_error("($f := function($n) { $f($n + 1) }; $f(0))", want);
+    expect_error("($f := function($n) { 1 + $f($n + 1) }; $f(0))", "nested more than");
+    expect_error("($f := function() { $map([1], function($v) { $f() }) }; $f())",
+                 "nested more than");
+    expect_error("($f := function($g) { $g($g) }; $f($f))", "nested more than");
+    /* each call nested in 50 parentheses: the evaluation depth ends it first */
+    char deep[512] = "($f := function($n) { ";
+    for (int i = 0; i < 50; i++)
+        strcat(deep, "(");
+    strcat(deep, "$f($n + 1)");
+    for (int i = 0; i < 50; i++)
+        strcat(deep, ")");
+    strcat(deep, " }; $f(0))");
+    snprintf(want, sizeof want, "nested more than %d deep", SWF_LIMIT_JSONATA_EVAL_DEPTH);
+    expect_error(deep, want);
+    /* exponential but shallow: ends on the work limit */
+    expect_error("($fib := function($n) { $n < 2 ? $n : $fib($n - 1) + $fib($n - 2) }; "
+                 "$fib(40))",
+                 "too much");
+}
+
+Test(jsonata, bounded_recursion_works)
+{
+    expect_value("($fact := function($n) { $n <= 1 ? 1 : $n * $fact($n - 1) }; $fact(10))",
+                 "3628800");
+    expect_value("($fib := function($n) { $n < 2 ? $n : $fib($n - 1) + $fib($n - 2) }; "
+                 "$fib(15))",
+                 "610");
+    char expr[160];
+    snprintf(expr, sizeof expr,
+             "($depth := function($n) { $n = 0 ? 0 : 1 + $depth($n - 1) }; $depth(%d))",
+             SWF_LIMIT_JSONATA_CALL_DEPTH - 1);
+    char want[16];
+    snprintf(want, sizeof want, "%d", SWF_LIMIT_JSONATA_CALL_DEPTH - 1);
+    expect_value(expr, want);
+}
+
+Test(jsonata, work_in_lambdas_is_limited)
+{
+    expect_error("$map([1..100000], function($v) { $map([1..1000], function($w) { $w }) })",
+                 "too much");
+}
+
+/* ---- order-by, group-by ---- */
+
+Test(jsonata, order_by_sorts_a_path)
+{
+    expect_value("$states.input.items^(>price).name", "[\"c\", \"b\", \"a\"]");
+    expect_value("$states.input.items^(price).name", "[\"a\", \"b\", \"c\"]");
+    expect_value("$states.input.items^(<name)[0].price", "5");
+    expect_value("$states.input.n^(>$)", "[3, 2, 1]");
+    expect_value("[{'a': 1, 'b': 2}, {'a': 1, 'b': 1}, {'a': 0, 'b': 3}]^(a, >b).b", "[3, 2, 1]");
+    /* an undefined key sorts last, in either direction */
+    expect_value("[{'a': 1}, {'b': 2}, {'a': 0}]^(a)", "[{\"a\": 0}, {\"a\": 1}, {\"b\": 2}]");
+    expect_value("[{'a': 1}, {'b': 2}, {'a': 0}]^(>a)", "[{\"a\": 1}, {\"a\": 0}, {\"b\": 2}]");
+    /* stable */
+    expect_value("[{'k': 1, 'i': 0}, {'k': 0, 'i': 1}, {'k': 1, 'i': 2}]^(k).i", "[1, 0, 2]");
+    expect_value("($states.input.items^(price).{'n': name, 'p': price})[1]",
+                 "{\"n\": \"b\", \"p\": 15}");
+}
+
+Test(jsonata, order_by_errors)
+{
+    expect_error("[{'a': 1}, {'a': 'x'}]^(a)", "compares number with string");
+    expect_error("[{'a': [1]}, {'a': 2}]^(a)", "must be a number or a string, not array");
+}
+
+Test(jsonata, group_by_builds_an_object_per_key)
+{
+    expect_value("$states.input.items{name: price}", "{\"a\": 5, \"b\": 15, \"c\": 25}");
+    const char *sales = "{\"s\": [{\"r\": \"eu\", \"v\": 1}, {\"r\": \"us\", \"v\": 2},"
+                        " {\"r\": \"eu\", \"v\": 3}]}";
+    /* a key's value expression sees all its items */
+    expect_value_in("$s{r: v}", sales, "{\"eu\": [1, 3], \"us\": 2}");
+    expect_value_in("$s{r: $sum(v)}", sales, "{\"eu\": 4, \"us\": 2}");
+    expect_value_in("$s{r: $count($)}", sales, "{\"eu\": 2, \"us\": 1}");
+    expect_value_in("$s{r & '-total': $sum(v), 'all': $count($)}", sales,
+                    "{\"eu-total\": 4, \"us-total\": 2, \"all\": 3}");
+    expect_value_in("($s{r: v}).eu", sales, "[1, 3]");
+    expect_value_in("$s{r: $missing}", "{\"s\": [{\"r\": \"x\"}], \"missing\": null}",
+                    "{\"x\": null}");
+    expect_value_in("$s{r: v.nothing}", sales, "{}");
+}
+
+Test(jsonata, group_by_errors)
+{
+    expect_error("$states.input.items{price: name}", "key must be a string, not number");
+    expect_error("$states.input.items{name: 1, 'a': 2}", "comes from two key expressions");
+    expect_error("$states.input.items{name: $uppercase}", "cannot be the value of");
+}
+
+/* ---- dates ---- */
+
+Test(jsonata, fn_to_millis_reads_iso_8601)
+{
+    expect_text("$toMillis('1970-01-01T00:00:00.000Z')", "0");
+    expect_text("$toMillis('2017-11-07T15:12:37.121Z')", "1510067557121");
+    expect_text("$toMillis('2017-11-07T15:12:37.121+01:00')", "1510063957121");
+    expect_text("$toMillis('2017-11-07T15:12:37-0530')", "1510087357000");
+    expect_text("$toMillis('2017-11-07T15:12:37')", "1510067557000");
+    expect_text("$toMillis('2017-11-07T15:12:37.1234Z')", "1510067557123");
+    expect_text("$toMillis('2017-11-07T15:12:37.5Z')", "1510067557500");
+    expect_text("$toMillis('2017-11-07')", "1510012800000");
+    expect_text("$toMillis('2017')", "1483228800000");
+    expect_text("$toMillis('2024-02-29')", "1709164800000");
+    expect_text("$toMillis('1969-12-31T23:59:59.999Z')", "-1");
+    expect_undefined("$toMillis($states.input.missing)");
+}
+
+Test(jsonata, fn_to_millis_errors)
+{
+    expect_error("$toMillis('2017-13-01')", "not ISO 8601");
+    expect_error("$toMillis('2023-02-29')", "not ISO 8601");
+    expect_error("$toMillis('2017-11-07T25:00:00Z')", "not ISO 8601");
+    expect_error("$toMillis('yesterday')", "not ISO 8601");
+    expect_error("$toMillis('2017-11-07T15:12:37Zjunk')", "not ISO 8601");
+    expect_error("$toMillis('07/11/2017', '[D]/[M]/[Y]')", "picture strings are not supported");
+    expect_error("$toMillis(0)", "must be a string");
+}
+
+Test(jsonata, fn_from_millis_writes_iso_8601)
+{
+    expect_value("$fromMillis(0)", "\"1970-01-01T00:00:00.000Z\"");
+    expect_value("$fromMillis(1510067557121)", "\"2017-11-07T15:12:37.121Z\"");
+    expect_value("$fromMillis(-1)", "\"1969-12-31T23:59:59.999Z\"");
+    expect_value("$fromMillis(951782400000)", "\"2000-02-29T00:00:00.000Z\"");
+    expect_value("$fromMillis(1510067557121, (), '+0100')", "\"2017-11-07T16:12:37.121+01:00\"");
+    expect_value("$fromMillis(1510067557121, (), '-0530')", "\"2017-11-07T09:42:37.121-05:30\"");
+    expect_value("$fromMillis(1510067557121, (), '+0000')", "\"2017-11-07T15:12:37.121Z\"");
+    expect_value("$toMillis($fromMillis(1234567890123))", "1234567890123");
+    expect_undefined("$fromMillis($states.input.missing)");
+    expect_error("$fromMillis(0, '[Y0001]')", "picture strings are not supported");
+    expect_error("$fromMillis(0, (), 'Europe/Paris')", "timezone");
+    expect_error("$fromMillis(1e20)", "outside the years 0 to 9999");
+    expect_error("$fromMillis(-62167219200001)", "outside the years");
+    expect_value("$fromMillis(-62167219200000)", "\"0000-01-01T00:00:00.000Z\"");
+}
+
+Test(jsonata, clock_functions_stay_refused)
+{
+    expect_error("$now()", "not deterministic");
+    expect_error("$millis()", "not deterministic");
+    expect_error("$fromMillis($millis())", "not deterministic");
+}
+
 /* ---- errors ---- */
 
 Test(jsonata, undefined_variable_is_an_error)
@@ -577,9 +873,13 @@ Test(jsonata, a_bound_null_variable_is_null_not_an_error)
     expect_value("$nothing", "null");
 }
 
-Test(jsonata, a_function_name_without_a_call_is_undefined)
+Test(jsonata, a_function_is_not_a_json_result)
 {
-    expect_undefined("$string");
+    expect_error("$string", "is a function, not JSON");
+    expect_error("function($x) { $x }", "is a function, not JSON");
+    expect_error("[function($x) { $x }]", "cannot be an array item");
+    expect_error("{'f': $uppercase}", "cannot be the value of \"f\"");
+    expect_error("$map([1], function($v) { $string })", "cannot be an item of the result");
 }
 
 Test(jsonata, type_errors)
@@ -612,8 +912,18 @@ Test(jsonata, syntax_errors_fail_check_and_eval)
         "$uppercase('a', 'b')",
         "$substring()",
         "/ab+?/",
-        "function($x) { $x }",
-        "a{'k': 1}",
+        "function($x) $x",
+        "function(1) { 1 }",
+        "function($x, $x) { 1 }",
+        "function($x)<n:n { 1 }",
+        "a{'k': 1}.b",
+        "a{'k': 1}{'j': 2}",
+        "a^(b",
+        "@$x",
+        "a#$i",
+        "|a|{}|",
+        "$f(?, 1)",
+        "$map([1])",
         "$x.1",
         "^(a)",
         "1 := 2",
@@ -637,6 +947,10 @@ Test(jsonata, check_accepts_valid_expressions)
         "$contains($states.input.s, /^ab+c$/i)",
         "{'a': [1..3], 'b': $x ? 1 : 2}",
         "$now()", /* valid syntax: refused when evaluated */
+        "($f := function($x) { $x }; $f(1))",
+        "[1, 2] ~> $map(function($v) { $v })",
+        "a^(>b, c)",
+        "a{b: c}",
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         swf_error_t *err = swf_asl_jsonata_check(good[i]);
