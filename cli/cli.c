@@ -33,7 +33,10 @@ static const command_t commands[] = {
      "                               print an execution's events"},
     {"export", swf_cli_export, "export ID [FILE]            write a history as JSON lines"},
     {"import", swf_cli_import, "import FILE                 load a history written by export"},
-    {"admin", swf_cli_admin, "admin rebuild-projections   recompute projections from the events"},
+    {"admin", swf_cli_admin,
+     "admin rebuild-projections   recompute projections from the events\n"
+     "  admin check (ID... | --all)  check histories: dense ids, one close, one result per\n"
+     "                               activity, replay (exit 1 on a problem)"},
     {"replay", swf_cli_replay,
      "replay (ID | --file HISTORY) [--until EVENT_ID] [--step] [--definition NEW.json] [--json]\n"
      "                               re-derive every decision, report the first divergence"},

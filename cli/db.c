@@ -1,6 +1,7 @@
 /*
  * db.c - the commands over the PostgreSQL history: db migrate, register,
- * start, describe, list, history, export, import, admin rebuild-projections.
+ * start, describe, list, history, export, import, admin rebuild-projections,
+ * admin check (the invariants of history/check.h, for one execution or all).
  *
  * Each command is a thin shell over history/pg.h: parse arguments, open the
  * store (SWF_DATABASE_URL, a libpq conninfo or URI, or libpq's PG*
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "decider/asl/validate.h"
+#include "history/check.h"
 #include "history/pg.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
@@ -439,10 +441,106 @@ int swf_cli_import(int argc, char **argv)
 
 /* ---- admin ------------------------------------------------------------------- */
 
+/* Checks one execution; prints its problems. *bad counts executions with
+ * problems (an unknown id is one). Returns an operating error only. */
+static swf_error_t *check_one(swf_history_store_t *s, const char *id, size_t *bad)
+{
+    swf_check_problems_t problems = {0};
+    swf_error_t *err = swf_history_check_execution(s, id, &problems);
+    if (err != NULL && swf_error_code(err) == SWF_E_NOTFOUND) {
+        printf("%s: no such execution\n", id);
+        (*bad)++;
+        swf_error_free(err);
+        return NULL;
+    }
+    if (err == NULL && problems.count > 0) {
+        for (size_t i = 0; i < problems.count; i++)
+            printf("%s: %s\n", id, problems.items[i]);
+        (*bad)++;
+    }
+    swf_check_problems_free(&problems);
+    return err;
+}
+
+/* Rows of the executions projection per page of --all. */
+#define CHECK_PAGE 1000
+
+/* Every execution, newest first, a page at a time. Pages end at a start
+ * time; the next one starts at that millisecond again (it may hold more
+ * executions than the page took) and skips the ids already checked there. */
+static swf_error_t *check_all(swf_history_store_t *s, size_t *checked, size_t *bad)
+{
+    int64_t before_ms = 0;
+    json_object *seen = json_object_new_object(); /* ids checked at before_ms - 1 */
+    size_t page = CHECK_PAGE;
+    swf_error_t *err = NULL;
+    for (;;) {
+        swf_history_filter_t f = {.started_before_ms = before_ms, .limit = page};
+        swf_history_execution_t *items = NULL;
+        size_t n = 0;
+        err = swf_history_pg_executions_list(s, &f, &items, &n);
+        if (err != NULL)
+            break;
+        int64_t oldest = n > 0 ? items[n - 1].start_ms : 0;
+        json_object *next_seen = json_object_new_object();
+        for (size_t i = 0; i < n && err == NULL; i++) {
+            const char *id = items[i].execution_id;
+            if (items[i].start_ms == oldest)
+                json_object_object_add(next_seen, id, NULL);
+            json_object *v;
+            if (swf_json_get(seen, id, &v))
+                continue;
+            err = check_one(s, id, bad);
+            (*checked)++;
+        }
+        bool full = n == page;
+        /* A page of one millisecond only: take a bigger one at it again. */
+        bool stuck = full && n > 0 && items[0].start_ms == oldest && before_ms == oldest + 1;
+        swf_history_executions_free(items, n);
+        json_object_put(seen);
+        seen = next_seen;
+        if (err != NULL || !full)
+            break;
+        if (stuck)
+            page *= 2;
+        before_ms = oldest + 1;
+    }
+    json_object_put(seen);
+    return err;
+}
+
 int swf_cli_admin(int argc, char **argv)
 {
+    static const char usage_text[] =
+        "admin rebuild-projections | admin check (EXECUTION_ID... | --all)";
+    if (argc >= 2 && strcmp(argv[1], "check") == 0) {
+        bool all = argc == 3 && strcmp(argv[2], "--all") == 0;
+        for (int i = 2; i < argc && !all; i++) {
+            if (argv[i][0] == '-')
+                return usage(usage_text);
+        }
+        if (argc < 3)
+            return usage(usage_text);
+        swf_history_store_t *s;
+        swf_error_t *err = store_open(&s);
+        size_t checked = 0, bad = 0;
+        if (err == NULL && all)
+            err = check_all(s, &checked, &bad);
+        for (int i = 2; err == NULL && !all && i < argc; i++, checked++)
+            err = check_one(s, argv[i], &bad);
+        swf_history_store_free(s);
+        if (err != NULL)
+            return fail("admin check", err);
+        if (bad == 0)
+            printf("checked %zu execution%s: every history holds its invariants\n", checked,
+                   checked == 1 ? "" : "s");
+        else
+            printf("checked %zu execution%s: %zu with problems\n", checked, checked == 1 ? "" : "s",
+                   bad);
+        return bad == 0 ? SWF_EXIT_OK : SWF_EXIT_NO;
+    }
     if (argc != 2 || strcmp(argv[1], "rebuild-projections") != 0)
-        return usage("admin rebuild-projections");
+        return usage(usage_text);
     swf_history_store_t *s;
     swf_error_t *err = store_open(&s);
     size_t executions = 0, timers = 0;

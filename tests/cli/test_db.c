@@ -243,3 +243,89 @@ Test(cli_db, describe_list_history_and_rebuild)
     cr_assert(strstr(output, "up to date") != NULL, "%s", output);
     unlink(def);
 }
+
+/* Writes `events` as an exported history, with the execution id and the
+ * input of event `changed` (an ActivityTaskScheduled) replaced. */
+static void write_edited(const char *path, const swf_event_list_t *events, const char *id,
+                         int64_t changed)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    for (size_t i = 0; i < events->count; i++) {
+        swf_event_t ev = events->items[i];
+        ev.attrs = swf_json_copy(ev.attrs);
+        if (ev.type == SWF_EVENT_WORKFLOW_EXECUTION_STARTED) {
+            json_object_object_add(ev.attrs, "executionId", json_object_new_string(id));
+            json_object_object_add(ev.attrs, "workflowId", json_object_new_string(id));
+        }
+        if (ev.id == changed)
+            json_object_object_add(ev.attrs, "input", json_object_new_string("changed"));
+        json_object *line = swf_event_to_json(&ev);
+        fprintf(f, "%s\n", swf_json_str(line));
+        json_object_put(line);
+        json_object_put(ev.attrs);
+    }
+    fclose(f);
+}
+
+Test(cli_db, admin_check_reports_broken_histories_and_exits_1)
+{
+    char db[512];
+    snprintf(db, sizeof(db), "%s", fixture_db());
+    swf_event_list_t order = {0};
+    swf_error_t *err =
+        swf_event_list_read_file(SWF_SOURCE_DIR "/tests/histories/examples__order.jsonl", &order);
+    cr_assert(err == NULL, "%s", swf_error_message(err));
+    char good[] = "/tmp/swf-check-good-XXXXXX", bad[] = "/tmp/swf-check-bad-XXXXXX";
+    close(mkstemp(good));
+    close(mkstemp(bad));
+    write_edited(good, &order, "good-1", 0);
+    /* Event 5 schedules Charge with another input than the definition
+     * derives: the history no longer replays. */
+    write_edited(bad, &order, "bad-1", 5);
+    swf_event_list_free(&order);
+    cr_assert_eq(swf(db, "import", good, NULL), 0, "%s", output);
+    cr_assert_eq(swf(db, "import", bad, NULL), 0, "%s", output);
+    unlink(good);
+    unlink(bad);
+
+    cr_assert_eq(swf(db, "admin", "check", "good-1", NULL), 0, "%s", output);
+    cr_assert(strstr(output, "checked 1 execution: every history holds its invariants"), "%s",
+              output);
+
+    cr_assert_eq(swf(db, "admin", "check", "good-1", "bad-1", NULL), 1, "%s", output);
+    cr_assert(strstr(output, "bad-1: event 5: replay fails (nondeterminism)"), "%s", output);
+    cr_assert_null(strstr(output, "good-1:"), "%s", output);
+    cr_assert(strstr(output, "checked 2 executions: 1 with problems"), "%s", output);
+
+    cr_assert_eq(swf(db, "admin", "check", "--all", NULL), 1, "%s", output);
+    cr_assert(strstr(output, "checked 2 executions: 1 with problems"), "%s", output);
+
+    cr_assert_eq(swf(db, "admin", "check", "nope", NULL), 1, "%s", output);
+    cr_assert(strstr(output, "nope: no such execution"), "%s", output);
+    cr_assert_eq(swf(db, "admin", "check", NULL), 2);
+    cr_assert_eq(swf(db, "admin", "check", "--all", "x", NULL), 2);
+}
+
+Test(cli_db, admin_check_all_pages_through_executions_started_in_one_millisecond)
+{
+    char db[512];
+    snprintf(db, sizeof(db), "%s", fixture_db());
+    cr_assert_eq(swf(db, "register", "m", SWF_SOURCE_DIR "/examples/order.asl.json", NULL), 0, "%s",
+                 output);
+    swf_history_store_t *s = fixture_store(db);
+    /* More executions than a page (1000) at one start time, and a few
+     * before it. */
+    for (int i = 0; i < 1006; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "same-ms-%04d", i);
+        swf_history_start_t st = {
+            .execution_id = id, .state_machine = "m", .time_ms = i < 1001 ? T0 : T0 - 1};
+        swf_error_t *err = swf_history_pg_execution_start(s, &st, NULL);
+        cr_assert(err == NULL, "%s", swf_error_message(err));
+    }
+    swf_history_store_free(s);
+    cr_assert_eq(swf(db, "admin", "check", "--all", NULL), 0, "%s", output);
+    cr_assert(strstr(output, "checked 1006 executions: every history holds its invariants"), "%s",
+              output);
+}
