@@ -201,7 +201,10 @@ swf_error_t *swf_history__pg_ready(swf_history__pg_t *pg)
     PQreset(pg->conn);
     if (PQstatus(pg->conn) != CONNECTION_OK)
         return pg_error(pg->conn, NULL);
-    return session_setup(pg->conn);
+    swf_error_t *err = session_setup(pg->conn);
+    if (err == NULL && pg->commit_async)
+        err = swf_history__pg_query(pg->conn, "SET synchronous_commit = off", -1, NULL, NULL);
+    return err;
 }
 
 swf_error_t *swf_history_pg_connect(const char *conninfo, swf_history_store_t **out)

@@ -180,16 +180,16 @@ swf_error_t *swf_history_pg_projections_rebuild(swf_history_store_t *store, size
  * when the whole load failed, and then errors[] is all NULL and outs[] may
  * hold part of the events (the caller drops them).
  */
-swf_error_t *swf_history_pg_load_batch(swf_history_store_t *store,
-                                       const char *const *execution_ids, const int64_t *after_ids,
-                                       size_t n, swf_event_list_t *outs, swf_error_t **errors);
+swf_error_t *swf_history_pg_load_batch(swf_history_store_t *store, const char *const *execution_ids,
+                                       const int64_t *after_ids, size_t n, swf_event_list_t *outs,
+                                       swf_error_t **errors);
 
 /* Makes the commits of this connection return before their WAL reaches the
- * disk (synchronous_commit off, for this session). Only for writes whose
- * loss in a crash is harmless: a decider deletes the outbox rows of tasks
- * Kafka acknowledged this way, and a row a crash brings back is only
- * published again (a duplicate task, which workers and the decider
- * tolerate). */
+ * disk (synchronous_commit off, for this store's sessions: set again when
+ * it reconnects). Only for writes whose loss in a crash is harmless: a
+ * decider deletes the outbox rows of tasks Kafka acknowledged this way, and
+ * a row a crash brings back is only published again (a duplicate task,
+ * which workers and the decider tolerate). */
 swf_error_t *swf_history_pg_commit_async(swf_history_store_t *store);
 
 #endif

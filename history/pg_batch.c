@@ -71,6 +71,9 @@ swf_error_t *swf_history_pg_load_batch(swf_history_store_t *store, const char *c
         errors[i] = NULL;
     if (n == 0)
         return NULL;
+    swf_error_t *err = swf_history__pg_ready(pg);
+    if (err != NULL)
+        return err;
     json_object *keys = json_object_new_array_ext((int)n);
     for (size_t i = 0; i < n; i++) {
         json_object *k = json_object_new_array_ext(2);
@@ -82,7 +85,7 @@ swf_error_t *swf_history_pg_load_batch(swf_history_store_t *store, const char *c
     snprintf(page, sizeof(page), "%d", BATCH_LOAD_PAGE);
     const char *params[2] = {swf_json_str(keys), page};
     PGresult *res = NULL;
-    swf_error_t *err = swf_history__pg_query(pg->conn, load_batch_sql, 2, params, &res);
+    err = swf_history__pg_query(pg->conn, load_batch_sql, 2, params, &res);
     json_object_put(keys);
     if (err != NULL)
         return err;
@@ -120,5 +123,9 @@ swf_error_t *swf_history_pg_load_batch(swf_history_store_t *store, const char *c
 swf_error_t *swf_history_pg_commit_async(swf_history_store_t *store)
 {
     swf_history__pg_t *pg = swf_history__pg(store);
-    return swf_history__pg_query(pg->conn, "SET synchronous_commit = off", -1, NULL, NULL);
+    swf_error_t *err = swf_history__pg_ready(pg);
+    if (err == NULL)
+        err = swf_history__pg_query(pg->conn, "SET synchronous_commit = off", -1, NULL, NULL);
+    pg->commit_async = pg->commit_async || err == NULL;
+    return err;
 }

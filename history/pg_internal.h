@@ -18,6 +18,7 @@ typedef struct swf_history__pg {
     swf_history_store_t base;
     PGconn *conn;
     unsigned prepared; /* bit i: statements[i] of pg.c is prepared on this connection */
+    bool commit_async; /* swf_history_pg_commit_async: set again after a reconnect */
 } swf_history__pg_t;
 
 /* The PostgreSQL store behind a generic handle (asserts it is one). */

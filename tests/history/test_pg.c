@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "history/pg_internal.h" /* the store's own session, for one check */
 #include "protocol/json.h"
 #include "protocol/limits.h"
 
@@ -826,5 +827,26 @@ Test(history_pg, reconnects_after_the_server_closed_its_connection)
     ok(one);
     json_object_put(ev.attrs);
     cr_assert_eq(count_sql(ci, "SELECT max(event_id) FROM events WHERE execution_id = 're-1'"), 4);
+
+    /* The batch load, and a session setting that must outlive a reset. */
+    ok(swf_history_pg_commit_async(s));
+    terminate_others(ci);
+    const char *ids[1] = {"re-1"};
+    int64_t after[1] = {2};
+    swf_event_list_t outs[1] = {{0}};
+    swf_error_t *errs[1] = {NULL};
+    expect_code(swf_history_pg_load_batch(s, ids, after, 1, outs, errs), SWF_E_DB);
+    swf_event_list_free(&outs[0]);
+    ok(swf_history_pg_load_batch(s, ids, after, 1, outs, errs));
+    ok(errs[0]);
+    cr_assert_eq(outs[0].count, 2);
+    swf_event_list_free(&outs[0]);
+    cr_assert_eq(count_sql(ci, "SELECT count(*) FROM pg_stat_activity WHERE datname ="
+                               " current_database() AND pid <> pg_backend_pid()"),
+                 1);
+    swf_history__pg_t *pg = swf_history__pg(s);
+    PGresult *r = PQexec(pg->conn, "SHOW synchronous_commit");
+    cr_assert_str_eq(PQgetvalue(r, 0, 0), "off");
+    PQclear(r);
     swf_history_store_free(s);
 }
