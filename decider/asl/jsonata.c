@@ -5,17 +5,21 @@
  * predicates and wildcards, array and object constructors, ranges, the
  * arithmetic, comparison, boolean, string (&), membership (in), conditional
  * and chain (~>) operators, blocks with $v := bindings, the map operator
- * a.(expr), order-by (a^(<x, >y)), group-by (a{key: value}), lambdas
+ * a.(expr), order-by (a^(<x, >y)), group-by (a{key: value}), positional
+ * and context bindings in paths (a#$i, a@$v: from the first of them on, a
+ * path is a stream of tuples carrying its variables), lambdas
  * (function($x) { ... } or λ) with closures and recursion, function values
  * (built-ins too: $map(a, $string)), and the built-in functions listed in
  * the `builtins` table: the higher-order ones ($map, $filter, $reduce,
  * $single, $sift, $each, $sort with a comparator), $toMillis and
  * $fromMillis (ISO 8601 only), and Step Functions' own $partition, $range,
  * $hash and $parse. Not supported, each a clear error: partial application
- * ($f(?, 1)), transforms (|...|), positional and context bindings (# and
- * @), picture strings of the date functions, a regular expression called
- * as a function, and functions inside arrays or objects (no function is
- * JSON). Function signatures (<n-n:n>) are accepted and not checked.
+ * ($f(?, 1)), transforms (|...|), the parent operator (%), a group-by after
+ * # or @ bindings, picture strings of the date functions, a regular
+ * expression called as a function, and functions inside arrays or objects
+ * (no function is JSON). Function signatures (<n-n:n>) are accepted and
+ * not checked. Calling a name that is neither a built-in nor bound in the
+ * expression ($lenght(x)) is a syntax error: workflow variables are JSON.
  *
  * Function values do not own what they point to: a closure (the lambda's
  * node, the frame it was made in, its context value) lives in an arena of
@@ -283,11 +287,13 @@ typedef enum op {
     OP_OR,
     OP_IN,
     OP_CARET,
+    OP_AT,
+    OP_HASH,
 } op_t;
 
 static const char *const op_text[] = {
-    "",  ".", "[", "]",  "{", "}",  "(", ")",  ",",  ":",  ";",  "?",  "+",   "-",  "*",  "/",
-    "%", "&", "=", "!=", "<", "<=", ">", ">=", ":=", "..", "~>", "**", "and", "or", "in", "^",
+    "",  ".", "[",  "]", "{",  "}", "(",  ")",  ",",  ":",  ";",  "?",   "+",  "-",  "*", "/", "%",
+    "&", "=", "!=", "<", "<=", ">", ">=", ":=", "..", "~>", "**", "and", "or", "in", "^", "@", "#",
 };
 
 typedef enum node_kind {
@@ -335,6 +341,9 @@ struct node {
     bool descending;     /* a term of N_SORT written >expr */
     const builtin_t *fn; /* N_CALL of a built-in's name */
     node_t *group;       /* a{k: v}: an N_OBJECT grouping this node's value */
+    char *focus;         /* a path step written step@$focus */
+    char *index;         /* a path step written step#$index */
+    size_t index_at;     /* how many of the step's filters come before #$index */
     size_t at;           /* N_CALL: offset in the expression, for messages */
 };
 
@@ -362,6 +371,8 @@ static void node_free(node_t *n)
     list_free(&n->stages);
     list_free(&n->preds);
     node_free(n->group);
+    free(n->focus);
+    free(n->index);
     free(n);
 }
 
@@ -732,6 +743,7 @@ static void advance(parser_t *p)
             {";", OP_SEMI},   {"?", OP_QUESTION}, {"+", OP_PLUS},     {"-", OP_MINUS},
             {"*", OP_STAR},   {"/", OP_SLASH},    {"%", OP_PERCENT},  {"&", OP_AMP},
             {"=", OP_EQ},     {"<", OP_LT},       {">", OP_GT},       {"^", OP_CARET},
+            {"@", OP_AT},     {"#", OP_HASH},
         };
         size_t i;
         for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
@@ -742,8 +754,6 @@ static void advance(parser_t *p)
         if (i == sizeof ops / sizeof ops[0]) {
             if (c == '|')
                 perr(p, t->at, "transforms (| ... |) are not supported");
-            else if (c == '@' || c == '#')
-                perr(p, t->at, "context and positional bindings (%c) are not supported", c);
             else
                 perr(p, t->at, "unexpected character '%c'", c);
             t->kind = TK_END;
@@ -922,6 +932,8 @@ static int lbp(const token_t *t)
     switch (t->op) {
     case OP_LBRACK:
     case OP_LPAREN:
+    case OP_AT:
+    case OP_HASH:
         return 80;
     case OP_DOT:
         return 75;
@@ -1193,8 +1205,8 @@ fail:
 static node_t *led(parser_t *p, token_t *t, node_t *left)
 {
     node_t *n = NULL, *r = NULL;
-    if (left->group != NULL &&
-        (t->op == OP_DOT || t->op == OP_LBRACK || t->op == OP_CARET || t->op == OP_LBRACE)) {
+    if (left->group != NULL && (t->op == OP_DOT || t->op == OP_LBRACK || t->op == OP_CARET ||
+                                t->op == OP_LBRACE || t->op == OP_AT || t->op == OP_HASH)) {
         perr(p, t->at, "a group-by (a{...}) ends its path: put it in parentheses to go on");
         goto fail;
     }
@@ -1341,7 +1353,51 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
         left = NULL;
         list_add(&n->items, r);
         return n;
+    case OP_AT:
+    case OP_HASH: {
+        if (p->tok.kind != TK_VAR || p->tok.text[0] == '\0' || strcmp(p->tok.text, "$") == 0) {
+            char b[64];
+            perr(p, p->tok.at, "expected a $name after '%s', found %s", op_text[t->op],
+                 tok_describe(&p->tok, b));
+            goto fail;
+        }
+        if (left->kind != N_PATH) {
+            /* the node becomes a step: its filters become the step's */
+            n = path_of(left);
+            left->stages = left->preds;
+            left->preds = (node_list_t){0};
+        } else {
+            n = left;
+        }
+        left = NULL;
+        node_t *step = n->items.v[n->items.n - 1];
+        if (t->op == OP_AT && (step->stages.n || step->preds.n || step->kind == N_SORT)) {
+            perr(p, t->at,
+                 "a context binding (@) must come before the step's filters and "
+                 "order-by");
+            goto fail;
+        }
+        if (step->focus != NULL || step->index != NULL) {
+            perr(p, t->at, "a step can have one context (@) or positional (#) binding");
+            goto fail;
+        }
+        if (t->op == OP_AT) {
+            step->focus = p->tok.text;
+        } else {
+            step->index = p->tok.text;
+            step->index_at = step->stages.n;
+        }
+        p->tok.text = NULL;
+        advance(p);
+        return n;
+    }
     case OP_LBRACE:
+        for (size_t i = 0; left->kind == N_PATH && i < left->items.n; i++) {
+            if (left->items.v[i]->focus != NULL || left->items.v[i]->index != NULL) {
+                perr(p, t->at, "a group-by after @ or # bindings is not supported");
+                goto fail;
+            }
+        }
         if ((r = parse_pairs(p)) == NULL)
             goto fail;
         left->group = r;
@@ -1571,6 +1627,12 @@ static val_t val_take(json_object *j)
 static val_t val_ref(json_object *j)
 {
     return (val_t){swf_json_ref(j), V_DEF, NULL, NULL, NULL};
+}
+
+/* A position (an index in an array or a stream) as a value. */
+static val_t index_val(size_t i)
+{
+    return val_take(json_object_new_int64((int64_t)i));
 }
 
 static val_t val_copy(const val_t *v)
@@ -2229,6 +2291,26 @@ static bool number_index(json_object *j, size_t i, size_t n)
     return d == (double)i;
 }
 
+/* Whether a filter whose value for item i of n is r keeps the item: r is
+ * an index (or indexes), or else a condition. */
+static bool filter_keeps(const val_t *r, size_t i, size_t n)
+{
+    if (defined(r) && is_number(r->j))
+        return number_index(r->j, i, n);
+    if (defined(r) && is_array(r->j) && json_object_array_length(r->j) > 0) {
+        size_t m = json_object_array_length(r->j), k;
+        bool keep = false;
+        for (k = 0; k < m && is_number(json_object_array_get_idx(r->j, k)); k++)
+            ;
+        if (k < m)
+            return boolean_of(r) == 1;
+        for (k = 0; k < m && !keep; k++)
+            keep = number_index(json_object_array_get_idx(r->j, k), i, n);
+        return keep;
+    }
+    return boolean_of(r) == 1;
+}
+
 /* Applies the filter pred to v (in place): an index, or a condition on each
  * item. */
 static swf_error_t *filter(ctx_t *ctx, const node_t *pred, frame_t *env, val_t *v)
@@ -2257,22 +2339,7 @@ static swf_error_t *filter(ctx_t *ctx, const node_t *pred, frame_t *env, val_t *
         val_free(&item);
         if (err)
             goto done;
-        bool keep = false;
-        if (defined(&r) && is_number(r.j)) {
-            keep = number_index(r.j, i, it.n);
-        } else if (defined(&r) && is_array(r.j) && json_object_array_length(r.j) > 0) {
-            size_t m = json_object_array_length(r.j), k;
-            for (k = 0; k < m && is_number(json_object_array_get_idx(r.j, k)); k++)
-                ;
-            if (k == m) {
-                for (k = 0; k < m && !keep; k++)
-                    keep = number_index(json_object_array_get_idx(r.j, k), i, it.n);
-            } else {
-                keep = boolean_of(&r) == 1;
-            }
-        } else {
-            keep = boolean_of(&r) == 1;
-        }
+        bool keep = filter_keeps(&r, i, it.n);
         val_free(&r);
         if (keep)
             json_object_array_add(seq, swf_json_ref(item_at(&it, i)));
@@ -2369,12 +2436,105 @@ static swf_error_t *order_by_after(void *data, size_t a, size_t b, bool *after)
     return err;
 }
 
-/* a^(<x, >y): the sequence `in` sorted by its terms, each evaluated with an
- * item as the context. */
-static swf_error_t *eval_sort(ctx_t *ctx, const node_t *step, json_object *in, frame_t *env,
-                              val_t *out)
+/* A path from its first step@$v or step#$i on is a stream of tuples: each
+ * item with the variables @ and # bound for it, which the later steps, their
+ * filters and order-bys see. */
+typedef struct tuple {
+    val_t item;
+    frame_t *vars; /* the bindings made so far (up is NULL) */
+} tuple_t;
+
+typedef struct tuples {
+    tuple_t *v;
+    size_t n, cap;
+} tuples_t;
+
+static void tuples_add(tuples_t *ts, tuple_t t)
 {
-    size_t n = json_object_array_length(in), terms = step->items.n;
+    if (ts->n == ts->cap) {
+        ts->cap = ts->cap ? 2 * ts->cap : 8;
+        ts->v = realloc(ts->v, ts->cap * sizeof *ts->v);
+        if (ts->v == NULL)
+            abort();
+    }
+    ts->v[ts->n++] = t;
+}
+
+static void tuples_free(tuples_t *ts)
+{
+    for (size_t i = 0; i < ts->n; i++) {
+        val_free(&ts->v[i].item);
+        frame_free(ts->v[i].vars);
+    }
+    free(ts->v);
+    *ts = (tuples_t){0};
+}
+
+static tuple_t tuple_copy(const tuple_t *t)
+{
+    tuple_t c = {val_copy(&t->item), frame_new(NULL)};
+    for (size_t i = 0; i < t->vars->n; i++)
+        frame_set(c.vars, t->vars->b[i].name, &t->vars->b[i].v);
+    return c;
+}
+
+/* A frame over env with the tuple's variables; frame_release it after. */
+static frame_t *tuple_env(frame_t *env, const tuple_t *t)
+{
+    frame_t *f = frame_new(env);
+    for (size_t i = 0; i < t->vars->n; i++)
+        frame_set(f, t->vars->b[i].name, &t->vars->b[i].v);
+    return f;
+}
+
+/* Binds each tuple's position in the stream to `name`. */
+static void tuples_number(tuples_t *ts, const char *name)
+{
+    for (size_t i = 0; i < ts->n; i++) {
+        val_t pos = index_val(i);
+        frame_set(ts->v[i].vars, name, &pos);
+        val_free(&pos);
+    }
+}
+
+static swf_error_t *tuples_filter(ctx_t *ctx, const node_t *pred, frame_t *env, tuples_t *ts)
+{
+    tuples_t kept = {0};
+    swf_error_t *err = charge(ctx, ts->n);
+    for (size_t i = 0; i < ts->n && !err; i++) {
+        frame_t *f = tuple_env(env, &ts->v[i]);
+        val_t r = UNDEF;
+        err = eval(ctx, pred, &ts->v[i].item, f, &r);
+        frame_release(f);
+        if (!err && filter_keeps(&r, i, ts->n))
+            tuples_add(&kept, tuple_copy(&ts->v[i]));
+        val_free(&r);
+    }
+    tuples_free(ts);
+    *ts = kept;
+    if (err)
+        tuples_free(ts);
+    return err;
+}
+
+/* The step's filters, with #$i numbering the stream where it was written
+ * among them (before the first: numbered by the step itself). */
+static swf_error_t *tuples_stages(ctx_t *ctx, const node_t *step, frame_t *env, tuples_t *ts)
+{
+    swf_error_t *err = NULL;
+    for (size_t i = 0; i <= step->stages.n && !err; i++) {
+        if (step->index != NULL && step->index_at == i && (i > 0 || step->kind == N_SORT))
+            tuples_number(ts, step->index);
+        if (i < step->stages.n)
+            err = tuples_filter(ctx, step->stages.v[i], env, ts);
+    }
+    return err;
+}
+
+/* An order-by over a tuple stream (keys see the tuples' variables). */
+static swf_error_t *tuples_sort(ctx_t *ctx, const node_t *step, frame_t *env, tuples_t *ts)
+{
+    size_t n = ts->n, terms = step->items.n;
     order_by_t o = {ctx, step, calloc(n * terms + 1, sizeof(val_t))};
     size_t *idx = calloc(2 * n + 1, sizeof *idx);
     if (o.keys == NULL || idx == NULL)
@@ -2382,32 +2542,130 @@ static swf_error_t *eval_sort(ctx_t *ctx, const node_t *step, json_object *in, f
     swf_error_t *err = charge(ctx, n * terms);
     for (size_t i = 0; i < n && !err; i++) {
         idx[i] = i;
-        val_t item = val_ref(json_object_array_get_idx(in, i));
+        frame_t *f = tuple_env(env, &ts->v[i]);
         for (size_t t = 0; t < terms && !err; t++) {
             val_t *k = &o.keys[i * terms + t];
-            err = eval(ctx, step->items.v[t], &item, env, k);
+            err = eval(ctx, step->items.v[t], &ts->v[i].item, f, k);
             if (!err && defined(k) && (is_func(k) || !(is_number(k->j) || is_string(k->j))))
                 err = qerr("an order-by term must be a number or a string, not %s", type_name(k));
         }
-        val_free(&item);
+        frame_release(f);
     }
     if (!err)
         err = merge_sort(idx, idx + n, n, order_by_after, &o);
     if (!err) {
-        json_object *seq = json_object_new_array_ext((int)n);
+        tuples_t sorted = {0};
         for (size_t i = 0; i < n; i++)
-            json_object_array_add(seq, swf_json_ref(json_object_array_get_idx(in, idx[i])));
-        *out = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
-        err = charge_bytes(ctx, VALUE_BYTES + SLOT_BYTES * n);
+            tuples_add(&sorted, tuple_copy(&ts->v[idx[i]]));
+        tuples_free(ts);
+        *ts = sorted;
     }
     for (size_t i = 0; i < n * terms; i++)
         val_free(&o.keys[i]);
     free(o.keys);
     free(idx);
-    for (size_t i = 0; !err && i < step->stages.n; i++)
-        err = filter(ctx, step->stages.v[i], env, out);
+    return err;
+}
+
+/* One step over a tuple stream: each result item makes a tuple (the item
+ * becomes the context, or with @$v is bound to $v and the context stays). */
+static swf_error_t *tuples_step(ctx_t *ctx, const node_t *step, frame_t *env, tuples_t *ts)
+{
+    tuples_t next = {0};
+    swf_error_t *err = charge(ctx, ts->n);
+    for (size_t i = 0; i < ts->n && !err; i++) {
+        frame_t *f = tuple_env(env, &ts->v[i]);
+        val_t r = UNDEF;
+        err = eval(ctx, step, &ts->v[i].item, f, &r);
+        frame_release(f);
+        if (!err && is_func(&r))
+            err = qerr("%s cannot be a path step", func_what(&r));
+        items_t it = items_of(&r);
+        if (!err)
+            err = charge_bytes(ctx, (VALUE_BYTES + SLOT_BYTES) * it.n);
+        for (size_t k = 0; k < it.n && !err; k++) {
+            tuple_t t = tuple_copy(&ts->v[i]);
+            val_t x = val_ref(item_at(&it, k));
+            if (step->focus != NULL) {
+                frame_set(t.vars, step->focus, &x);
+            } else {
+                val_free(&t.item);
+                t.item = val_copy(&x);
+            }
+            if (step->index != NULL && step->index_at == 0) {
+                val_t pos = index_val(k);
+                frame_set(t.vars, step->index, &pos);
+                val_free(&pos);
+            }
+            val_free(&x);
+            tuples_add(&next, t);
+        }
+        val_free(&r);
+    }
+    tuples_free(ts);
+    *ts = next;
+    if (!err)
+        err = tuples_stages(ctx, step, env, ts);
+    return err;
+}
+
+/* The items of the sequence `in` as tuples without variables. */
+static tuples_t tuples_of(json_object *in)
+{
+    tuples_t ts = {0};
+    for (size_t i = 0; i < json_object_array_length(in); i++)
+        tuples_add(&ts, (tuple_t){val_ref(json_object_array_get_idx(in, i)), frame_new(NULL)});
+    return ts;
+}
+
+/* The sequence of the tuples' items. */
+static val_t tuples_items(const tuples_t *ts)
+{
+    json_object *seq = json_object_new_array_ext((int)ts->n);
+    for (size_t i = 0; i < ts->n; i++)
+        json_object_array_add(seq, swf_json_ref(ts->v[i].item.j));
+    return (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
+}
+
+/* a^(<x, >y) outside a tuple stream: the sequence `in` sorted by its
+ * terms, each evaluated with an item as the context, then the filters. */
+static swf_error_t *eval_sort(ctx_t *ctx, const node_t *step, json_object *in, frame_t *env,
+                              val_t *out)
+{
+    tuples_t ts = tuples_of(in);
+    swf_error_t *err = tuples_sort(ctx, step, env, &ts);
+    if (!err)
+        err = tuples_stages(ctx, step, env, &ts);
+    if (!err) {
+        *out = tuples_items(&ts);
+        err = charge_bytes(ctx, VALUE_BYTES + SLOT_BYTES * ts.n);
+    }
+    tuples_free(&ts);
     if (err)
         val_free(out);
+    return err;
+}
+
+/* Steps first.. of path n over the items of `in` as a tuple stream; the
+ * result is the sequence of the last tuples' items. */
+static swf_error_t *eval_tuples(ctx_t *ctx, const node_t *n, size_t first, json_object *in,
+                                frame_t *env, val_t *out)
+{
+    tuples_t ts = tuples_of(in);
+    swf_error_t *err = NULL;
+    for (size_t s = first; s < n->items.n && !err && ts.n > 0; s++) {
+        const node_t *step = n->items.v[s];
+        if (step->kind == N_SORT) {
+            err = tuples_sort(ctx, step, env, &ts);
+            if (!err)
+                err = tuples_stages(ctx, step, env, &ts);
+        } else {
+            err = tuples_step(ctx, step, env, &ts);
+        }
+    }
+    if (!err)
+        *out = tuples_items(&ts);
+    tuples_free(&ts);
     return err;
 }
 
@@ -2427,6 +2685,16 @@ static swf_error_t *eval_path(ctx_t *ctx, const node_t *n, const val_t *input, f
         const node_t *step = n->items.v[s];
         bool last = s + 1 == n->items.n;
         val_free(&result);
+        if (step->focus != NULL || step->index != NULL) {
+            json_object *in = cur ? swf_json_ref(cur) : json_object_new_array();
+            if (cur == NULL)
+                json_object_array_add(in, swf_json_ref(input->j));
+            err = eval_tuples(ctx, n, s, in, env, &result);
+            json_object_put(in);
+            if (err)
+                goto done;
+            break;
+        }
         if (step->kind == N_SORT) {
             json_object *in = cur ? swf_json_ref(cur) : json_object_new_array();
             if (cur == NULL && defined(input))
@@ -3782,11 +4050,6 @@ static swf_error_t *hof_apply(call_t *c, const val_t *f, const val_t *a, const v
     val_t argv[3] = {*a, *b, *d};
     size_t n = func_arity(f);
     return apply(c->ctx, f, argv, n < 1 ? 1 : n > 3 ? 3 : n, &UNDEF, out);
-}
-
-static val_t index_val(size_t i)
-{
-    return val_take(json_object_new_int64((int64_t)i));
 }
 
 /* Adds r to the sequence seq: a function is not JSON and cannot be kept. */

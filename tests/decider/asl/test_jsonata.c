@@ -801,6 +801,45 @@ Test(jsonata, group_by_errors)
     expect_error("$states.input.items{name: $uppercase}", "cannot be the value of");
 }
 
+/* ---- positional (#) and context (@) bindings ---- */
+
+static const char *const LIBRARY =
+    "{\"l\": {\"loans\": [{\"isbn\": \"1\", \"who\": \"ann\"}, {\"isbn\": \"2\", \"who\": \"bob\"},"
+    "                {\"isbn\": \"1\", \"who\": \"cy\"}],"
+    "        \"books\": [{\"isbn\": \"1\", \"title\": \"A\"}, {\"isbn\": \"2\", \"title\": "
+    "\"B\"}]}}";
+
+Test(jsonata, positional_binding_numbers_the_items_of_a_step)
+{
+    expect_value_in("$l.books#$i.{'t': title, 'i': $i}", LIBRARY,
+                    "[{\"t\": \"A\", \"i\": 0}, {\"t\": \"B\", \"i\": 1}]");
+    expect_value("[10, 20, 30]#$i.($ * $i)", "[0, 20, 60]");
+    expect_value_in("$l.loans#$i[$i > 0].who", LIBRARY, "[\"bob\", \"cy\"]");
+    /* before a filter: positions in the step's result; after one: in what it kept */
+    expect_value_in("$l.loans#$i[who != 'ann'].$i", LIBRARY, "[1, 2]");
+    expect_value_in("$l.loans[who != 'ann']#$i.$i", LIBRARY, "[0, 1]");
+    /* after an order-by: positions in the sorted order */
+    expect_value_in("$l.loans^(>who)#$i.(who & $i)", LIBRARY, "[\"cy0\", \"bob1\", \"ann2\"]");
+    expect_value_in("$l.loans#$i^(>who).(who & $i)", LIBRARY, "[\"cy2\", \"bob1\", \"ann0\"]");
+}
+
+Test(jsonata, context_binding_joins_two_arrays)
+{
+    expect_value_in("$l.loans@$x.books@$b[$x.isbn = $b.isbn].{'title': $b.title, 'who': $x.who}",
+                    LIBRARY,
+                    "[{\"title\": \"A\", \"who\": \"ann\"}, {\"title\": \"B\", \"who\": \"bob\"},"
+                    " {\"title\": \"A\", \"who\": \"cy\"}]");
+    expect_value_in("$l.loans@$x.books@$b[$x.isbn = $b.isbn]^(>$x.who).$b.title", LIBRARY,
+                    "[\"A\", \"B\", \"A\"]");
+    expect_undefined("$states.input.items@$x.nothing@$y.($x)");
+}
+
+Test(jsonata, bindings_errors)
+{
+    expect_error("$states.input.items#$i{name: $i}", "group-by after @ or #");
+    expect_error("$states.input.items@$x[0]@$y", "must come before the step's filters");
+}
+
 /* ---- dates ---- */
 
 Test(jsonata, fn_to_millis_reads_iso_8601)
@@ -919,8 +958,13 @@ Test(jsonata, syntax_errors_fail_check_and_eval)
         "a{'k': 1}.b",
         "a{'k': 1}{'j': 2}",
         "a^(b",
-        "@$x",
-        "a#$i",
+        "a@x",
+        "a#1",
+        "a@$x[0]@$y",
+        "a#$i@$j",
+        "a[0]@$x",
+        "a^(b)@$x",
+        "a#$i{'k': 1}",
         "|a|{}|",
         "$f(?, 1)",
         "$map([1])",
