@@ -13,8 +13,8 @@
  * the `builtins` table: the higher-order ones ($map, $filter, $reduce,
  * $single, $sift, $each, $sort with a comparator), $toMillis and
  * $fromMillis (ISO 8601 only), and Step Functions' own $partition, $range,
- * $hash and $parse. Not supported, each a clear error: partial application
- * ($f(?, 1)), transforms (|...|), the parent operator (%), a group-by after
+ * $hash and $parse, and partial application ($f(?, 1)). Not supported, each
+ * a clear error: transforms (|...|), the parent operator (%), a group-by after
  * # or @ bindings, picture strings of the date functions, a regular
  * expression called as a function, and functions inside arrays or objects
  * (no function is JSON). Function signatures (<n-n:n>) are accepted and
@@ -315,6 +315,7 @@ typedef enum node_kind {
     N_CALL,     /* $name(items), or a(items) with the callee in a */
     N_LAMBDA,   /* function($p, ...) { a }: parameters (N_VAR) in items */
     N_SORT,     /* ^(terms): a path step sorting the sequence by items */
+    N_HOLE,     /* ? as an argument: partial application */
 } node_kind_t;
 
 typedef struct node node_t;
@@ -1269,13 +1270,13 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
         left = NULL;
         if (!tok_is(p, OP_RPAREN)) {
             for (;;) {
+                node_t *a;
                 if (tok_is(p, OP_QUESTION)) {
-                    perr(p, p->tok.at, "partial function application is not supported");
+                    advance(p);
+                    a = node_new(N_HOLE);
+                } else if ((a = parse_expr(p, 0)) == NULL) {
                     goto fail;
                 }
-                node_t *a = parse_expr(p, 0);
-                if (a == NULL)
-                    goto fail;
                 list_add(&n->items, a);
                 if (!tok_is(p, OP_COMMA))
                     break;
@@ -1571,7 +1572,8 @@ enum {
     V_CONS = 4,   /* j is an array built by an array constructor */
     V_KEEP = 8,   /* a sequence of one stays an array (a[]) */
     V_REGEX = 16, /* a regular expression, re; j is NULL */
-    V_FUNC = 32   /* a function: bi (built-in) or cl (lambda); j is NULL */
+    V_FUNC = 32,  /* a function: bi (built-in) or cl (lambda); j is NULL */
+    V_HOLE = 64   /* an argument written ?, not a value: partial application */
 };
 
 typedef struct closure closure_t;
@@ -1759,10 +1761,12 @@ typedef struct frame {
  * with ~>). Owned by the evaluation's arena (ctx->closures). */
 struct closure {
     const node_t *lambda; /* N_LAMBDA: parameters in items, body in a; NULL
-                             for a composition */
+                             for a composition or a partial application */
     frame_t *env;         /* the frame the lambda was evaluated in */
     val_t input;          /* the context value the lambda was evaluated in */
     val_t first, then;    /* a composition: then(first(x)) */
+    val_t *args;          /* a partial application first(args), the V_HOLE */
+    size_t nargs, holes;  /* ones taking the arguments it is called with */
     closure_t *next;
 };
 
@@ -1815,6 +1819,9 @@ static void ctx_free(ctx_t *ctx)
         val_free(&c->input);
         val_free(&c->first);
         val_free(&c->then);
+        for (size_t i = 0; i < c->nargs; i++)
+            val_free(&c->args[i]);
+        free(c->args);
         free(c);
     }
 }
@@ -2957,6 +2964,8 @@ static size_t func_arity(const val_t *f)
         return strcmp(f->bi->name, "string") == 0 ? 1 : f->bi->max;
     if (f->cl != NULL && f->cl->lambda != NULL)
         return f->cl->lambda->items.n;
+    if (f->cl != NULL && f->cl->args != NULL)
+        return f->cl->holes;
     return 1;
 }
 
@@ -3008,6 +3017,16 @@ static swf_error_t *apply(ctx_t *ctx, const val_t *f, const val_t *argv, size_t 
         frame_release(frame);
         if (err)
             ctx->error_in_lambda = true;
+    } else if (f->cl->args != NULL) {
+        /* a partial application: the arguments fill its holes in order */
+        const closure_t *cl = f->cl;
+        val_t *full = calloc(cl->nargs, sizeof *full);
+        if (full == NULL)
+            abort();
+        for (size_t i = 0, k = 0; i < cl->nargs; i++)
+            full[i] = !(cl->args[i].flags & V_HOLE) ? cl->args[i] : k < argc ? argv[k++] : UNDEF;
+        err = apply(ctx, &cl->first, full, cl->nargs, input, out);
+        free(full);
     } else {
         val_t mid;
         err = apply(ctx, &f->cl->first, argv, argc, input, &mid);
@@ -3047,10 +3066,29 @@ static swf_error_t *eval_call(ctx_t *ctx, const node_t *n, const val_t *input, f
     val_t *argv = calloc(argc ? argc : 1, sizeof *argv);
     if (argv == NULL)
         abort();
-    for (size_t i = 0; i < argc && !err; i++)
-        err = eval(ctx, n->items.v[i], input, env, &argv[i]);
-    if (!err)
+    size_t holes = 0;
+    for (size_t i = 0; i < argc && !err; i++) {
+        if (n->items.v[i]->kind == N_HOLE) {
+            argv[i].flags = V_HOLE;
+            holes++;
+        } else {
+            err = eval(ctx, n->items.v[i], input, env, &argv[i]);
+        }
+    }
+    if (!err && holes > 0) {
+        /* $f(?, x): a function of the holes, keeping f and the arguments */
+        closure_t *c = closure_new(ctx);
+        c->first = val_copy(&f);
+        c->args = argv;
+        c->nargs = argc;
+        c->holes = holes;
+        argv = NULL;
+        argc = 0;
+        *out = (val_t){NULL, V_DEF | V_FUNC, NULL, NULL, c};
+        err = charge_bytes(ctx, VALUE_BYTES + SLOT_BYTES * c->nargs);
+    } else if (!err) {
         err = apply(ctx, &f, argv, argc, input, out);
+    }
     for (size_t i = 0; i < argc; i++)
         val_free(&argv[i]);
     free(argv);
@@ -3291,6 +3329,9 @@ static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_
         break;
     case N_SORT:
         err = qerr("an order-by (^) must follow a path step"); /* paths evaluate it */
+        break;
+    case N_HOLE:
+        err = qerr("? is only an argument of a call"); /* calls see it */
         break;
     }
     for (size_t i = 0; !err && i < n->preds.n; i++)

@@ -626,6 +626,16 @@ Test(jsonata, chain_applies_a_function_value)
     expect_error("1 ~> 2", "right side of ~> must be a function");
 }
 
+Test(jsonata, partial_application_makes_a_function_of_the_holes)
+{
+    expect_value("($first := $substring(?, 0, 1); $first('hello'))", "\"h\"");
+    expect_value("($add := function($a, $b) { $a + $b }; $map([1, 2], $add(?, 10)))", "[11, 12]");
+    expect_value("($pow := $power(?, ?); $pow(2, 10))", "1024");
+    expect_value("($dash := $join(?, '-'); ['a', 'b'] ~> $dash)", "\"a-b\"");
+    expect_error("$power(2, ?)()", "argument 2 must be a number");
+    expect_error("$power(?, 2)", "is a function, not JSON");
+}
+
 Test(jsonata, fn_map)
 {
     expect_value("$map($states.input.n, function($v) { $v * 2 })", "[2, 4, 6]");
@@ -966,7 +976,8 @@ Test(jsonata, syntax_errors_fail_check_and_eval)
         "a^(b)@$x",
         "a#$i{'k': 1}",
         "|a|{}|",
-        "$f(?, 1)",
+        "$substring(?, 0, 1, ?)",
+        "$f(?",
         "$map([1])",
         "$x.1",
         "^(a)",
@@ -995,6 +1006,7 @@ Test(jsonata, check_accepts_valid_expressions)
         "[1, 2] ~> $map(function($v) { $v })",
         "a^(>b, c)",
         "a{b: c}",
+        "$substring(?, 0, 1)",
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         swf_error_t *err = swf_asl_jsonata_check(good[i]);
