@@ -9,17 +9,21 @@
  * and context bindings in paths (a#$i, a@$v: from the first of them on, a
  * path is a stream of tuples carrying its variables), lambdas
  * (function($x) { ... } or λ) with closures and recursion, function values
- * (built-ins too: $map(a, $string)), and the built-in functions listed in
- * the `builtins` table: the higher-order ones ($map, $filter, $reduce,
- * $single, $sift, $each, $sort with a comparator), $toMillis and
- * $fromMillis (ISO 8601 only), and Step Functions' own $partition, $range,
- * $hash and $parse, and partial application ($f(?, 1)). Not supported, each
- * a clear error: transforms (|...|), the parent operator (%), a group-by after
- * # or @ bindings, picture strings of the date functions, a regular
- * expression called as a function, and functions inside arrays or objects
- * (no function is JSON). Function signatures (<n-n:n>) are accepted and
- * not checked. Calling a name that is neither a built-in nor bound in the
- * expression ($lenght(x)) is a syntax error: workflow variables are JSON.
+ * (built-ins too: $map(a, $string)), partial application ($f(?, 1)), and
+ * the built-in functions listed in the `builtins` table: the higher-order
+ * ones ($map, $filter, $reduce, $single, $sift, $each, $sort with a
+ * comparator), $toMillis and $fromMillis (ISO 8601 only), $match, $pad,
+ * $zip, $spread, $error, $assert, URL encoding and decoding, $formatBase,
+ * and Step Functions' own $partition, $range, $hash and $parse. A regular
+ * expression is a function too: called, it gives its first match ({match,
+ * start, end, groups}). Function signatures (<n-n:n>) are accepted and not
+ * checked. Not supported, each a clear error: transforms (|...|), the
+ * parent operator (%), a group-by after # or @ bindings, picture strings
+ * ($fromMillis, $toMillis, and the absent $formatNumber, $formatInteger and
+ * $parseInteger), $eval, and functions inside arrays or objects (no
+ * function is JSON). Calling a name that is neither a built-in nor bound in
+ * the expression ($lenght(x)) is a syntax error: workflow variables are
+ * JSON, never functions.
  *
  * Function values do not own what they point to: a closure (the lambda's
  * node, the frame it was made in, its context value) lives in an arena of
@@ -46,11 +50,12 @@
  * as JSONata does, to 15 significant digits.
  *
  * Determinism: the engine replays executions, so an expression must give the
- * same value every time. $now, $millis, $random and $uuid would not, and are
- * refused with States.QueryEvaluationError instead of drawing from a clock
- * or a generator the expression cannot see; $toMillis and $fromMillis are
- * pure conversions and are there (use $states.context.Execution.StartTime
- * for "now": it is the same on every replay).
+ * same value every time. $now, $millis, $random, $shuffle and $uuid would
+ * not, and are refused with States.QueryEvaluationError instead of drawing
+ * from a clock or a generator the expression cannot see; $toMillis and
+ * $fromMillis are pure conversions and are there (use
+ * $states.context.Execution.StartTime for "now": it is the same on every
+ * replay).
  *
  * Limits: an expression is at most SWF_LIMIT_JSONATA_BYTES long and nested
  * at most SWF_LIMIT_JSONATA_DEPTH deep; a range makes at most
@@ -334,18 +339,19 @@ struct node {
     json_object *value; /* N_VALUE */
     regex_t re;         /* N_REGEX */
     bool re_compiled;
-    node_t *a, *b, *c;   /* operands */
-    node_list_t items;   /* steps, items, pairs, expressions or arguments */
-    node_list_t stages;  /* a path step's filters, applied to each step result */
-    node_list_t preds;   /* any other node's filters, applied to its value */
-    bool keep_array;     /* N_PATH: written a[] */
-    bool descending;     /* a term of N_SORT written >expr */
-    const builtin_t *fn; /* N_CALL of a built-in's name */
-    node_t *group;       /* a{k: v}: an N_OBJECT grouping this node's value */
-    char *focus;         /* a path step written step@$focus */
-    char *index;         /* a path step written step#$index */
-    size_t index_at;     /* how many of the step's filters come before #$index */
-    size_t at;           /* N_CALL: offset in the expression, for messages */
+    unsigned re_noncapturing; /* N_REGEX: bit k set when group k was (?:...) */
+    node_t *a, *b, *c;        /* operands */
+    node_list_t items;        /* steps, items, pairs, expressions or arguments */
+    node_list_t stages;       /* a path step's filters, applied to each step result */
+    node_list_t preds;        /* any other node's filters, applied to its value */
+    bool keep_array;          /* N_PATH: written a[] */
+    bool descending;          /* a term of N_SORT written >expr */
+    const builtin_t *fn;      /* N_CALL of a built-in's name */
+    node_t *group;            /* a{k: v}: an N_OBJECT grouping this node's value */
+    char *focus;              /* a path step written step@$focus */
+    char *index;              /* a path step written step#$index */
+    size_t index_at;          /* how many of the step's filters come before #$index */
+    size_t at;                /* N_CALL: offset in the expression, for messages */
 };
 
 static void node_free(node_t *n);
@@ -809,9 +815,10 @@ static bool expect(parser_t *p, op_t op)
 
 /* Translates a JavaScript regular expression into POSIX ERE. False, with a
  * message, for what ERE cannot express. */
-static bool regex_translate(const char *src, buf_t *out, char err[128])
+static bool regex_translate(const char *src, buf_t *out, char err[128], unsigned *noncapturing)
 {
     bool in_class = false;
+    unsigned group = 0; /* POSIX numbers (?:...) too: the mask says which */
     size_t n = strlen(src);
     for (size_t i = 0; i < n; i++) {
         char c = src[i];
@@ -885,10 +892,13 @@ static bool regex_translate(const char *src, buf_t *out, char err[128])
             }
             buf_ch(out, '(');
             i += 2;
+            if (++group < 32)
+                *noncapturing |= 1u << group;
         } else if (strchr("*+?}", c) && src[i + 1] == '?') {
             snprintf(err, 128, "lazy quantifiers (%c?) are not supported", c);
             return false;
         } else {
+            group += c == '(';
             buf_ch(out, c);
         }
     }
@@ -899,7 +909,7 @@ static bool regex_compile(parser_t *p, node_t *n, const char *src, const char *f
 {
     buf_t b = {0};
     char err[128];
-    if (!regex_translate(src, &b, err)) {
+    if (!regex_translate(src, &b, err, &n->re_noncapturing)) {
         perr(p, at, "regular expression /%s/: %s", src, err);
         free(b.s);
         return false;
@@ -1605,9 +1615,10 @@ static bool is_func(const val_t *v)
 {
     return (v->flags & (V_REGEX | V_FUNC)) != 0;
 }
+/* A function, or a regular expression (called, it gives its first match). */
 static bool is_callable(const val_t *v)
 {
-    return (v->flags & V_FUNC) != 0;
+    return (v->flags & (V_FUNC | V_REGEX)) != 0;
 }
 static const char *func_what(const val_t *v)
 {
@@ -2969,6 +2980,53 @@ static size_t func_arity(const val_t *f)
     return 1;
 }
 
+static bool pattern_find(const val_t *pat, const char *s, size_t n, size_t off, size_t *mstart,
+                         size_t *mend, regmatch_t groups[10]);
+
+/* The match of a regular expression at groups[0] in s as JSONata shows it:
+ * {match, <where>: its position in characters, groups: the captures}. */
+static json_object *match_object(const node_t *re, const char *s, const regmatch_t g[10],
+                                 bool start_end)
+{
+    json_object *m = json_object_new_object(), *groups = json_object_new_array();
+    size_t a = (size_t)g[0].rm_so, b = (size_t)g[0].rm_eo, at = utf8_length(s, a);
+    json_object_object_add(m, "match", json_object_new_string_len(s + a, (int)(b - a)));
+    if (start_end) {
+        json_object_object_add(m, "start", json_object_new_int64((int64_t)at));
+        json_object_object_add(m, "end",
+                               json_object_new_int64((int64_t)(at + utf8_length(s + a, b - a))));
+    } else {
+        json_object_object_add(m, "index", json_object_new_int64((int64_t)at));
+    }
+    for (size_t k = 1; k < 10 && k <= re->re.re_nsub; k++) {
+        if (re->re_noncapturing & (1u << k))
+            continue;
+        json_object_array_add(groups, g[k].rm_so < 0
+                                          ? NULL
+                                          : json_object_new_string_len(
+                                                s + g[k].rm_so, (int)(g[k].rm_eo - g[k].rm_so)));
+    }
+    json_object_object_add(m, "groups", groups);
+    return m;
+}
+
+/* A regular expression called on a string: its first match, or undefined. */
+static swf_error_t *regex_apply(ctx_t *ctx, const val_t *re, const val_t *arg, val_t *out)
+{
+    if (!defined(arg))
+        return NULL;
+    if (is_func(arg) || !is_string(arg->j))
+        return qerr("a regular expression is called on a string, not %s", type_name(arg));
+    const char *s = json_object_get_string(arg->j);
+    size_t n = (size_t)json_object_get_string_len(arg->j), a, b;
+    regmatch_t g[10];
+    if (pattern_find(re, s, n, 0, &a, &b, g)) {
+        *out = val_take(match_object(re->re, s, g, true));
+        return charge_bytes(ctx, built_size(out->j));
+    }
+    return NULL;
+}
+
 /* Calls the function f with argv[0..argc) (borrowed). `input` is the
  * context value, which a built-in takes for a missing first argument. */
 static swf_error_t *apply(ctx_t *ctx, const val_t *f, const val_t *argv, size_t argc,
@@ -2976,14 +3034,16 @@ static swf_error_t *apply(ctx_t *ctx, const val_t *f, const val_t *argv, size_t 
 {
     *out = UNDEF;
     if (!is_callable(f))
-        return qerr("%s is not a function", is_regex(f) ? "a regular expression" : type_name(f));
+        return qerr("%s is not a function", type_name(f));
     if (ctx->calls >= SWF_LIMIT_JSONATA_CALL_DEPTH)
         return qerr("function calls are nested more than %d deep (a recursion that does not "
                     "end?)",
                     SWF_LIMIT_JSONATA_CALL_DEPTH);
     swf_error_t *err = NULL;
     ctx->calls++;
-    if (f->bi != NULL) {
+    if (is_regex(f)) {
+        err = regex_apply(ctx, f, argc > 0 ? &argv[0] : &UNDEF, out);
+    } else if (f->bi != NULL) {
         const builtin_t *bi = f->bi;
         val_t av[8];
         size_t ac = 0;
@@ -3004,7 +3064,9 @@ static swf_error_t *apply(ctx_t *ctx, const val_t *f, const val_t *argv, size_t 
             if (!err && defined(out))
                 err = charge_bytes(ctx, built_size(out->j));
         }
-        if (err && !ctx->error_in_lambda)
+        /* $error and $assert say the user's message as it is */
+        if (err && !ctx->error_in_lambda && strcmp(bi->name, "error") != 0 &&
+            strcmp(bi->name, "assert") != 0)
             swf_error_prefix(err, "$%s", bi->name);
     } else if (f->cl->lambda != NULL) {
         const node_t *lambda = f->cl->lambda;
@@ -3059,8 +3121,7 @@ static swf_error_t *eval_call(ctx_t *ctx, const node_t *n, const val_t *input, f
         if (!is_callable(&f))
             err = qerr("$%s is not a function but %s", n->name, type_name(&f));
     } else if (!(err = eval(ctx, n->a, input, env, &f)) && !is_callable(&f)) {
-        err = qerr("only functions can be called, not %s",
-                   is_regex(&f) ? "a regular expression" : type_name(&f));
+        err = qerr("only functions can be called, not %s", type_name(&f));
     }
     size_t argc = n->items.n;
     val_t *argv = calloc(argc ? argc : 1, sizeof *argv);
@@ -3105,8 +3166,7 @@ static swf_error_t *eval_chain(ctx_t *ctx, const node_t *n, const val_t *input, 
     if (!err)
         err = eval(ctx, n->b, input, env, &r);
     if (!err && !is_callable(&r))
-        err = qerr("the right side of ~> must be a function, not %s",
-                   is_regex(&r) ? "a regular expression" : type_name(&r));
+        err = qerr("the right side of ~> must be a function, not %s", type_name(&r));
     if (!err && is_callable(&l)) {
         closure_t *c = closure_new(ctx);
         c->first = val_copy(&l);
@@ -3948,6 +4008,309 @@ static swf_error_t *fn_replace(call_t *c, val_t *out)
     return err;
 }
 
+/* $match(str, /re/[, limit]): each match, as {match, index, groups}. */
+static swf_error_t *fn_match(call_t *c, val_t *out)
+{
+    const char *s;
+    size_t n, a, b, off = 0;
+    double limit;
+    regmatch_t g[10];
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    if (!err && !is_regex(arg(c, 1)))
+        err = qerr("argument 2 must be a regular expression, not %s", type_name(arg(c, 1)));
+    if (!err)
+        err = want_limit(c, 2, &limit);
+    if (err)
+        return err;
+    json_object *seq = json_object_new_array();
+    while ((double)json_object_array_length(seq) < limit &&
+           pattern_find(arg(c, 1), s, n, off, &a, &b, g)) {
+        if (b == a) {
+            json_object_put(seq);
+            return qerr("the regular expression matches an empty string");
+        }
+        json_object_array_add(seq, match_object(arg(c, 1)->re, s, g, false));
+        off = b;
+        if ((err = charge(c->ctx, 1))) {
+            json_object_put(seq);
+            return err;
+        }
+    }
+    *out = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
+    collapse(out);
+    return NULL;
+}
+
+/* $pad(str, width[, char]): padded with char (a space) to |width|
+ * characters, on the right for a positive width, else on the left. */
+static swf_error_t *fn_pad(call_t *c, val_t *out)
+{
+    const char *s, *pad = " ";
+    size_t n, pn = 1;
+    double width;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    if (!err)
+        err = want_integer(c, 1, &width);
+    if (!err && has_arg(c, 2) && !(err = want_string(c, 2, &pad, &pn)) && pn == 0)
+        pad = " ", pn = 1;
+    if (err)
+        return err;
+    double missing = fabs(width) - (double)utf8_length(s, n);
+    if (missing > (double)SWF_LIMIT_PAYLOAD_BYTES)
+        return qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
+    buf_t padding = {0}, b = {0};
+    size_t count, *starts = utf8_starts(pad, pn, &count);
+    for (size_t k = 0; (double)k < missing; k++) /* the pad repeated, cut to length */
+        buf_add(&padding, pad + starts[k % count], starts[k % count + 1] - starts[k % count]);
+    free(starts);
+    if (width < 0)
+        buf_add(&b, buf_cstr(&padding), padding.n);
+    buf_add(&b, s, n);
+    if (width > 0)
+        buf_add(&b, buf_cstr(&padding), padding.n);
+    if (b.over || padding.over)
+        err = qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
+    else
+        *out = string_val(buf_cstr(&b), b.n);
+    free(b.s);
+    free(padding.s);
+    return err;
+}
+
+/* $error([message]): fails the evaluation with the message. */
+static swf_error_t *fn_error(call_t *c, val_t *out)
+{
+    const char *msg = "$error() function evaluated";
+    size_t n;
+    (void)out;
+    swf_error_t *err = has_arg(c, 0) ? want_string(c, 0, &msg, &n) : NULL;
+    return err ? err : qerr("%s", msg);
+}
+
+/* $assert(condition[, message]): fails the evaluation unless true. */
+static swf_error_t *fn_assert(call_t *c, val_t *out)
+{
+    const char *msg = "$assert() statement failed";
+    size_t n;
+    (void)out;
+    const val_t *v = arg(c, 0);
+    if (!defined(v) || is_func(v) || !json_object_is_type(v->j, json_type_boolean))
+        return qerr("$assert: argument 1 must be a boolean, not %s", type_name(v));
+    if (json_object_get_boolean(v->j))
+        return NULL;
+    swf_error_t *err = has_arg(c, 1) ? want_string(c, 1, &msg, &n) : NULL;
+    return err ? err : qerr("%s", msg);
+}
+
+/* $zip(a, b, ...): [[a0, b0, ...], [a1, b1, ...], ...], as long as the
+ * shortest. */
+static swf_error_t *fn_zip(call_t *c, val_t *out)
+{
+    size_t len = SIZE_MAX;
+    items_t it[8];
+    for (size_t i = 0; i < c->argc && i < 8; i++) {
+        if (is_func(arg(c, i)))
+            return qerr("argument %zu must be an array, not %s", i + 1, func_what(arg(c, i)));
+        it[i] = items_of(arg(c, i));
+        len = it[i].n < len ? it[i].n : len;
+    }
+    if (c->argc == 0)
+        len = 0;
+    swf_error_t *err = charge(c->ctx, len * c->argc);
+    if (err)
+        return err;
+    json_object *arr = json_object_new_array_ext((int)len);
+    for (size_t k = 0; k < len; k++) {
+        json_object *tuple = json_object_new_array_ext((int)c->argc);
+        for (size_t i = 0; i < c->argc; i++)
+            json_object_array_add(tuple, swf_json_ref(item_at(&it[i], k)));
+        json_object_array_add(arr, tuple);
+    }
+    *out = val_take(arr);
+    return NULL;
+}
+
+static void spread_into(json_object *seq, json_object *j, int depth)
+{
+    if (is_array(j) && depth < SWF_LIMIT_JSON_DEPTH) {
+        for (size_t i = 0; i < json_object_array_length(j); i++)
+            spread_into(seq, json_object_array_get_idx(j, i), depth + 1);
+    } else if (is_object(j)) {
+        json_object_object_foreach(j, key, v)
+        {
+            json_object *one = json_object_new_object();
+            json_object_object_add(one, key, swf_json_ref(v));
+            json_object_array_add(seq, one);
+        }
+    } else {
+        json_object_array_add(seq, swf_json_ref(j));
+    }
+}
+
+/* $spread(object): an array of one object per field (of each object of an
+ * array); any other value is itself. */
+static swf_error_t *fn_spread(call_t *c, val_t *out)
+{
+    const val_t *v = arg(c, 0);
+    if (!defined(v))
+        return NULL;
+    if (is_func(v))
+        return qerr("argument 1 must be an object, not %s", func_what(v));
+    if (!is_array(v->j) && !is_object(v->j)) {
+        *out = val_copy(v);
+        return NULL;
+    }
+    json_object *seq = json_object_new_array();
+    spread_into(seq, v->j, 0);
+    *out = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
+    collapse(out);
+    return charge(c->ctx, json_object_array_length(seq));
+}
+
+/* encodeURIComponent (component) or encodeURI: UTF-8 bytes as %XX but for
+ * the characters each keeps. */
+static swf_error_t *url_encode(call_t *c, val_t *out, bool component)
+{
+    const char *s;
+    size_t n;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    if (err)
+        return err;
+    const char *keep = component ? "-_.!~*'()" : "-_.!~*'();/?:@&=+$,#";
+    buf_t b = {0};
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (isalnum(ch) || (ch && strchr(keep, ch))) {
+            buf_ch(&b, (char)ch);
+        } else {
+            char e[4];
+            snprintf(e, sizeof e, "%%%02X", ch);
+            buf_str(&b, e);
+        }
+    }
+    if (b.over)
+        err = qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
+    else
+        *out = string_val(buf_cstr(&b), b.n);
+    free(b.s);
+    return err;
+}
+
+static int hex_digit(char c)
+{
+    return isdigit((unsigned char)c) ? c - '0'
+           : (c >= 'a' && c <= 'f')  ? c - 'a' + 10
+           : (c >= 'A' && c <= 'F')  ? c - 'A' + 10
+                                     : -1;
+}
+
+/* decodeURIComponent (component) or decodeURI, which leaves the escapes of
+ * the characters encodeURI keeps. A malformed escape is an error. */
+static swf_error_t *url_decode(call_t *c, val_t *out, bool component)
+{
+    const char *s;
+    size_t n;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    if (err)
+        return err;
+    buf_t b = {0};
+    for (size_t i = 0; i < n && !err; i++) {
+        if (s[i] != '%') {
+            buf_ch(&b, s[i]);
+            continue;
+        }
+        int hi = i + 2 < n ? hex_digit(s[i + 1]) : -1, lo = hi >= 0 ? hex_digit(s[i + 2]) : -1;
+        if (hi < 0 || lo < 0) {
+            err = qerr("malformed URL escape at character %zu", i);
+            break;
+        }
+        char ch = (char)(hi * 16 + lo);
+        if (!component && ch && strchr(";/?:@&=+$,#", ch))
+            buf_add(&b, s + i, 3);
+        else
+            buf_ch(&b, ch);
+        i += 2;
+    }
+    /* the bytes must be UTF-8, as decodeURI requires */
+    if (!err && b.n > 0) {
+        for (size_t i = 0, k; i < b.n; i += k) {
+            unsigned char ch = (unsigned char)b.s[i];
+            k = ch < 0x80 ? 1 : (ch >> 5) == 6 ? 2 : (ch >> 4) == 14 ? 3 : (ch >> 3) == 30 ? 4 : 0;
+            for (size_t j = 1; k && j < k; j++) {
+                if (i + j >= b.n || ((unsigned char)b.s[i + j] & 0xC0) != 0x80)
+                    k = 0;
+            }
+            if (k == 0) {
+                err = qerr("the URL escapes are not UTF-8");
+                break;
+            }
+        }
+    }
+    if (!err && b.over)
+        err = qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
+    if (!err)
+        *out = string_val(buf_cstr(&b), b.n);
+    free(b.s);
+    return err;
+}
+
+static swf_error_t *fn_encode_url_component(call_t *c, val_t *out)
+{
+    return url_encode(c, out, true);
+}
+static swf_error_t *fn_encode_url(call_t *c, val_t *out)
+{
+    return url_encode(c, out, false);
+}
+static swf_error_t *fn_decode_url_component(call_t *c, val_t *out)
+{
+    return url_decode(c, out, true);
+}
+static swf_error_t *fn_decode_url(call_t *c, val_t *out)
+{
+    return url_decode(c, out, false);
+}
+
+static double round_half_even(double d, int precision);
+
+/* $formatBase(number[, radix]): the integer (rounded) in base 2 to 36. */
+static swf_error_t *fn_format_base(call_t *c, val_t *out)
+{
+    double d, radix = 10;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_number(c, 0, &d);
+    if (!err && has_arg(c, 1))
+        err = want_integer(c, 1, &radix);
+    if (!err && (radix < 2 || radix > 36))
+        err = qerr("argument 2 (radix) must be between 2 and 36, not %g", radix);
+    if (!err && fabs(d) >= 9007199254740992.0)
+        err = qerr("argument 1 is too large to format exactly");
+    if (err)
+        return err;
+    double r = round_half_even(d, 0);
+    bool neg = r < 0;
+    uint64_t v = (uint64_t)fabs(r);
+    char digits[80], *p = digits + sizeof digits - 1;
+    *p = '\0';
+    do {
+        *--p = "0123456789abcdefghijklmnopqrstuvwxyz"[v % (uint64_t)radix];
+        v /= (uint64_t)radix;
+    } while (v > 0);
+    if (neg)
+        *--p = '-';
+    *out = val_take(json_object_new_string(p));
+    return NULL;
+}
+
 static swf_error_t *fn_keys(call_t *c, val_t *out)
 {
     const val_t *v = arg(c, 0);
@@ -4057,8 +4420,7 @@ static swf_error_t *want_function(const call_t *c, size_t i)
 {
     const val_t *v = arg(c, i);
     if (!is_callable(v))
-        return qerr("argument %zu must be a function, not %s", i + 1,
-                    is_regex(v) ? "a regular expression" : type_name(v));
+        return qerr("argument %zu must be a function, not %s", i + 1, type_name(v));
     return NULL;
 }
 
@@ -4803,6 +5165,16 @@ static const builtin_t builtins[] = {
     {"split", fn_split, 2, 3, true},
     {"join", fn_join, 1, 2, false},
     {"replace", fn_replace, 3, 4, true},
+    {"match", fn_match, 2, 3, true},
+    {"pad", fn_pad, 2, 3, true},
+    {"error", fn_error, 0, 1, false},
+    {"assert", fn_assert, 1, 2, false},
+    {"zip", fn_zip, 1, 8, false},
+    {"spread", fn_spread, 1, 1, false},
+    {"encodeUrlComponent", fn_encode_url_component, 1, 1, true},
+    {"encodeUrl", fn_encode_url, 1, 1, true},
+    {"decodeUrlComponent", fn_decode_url_component, 1, 1, true},
+    {"decodeUrl", fn_decode_url, 1, 1, true},
     {"keys", fn_keys, 1, 1, false},
     {"lookup", fn_lookup, 2, 2, false},
     {"append", fn_append, 2, 2, false},
@@ -4823,6 +5195,7 @@ static const builtin_t builtins[] = {
     {"ceil", fn_ceil, 1, 1, true},
     {"abs", fn_abs, 1, 1, true},
     {"power", fn_power, 2, 2, true},
+    {"formatBase", fn_format_base, 1, 2, true},
     {"sqrt", fn_sqrt, 1, 1, true},
     {"type", fn_type, 1, 1, false},
     {"base64encode", fn_base64encode, 1, 1, true},
@@ -4837,6 +5210,7 @@ static const builtin_t builtins[] = {
     {"millis", fn_refused, 0, 0, false},
     {"random", fn_refused, 0, 1, false},
     {"uuid", fn_refused, 0, 0, false},
+    {"shuffle", fn_refused, 1, 1, false},
 };
 
 static const builtin_t *builtin_find(const char *name)

@@ -608,7 +608,7 @@ Test(jsonata, calling_what_is_not_a_function_is_an_error)
 {
     expect_error("($f := 1; $f(2))", "$f is not a function but number");
     expect_error("$states.input.n(1)", "only functions can be called");
-    expect_error("/a/(1)", "only functions can be called, not a regular expression");
+    expect_error("/a/(1)", "a regular expression is called on a string, not number");
 }
 
 Test(jsonata, unknown_functions_are_still_syntax_errors)
@@ -761,6 +761,81 @@ Test(jsonata, work_in_lambdas_is_limited)
 {
     expect_error("$map([1..100000], function($v) { $map([1..1000], function($w) { $w }) })",
                  "too much");
+}
+
+Test(jsonata, a_regular_expression_called_gives_its_first_match)
+{
+    expect_value("'abc' ~> /b(c)/",
+                 "{\"match\": \"bc\", \"start\": 1, \"end\": 3, \"groups\": [\"c\"]}");
+    expect_undefined("'abc' ~> /x/");
+    expect_value("$filter(['apple', 'berry', 'avocado'], /^a/)", "[\"apple\", \"avocado\"]");
+    expect_value("$sift({'Ab': 1, 'b': 2}, function($v, $k) { $k ~> /^A/ })", "{\"Ab\": 1}");
+}
+
+Test(jsonata, fn_match)
+{
+    expect_value("$match('ababbabbcc', /a(b+)/)",
+                 "[{\"match\": \"ab\", \"index\": 0, \"groups\": [\"b\"]},"
+                 " {\"match\": \"abb\", \"index\": 2, \"groups\": [\"bb\"]},"
+                 " {\"match\": \"abb\", \"index\": 5, \"groups\": [\"bb\"]}]");
+    expect_value("$match('ababbabbcc', /a(b+)/, 1)",
+                 "{\"match\": \"ab\", \"index\": 0, \"groups\": [\"b\"]}");
+    /* (?:...) captures nothing, as in JavaScript */
+    expect_value("$match('xab', /(?:a)(b)/).groups", "[\"b\"]");
+    expect_value("$match('\u00e9a', /a/).index", "1"); /* characters, not bytes */
+    expect_undefined("$match('x', /y/)");
+    expect_error("$match('x', 'x')", "must be a regular expression");
+}
+
+Test(jsonata, fn_pad)
+{
+    expect_value("$pad('foo', 5)", "\"foo  \"");
+    expect_value("$pad('foo', -5, '#')", "\"##foo\"");
+    expect_value("$pad('5', -3, '0')", "\"005\"");
+    expect_value("$pad('x', 6, 'ab')", "\"xababa\"");
+    expect_value("$pad('\u00e9', 3, '\u00e8')", "\"\u00e9\u00e8\u00e8\"");
+    expect_value("$pad('long', 2)", "\"long\"");
+    expect_error("$pad('x', 1e9)", "longer than");
+}
+
+Test(jsonata, fn_error_and_fn_assert_fail_with_the_message)
+{
+    expect_error("$error('custom failure')", "custom failure");
+    expect_error("$error()", "$error() function evaluated");
+    expect_error("$assert($x = 4, 'x must be 4')", "x must be 4");
+    expect_error("$assert(false)", "$assert() statement failed");
+    expect_value("($assert($x = 3); 'ok')", "\"ok\"");
+    expect_error("$assert(1)", "must be a boolean");
+}
+
+Test(jsonata, fn_zip_and_fn_spread)
+{
+    expect_value("$zip([1, 2, 3], [4, 5], [7, 8, 9])", "[[1, 4, 7], [2, 5, 8]]");
+    expect_value("$zip([1, 2])", "[[1], [2]]");
+    expect_value("$zip(1, 2)", "[[1, 2]]");
+    expect_value("$spread({'a': 1, 'b': 2})", "[{\"a\": 1}, {\"b\": 2}]");
+    expect_value("$spread([{'a': 1}, {'b': 2, 'c': 3}])", "[{\"a\": 1}, {\"b\": 2}, {\"c\": 3}]");
+    expect_value("$spread('x')", "\"x\"");
+}
+
+Test(jsonata, url_encoding_and_decoding)
+{
+    expect_value("$encodeUrlComponent('?x=test&y=\u00e9')", "\"%3Fx%3Dtest%26y%3D%C3%A9\"");
+    expect_value("$encodeUrl('https://example.org/a b?x=\u00e9&y=1#top')",
+                 "\"https://example.org/a%20b?x=%C3%A9&y=1#top\"");
+    expect_value("$decodeUrlComponent('%3Fx%3Dtest%26y%3D%C3%A9')", "\"?x=test&y=\u00e9\"");
+    expect_value("$decodeUrl('a%20b%3F%41')", "\"a b%3FA\""); /* keeps reserved escapes */
+    expect_error("$decodeUrlComponent('%E0%A4%A')", "malformed URL escape");
+    expect_error("$decodeUrlComponent('%FF')", "not UTF-8");
+}
+
+Test(jsonata, fn_format_base)
+{
+    expect_value("$formatBase(100, 2)", "\"1100100\"");
+    expect_value("$formatBase(2555, 16)", "\"9fb\"");
+    expect_value("$formatBase(-255, 16)", "\"-ff\"");
+    expect_value("$formatBase(2.5)", "\"2\""); /* rounded half to even */
+    expect_error("$formatBase(1, 37)", "between 2 and 36");
 }
 
 /* ---- order-by, group-by ---- */
@@ -1021,6 +1096,7 @@ Test(jsonata, non_deterministic_functions_are_refused)
     expect_error("$millis()", "not deterministic");
     expect_error("$random()", "not deterministic");
     expect_error("$uuid()", "not deterministic");
+    expect_error("$shuffle([1, 2])", "not deterministic");
 }
 
 Test(jsonata, expression_length_is_limited)
