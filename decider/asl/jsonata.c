@@ -17,11 +17,12 @@
  * and Step Functions' own $partition, $range, $hash and $parse. A regular
  * expression is a function too: called, it gives its first match ({match,
  * start, end, groups}). Function signatures (<n-n:n>) are accepted and not
- * checked. Not supported, each a clear error: transforms (|...|), the
- * parent operator (%), a group-by after # or @ bindings, picture strings
- * ($fromMillis, $toMillis, and the absent $formatNumber, $formatInteger and
- * $parseInteger), $eval, and functions inside arrays or objects (no
- * function is JSON). Calling a name that is neither a built-in nor bound in
+ * checked. Transforms (| location | update, deletions |) are functions
+ * that copy their argument and change the copy. Not supported, each a
+ * clear error: the parent operator (%), a group-by after # or @ bindings,
+ * picture strings ($fromMillis, $toMillis, and the absent $formatNumber,
+ * $formatInteger and $parseInteger), $eval, and functions inside arrays or
+ * objects (no function is JSON). Calling a name that is neither a built-in nor bound in
  * the expression ($lenght(x)) is a syntax error: workflow variables are
  * JSON, never functions.
  *
@@ -294,33 +295,36 @@ typedef enum op {
     OP_CARET,
     OP_AT,
     OP_HASH,
+    OP_PIPE,
 } op_t;
 
 static const char *const op_text[] = {
-    "",  ".", "[",  "]", "{",  "}", "(",  ")",  ",",  ":",  ";",  "?",   "+",  "-",  "*", "/", "%",
-    "&", "=", "!=", "<", "<=", ">", ">=", ":=", "..", "~>", "**", "and", "or", "in", "^", "@", "#",
+    "",   ".",  "[",  "]",  "{",   "}",  "(",  ")",  ",", ":",  ";", "?",
+    "+",  "-",  "*",  "/",  "%",   "&",  "=",  "!=", "<", "<=", ">", ">=",
+    ":=", "..", "~>", "**", "and", "or", "in", "^",  "@", "#",  "|",
 };
 
 typedef enum node_kind {
-    N_VALUE,    /* a literal number, string, true, false or null */
-    N_REGEX,    /* a /regex/ literal */
-    N_NAME,     /* a field name (a path step) */
-    N_WILDCARD, /* * */
-    N_DESCEND,  /* ** */
-    N_VAR,      /* $name; $ has name "", $$ has name "$" */
-    N_PATH,     /* steps in items */
-    N_NEG,      /* -a */
-    N_BINARY,   /* a op b */
-    N_ARRAY,    /* [items] */
-    N_RANGE,    /* a..b inside an array constructor */
-    N_OBJECT,   /* {k: v, ...}: items hold k0, v0, k1, v1, ... */
-    N_BLOCK,    /* (e1; e2; ...) */
-    N_BIND,     /* $name := a */
-    N_COND,     /* a ? b : c */
-    N_CALL,     /* $name(items), or a(items) with the callee in a */
-    N_LAMBDA,   /* function($p, ...) { a }: parameters (N_VAR) in items */
-    N_SORT,     /* ^(terms): a path step sorting the sequence by items */
-    N_HOLE,     /* ? as an argument: partial application */
+    N_VALUE,     /* a literal number, string, true, false or null */
+    N_REGEX,     /* a /regex/ literal */
+    N_NAME,      /* a field name (a path step) */
+    N_WILDCARD,  /* * */
+    N_DESCEND,   /* ** */
+    N_VAR,       /* $name; $ has name "", $$ has name "$" */
+    N_PATH,      /* steps in items */
+    N_NEG,       /* -a */
+    N_BINARY,    /* a op b */
+    N_ARRAY,     /* [items] */
+    N_RANGE,     /* a..b inside an array constructor */
+    N_OBJECT,    /* {k: v, ...}: items hold k0, v0, k1, v1, ... */
+    N_BLOCK,     /* (e1; e2; ...) */
+    N_BIND,      /* $name := a */
+    N_COND,      /* a ? b : c */
+    N_CALL,      /* $name(items), or a(items) with the callee in a */
+    N_LAMBDA,    /* function($p, ...) { a }: parameters (N_VAR) in items */
+    N_SORT,      /* ^(terms): a path step sorting the sequence by items */
+    N_HOLE,      /* ? as an argument: partial application */
+    N_TRANSFORM, /* | a | b [, c] |: location, update, deletions */
 } node_kind_t;
 
 typedef struct node node_t;
@@ -750,7 +754,7 @@ static void advance(parser_t *p)
             {";", OP_SEMI},   {"?", OP_QUESTION}, {"+", OP_PLUS},     {"-", OP_MINUS},
             {"*", OP_STAR},   {"/", OP_SLASH},    {"%", OP_PERCENT},  {"&", OP_AMP},
             {"=", OP_EQ},     {"<", OP_LT},       {">", OP_GT},       {"^", OP_CARET},
-            {"@", OP_AT},     {"#", OP_HASH},
+            {"@", OP_AT},     {"#", OP_HASH},     {"|", OP_PIPE},
         };
         size_t i;
         for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
@@ -759,10 +763,7 @@ static void advance(parser_t *p)
                 break;
         }
         if (i == sizeof ops / sizeof ops[0]) {
-            if (c == '|')
-                perr(p, t->at, "transforms (| ... |) are not supported");
-            else
-                perr(p, t->at, "unexpected character '%c'", c);
+            perr(p, t->at, "unexpected character '%c'", c);
             t->kind = TK_END;
             return;
         }
@@ -1202,6 +1203,19 @@ static node_t *nud(parser_t *p, token_t *t)
         return n;
     case OP_LBRACE:
         return parse_pairs(p);
+    case OP_PIPE:
+        n = node_new(N_TRANSFORM);
+        if ((n->a = parse_expr(p, 0)) == NULL || !expect(p, OP_PIPE) ||
+            (n->b = parse_expr(p, 0)) == NULL)
+            goto fail;
+        if (tok_is(p, OP_COMMA)) {
+            advance(p);
+            if ((n->c = parse_expr(p, 0)) == NULL)
+                goto fail;
+        }
+        if (!expect(p, OP_PIPE))
+            goto fail;
+        return n;
     default: {
         char b[64];
         perr(p, t->at, "unexpected %s", tok_describe(t, b));
@@ -1771,13 +1785,14 @@ typedef struct frame {
 /* A function value made by evaluating a lambda (or composing two functions
  * with ~>). Owned by the evaluation's arena (ctx->closures). */
 struct closure {
-    const node_t *lambda; /* N_LAMBDA: parameters in items, body in a; NULL
-                             for a composition or a partial application */
-    frame_t *env;         /* the frame the lambda was evaluated in */
-    val_t input;          /* the context value the lambda was evaluated in */
-    val_t first, then;    /* a composition: then(first(x)) */
-    val_t *args;          /* a partial application first(args), the V_HOLE */
-    size_t nargs, holes;  /* ones taking the arguments it is called with */
+    const node_t *lambda;    /* N_LAMBDA: parameters in items, body in a */
+    const node_t *transform; /* or N_TRANSFORM; neither for a composition or
+                                a partial application */
+    frame_t *env;            /* the frame the lambda was evaluated in */
+    val_t input;             /* the context value the lambda was evaluated in */
+    val_t first, then;       /* a composition: then(first(x)) */
+    val_t *args;             /* a partial application first(args), the V_HOLE */
+    size_t nargs, holes;     /* ones taking the arguments it is called with */
     closure_t *next;
 };
 
@@ -2958,7 +2973,10 @@ static swf_error_t *eval_lambda(ctx_t *ctx, const node_t *n, const val_t *input,
                                 val_t *out)
 {
     closure_t *c = closure_new(ctx);
-    c->lambda = n;
+    if (n->kind == N_LAMBDA)
+        c->lambda = n;
+    else
+        c->transform = n;
     c->env = env;
     c->input = val_copy(input);
     *out = (val_t){NULL, V_DEF | V_FUNC, NULL, NULL, c};
@@ -2977,7 +2995,7 @@ static size_t func_arity(const val_t *f)
         return f->cl->lambda->items.n;
     if (f->cl != NULL && f->cl->args != NULL)
         return f->cl->holes;
-    return 1;
+    return 1; /* a regular expression, a transform, a composition */
 }
 
 static bool pattern_find(const val_t *pat, const char *s, size_t n, size_t off, size_t *mstart,
@@ -3024,6 +3042,95 @@ static swf_error_t *regex_apply(ctx_t *ctx, const val_t *re, const val_t *arg, v
         *out = val_take(match_object(re->re, s, g, true));
         return charge_bytes(ctx, built_size(out->j));
     }
+    return NULL;
+}
+
+/* The number of values in j, to count what copying it builds. */
+static size_t json_nodes(json_object *j, int depth)
+{
+    size_t n = 1;
+    if (depth > SWF_LIMIT_JSON_DEPTH)
+        return n;
+    if (is_array(j)) {
+        for (size_t i = 0; i < json_object_array_length(j); i++)
+            n += json_nodes(json_object_array_get_idx(j, i), depth + 1);
+    } else if (is_object(j)) {
+        json_object_object_foreach(j, key, v)
+        {
+            (void)key;
+            n += json_nodes(v, depth + 1);
+        }
+    }
+    return n;
+}
+
+/* A copy of j that shares nothing with it (NULL is JSON null). */
+static swf_error_t *json_copy(ctx_t *ctx, json_object *j, json_object **out)
+{
+    *out = NULL;
+    swf_error_t *err = charge_bytes(ctx, (VALUE_BYTES + SLOT_BYTES) * json_nodes(j, 0));
+    if (!err && j != NULL && json_object_deep_copy(j, out, NULL) != 0)
+        err = qerr("the value cannot be copied");
+    return err;
+}
+
+/* | location | update [, deletions] | applied to arg: a copy of arg in
+ * which each object the location finds gets the update's fields, and loses
+ * the fields the deletions name. The copy is the evaluator's own, so it can
+ * change in place; the update's values are copied in, so that no value
+ * contains itself. */
+static swf_error_t *transform_apply(ctx_t *ctx, const closure_t *cl, const val_t *arg, val_t *out)
+{
+    const node_t *t = cl->transform;
+    if (!defined(arg))
+        return NULL;
+    if (is_func(arg) || !(is_object(arg->j) || is_array(arg->j)))
+        return qerr("a transform applies to an object or an array, not %s", type_name(arg));
+    json_object *copy;
+    swf_error_t *err = json_copy(ctx, arg->j, &copy);
+    if (err)
+        return err;
+    val_t root = val_take(copy), found = UNDEF;
+    if (!(err = eval(ctx, t->a, &root, cl->env, &found)) && is_func(&found))
+        err = qerr("the location of a transform is %s", func_what(&found));
+    items_t it = items_of(&found);
+    for (size_t i = 0; i < it.n && !err; i++) {
+        json_object *match = item_at(&it, i);
+        val_t m = val_ref(match), update = UNDEF, del = UNDEF;
+        err = eval(ctx, t->b, &m, cl->env, &update);
+        if (!err && defined(&update) && (is_func(&update) || !is_object(update.j)))
+            err = qerr("the update of a transform must be an object, not %s", type_name(&update));
+        if (!err && defined(&update) && is_object(match)) {
+            json_object_object_foreach(update.j, key, v)
+            {
+                json_object *c;
+                if ((err = json_copy(ctx, v, &c)))
+                    break;
+                json_object_object_add(match, key, c);
+            }
+        }
+        if (!err && t->c != NULL && !(err = eval(ctx, t->c, &m, cl->env, &del)) && defined(&del)) {
+            items_t names = is_func(&del) ? (items_t){NULL, NULL, 0} : items_of(&del);
+            for (size_t k = 0; k < names.n && !err; k++) {
+                if (!is_string(item_at(&names, k)))
+                    err = qerr("the deletions of a transform must be strings, not %s",
+                               swf_json_type_name(item_at(&names, k)));
+            }
+            if (is_func(&del))
+                err = qerr("the deletions of a transform must be strings, not %s", func_what(&del));
+            for (size_t k = 0; k < names.n && !err && is_object(match); k++)
+                json_object_object_del(match, json_object_get_string(item_at(&names, k)));
+        }
+        val_free(&del);
+        val_free(&update);
+        val_free(&m);
+    }
+    val_free(&found);
+    if (err) {
+        val_free(&root);
+        return err;
+    }
+    *out = root;
     return NULL;
 }
 
@@ -3079,6 +3186,8 @@ static swf_error_t *apply(ctx_t *ctx, const val_t *f, const val_t *argv, size_t 
         frame_release(frame);
         if (err)
             ctx->error_in_lambda = true;
+    } else if (f->cl->transform != NULL) {
+        err = transform_apply(ctx, f->cl, argc > 0 ? &argv[0] : &UNDEF, out);
     } else if (f->cl->args != NULL) {
         /* a partial application: the arguments fill its holes in order */
         const closure_t *cl = f->cl;
@@ -3385,6 +3494,7 @@ static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_
         err = eval_call(ctx, n, input, env, out);
         break;
     case N_LAMBDA:
+    case N_TRANSFORM:
         err = eval_lambda(ctx, n, input, env, out);
         break;
     case N_SORT:

@@ -838,6 +838,35 @@ Test(jsonata, fn_format_base)
     expect_error("$formatBase(1, 37)", "between 2 and 36");
 }
 
+/* ---- transforms ---- */
+
+Test(jsonata, a_transform_changes_a_copy)
+{
+    const char *o = "{\"o\": {\"items\": [{\"id\": 1, \"p\": 2.5, \"tmp\": true},"
+                    " {\"id\": 2, \"p\": 3, \"tmp\": false}], \"k\": \"v\"}}";
+    expect_value_in("$o ~> |items|{'checked': true}|", o,
+                    "{\"items\": [{\"id\": 1, \"p\": 2.5, \"tmp\": true, \"checked\": true},"
+                    " {\"id\": 2, \"p\": 3, \"tmp\": false, \"checked\": true}], \"k\": \"v\"}");
+    expect_value_in("($o ~> |items|{'p2': p * 2}, 'tmp'|).items", o,
+                    "[{\"id\": 1, \"p\": 2.5, \"p2\": 5}, {\"id\": 2, \"p\": 3, \"p2\": 6}]");
+    expect_value_in("($o ~> |items|{}, ['tmp', 'id']|).items", o, "[{\"p\": 2.5}, {\"p\": 3}]");
+    expect_value_in("($t := |items[id = 2]|{'p': 0}|; $t($o).items.p)", o, "[2.5, 0]");
+    /* the original is untouched */
+    expect_value_in("($n := $o ~> |items|{'x': 1}, 'id'|; [$o.items[0].id, $n.items[0].x])", o,
+                    "[1, 1]");
+    /* a match put into itself is copied, not linked */
+    expect_value_in("($o ~> |items[0]|{'self': $}|).items[0].self.id", o, "1");
+    expect_undefined("$states.input.missing ~> |a|{}|");
+}
+
+Test(jsonata, transform_errors)
+{
+    expect_error("$states.input ~> |items|5|", "update of a transform must be an object");
+    expect_error("$states.input ~> |items|{}, 5|", "deletions of a transform must be strings");
+    expect_error("5 ~> |a|{}|", "applies to an object or an array");
+    expect_error("|a|{}|", "is a function, not JSON");
+}
+
 /* ---- order-by, group-by ---- */
 
 Test(jsonata, order_by_sorts_a_path)
@@ -1050,7 +1079,8 @@ Test(jsonata, syntax_errors_fail_check_and_eval)
         "a[0]@$x",
         "a^(b)@$x",
         "a#$i{'k': 1}",
-        "|a|{}|",
+        "|a|{}",
+        "|a {}|",
         "$substring(?, 0, 1, ?)",
         "$f(?",
         "$map([1])",
