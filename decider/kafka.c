@@ -124,6 +124,15 @@ int swf_kafka_fetch_wait_ms(void)
     return ms >= 0 && ms <= 10000 ? ms : 5;
 }
 
+/* SWF_KAFKA_SEND_TIMEOUT_MS when it is a number of ms from 1 s to an hour,
+ * else the default. */
+static const char *send_timeout_ms(void)
+{
+    const char *v = env_or("SWF_KAFKA_SEND_TIMEOUT_MS", SWF_KAFKA_SEND_TIMEOUT_MS_STR);
+    long ms = atol(v);
+    return ms >= 1000 && ms <= 3600000 ? v : SWF_KAFKA_SEND_TIMEOUT_MS_STR;
+}
+
 swf_error_t *swf_kafka_producer_new(const char *brokers, rd_kafka_t **out)
 {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
@@ -135,7 +144,7 @@ swf_error_t *swf_kafka_producer_new(const char *brokers, rd_kafka_t **out)
     if (err == NULL)
         err = conf_set(conf, "message.max.bytes", "2000000");
     if (err == NULL)
-        err = conf_set(conf, "message.timeout.ms", SWF_KAFKA_SEND_TIMEOUT_MS_STR);
+        err = conf_set(conf, "message.timeout.ms", send_timeout_ms());
     if (err != NULL) {
         rd_kafka_conf_destroy(conf);
         return err;

@@ -6,7 +6,8 @@
  * SWF_TASK_TOPIC_PREFIX, SWF_TASK_PARTITIONS (default 4),
  * SWF_KAFKA_SESSION_TIMEOUT_MS (consumer groups: how long a silent member
  * keeps its partitions; default librdkafka's 45 s; 300 to 3600000; the
- * heartbeat interval is a quarter of it). Producers are
+ * heartbeat interval is a quarter of it), SWF_KAFKA_SEND_TIMEOUT_MS (below).
+ * Producers are
  * idempotent-free, acks=all, and report every message's delivery; consumers
  * never commit on their own (the caller commits after its work is durable).
  *
@@ -81,11 +82,14 @@ typedef struct swf_kafka_out {
     rd_kafka_resp_err_t result; /* filled: the delivery result */
 } swf_kafka_out_t;
 
-/* How long a producer tries to deliver one message before reporting failure. */
+/* How long a producer tries to deliver one message before reporting failure,
+ * unless SWF_KAFKA_SEND_TIMEOUT_MS says otherwise (1000 to 3600000). A
+ * failed send is never a loss: the decider leaves its activity tasks in the
+ * outbox for swf-history, which posts again on a later tick. */
 #define SWF_KAFKA_SEND_TIMEOUT_MS_STR "30000"
 
 /* Produces every message and waits until each was acknowledged or failed
- * (at most SWF_KAFKA_SEND_TIMEOUT_MS_STR after the last was produced);
+ * (at most the send timeout after the last was produced);
  * msgs[i].result says which. Returns an error when any message failed (the
  * first failure), after all were attempted. The producer must come from
  * swf_kafka_producer_new (its delivery reports fill the slots). */

@@ -451,7 +451,7 @@ typedef enum fault { KAFKA = 1, POSTGRES = 2 } fault_t;
 
 /* Starts the run, lets a quarter of its work through, takes down what
  * `faults` names for OUTAGE_MS, brings it back, and checks the outcome. */
-static void run_through(int faults, const char *what)
+static void run_through(int faults, int outage_ms, const char *what)
 {
     int64_t t0 = mono_ms();
     start_all();
@@ -463,7 +463,7 @@ static void run_through(int faults, const char *what)
         cr_assert_eq(rd_kafka_mock_broker_set_down(swf_dev_mock_cluster(run.dev), 1), 0);
     if (faults & POSTGRES)
         check(swf_history_cluster_down(swf_dev_pg_cluster(run.dev)));
-    usleep(OUTAGE_MS * 1000);
+    usleep((useconds_t)outage_ms * 1000);
     if (faults & POSTGRES)
         check(swf_history_cluster_up(swf_dev_pg_cluster(run.dev)));
     if (faults & KAFKA)
@@ -485,7 +485,7 @@ TestSuite(recovery, .fini = teardown, .timeout = 600);
 Test(recovery, kafka_broker_down_and_back_loses_nothing)
 {
     setup(2);
-    run_through(KAFKA, "a Kafka broker outage");
+    run_through(KAFKA, OUTAGE_MS, "a Kafka broker outage");
 }
 
 /* One decider: with two, a rebalance that fails commits can redeliver what
@@ -493,11 +493,23 @@ Test(recovery, kafka_broker_down_and_back_loses_nothing)
 Test(recovery, postgres_restart_loses_nothing)
 {
     setup(1);
-    run_through(POSTGRES, "a PostgreSQL restart");
+    run_through(POSTGRES, OUTAGE_MS, "a PostgreSQL restart");
 }
 
 Test(recovery, kafka_and_postgres_down_together_lose_nothing)
 {
     setup(2);
-    run_through(KAFKA | POSTGRES, "a Kafka and PostgreSQL outage");
+    run_through(KAFKA | POSTGRES, OUTAGE_MS, "a Kafka and PostgreSQL outage");
+}
+
+/* Longer than a send waits for Kafka (SWF_KAFKA_SEND_TIMEOUT_MS, shortened
+ * here to keep the test short): the decider's publications fail and their
+ * outbox rows wait for swf-history, whose own posts fail too until the
+ * broker is back. (The worker library's answers wait longer: librdkafka's
+ * default of 300 s.) */
+Test(recovery, kafka_down_longer_than_a_send_waits_loses_nothing)
+{
+    setenv("SWF_KAFKA_SEND_TIMEOUT_MS", "2000", 1);
+    setup(2);
+    run_through(KAFKA, 6000, "a long Kafka broker outage");
 }
