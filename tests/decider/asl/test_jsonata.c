@@ -994,11 +994,67 @@ Test(jsonata, fn_from_millis_writes_iso_8601)
     expect_value("$fromMillis(1510067557121, (), '+0000')", "\"2017-11-07T15:12:37.121Z\"");
     expect_value("$toMillis($fromMillis(1234567890123))", "1234567890123");
     expect_undefined("$fromMillis($states.input.missing)");
-    expect_error("$fromMillis(0, '[Y0001]')", "picture strings are not supported");
+    expect_value("$toMillis('2018-10-21T13:05:00Z').[$fromMillis(), $fromMillis($, (), '0000')]",
+                 "[\"2018-10-21T13:05:00.000Z\", \"2018-10-21T13:05:00.000Z\"]");
     expect_error("$fromMillis(0, (), 'Europe/Paris')", "timezone");
     expect_error("$fromMillis(1e20)", "outside the years 0 to 9999");
     expect_error("$fromMillis(-62167219200001)", "outside the years");
     expect_value("$fromMillis(-62167219200000)", "\"0000-01-01T00:00:00.000Z\"");
+}
+
+/* The expected texts are those of jsonata-js's own test suite. */
+Test(jsonata, fn_from_millis_formats_a_picture)
+{
+    expect_value("$fromMillis(1521801216617, 'Year: <[Y0001]>')", "\"Year: <2018>\"");
+    expect_value("$fromMillis(1521801216617, '[[Year]]: [[[Y0001]]]')", "\"[Year]: [2018]\"");
+    expect_value("$fromMillis(1521801216617, '[D#1]/[M#1]/[Y0001]')", "\"23/3/2018\"");
+    expect_value("$fromMillis(1521801216617, '[Y0001]-[M01]-[D01]')", "\"2018-03-23\"");
+    expect_value("$fromMillis(1521801216617, '[M01]/[D01]/[Y0001] at [H01]:[m01]:[s01]')",
+                 "\"03/23/2018 at 10:33:36\"");
+    expect_value("$fromMillis(1521801216617, '[Y]-[M01]-[D01]T[H01]:[m]:[s].[f001][Z01:01t]')",
+                 "\"2018-03-23T10:33:36.617Z\"");
+    expect_value("$fromMillis(1521801216617, '[Y]-[ M01]-[D 01]T[H01 ]:[ m ]:[s].[f0 01]')",
+                 "\"2018-03-23T10:33:36.617\"");
+    expect_value("$fromMillis(1522616700000, '[F0] [FNn]')", "\"7 Sunday\"");
+    expect_value("$fromMillis(1522703100000, '[F0] [FNn]')", "\"1 Monday\"");
+    expect_value("$fromMillis(1521801216617, '[FNn], [D1o] [MNn] [Y]')",
+                 "\"Friday, 23rd March 2018\"");
+    expect_value("$fromMillis(1521801216617, '[D1o] [MN] [Y]')", "\"23rd MARCH 2018\"");
+    expect_value("$fromMillis(1521801216617, '[FNn,3-3], [D1o] [MNn,3-3] [Y] [C]')",
+                 "\"Fri, 23rd Mar 2018 ISO\"");
+    expect_value("$fromMillis(1521801216617, '[F], [D]/[M]/[Y] [h]:[m]:[s] [P]')",
+                 "\"friday, 23/3/2018 10:33:36 am\"");
+    expect_value("$fromMillis(1204405500000, '[F], [D]/[M]/[Y] [h]:[m]:[s] [P]')",
+                 "\"saturday, 1/3/2008 9:05:00 pm\"");
+    expect_value("$fromMillis(1199664000000, '[h]:[m] [PN]')", "\"12:00 AM\"");
+    expect_value("$fromMillis(1546257600000, '[d] days in [Y0001]')", "\"365 days in 2018\"");
+    expect_value("$fromMillis(1483185600000, '[d] days in [Y0001]')", "\"366 days in 2016\"");
+    expect_value("$fromMillis(1521801216617, '[Y01]')", "\"18\"");
+}
+
+Test(jsonata, fn_from_millis_shows_time_zones)
+{
+    expect_value("$fromMillis(1521801216617, '[H01]:[m] [Z0101t]', '+0100')", "\"11:33 +0100\"");
+    expect_value("$fromMillis(1531310400000, '[H01][Z01:01]')", "\"12+00:00\"");
+    expect_value("$fromMillis(1531310400000, '[H01][Z01:01t]')", "\"12Z\"");
+    expect_value("$fromMillis(1531310400000, '[H01][Z]', '-0500')", "\"07-05:00\"");
+    expect_value("$fromMillis(1531310400000, '[H01][Z0]', '-0500')", "\"07-5\"");
+    expect_value("$fromMillis(1531310400000, '[H01][Z0]', '+0530')", "\"17+5:30\"");
+    expect_value("$fromMillis(1531310400000, '[H01][z]', '-0500')", "\"07GMT-05:00\"");
+    expect_value("$fromMillis(1230757500000, '[Y]-[M01]-[D01]T[H01]:[m]', '+0530')",
+                 "\"2009-01-01T02:35\"");
+}
+
+Test(jsonata, fn_from_millis_picture_errors)
+{
+    expect_error("$fromMillis(0, '[YN]')", "no name form");
+    expect_error("$fromMillis(0, '[Y')", "no closing ]");
+    expect_error("$fromMillis(0, '[Z010101t]')", "time zone component");
+    expect_error("$fromMillis(0, '[W]')", "not supported");
+    expect_error("$fromMillis(0, '[YI]')", "not supported");
+    expect_error("$fromMillis(0, '[M1,2]')", "width modifier");
+    expect_error("$fromMillis(0, '[f01]')", "[f001]");
+    expect_error("$fromMillis(0, '[]')", "empty component");
 }
 
 Test(jsonata, clock_functions_stay_refused)
