@@ -29,6 +29,8 @@
  */
 #include "decider/daemon.h"
 
+#include <assert.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -55,7 +57,9 @@ struct swf_decider {
     swf_decider_config_t cfg;
     char identity[96];
     char group[128];
-    swf_history_store_t *store;
+    swf_history_store_t *store; /* loads, and the rounds after a lost race */
+    /* The committer's: appends of the batch in flight. */
+    swf_history_store_t *commit_store;
     /* Deletes published outbox rows; its commits do not wait for the disk
      * (a row a crash brings back is only published again). */
     swf_history_store_t *outbox;
@@ -65,6 +69,13 @@ struct swf_decider {
     swf_decider_cache_t *cache;
     volatile sig_atomic_t stop;
     swf_decider_stats_t stats;
+    int backoff_ms; /* the pause before a failed batch is retried */
+    /* The pipeline (see "the pipeline" below): the batch the committer
+     * thread appends and publishes, whether it is done, and the stop. */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct batch *flight;
+    bool flight_done, committer_stop;
 };
 
 /* The work of one execution within a batch. */
@@ -77,7 +88,11 @@ typedef struct work {
     swf_event_list_t events; /* to append */
     int64_t next_id;         /* the id of events.items[0] */
     bool failed;             /* dropped for this batch (logged) */
+    bool appended;           /* its events are in the history */
+    bool published;          /* and its activity tasks went to Kafka */
 } work_t;
+
+static bool flight_end(swf_decider_t *d, int timeout_ms);
 
 static void logf_(swf_decider_t *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logf_(swf_decider_t *d, const char *fmt, ...)
@@ -147,6 +162,10 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t code,
         logf_(d, "assigned %d inbox partitions", parts->cnt);
         return;
     }
+    /* The batch in flight ends first: its offsets are committed while the
+     * partitions are still ours, and its states go into the cache, to be
+     * dropped below with the others. */
+    flight_end(d, -1);
     /* Another decider owns these executions now: their cached states would
      * only go stale (they stay correct, as loads continue from the cached
      * id, but they take memory for nothing). */
@@ -197,7 +216,12 @@ static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *
     swf_error_t *err = NULL;
     switch (m->type) {
     case SWF_MSG_DECIDE:
-        *wake = true;
+        /* "Decide" asks for the decision task that is scheduled (by a start,
+         * or left for later by a batch); the caller runs it. With none
+         * scheduled, everything in the history was decided already: a
+         * duplicate or late "decide" (the sweep's, one delivered again after
+         * a crash) changes nothing. Waking here appended an empty decision
+         * task for each of them. */
         return NULL;
     case SWF_MSG_ACTIVITY_COMPLETED:
     case SWF_MSG_ACTIVITY_FAILED: {
@@ -416,11 +440,25 @@ static swf_error_t *work_prepare(swf_decider_t *d, work_t *w, const swf_event_li
 /* ---- a batch -------------------------------------------------------------- */
 
 typedef struct batch {
+    rd_kafka_message_t **km; /* the inbox messages, owned */
+    size_t nkm;
     work_t *works;
     size_t n, cap;
     json_object *index; /* execution id -> index into works */
     swf_msg_t *msgs;    /* parsed messages, one per Kafka message */
-    size_t nmsgs;
+    swf_error_t **why;  /* why a message went to the dead letters, per message */
+    /* One round's arrays, n long. */
+    bool *todo;
+    swf_history_append_t *appends;
+    swf_error_t **errors;
+    size_t *which, *lwhich;
+    const char **load_ids;
+    int64_t *load_after;
+    swf_event_list_t *loaded;
+    size_t na;        /* appends of the round */
+    bool retry;       /* some appends lost a race: another round is due */
+    swf_error_t *err; /* the whole batch failed (the database, Kafka): retried */
+    int64_t clock_us;
 } batch_t;
 
 static work_t *batch_work(batch_t *b, const char *id, int32_t partition)
@@ -489,8 +527,9 @@ static swf_error_t *dead_letters(swf_decider_t *d, rd_kafka_message_t **km, swf_
     return err;
 }
 
-/* Publishes the activity tasks of the appended works and deletes their
- * outbox rows. A failure leaves the rows to swf-history's republishing. */
+/* Publishes the activity tasks of the works appended and not yet
+ * published, and deletes their outbox rows. A failure leaves the rows to
+ * swf-history's republishing. */
 static swf_error_t *publish(swf_decider_t *d, batch_t *b)
 {
     size_t n = 0, cap = 0;
@@ -501,8 +540,9 @@ static swf_error_t *publish(swf_decider_t *d, batch_t *b)
     swf_error_t *err = NULL;
     for (size_t i = 0; i < b->n && err == NULL; i++) {
         work_t *w = &b->works[i];
-        if (w->failed)
+        if (w->failed || !w->appended || w->published)
             continue;
+        w->published = true;
         for (size_t k = 0; k < w->events.count && err == NULL; k++) {
             const swf_event_t *ev = &w->events.items[k];
             if (ev->type != SWF_EVENT_ACTIVITY_TASK_SCHEDULED)
@@ -553,7 +593,20 @@ static swf_error_t *publish(swf_decider_t *d, batch_t *b)
     return err;
 }
 
-static void batch_free(batch_t *b, swf_decider_t *d, bool keep)
+/* Publishes, logging a failure (swf-history republishes what is left). */
+static void publish_or_log(swf_decider_t *d, batch_t *b)
+{
+    swf_error_t *err = publish(d, b);
+    if (err != NULL) {
+        logf_(d, "publishing activity tasks: %s (swf-history will republish)",
+              swf_error_message(err));
+        swf_error_free(err);
+    }
+}
+
+/* Frees a batch; with keep, the states of the works that went through go
+ * back into the cache. The Kafka messages stay (batch_done destroys them). */
+static void batch_clear(batch_t *b, swf_decider_t *d, bool keep)
 {
     for (size_t i = 0; i < b->n; i++) {
         work_t *w = &b->works[i];
@@ -565,10 +618,39 @@ static void batch_free(batch_t *b, swf_decider_t *d, bool keep)
         free(w->msgs);
     }
     free(b->works);
+    b->works = NULL;
+    b->n = b->cap = 0;
     json_object_put(b->index);
-    for (size_t i = 0; i < b->nmsgs; i++)
-        swf_msg_clear(&b->msgs[i]);
+    b->index = NULL;
+    for (size_t i = 0; i < b->nkm; i++) {
+        if (b->msgs != NULL)
+            swf_msg_clear(&b->msgs[i]);
+        if (b->why != NULL)
+            swf_error_free(b->why[i]);
+    }
     free(b->msgs);
+    free(b->why);
+    b->msgs = NULL;
+    b->why = NULL;
+    for (size_t k = 0; b->loaded != NULL && k < b->nkm; k++)
+        swf_event_list_free(&b->loaded[k]);
+    free(b->loaded);
+    free(b->todo);
+    free(b->appends);
+    free(b->errors);
+    free(b->which);
+    free(b->lwhich);
+    free(b->load_ids);
+    free(b->load_after);
+    b->loaded = NULL;
+    b->todo = NULL;
+    b->appends = NULL;
+    b->errors = NULL;
+    b->which = b->lwhich = NULL;
+    b->load_ids = NULL;
+    b->load_after = NULL;
+    b->na = 0;
+    b->retry = false;
 }
 
 /* Whether an execution's failure is the database's rather than its own (a
@@ -580,169 +662,332 @@ static bool transient(const swf_error_t *e)
     return swf_error_code(e) == SWF_E_DB && swf_error_retriable(e);
 }
 
-/* Processes one batch of inbox messages; NULL when the offsets may be
- * committed. */
-static swf_error_t *batch_process(swf_decider_t *d, rd_kafka_message_t **km, size_t n)
+/* Parses the messages into works (one per execution) and sends the
+ * unparseable ones to the dead letters; b->err when that failed. */
+static void batch_parse(swf_decider_t *d, batch_t *b)
 {
-    int64_t clock_us = mono_us();
-    batch_t b = {.index = json_object_new_object()};
-    b.msgs = calloc(n ? n : 1, sizeof(*b.msgs));
-    swf_error_t **why = calloc(n ? n : 1, sizeof(*why));
-    swf_history_append_t *appends = NULL;
-    swf_error_t **errors = NULL;
-    size_t *which = NULL, *lwhich = NULL;
-    const char **load_ids = NULL;
-    int64_t *load_after = NULL;
-    swf_event_list_t *loaded = NULL;
-    if (b.msgs == NULL || why == NULL)
+    size_t n = b->nkm;
+    b->clock_us = mono_us();
+    b->index = json_object_new_object();
+    b->msgs = calloc(n ? n : 1, sizeof(*b->msgs));
+    b->why = calloc(n ? n : 1, sizeof(*b->why));
+    if (b->msgs == NULL || b->why == NULL)
         abort();
     bool any_dead = false;
     for (size_t i = 0; i < n; i++) {
-        why[i] = swf_msg_parse(km[i]->payload, km[i]->len, d->cfg.secret, &b.msgs[i]);
-        if (why[i] == NULL && b.msgs[i].type == SWF_MSG_ACTIVITY_TASK) {
-            swf_msg_clear(&b.msgs[i]);
-            why[i] = swf_error_new(SWF_E_INPUT, NULL, "activity.task belongs on a task topic");
+        rd_kafka_message_t *m = b->km[i];
+        b->why[i] = swf_msg_parse(m->payload, m->len, d->cfg.secret, &b->msgs[i]);
+        if (b->why[i] == NULL && b->msgs[i].type == SWF_MSG_ACTIVITY_TASK) {
+            swf_msg_clear(&b->msgs[i]);
+            b->why[i] = swf_error_new(SWF_E_INPUT, NULL, "activity.task belongs on a task topic");
         }
-        if (why[i] != NULL) {
+        if (b->why[i] != NULL) {
             any_dead = true;
             continue;
         }
-        work_push(batch_work(&b, b.msgs[i].execution_id, km[i]->partition), &b.msgs[i]);
+        work_push(batch_work(b, b->msgs[i].execution_id, m->partition), &b->msgs[i]);
     }
-    b.nmsgs = n;
-    swf_error_t *err = any_dead ? dead_letters(d, km, why, n) : NULL;
-    if (err != NULL)
-        goto done;
-
-    appends = calloc(b.n ? b.n : 1, sizeof(*appends));
-    errors = calloc(b.n ? b.n : 1, sizeof(*errors));
-    which = calloc(b.n ? b.n : 1, sizeof(*which));
-    lwhich = calloc(b.n ? b.n : 1, sizeof(*lwhich));
-    load_ids = calloc(b.n ? b.n : 1, sizeof(*load_ids));
-    load_after = calloc(b.n ? b.n : 1, sizeof(*load_after));
-    loaded = calloc(b.n ? b.n : 1, sizeof(*loaded));
-    if (!appends || !errors || !which || !lwhich || !load_ids || !load_after || !loaded)
+    b->err = any_dead ? dead_letters(d, b->km, b->why, n) : NULL;
+    size_t cap = n ? n : 1; /* works <= messages */
+    b->todo = calloc(cap, sizeof(*b->todo));
+    b->appends = calloc(cap, sizeof(*b->appends));
+    b->errors = calloc(cap, sizeof(*b->errors));
+    b->which = calloc(cap, sizeof(*b->which));
+    b->lwhich = calloc(cap, sizeof(*b->lwhich));
+    b->load_ids = calloc(cap, sizeof(*b->load_ids));
+    b->load_after = calloc(cap, sizeof(*b->load_after));
+    b->loaded = calloc(cap, sizeof(*b->loaded));
+    if (!b->todo || !b->appends || !b->errors || !b->which || !b->lwhich || !b->load_ids ||
+        !b->load_after || !b->loaded)
         abort();
-    bool *todo = calloc(b.n ? b.n : 1, sizeof(*todo));
-    for (size_t i = 0; i < b.n; i++)
-        todo[i] = true;
-    for (int round = 0; round < CONFLICT_ROUNDS && err == NULL; round++) {
-        /* What each execution to do gained since its cached position (or
-         * its whole history), in one round trip for the batch. */
-        size_t nl = 0;
-        for (size_t i = 0; i < b.n; i++) {
-            if (!todo[i])
-                continue;
-            work_t *w = &b.works[i];
-            work_state(d, w);
-            load_ids[nl] = w->id;
-            load_after[nl] = swf_asl_exec_last_event_id(w->st->exec);
-            lwhich[nl++] = i;
-        }
-        for (size_t k = 0; k < nl; k++)
-            swf_event_list_clear(&loaded[k]);
-        err = swf_history_pg_load_batch(d->store, load_ids, load_after, nl, loaded, errors);
-        if (err != NULL)
+    for (size_t i = 0; i < b->n; i++)
+        b->todo[i] = true;
+}
+
+/* One round's first half: loads what each execution still to do gained
+ * since its cached position (or its whole history), in one round trip for
+ * the batch, and decides; the appends of the round end in b->appends. */
+static void batch_decide(swf_decider_t *d, batch_t *b)
+{
+    size_t nl = 0;
+    b->na = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        if (!b->todo[i])
+            continue;
+        work_t *w = &b->works[i];
+        work_state(d, w);
+        b->load_ids[nl] = w->id;
+        b->load_after[nl] = swf_asl_exec_last_event_id(w->st->exec);
+        b->lwhich[nl++] = i;
+    }
+    for (size_t k = 0; k < nl; k++)
+        swf_event_list_clear(&b->loaded[k]);
+    b->err =
+        swf_history_pg_load_batch(d->store, b->load_ids, b->load_after, nl, b->loaded, b->errors);
+    for (size_t k = 0; k < nl && b->err == NULL; k++) {
+        size_t i = b->lwhich[k];
+        work_t *w = &b->works[i];
+        b->todo[i] = false;
+        swf_error_t *e = b->errors[k];
+        b->errors[k] = NULL;
+        if (e == NULL)
+            e = work_prepare(d, w, &b->loaded[k]);
+        if (e != NULL && transient(e)) {
+            b->err = e; /* the whole batch waits for the database */
             break;
-        size_t na = 0;
-        for (size_t k = 0; k < nl; k++) {
-            size_t i = lwhich[k];
-            work_t *w = &b.works[i];
-            todo[i] = false;
-            swf_error_t *e = errors[k];
-            errors[k] = NULL;
-            if (e == NULL && err == NULL)
-                e = work_prepare(d, w, &loaded[k]);
-            if (err != NULL) {
-                swf_error_free(e); /* the batch is redone as a whole */
-                continue;
-            }
-            if (e != NULL && transient(e)) {
-                err = e; /* the whole batch waits for the database */
-                continue;
-            }
-            if (e != NULL) {
-                if (swf_error_code(e) != SWF_E_NOTFOUND)
-                    logf_(d, "execution %s: %s", w->id, swf_error_message(e));
-                else
-                    stat_add(&d->stats.ignored, w->nmsgs);
-                swf_error_free(e);
-                w->failed = true;
-                continue;
-            }
-            if (w->events.count == 0)
-                continue;
-            appends[na] =
-                (swf_history_append_t){w->id, w->next_id, w->events.items, w->events.count};
-            which[na++] = i;
         }
-        if (err != NULL || na == 0)
-            break;
-        stat_time(&d->stats.decide_us, &clock_us);
-        err = swf_history_pg_batch_append(d->store, appends, na, errors);
-        stat_time(&d->stats.append_us, &clock_us);
-        if (err != NULL)
-            break;
-        bool retry = false;
-        for (size_t k = 0; k < na; k++) {
-            work_t *w = &b.works[which[k]];
-            if (errors[k] == NULL) {
-                stat_add(&d->stats.events, w->events.count);
-                continue;
-            }
-            /* The cached state holds events that were not written. */
-            swf_decider_state_free(w->st);
-            w->st = NULL;
-            swf_event_list_clear(&w->events);
-            if (swf_error_code(errors[k]) == SWF_E_CONFLICT) {
-                stat_add(&d->stats.conflicts, 1);
-                todo[which[k]] = true;
-                retry = true;
-            } else if (transient(errors[k])) {
-                /* Appended or not, it is redone with the whole batch. */
-                if (err == NULL)
-                    err = errors[k];
-                else
-                    swf_error_free(errors[k]);
-                errors[k] = NULL;
-                continue;
-            } else {
-                logf_(d, "execution %s: %s", w->id, swf_error_message(errors[k]));
-                w->failed = true;
-            }
-            swf_error_free(errors[k]);
-            errors[k] = NULL;
+        if (e != NULL) {
+            if (swf_error_code(e) != SWF_E_NOTFOUND)
+                logf_(d, "execution %s: %s", w->id, swf_error_message(e));
+            else
+                stat_add(&d->stats.ignored, w->nmsgs);
+            swf_error_free(e);
+            w->failed = true;
+            continue;
         }
-        if (!retry || err != NULL)
+        if (w->events.count == 0)
+            continue;
+        b->appends[b->na] =
+            (swf_history_append_t){w->id, w->next_id, w->events.items, w->events.count};
+        b->which[b->na++] = i;
+    }
+    for (size_t k = 0; k < nl; k++) {
+        swf_error_free(b->errors[k]);
+        b->errors[k] = NULL;
+    }
+    stat_time(&d->stats.decide_us, &b->clock_us);
+}
+
+/* One round's second half: the group commit of the round's appends on
+ * `store`. Works that lost a race are marked to do again (b->retry). */
+static void batch_append(swf_decider_t *d, batch_t *b, swf_history_store_t *store)
+{
+    b->retry = false;
+    if (b->na == 0 || b->err != NULL)
+        return;
+    int64_t clock_us = mono_us();
+    b->err = swf_history_pg_batch_append(store, b->appends, b->na, b->errors);
+    stat_time(&d->stats.append_us, &clock_us);
+    if (b->err != NULL)
+        return;
+    for (size_t k = 0; k < b->na; k++) {
+        work_t *w = &b->works[b->which[k]];
+        swf_error_t *e = b->errors[k];
+        b->errors[k] = NULL;
+        if (e == NULL) {
+            w->appended = true;
+            stat_add(&d->stats.events, w->events.count);
+            continue;
+        }
+        /* The state holds events that were not written. */
+        swf_decider_state_free(w->st);
+        w->st = NULL;
+        swf_event_list_clear(&w->events);
+        if (swf_error_code(e) == SWF_E_CONFLICT) {
+            stat_add(&d->stats.conflicts, 1);
+            b->todo[b->which[k]] = true;
+            b->retry = true;
+        } else if (transient(e)) {
+            /* Appended or not, it is redone with the whole batch. */
+            if (b->err == NULL) {
+                b->err = e;
+                e = NULL;
+            }
+        } else {
+            logf_(d, "execution %s: %s", w->id, swf_error_message(e));
+            w->failed = true;
+        }
+        swf_error_free(e);
+    }
+}
+
+/* The rounds after `first` on this thread: reload and redo what lost a
+ * race, append, until nothing lost or the rounds are spent (works that
+ * still lost wrote nothing; a later "decide", or the sweep, settles them),
+ * then publish what is not published yet. */
+static void batch_rounds(swf_decider_t *d, batch_t *b, int first)
+{
+    for (int round = first; round < CONFLICT_ROUNDS && b->err == NULL; round++) {
+        batch_decide(d, b);
+        if (b->err != NULL || b->na == 0)
+            break;
+        batch_append(d, b, d->store);
+        if (!b->retry)
             break;
     }
-    free(todo);
-    if (err == NULL) {
-        /* Works that still lost after every round wrote nothing: their
-         * messages are delivered again only if we do not commit; a later
-         * "decide" (the sweep) settles them, so they are just dropped. */
-        swf_error_t *perr = publish(d, &b);
-        if (perr != NULL) {
-            logf_(d, "publishing activity tasks: %s (swf-history will republish)",
-                  swf_error_message(perr));
-            swf_error_free(perr);
-        }
-    }
-done:
-    batch_free(&b, d, err == NULL);
-    for (size_t i = 0; i < n; i++)
-        swf_error_free(why[i]);
-    free(why);
-    free(appends);
-    free(errors);
-    free(which);
-    free(lwhich);
-    free(load_ids);
-    free(load_after);
-    for (size_t k = 0; loaded != NULL && k < b.n; k++)
-        swf_event_list_free(&loaded[k]);
-    free(loaded);
+    if (b->err == NULL)
+        publish_or_log(d, b);
+}
+
+/* Processes a batch from start to end on this thread; NULL when its
+ * offsets may be committed. The messages stay the caller's. */
+static swf_error_t *batch_process(swf_decider_t *d, rd_kafka_message_t **km, size_t n)
+{
+    batch_t b = {.km = km, .nkm = n};
+    batch_parse(d, &b);
+    if (b.err == NULL)
+        batch_rounds(d, &b, 0);
+    swf_error_t *err = b.err;
+    batch_clear(&b, d, err == NULL);
     return err;
+}
+
+/*
+ * Commits the offsets after a processed batch: per partition, the one after
+ * its last message. Asynchronously: the batch is durable already, so a
+ * commit that fails or is lost in a crash only makes its messages come
+ * again, and they change nothing (the history reflects them). The offsets
+ * are the batch's own, not the consumer's position, which is further on
+ * while the next batch is being decided.
+ */
+static void offsets_commit(swf_decider_t *d, rd_kafka_message_t **km, size_t n)
+{
+    int64_t clock_us = mono_us();
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(8);
+    for (size_t i = 0; i < n; i++) {
+        const char *topic = rd_kafka_topic_name(km[i]->rkt);
+        rd_kafka_topic_partition_t *p =
+            rd_kafka_topic_partition_list_find(l, topic, km[i]->partition);
+        if (p == NULL)
+            p = rd_kafka_topic_partition_list_add(l, topic, km[i]->partition);
+        if (km[i]->offset + 1 > p->offset)
+            p->offset = km[i]->offset + 1;
+    }
+    rd_kafka_resp_err_t code = l->cnt > 0 ? rd_kafka_commit(d->consumer, l, 1) : 0;
+    if (code != RD_KAFKA_RESP_ERR_NO_ERROR)
+        logf_(d, "committing offsets: %s", rd_kafka_err2str(code));
+    rd_kafka_topic_partition_list_destroy(l);
+    stat_time(&d->stats.commit_us, &clock_us);
+}
+
+/*
+ * Ends a batch on the decider's thread: a batch that failed as a whole
+ * (the database is down) is retried from its messages, with a growing
+ * pause, until it passes or we stop, since the offsets must not move past
+ * messages that left no trace; works that lost a race get their further
+ * rounds; then the states go back into the cache and the offsets are
+ * committed. Frees the batch.
+ */
+static void batch_done(swf_decider_t *d, batch_t *b)
+{
+    if (b->err == NULL && b->retry)
+        batch_rounds(d, b, 1);
+    swf_error_t *err = b->err;
+    b->err = NULL;
+    batch_clear(b, d, err == NULL);
+    int64_t logged_ms = 0;
+    for (unsigned failures = 1; err != NULL; failures++) {
+        /* Logged once, then every 30 s while it lasts. */
+        if (failures == 1 || mono_ms() - logged_ms >= 30000) {
+            logf_(d, "batch of %zu messages: %s; retrying", b->nkm, swf_error_message(err));
+            logged_ms = mono_ms();
+        }
+        swf_error_free(err);
+        d->backoff_ms = d->backoff_ms ? (d->backoff_ms * 2 > 5000 ? 5000 : d->backoff_ms * 2) : 100;
+        for (int slept = 0; slept < d->backoff_ms && !d->stop; slept += 50)
+            usleep(50000);
+        if (d->stop)
+            break;
+        err = batch_process(d, b->km, b->nkm);
+        if (err == NULL)
+            logf_(d, "batch of %zu messages passed after %u failures", b->nkm, failures);
+    }
+    if (err == NULL)
+        d->backoff_ms = 0;
+    stat_add(&d->stats.batches, 1);
+    stat_add(&d->stats.messages, b->nkm);
+    __atomic_store_n(&d->stats.cached, (uint64_t)swf_decider_cache_count(d->cache),
+                     __ATOMIC_RELAXED);
+    if (err == NULL && !d->stop)
+        offsets_commit(d, b->km, b->nkm);
+    swf_error_free(err);
+    for (size_t i = 0; i < b->nkm; i++)
+        rd_kafka_message_destroy(b->km[i]);
+    free(b->km);
+    free(b);
+}
+
+/* Whether a batch has work for an execution that another batch has too. */
+static bool batch_overlaps(const batch_t *a, const batch_t *b)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        if (json_object_object_get_ex(b->index, a->works[i].id, NULL))
+            return true;
+    }
+    return false;
+}
+
+/* ---- the pipeline --------------------------------------------------------- */
+
+/*
+ * While one batch is appended and published (on the committer thread, with
+ * a connection of its own), the decider's thread gathers and decides the
+ * next: the database's work on one overlaps the interpreter's on the
+ * other. Only the first round of a batch goes to the committer; a batch
+ * that failed or lost races comes back to the decider's thread, which owns
+ * the cache, retries and commits offsets (batch_done). One batch is in
+ * flight at a time, and a batch with an execution of the one in flight is
+ * decided only after that one is done, so each execution's decisions are
+ * made on the state its last append left, in the order of its messages.
+ */
+static void *committer_main(void *arg)
+{
+    swf_decider_t *d = arg;
+    pthread_mutex_lock(&d->lock);
+    for (;;) {
+        while (!d->committer_stop && (d->flight == NULL || d->flight_done))
+            pthread_cond_wait(&d->cond, &d->lock);
+        if (d->committer_stop)
+            break;
+        batch_t *b = d->flight;
+        pthread_mutex_unlock(&d->lock);
+        batch_append(d, b, d->commit_store);
+        if (b->err == NULL)
+            publish_or_log(d, b); /* the winners, even when others lost a race */
+        pthread_mutex_lock(&d->lock);
+        d->flight_done = true;
+        pthread_cond_broadcast(&d->cond);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return NULL;
+}
+
+/* Waits at most timeout_ms (< 0: for ever) for the batch in flight, and
+ * ends it when it is done; true when nothing is in flight any more. */
+static bool flight_end(swf_decider_t *d, int timeout_ms)
+{
+    if (d->flight == NULL)
+        return true;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += (long)(timeout_ms > 0 ? timeout_ms : 0) * 1000000L;
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    pthread_mutex_lock(&d->lock);
+    while (!d->flight_done && timeout_ms != 0) {
+        if (timeout_ms < 0)
+            pthread_cond_wait(&d->cond, &d->lock);
+        else if (pthread_cond_timedwait(&d->cond, &d->lock, &until) != 0)
+            break;
+    }
+    bool done = d->flight_done;
+    pthread_mutex_unlock(&d->lock);
+    if (!done)
+        return false;
+    batch_t *b = d->flight;
+    d->flight = NULL;
+    batch_done(d, b);
+    return true;
+}
+
+static void flight_start(swf_decider_t *d, batch_t *b)
+{
+    pthread_mutex_lock(&d->lock);
+    assert(d->flight == NULL);
+    d->flight = b;
+    d->flight_done = false;
+    pthread_cond_broadcast(&d->cond);
+    pthread_mutex_unlock(&d->lock);
 }
 
 /* ---- the loop ------------------------------------------------------------- */
@@ -765,7 +1010,11 @@ swf_error_t *swf_decider_new(const swf_decider_config_t *cfg, swf_decider_t **ou
     else
         snprintf(d->identity, sizeof(d->identity), "decider-%ld", (long)getpid());
     d->cache = swf_decider_cache_new(d->cfg.cache_max);
+    pthread_mutex_init(&d->lock, NULL);
+    pthread_cond_init(&d->cond, NULL);
     swf_error_t *err = swf_history_pg_new(cfg->conninfo, &d->store);
+    if (err == NULL)
+        err = swf_history_pg_connect(cfg->conninfo, &d->commit_store);
     if (err == NULL)
         err = swf_history_pg_connect(cfg->conninfo, &d->outbox);
     if (err == NULL)
@@ -791,101 +1040,74 @@ swf_error_t *swf_decider_new(const swf_decider_config_t *cfg, swf_decider_t **ou
     return NULL;
 }
 
-/*
- * Commits the offsets after a processed batch: per partition, the one after
- * its last message. Asynchronously: the batch is durable already, so a
- * commit that fails or is lost in a crash only makes its messages come
- * again, and they change nothing (the history reflects them). The offsets
- * are the batch's own, not the consumer's position, which may be further.
- */
-static void offsets_commit(swf_decider_t *d, rd_kafka_message_t **km, size_t n)
+/* Takes what has arrived, up to batch_max: waiting up to 100 ms for the
+ * first message when no batch is in flight (else not at all: the one in
+ * flight must be ended), and up to batch_wait_ms for more. */
+static size_t gather(swf_decider_t *d, rd_kafka_message_t **km)
 {
-    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(8);
-    for (size_t i = 0; i < n; i++) {
-        const char *topic = rd_kafka_topic_name(km[i]->rkt);
-        rd_kafka_topic_partition_t *p =
-            rd_kafka_topic_partition_list_find(l, topic, km[i]->partition);
-        if (p == NULL)
-            p = rd_kafka_topic_partition_list_add(l, topic, km[i]->partition);
-        if (km[i]->offset + 1 > p->offset)
-            p->offset = km[i]->offset + 1;
+    size_t n = 0;
+    rd_kafka_message_t *m = rd_kafka_consumer_poll(d->consumer, d->flight == NULL ? 100 : 0);
+    if (m == NULL)
+        return 0;
+    int64_t gather_us = mono_us();
+    int64_t until = mono_ms() + d->cfg.batch_wait_ms;
+    for (;;) {
+        if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            km[n++] = m;
+        } else {
+            if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+                logf_(d, "consumer: %s", rd_kafka_message_errstr(m));
+            rd_kafka_message_destroy(m);
+        }
+        int64_t left = until - mono_ms();
+        if (n >= d->cfg.batch_max)
+            break;
+        m = rd_kafka_consumer_poll(d->consumer, left > 0 ? (int)left : 0);
+        if (m == NULL)
+            break;
     }
-    rd_kafka_resp_err_t code = l->cnt > 0 ? rd_kafka_commit(d->consumer, l, 1) : 0;
-    if (code != RD_KAFKA_RESP_ERR_NO_ERROR)
-        logf_(d, "committing offsets: %s", rd_kafka_err2str(code));
-    rd_kafka_topic_partition_list_destroy(l);
+    stat_time(&d->stats.gather_us, &gather_us);
+    return n;
 }
 
 void swf_decider_run(swf_decider_t *d)
 {
-    rd_kafka_message_t **km = calloc(d->cfg.batch_max, sizeof(*km));
-    if (km == NULL)
+    pthread_t committer;
+    d->committer_stop = false;
+    if (pthread_create(&committer, NULL, committer_main, d) != 0)
         abort();
-    int backoff_ms = 0;
+    rd_kafka_message_t **km = NULL;
     while (!d->stop) {
-        size_t n = 0;
-        rd_kafka_message_t *m = rd_kafka_consumer_poll(d->consumer, 100);
-        if (m == NULL)
-            continue;
-        /* A batch is what has arrived (up to batch_max), waiting at most
-         * batch_wait_ms for more: while a batch is being decided and
-         * committed the next one gathers by itself, so a wait would only
-         * add latency. */
-        int64_t gather_us = mono_us();
-        int64_t until = mono_ms() + d->cfg.batch_wait_ms;
-        for (;;) {
-            if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-                km[n++] = m;
-            } else {
-                if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
-                    logf_(d, "consumer: %s", rd_kafka_message_errstr(m));
-                rd_kafka_message_destroy(m);
-            }
-            int64_t left = until - mono_ms();
-            if (n >= d->cfg.batch_max)
-                break;
-            m = rd_kafka_consumer_poll(d->consumer, left > 0 ? (int)left : 0);
-            if (m == NULL)
-                break;
-        }
-        stat_time(&d->stats.gather_us, &gather_us);
+        if (km == NULL && (km = calloc(d->cfg.batch_max, sizeof(*km))) == NULL)
+            abort();
+        size_t n = gather(d, km);
+        flight_end(d, n == 0 ? 1 : 0);
         if (n == 0)
             continue;
-        /* A batch that fails as a whole (the database is down) is retried
-         * as it is, with a growing pause, until it passes or we stop: the
-         * offsets must not move past messages that left no trace. */
-        int64_t logged_ms = 0;
-        for (unsigned failures = 0;; failures++) {
-            swf_error_t *err = batch_process(d, km, n);
-            if (err == NULL) {
-                if (failures > 0)
-                    logf_(d, "batch of %zu messages passed after %u failures", n, failures);
-                backoff_ms = 0;
-                break;
-            }
-            /* Logged once, then every 30 s while it lasts. */
-            if (failures == 0 || mono_ms() - logged_ms >= 30000) {
-                logf_(d, "batch of %zu messages: %s; retrying", n, swf_error_message(err));
-                logged_ms = mono_ms();
-            }
-            swf_error_free(err);
-            backoff_ms = backoff_ms ? (backoff_ms * 2 > 5000 ? 5000 : backoff_ms * 2) : 100;
-            for (int slept = 0; slept < backoff_ms && !d->stop; slept += 50)
-                usleep(50000);
-            if (d->stop)
-                break;
-        }
-        stat_add(&d->stats.batches, 1);
-        stat_add(&d->stats.messages, n);
-        if (!d->stop) {
-            int64_t clock_us = mono_us();
-            offsets_commit(d, km, n);
-            stat_time(&d->stats.commit_us, &clock_us);
-        }
-        for (size_t i = 0; i < n; i++)
-            rd_kafka_message_destroy(km[i]);
+        batch_t *b = calloc(1, sizeof(*b));
+        if (b == NULL)
+            abort();
+        b->km = km;
+        b->nkm = n;
+        km = NULL;
+        batch_parse(d, b);
+        if (b->err == NULL && d->flight != NULL && batch_overlaps(b, d->flight))
+            flight_end(d, -1);
+        if (b->err == NULL)
+            batch_decide(d, b);
+        flight_end(d, -1); /* one batch in flight at a time */
+        if (b->err == NULL && b->na > 0)
+            flight_start(d, b);
+        else
+            batch_done(d, b); /* nothing to append, or failed: ends here */
     }
+    flight_end(d, -1);
     free(km);
+    pthread_mutex_lock(&d->lock);
+    d->committer_stop = true;
+    pthread_cond_broadcast(&d->cond);
+    pthread_mutex_unlock(&d->lock);
+    pthread_join(committer, NULL);
 }
 
 void swf_decider_stop(swf_decider_t *d)
@@ -918,6 +1140,9 @@ void swf_decider_free(swf_decider_t *d)
     swf_kafka_poster_free(d->poster);
     swf_decider_cache_free(d->cache);
     swf_history_store_free(d->store);
+    swf_history_store_free(d->commit_store);
     swf_history_store_free(d->outbox);
+    pthread_mutex_destroy(&d->lock);
+    pthread_cond_destroy(&d->cond);
     free(d);
 }

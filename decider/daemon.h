@@ -61,6 +61,7 @@ typedef struct swf_decider_stats {
     uint64_t batches, messages, dead_letters, ignored, events, decision_tasks, conflicts,
         tasks_published, cache_hits, cache_misses;
     uint64_t partitions; /* inbox partitions assigned now */
+    uint64_t cached;     /* executions in the cache after the last batch */
     /* Microseconds spent, summed over batches: gathering a batch after its
      * first message, deciding (parse, load, replay, interpret), the group
      * commit, publishing activity tasks, deleting their outbox rows, and

@@ -166,6 +166,25 @@ static json_object *replay_checked(swf_history_store_t *store, const char *id, s
     return out;
 }
 
+/* Every execution PREFIX-0 .. PREFIX-(n-1) closes, succeeded, with the
+ * --local output, and passes replay_checked. */
+static void expect_like_local(swf_history_store_t *store, const char *prefix, int n)
+{
+    json_object *want = local_output();
+    for (int i = 0; i < n; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "%s-%d", prefix, i);
+        char *status = wait_closed(store, id);
+        cr_assert_str_eq(status, "succeeded", "%s", id);
+        free(status);
+        size_t events;
+        json_object *out = replay_checked(store, id, &events);
+        cr_assert(swf_json_equal(out, want), "%s: %s", id, swf_json_str(out));
+        json_object_put(out);
+    }
+    json_object_put(want);
+}
+
 static swf_dev_t *dev_up(int deciders, bool split)
 {
     swf_dev_options_t opt = {.deciders = deciders, .history_service = true,
@@ -296,24 +315,77 @@ Test(daemon, two_racing_deciders_never_fork_a_history, .timeout = 600)
     check(swf_history_pg_new(swf_dev_conninfo(dev), &store));
     enum { N = 8 };
     start_executions(dev, store, N, "race");
-    json_object *want = local_output();
-    for (int i = 0; i < N; i++) {
-        char id[32];
-        snprintf(id, sizeof(id), "race-%d", i);
-        char *status = wait_closed(store, id);
-        cr_assert_str_eq(status, "succeeded", "%s", id);
-        free(status);
-        size_t n;
-        json_object *out = replay_checked(store, id, &n);
-        cr_assert(swf_json_equal(out, want), "%s: %s", id, swf_json_str(out));
-        json_object_put(out);
-    }
+    expect_like_local(store, "race", N);
     swf_decider_stats_t a, b;
     swf_decider_stats(swf_dev_decider(dev, 0), &a);
     swf_decider_stats(swf_dev_decider(dev, 1), &b);
     cr_log_info("conflicts: %llu + %llu", (unsigned long long)a.conflicts,
                 (unsigned long long)b.conflicts);
-    json_object_put(want);
+    swf_history_store_free(store);
+    swf_dev_worker_stop(w);
+    json_object_put(mocks);
+    swf_dev_stop(dev);
+}
+
+Test(daemon, pipelined_batches_keep_each_execution_in_order, .timeout = 600)
+{
+    /* Bursts of signals to a few executions, answered tasks in between:
+     * consecutive batches share executions while one is in flight. Each
+     * execution's batch must be decided on the state the previous one
+     * appended, in message order: one decider never loses a race to
+     * itself, and every signal is in the history once, in order. */
+    swf_dev_t *dev = dev_up(1, false);
+    json_object *mocks = parse(MOCKS);
+    swf_dev_worker_t *w;
+    check(swf_dev_worker_start(swf_dev_brokers(dev), LISTS, 4, mocks, NULL, &w));
+    swf_history_store_t *store;
+    check(swf_history_pg_new(swf_dev_conninfo(dev), &store));
+    enum { N = 4, SIGNALS = 60 };
+    start_executions(dev, store, N, "burst");
+    rd_kafka_t *p;
+    check(swf_kafka_producer_new(swf_dev_brokers(dev), &p));
+    swf_kafka_names_t names;
+    swf_kafka_names_env(&names);
+    for (int k = 0; k < SIGNALS; k++) {
+        swf_kafka_out_t outs[N];
+        json_object *docs[N];
+        char ids[N][32], name[32];
+        snprintf(name, sizeof(name), "s%03d", k);
+        for (int i = 0; i < N; i++) {
+            snprintf(ids[i], sizeof(ids[i]), "burst-%d", i);
+            docs[i] = swf_msg_signal_new(ids[i], name, NULL);
+            const char *s = swf_json_str(docs[i]);
+            outs[i] = (swf_kafka_out_t){names.inbox, ids[i], s, strlen(s), 0};
+        }
+        check(swf_kafka_send(p, outs, N));
+        for (int i = 0; i < N; i++)
+            json_object_put(docs[i]);
+        if (k % 10 == 9)
+            usleep(2000); /* let some batches go while others are in flight */
+    }
+    rd_kafka_destroy(p);
+    expect_like_local(store, "burst", N);
+    for (int i = 0; i < N; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "burst-%d", i);
+        swf_event_list_t events = {0};
+        check(swf_history_load(store, id, 0, 0, &events));
+        int seen = 0;
+        for (size_t e = 0; e < events.count; e++) {
+            if (events.items[e].type != SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED)
+                continue;
+            char name[32];
+            snprintf(name, sizeof(name), "s%03d", seen++);
+            cr_assert_str_eq(swf_json_get_string(events.items[e].attrs, "signalName"), name,
+                             "%s: signals out of order", id);
+        }
+        cr_assert_eq(seen, SIGNALS, "%s: %d signals recorded", id, seen);
+        swf_event_list_free(&events);
+    }
+    swf_decider_stats_t st;
+    swf_decider_stats(swf_dev_decider(dev, 0), &st);
+    cr_assert_eq(st.conflicts, 0, "one decider lost %llu races to itself",
+                 (unsigned long long)st.conflicts);
     swf_history_store_free(store);
     swf_dev_worker_stop(w);
     json_object_put(mocks);

@@ -1,0 +1,156 @@
+/*
+ * bench_decider_memory - what one decider's cache of replayed executions
+ * costs in memory, and that the cache setting bounds it.
+ *
+ * usage: bench_decider_memory [EXECUTIONS] [CACHE] [STEPS]
+ * (defaults 10000 10000 5)
+ *
+ * One decider (SWF_DECIDER_CACHE = CACHE) on the in-process harness
+ * (throwaway PostgreSQL, mock Kafka, the harness's echo worker) runs
+ * EXECUTIONS executions of STEPS activity steps each, after which every
+ * execution waits in a one-hour Wait state: open, and cached as long as the
+ * cache has room. It prints the process's resident set (VmRSS of
+ * /proc/self/status) once everything has started and again when every
+ * execution waits, the executions the cache holds, and the growth per
+ * cached execution. Run it again with CACHE halved: the cache holds CACHE
+ * entries and the growth follows it. The figure includes librdkafka's and
+ * the harness's own buffers, so the growth per entry is an upper bound.
+ */
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/dev.h"
+#include "decider/kafka.h"
+#include "history/pg.h"
+#include "protocol/json.h"
+#include "protocol/message.h"
+#include "protocol/time.h"
+
+static long rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, "VmRSS:", 6) == 0)
+            kib = atol(line + 6);
+    }
+    if (f != NULL)
+        fclose(f);
+    return kib;
+}
+
+static void die(swf_error_t *err)
+{
+    if (err != NULL) {
+        fprintf(stderr, "bench_decider_memory: %s\n", swf_error_message(err));
+        exit(1);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int execs = argc > 1 ? atoi(argv[1]) : 10000;
+    int cache = argc > 2 ? atoi(argv[2]) : 10000;
+    int steps = argc > 3 ? atoi(argv[3]) : 5;
+    if (execs < 1 || cache < 1 || steps < 1) {
+        fprintf(stderr, "usage: bench_decider_memory [EXECUTIONS] [CACHE] [STEPS]\n");
+        return 2;
+    }
+    char v[32];
+    snprintf(v, sizeof(v), "%d", cache);
+    setenv("SWF_DECIDER_CACHE", v, 1);
+    setenv("SWF_KAFKA_FETCH_WAIT_MS", "1", 0);
+    char def_text[1024];
+    snprintf(def_text, sizeof(def_text),
+             "{\"StartAt\":\"Work\",\"States\":{"
+             "\"Work\":{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::activity:mem\","
+             "  \"Next\":\"Inc\"},"
+             "\"Inc\":{\"Type\":\"Pass\",\"Parameters\":{\"i.$\":\"States.MathAdd($.i, 1)\"},"
+             "  \"Next\":\"Check\"},"
+             "\"Check\":{\"Type\":\"Choice\",\"Choices\":[{\"Variable\":\"$.i\","
+             "  \"NumericLessThan\":%d,\"Next\":\"Work\"}],\"Default\":\"Hold\"},"
+             "\"Hold\":{\"Type\":\"Wait\",\"Seconds\":3600,\"Next\":\"Done\"},"
+             "\"Done\":{\"Type\":\"Succeed\"}}}",
+             steps);
+    swf_dev_options_t opt = {.deciders = 1, .history_service = false, .time_scale = 1};
+    swf_dev_t *dev;
+    die(swf_dev_start(&opt, &dev));
+    swf_history_store_t *store;
+    die(swf_history_pg_new(swf_dev_conninfo(dev), &store));
+    json_object *def = json_tokener_parse(def_text), *input = json_tokener_parse("{\"i\":0}");
+    int version;
+    die(swf_history_pg_state_machine_register(store, "Memory", def, &version));
+    const char *lists[1] = {"mem"};
+    swf_dev_worker_t *worker;
+    die(swf_dev_worker_start(swf_dev_brokers(dev), lists, 1, NULL, NULL, &worker));
+    swf_kafka_names_t names;
+    swf_kafka_names_env(&names);
+    rd_kafka_t *producer;
+    die(swf_kafka_producer_new(swf_dev_brokers(dev), &producer));
+    swf_decider_t *d = swf_dev_decider(dev, 0);
+    long rss0 = rss_kib();
+
+    time_t t0 = time(NULL);
+    enum { CHUNK = 500 };
+    for (int i = 0; i < execs; i += CHUNK) {
+        swf_kafka_out_t outs[CHUNK];
+        json_object *docs[CHUNK];
+        char ids[CHUNK][32];
+        int n = execs - i < CHUNK ? execs - i : CHUNK;
+        for (int k = 0; k < n; k++) {
+            snprintf(ids[k], sizeof(ids[k]), "mem-%d", i + k);
+            swf_history_start_t st = {.execution_id = ids[k],
+                                      .state_machine = "Memory",
+                                      .version = version,
+                                      .input = input,
+                                      .time_ms = swf_time_now_ms()};
+            die(swf_history_pg_execution_start(store, &st, NULL));
+            docs[k] = swf_msg_decide_new(ids[k]);
+            const char *s = swf_json_str(docs[k]);
+            outs[k] = (swf_kafka_out_t){names.inbox, ids[k], s, strlen(s), 0};
+        }
+        die(swf_kafka_send(producer, outs, (size_t)n));
+        for (int k = 0; k < n; k++)
+            json_object_put(docs[k]);
+    }
+    /* Every execution has answered its steps and started its Wait: the
+     * last decision of each (STEPS answers, then the timer) is in. */
+    unsigned long want = (unsigned long)execs * (unsigned long)steps;
+    swf_decider_stats_t st;
+    for (;;) {
+        swf_decider_stats(d, &st);
+        if (swf_dev_worker_answered(worker) >= want && st.messages >= want + (uint64_t)execs)
+            break;
+        if (time(NULL) - t0 > 1200) {
+            fprintf(stderr, "bench_decider_memory: not done after 20 minutes\n");
+            return 1;
+        }
+        usleep(100000);
+    }
+    sleep(1); /* the last batch's cache puts */
+    swf_decider_stats(d, &st);
+    long rss1 = rss_kib();
+    /* What the allocator keeps of memory freed by evictions is not the
+     * cache's: give it back and measure again. */
+    malloc_trim(0);
+    long rss2 = rss_kib();
+    long grown = rss2 - rss0;
+    printf("cache setting %d, executions %d x %d steps: %llu cached; RSS %.1f MiB before, "
+           "%.1f MiB after, %.1f MiB after malloc_trim (+%.1f MiB, %.1f KiB per cached "
+           "execution), %lld s\n",
+           cache, execs, steps, (unsigned long long)st.cached, rss0 / 1024.0, rss1 / 1024.0,
+           rss2 / 1024.0, grown / 1024.0, st.cached ? (double)grown / (double)st.cached : 0,
+           (long long)(time(NULL) - t0));
+    rd_kafka_destroy(producer);
+    swf_dev_worker_stop(worker);
+    json_object_put(def);
+    json_object_put(input);
+    swf_history_store_free(store);
+    swf_dev_stop(dev);
+    return st.cached <= (uint64_t)cache ? 0 : 1;
+}
