@@ -12,7 +12,10 @@
  * messages are delivered again; between (1) and (3) they are delivered
  * again and change nothing (the history already reflects them: answers name
  * activities no longer open, "decide" finds no decision due), and
- * swf-history republishes outbox rows left behind.
+ * swf-history republishes outbox rows left behind. The commit of (3) is
+ * asynchronous for that reason, and so is the outbox delete's (a row a
+ * crash brings back is only published again). Consecutive batches overlap
+ * (see "the pipeline" below): the next is decided during the append.
  *
  * A decision task is built exactly as decider/local.c builds it:
  * [incoming events] DecisionTaskScheduled DecisionTaskStarted, then

@@ -7,8 +7,17 @@
  * into events, runs the interpreter where a decision task is due, appends
  * every execution of the batch in one PostgreSQL transaction, publishes the
  * activity tasks that transaction wrote to the outbox, deletes their outbox
- * rows once Kafka acknowledged them, and only then commits its inbox
- * offsets. Messages that do not parse go to the dead-letter topic.
+ * rows once Kafka acknowledged them, and commits the batch's inbox
+ * offsets once the transaction committed (the tasks are safe in the outbox
+ * from then on). Messages that do not parse go to the dead-letter topic.
+ *
+ * Batches are pipelined: while a committer thread appends and publishes
+ * one batch, the decider's thread gathers and decides the next (a batch
+ * with an execution of the one in flight waits for it, so every execution
+ * is decided in message order on the state its last append left). A batch
+ * is what has arrived, up to SWF_DECIDER_BATCH: no wait for more, since
+ * the next one gathers while one is in flight. Three connections: loads,
+ * the committer's appends, and outbox deletes (asynchronous commit).
  *
  * Configuration (swf_decider_config_env): SWF_DATABASE_URL,
  * SWF_KAFKA_BROKERS, SWF_TOKEN_SECRET, SWF_INBOX_TOPIC, SWF_DLQ_TOPIC,
@@ -27,7 +36,8 @@
  * an execution's own failure (a history the interpreter refuses, a
  * non-retriable error) drops that execution's messages, logged.
  *
- * Ownership: the decider owns its connection, consumer, producer and cache;
+ * Ownership: the decider owns its connections, consumer, producer, cache
+ * and committer thread (started and joined by run());
  * the config's strings are borrowed for the decider's lifetime.
  * Thread-safety: run() on one thread; stop() and stats() from any thread
  * (stop() is async-signal-safe).
