@@ -94,6 +94,7 @@ struct pass {
     json_object *open_timers;  /* timerId -> TimerStarted event id */
     int64_t dt_scheduled, dt_started, dt_completed;
     bool in_decisions; /* every event since the last DecisionTaskCompleted is a decision */
+    bool news;         /* an event a decider reacts to since the last DecisionTaskCompleted */
     int64_t closed_at;
     size_t base; /* out->count when this history's check began */
 };
@@ -137,6 +138,11 @@ static void check_decision_task(pass_t *p, const swf_event_t *ev)
                     "a second decision task is scheduled while the one scheduled at event %lld "
                     "is open",
                     (long long)p->dt_scheduled);
+        else if (!p->news)
+            problem(p, ev->id,
+                    "a decision task is scheduled though nothing happened since the one that "
+                    "completed at event %lld (a duplicate \"decide\" acted upon)",
+                    (long long)p->dt_completed);
         p->dt_scheduled = ev->id;
         p->dt_started = 0;
         break;
@@ -169,6 +175,7 @@ static void check_decision_task(pass_t *p, const swf_event_t *ev)
         p->dt_scheduled = p->dt_started = 0;
         if (ev->type == SWF_EVENT_DECISION_TASK_COMPLETED)
             p->dt_completed = ev->id;
+        p->news = ev->type == SWF_EVENT_DECISION_TASK_TIMED_OUT;
         break;
     default:
         break;
@@ -309,7 +316,7 @@ swf_error_t *swf_history_check_events(const swf_event_list_t *events, swf_check_
 {
     if (events->count == 0)
         return swf_error_new(SWF_E_INPUT, NULL, "the history has no events");
-    pass_t p = {.events = events, .out = out};
+    pass_t p = {.events = events, .out = out, .news = true};
     p.started_by = calloc(events->count, sizeof(*p.started_by));
     p.closed_by = calloc(events->count, sizeof(*p.closed_by));
     if (p.started_by == NULL || p.closed_by == NULL)
@@ -366,6 +373,16 @@ swf_error_t *swf_history_check_events(const swf_event_list_t *events, swf_check_
         } else {
             p.in_decisions = ev->type == SWF_EVENT_DECISION_TASK_COMPLETED;
         }
+
+        /* What a decider reacts to: anything but its own decision tasks and
+         * decisions. */
+        bool own = swf_event_type_is_decision(ev->type) ||
+                   ev->type == SWF_EVENT_DECISION_TASK_SCHEDULED ||
+                   ev->type == SWF_EVENT_DECISION_TASK_STARTED ||
+                   ev->type == SWF_EVENT_DECISION_TASK_COMPLETED ||
+                   ev->type == SWF_EVENT_DECISION_TASK_TIMED_OUT;
+        if (!own)
+            p.news = true;
 
         switch (ev->type) {
         case SWF_EVENT_DECISION_TASK_SCHEDULED:

@@ -13,7 +13,10 @@
  *     Canceled/Terminated), and nothing after it;
  *   - decision tasks: at most one open at a time, each Started and
  *     Completed/TimedOut naming the open task's events, decision events
- *     only directly after DecisionTaskCompleted and naming it;
+ *     only directly after DecisionTaskCompleted and naming it, and a new
+ *     task scheduled only when something happened since the last one
+ *     completed (an event other than decision tasks and decisions: a
+ *     result, a timer, a signal...; a duplicate "decide" changes nothing);
  *   - activities: activityId unique in the execution; Started, results
  *     (Completed, Failed, TimedOut, Canceled) and heartbeats name an
  *     ActivityTaskScheduled event; at most one start and one result per

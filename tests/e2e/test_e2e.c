@@ -459,6 +459,28 @@ static void open_sample(char *buf, size_t size)
     PQclear(r);
 }
 
+/* Prints a history, one event per line with its time since the start. */
+static void print_timeline(const char *id, const swf_event_list_t *ev)
+{
+    for (size_t i = 0; i < ev->count; i++) {
+        const swf_event_t *e = &ev->items[i];
+        char attrs[201];
+        snprintf(attrs, sizeof(attrs), "%s", swf_json_str(e->attrs));
+        fprintf(stderr, "%s %+8.3f s %3lld %s %s\n", id,
+                (double)(e->time_ms - ev->items[0].time_ms) / 1000, (long long)e->id,
+                swf_event_type_name(e->type), attrs);
+    }
+}
+
+/* Fails the test about one history, printing it first. */
+#define judge_assert(cond, id, ev, ...)                                                            \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            print_timeline(id, ev);                                                                \
+            cr_assert_fail(__VA_ARGS__);                                                           \
+        }                                                                                          \
+    } while (0)
+
 /* Judges one history: the close, the output, the counts, the invariants.
  * Raises *longest_ms to the longest time from an ActivityTaskScheduled to
  * its result (the Charge state's TimeoutSeconds bounds it at 30 s). */
@@ -470,12 +492,11 @@ static void judge(int i, int64_t *longest_ms)
     ok(swf_history_load(E.store, id, 0, 0, &ev), id);
     swf_check_problems_t problems = {0};
     ok(swf_history_check_events(&ev, &problems), id);
-    if (problems.count > 0) {
-        for (size_t k = 0; k < problems.count; k++)
-            fprintf(stderr, "%s: %s\n", id, problems.items[k]);
-        cr_assert_fail("%s: the history breaks %zu invariants, the first: %s", id, problems.count,
-                       problems.items[0]);
-    }
+    for (size_t k = 0; k < problems.count; k++)
+        fprintf(stderr, "%s: %s\n", id, problems.items[k]);
+    judge_assert(problems.count == 0, id, &ev,
+                 "%s: the history breaks %zu invariants, the first: %s", id, problems.count,
+                 problems.count ? problems.items[0] : "");
     swf_check_problems_free(&problems);
 
     size_t count[SWF_EVENT_TYPE_COUNT] = {0};
@@ -487,7 +508,8 @@ static void judge(int i, int64_t *longest_ms)
              e->type == SWF_EVENT_ACTIVITY_TASK_FAILED) &&
             swf_json_get(e->attrs, "scheduledEventId", &v)) {
             int64_t sched = json_object_get_int64(v);
-            cr_assert(sched >= 1 && sched < e->id, "%s: event %lld", id, (long long)e->id);
+            judge_assert(sched >= 1 && sched < e->id, id, &ev, "%s: event %lld", id,
+                         (long long)e->id);
             int64_t took = e->time_ms - ev.items[sched - 1].time_ms;
             if (took > *longest_ms)
                 *longest_ms = took;
@@ -495,22 +517,53 @@ static void judge(int i, int64_t *longest_ms)
     }
     const swf_event_t *last = &ev.items[ev.count - 1];
     json_object *result = NULL;
-    cr_assert_eq(last->type, SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED,
+    judge_assert(last->type == SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED, id, &ev,
                  "%s closed with %s (event %lld): %s", id, swf_event_type_name(last->type),
                  (long long)last->id, swf_json_str(last->attrs));
-    cr_assert(swf_json_get(last->attrs, "result", &result), "%s: no result", id);
+    judge_assert(swf_json_get(last->attrs, "result", &result), id, &ev, "%s: no result", id);
     json_object *want = order_output(i);
-    cr_assert(swf_json_equal(result, want), "%s: output %s, expected %s", id, swf_json_str(result),
-              swf_json_str(want));
+    bool same = swf_json_equal(result, want);
+    char want_text[1024];
+    snprintf(want_text, sizeof(want_text), "%s", swf_json_str(want));
     json_object_put(want);
+    judge_assert(same, id, &ev, "%s: output %s, expected %s", id, swf_json_str(result), want_text);
     /* Charge twice (the first throttled), Pack three times, Notify once;
      * the retry back-off and the Wait. */
-    cr_assert_eq(count[SWF_EVENT_ACTIVITY_TASK_SCHEDULED], 6, "%s", id);
-    cr_assert_eq(count[SWF_EVENT_ACTIVITY_TASK_COMPLETED], 5, "%s: results recorded", id);
-    cr_assert_eq(count[SWF_EVENT_ACTIVITY_TASK_FAILED], 1, "%s: failures recorded", id);
-    cr_assert_eq(count[SWF_EVENT_ACTIVITY_TASK_TIMED_OUT], 0, "%s", id);
-    cr_assert_eq(count[SWF_EVENT_TIMER_FIRED], 2, "%s: timers fired", id);
+    judge_assert(count[SWF_EVENT_ACTIVITY_TASK_SCHEDULED] == 6 &&
+                     count[SWF_EVENT_ACTIVITY_TASK_COMPLETED] == 5 &&
+                     count[SWF_EVENT_ACTIVITY_TASK_FAILED] == 1 &&
+                     count[SWF_EVENT_ACTIVITY_TASK_TIMED_OUT] == 0 &&
+                     count[SWF_EVENT_TIMER_FIRED] == 2,
+                 id, &ev,
+                 "%s: %zu activities scheduled, %zu completed, %zu failed, %zu timed out, %zu "
+                 "timers fired; the order makes 6, 5, 1, 0, 2",
+                 id, count[SWF_EVENT_ACTIVITY_TASK_SCHEDULED],
+                 count[SWF_EVENT_ACTIVITY_TASK_COMPLETED], count[SWF_EVENT_ACTIVITY_TASK_FAILED],
+                 count[SWF_EVENT_ACTIVITY_TASK_TIMED_OUT], count[SWF_EVENT_TIMER_FIRED]);
     swf_event_list_free(&ev);
+}
+
+/* Prints the timeline of the slowest executions: SWF_E2E_SLOWEST=N, for
+ * finding where time goes. */
+static void print_slowest(void)
+{
+    const char *v = getenv("SWF_E2E_SLOWEST");
+    int n = v != NULL ? atoi(v) : 0;
+    if (n <= 0)
+        return;
+    PGresult *r = PQexecParams(E.conn,
+                               "SELECT execution_id FROM executions"
+                               " ORDER BY close_time - start_time DESC LIMIT $1::int",
+                               1, NULL, (const char *[]){v}, NULL, NULL, 0);
+    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s", PQerrorMessage(E.conn));
+    for (int k = 0; k < PQntuples(r); k++) {
+        const char *id = PQgetvalue(r, k, 0);
+        swf_event_list_t ev = {0};
+        ok(swf_history_load(E.store, id, 0, 0, &ev), id);
+        print_timeline(id, &ev);
+        swf_event_list_free(&ev);
+    }
+    PQclear(r);
 }
 
 /* ---- the runs -------------------------------------------------------------------- */
@@ -572,6 +625,7 @@ static void run(int chaos_s, unsigned seed)
     procs_check_alive();
     procs_stop_gracefully();
 
+    print_slowest();
     int64_t longest_ms = 0;
     for (int i = 0; i < EXECUTIONS; i++)
         judge(i, &longest_ms);

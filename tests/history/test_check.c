@@ -269,6 +269,22 @@ Test(history_check, reports_two_open_decision_tasks)
     swf_event_list_free(&order);
 }
 
+Test(history_check, reports_a_decision_task_scheduled_with_nothing_new)
+{
+    swf_event_list_t order = {0}, ev = {0};
+    load(ORDER, &order);
+    copy_range(&ev, &order, 1, 5);
+    copy_as(&ev, &order, 2, 6); /* DecisionTaskScheduled: nothing came since event 4 */
+    swf_check_problems_t p = {0};
+    check(&ev, &p);
+    assert_problem(&p, 6,
+                   "a decision task is scheduled though nothing happened since the one that "
+                   "completed at event 4");
+    swf_check_problems_free(&p);
+    swf_event_list_free(&ev);
+    swf_event_list_free(&order);
+}
+
 Test(history_check, reports_a_decision_outside_its_task)
 {
     swf_event_list_t order = {0}, ev = {0};
