@@ -230,6 +230,26 @@ static bool topic_exists(rd_kafka_t *rk, const char *topic, int timeout_ms)
     return ok;
 }
 
+/* The topic is not there yet: retriable, the cluster may be away or slow.
+ * topic NULL leaves naming it to the caller. */
+static swf_error_t *not_created(const char *topic)
+{
+    swf_error_t *err = swf_error_new(SWF_E_KAFKA, NULL, "%s%sthe topic was not created",
+                                     topic ? topic : "", topic ? ": " : "");
+    swf_error_set_retriable(err, true);
+    return err;
+}
+
+/* Whether a broker answers a metadata request within a second. */
+static bool cluster_answers(rd_kafka_t *rk)
+{
+    const struct rd_kafka_metadata *md = NULL;
+    bool ok = rd_kafka_metadata(rk, 0, NULL, &md, 1000) == RD_KAFKA_RESP_ERR_NO_ERROR;
+    if (md != NULL)
+        rd_kafka_metadata_destroy(md);
+    return ok;
+}
+
 /* Set once a cluster did not answer CreateTopics (librdkafka's mock cluster
  * does not implement it; it creates topics on first use instead). */
 static int create_topics_unsupported;
@@ -245,7 +265,7 @@ swf_error_t *swf_kafka_topic_ensure(rd_kafka_t *rk, const char *topic, int parti
                 return NULL;
             usleep(100000);
         }
-        return swf_error_new(SWF_E_KAFKA, NULL, "%s: the topic was not created", topic);
+        return not_created(topic);
     }
     /* Real clusters answer CreateTopics in milliseconds; a second without
      * an answer means it is not implemented. */
@@ -261,6 +281,13 @@ swf_error_t *swf_kafka_topic_ensure(rd_kafka_t *rk, const char *topic, int parti
     rd_kafka_AdminOptions_set_request_timeout(opt, timeout_ms, errstr, sizeof(errstr));
     rd_kafka_CreateTopics(rk, &nt, 1, opt, q);
     rd_kafka_event_t *ev = rd_kafka_queue_poll(q, timeout_ms + 1000);
+    if ((ev == NULL || rd_kafka_event_error(ev) == RD_KAFKA_RESP_ERR__TIMED_OUT) &&
+        !cluster_answers(rk)) {
+        /* No answer because no broker answers at all (not up yet, an
+         * outage): that says nothing about CreateTopics. */
+        err = not_created(NULL);
+        goto done;
+    }
     if (ev == NULL || rd_kafka_event_error(ev) == RD_KAFKA_RESP_ERR__TIMED_OUT) {
         /* No answer: a cluster without CreateTopics. Fall back on creation
          * on first use, which the metadata request asks for. */
@@ -273,7 +300,7 @@ swf_error_t *swf_kafka_topic_ensure(rd_kafka_t *rk, const char *topic, int parti
                 goto done;
             usleep(100000);
         }
-        err = swf_error_new(SWF_E_KAFKA, NULL, "the topic was not created");
+        err = not_created(NULL);
         goto done;
     }
     if (rd_kafka_event_error(ev)) {

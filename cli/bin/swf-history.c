@@ -1,25 +1,34 @@
 /*
  * swf-history - the history service (history/service.h): timers, timeouts,
  * outbox republishing and the sweep, publishing through decider/kafka.h.
- * SIGINT/SIGTERM finish the current tick.
+ * SIGINT/SIGTERM finish the current tick. PostgreSQL not up yet at start is
+ * waited for (cli/startup.h).
  */
 #include <signal.h>
 #include <stdio.h>
 
+#include "cli/startup.h"
 #include "decider/kafka.h"
 #include "history/service.h"
 
-static swf_history_service_t *svc;
+static swf_history_service_t *volatile svc;
+static volatile sig_atomic_t stopping;
 
 static void on_signal(int sig)
 {
     (void)sig;
+    stopping = 1;
     if (svc != NULL)
         swf_history_service_stop(svc);
 }
 
 int main(void)
 {
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     swf_kafka_names_t names;
     swf_kafka_names_env(&names);
     rd_kafka_t *producer = NULL;
@@ -31,7 +40,14 @@ int main(void)
         swf_history_service_config_env(&cfg);
         cfg.send = swf_kafka_poster_send;
         cfg.send_ctx = poster;
-        err = swf_history_service_new(&cfg, &svc);
+        swf_cli_startup_t start = {.prog = "swf-history"};
+        swf_history_service_t *s = NULL;
+        do
+            err = swf_history_service_new(&cfg, &s);
+        while (swf_cli_startup_wait(&start, err, &stopping));
+        svc = s;
+        if (stopping && s != NULL) /* signaled before the handler could see it */
+            swf_history_service_stop(s);
     }
     if (err != NULL) {
         fprintf(stderr, "swf-history: %s\n", swf_error_message(err));
@@ -39,13 +55,8 @@ int main(void)
         swf_kafka_poster_free(poster);
         if (producer != NULL)
             rd_kafka_destroy(producer);
-        return 3;
+        return stopping ? 0 : 3;
     }
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
     swf_history_service_run(svc);
     swf_history_service_free(svc);
     swf_kafka_poster_free(poster);

@@ -27,10 +27,14 @@
 #include <criterion/criterion.h>
 #include <libpq-fe.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -225,7 +229,26 @@ static struct {
     swf_history_store_t *store;
     test_worker_t *worker;
     rd_kafka_t *producer;
+    pid_t daemons[2]; /* swf-decider and swf-history as programs, when started */
 } run;
+
+/* Stops a daemon program: SIGTERM, then SIGKILL after 20 s. Returns how it
+ * ended (a waitpid status), or -1 when it was not running. */
+static int daemon_stop(pid_t pid)
+{
+    if (pid <= 0)
+        return -1;
+    kill(pid, SIGTERM);
+    int status = 0;
+    for (int i = 0; i < 400; i++) {
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            return status;
+        usleep(50000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return status;
+}
 
 static void teardown(void)
 {
@@ -237,6 +260,8 @@ static void teardown(void)
         if (swf_dev_pg_cluster(run.dev) != NULL)
             swf_error_free(swf_history_cluster_up(swf_dev_pg_cluster(run.dev)));
     }
+    for (int i = 0; i < 2; i++)
+        daemon_stop(run.daemons[i]);
     worker_stop(run.worker);
     if (run.producer != NULL)
         rd_kafka_destroy(run.producer);
@@ -245,16 +270,26 @@ static void teardown(void)
     memset(&run, 0, sizeof(run));
 }
 
-static void setup(int deciders)
+static void setup_daemons(int deciders, bool history_service)
 {
     swf_dev_options_t opt = {.deciders = deciders,
-                             .history_service = true,
+                             .history_service = history_service,
                              .time_scale = 0.05,
                              .log = getenv("SWF_TEST_LOG") ? stderr : NULL};
     check(swf_dev_start(&opt, &run.dev));
+}
+
+static void setup_clients(void)
+{
     check(swf_history_pg_new(swf_dev_conninfo(run.dev), &run.store));
     check(swf_kafka_producer_new(swf_dev_brokers(run.dev), &run.producer));
     run.worker = worker_start(swf_dev_brokers(run.dev));
+}
+
+static void setup(int deciders)
+{
+    setup_daemons(deciders, true);
+    setup_clients();
 }
 
 static void exec_id(int i, char *buf, size_t size)
@@ -512,4 +547,65 @@ Test(recovery, kafka_down_longer_than_a_send_waits_loses_nothing)
     setenv("SWF_KAFKA_SEND_TIMEOUT_MS", "2000", 1);
     setup(2);
     run_through(KAFKA, 6000, "a long Kafka broker outage");
+}
+
+/* Runs a daemon program of the build on the harness's PostgreSQL and Kafka.
+ * The environment is set here, before the fork: between fork and exec only
+ * async-signal-safe calls, as librdkafka's threads may hold locks. */
+static pid_t daemon_start(const char *prog)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", SWF_BINARY_DIR, prog);
+    setenv("SWF_DATABASE_URL", swf_dev_conninfo(run.dev), 1);
+    setenv("SWF_KAFKA_BROKERS", swf_dev_brokers(run.dev), 1);
+    setenv("SWF_DEV_TIME_SCALE", "0.05", 1);
+    bool quiet = getenv("SWF_TEST_LOG") == NULL;
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    cr_assert(pid >= 0, "fork");
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a crashed test */
+        if (getppid() != parent)
+            _exit(127);
+        int null = quiet ? open("/dev/null", O_WRONLY) : -1;
+        if (null >= 0) {
+            dup2(null, 2);
+            close(null);
+        }
+        execl(path, prog, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* swf-decider and swf-history started while PostgreSQL is down (a compose
+ * file starting everything at once, a restart during a database restart)
+ * wait for it instead of exiting, then do their work. */
+Test(recovery, daemons_started_before_postgres_wait_for_it)
+{
+    setup_daemons(0, false);
+    check(swf_history_cluster_down(swf_dev_pg_cluster(run.dev)));
+    run.daemons[0] = daemon_start("swf-decider");
+    run.daemons[1] = daemon_start("swf-history");
+    usleep(OUTAGE_MS * 1000);
+    for (int i = 0; i < 2; i++) {
+        int status;
+        cr_assert_eq(waitpid(run.daemons[i], &status, WNOHANG), 0,
+                     "%s exited (status %d) while PostgreSQL was down",
+                     i == 0 ? "swf-decider" : "swf-history", status);
+    }
+    check(swf_history_cluster_up(swf_dev_pg_cluster(run.dev)));
+    setup_clients();
+    int64_t t0 = mono_ms();
+    start_all();
+    wait_all_closed("starting the daemons before PostgreSQL");
+    say("daemons started first: all closed after %lld ms", (long long)(mono_ms() - t0));
+    verify_all();
+    wait_outbox_empty();
+    for (int i = 0; i < 2; i++) {
+        int status = daemon_stop(run.daemons[i]);
+        run.daemons[i] = 0;
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s did not stop cleanly (%d)",
+                  i == 0 ? "swf-decider" : "swf-history", status);
+    }
 }
