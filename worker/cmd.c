@@ -1,8 +1,8 @@
 /*
  * cmd.c - `swf-worker`: any shell command becomes an activity worker.
  *
- *   swf-worker --task-list NAME --exec 'COMMAND' [--concurrency N]
- *   swf-worker --task-list NAME --echo
+ *   swf-worker --task-list NAME [--task-list NAME...] --exec 'COMMAND' [--concurrency N]
+ *   swf-worker --task-list NAME [--task-list NAME...] --echo
  *
  * For each task, COMMAND runs under /bin/sh -c with the task's input (JSON)
  * on standard input and its ids in the environment (SWF_TASK_TOKEN,
@@ -28,6 +28,12 @@
  * their own, so a Ctrl-C at the terminal reaches swf-worker alone: it stops
  * taking tasks, lets the running commands finish and answers them, then
  * exits 0.
+ *
+ * One process may serve several task lists (--task-list again): one consumer
+ * per list (its own group, as for any worker of that list), polled in turn,
+ * each with up to N commands at once; the command tells them apart by
+ * SWF_ACTIVITY_TYPE. Several small processes serving every list keep each
+ * list served while one of them restarts.
  *
  * Deliberately not done: a shell-free exec of argv (the command is one
  * string for /bin/sh, as in a Makefile), and stdout streamed to Kafka (the
@@ -62,6 +68,8 @@ extern char **environ;
 #define STDERR_TAIL_BYTES 8192
 /* Bytes of stderr given as the cause of a failure. */
 #define CAUSE_TAIL_BYTES 1024
+/* Task lists one process may serve. */
+#define TASK_LISTS_MAX 16
 
 static volatile sig_atomic_t stopping;
 
@@ -72,7 +80,6 @@ static void on_signal(int sig)
 }
 
 typedef struct shared {
-    swf_worker_t *worker;
     const char *command;
     pthread_mutex_t lock;
     pthread_cond_t idle;
@@ -81,6 +88,7 @@ typedef struct shared {
 
 typedef struct job {
     shared_t *sh;
+    swf_worker_t *worker; /* the consumer the task came from, which answers it */
     swf_worker_task_t *task;
 } job_t;
 
@@ -260,9 +268,8 @@ static pid_t spawn(const char *command, char **env, int in, int out, int err)
 }
 
 /* Runs the command of one task to its end and answers the task. */
-static void run_job(shared_t *sh, swf_worker_task_t *t)
+static void run_job(shared_t *sh, swf_worker_t *w, swf_worker_task_t *t)
 {
-    swf_worker_t *w = sh->worker;
     output_t out = {.max = SWF_LIMIT_PAYLOAD_BYTES}, err = {.max = STDERR_TAIL_BYTES, .tail = true};
     int in_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
     char **env = task_env(t);
@@ -421,7 +428,7 @@ static void *job_main(void *arg)
 {
     job_t *j = arg;
     shared_t *sh = j->sh;
-    run_job(sh, j->task);
+    run_job(sh, j->worker, j->task);
     free(j);
     pthread_mutex_lock(&sh->lock);
     sh->running--;
@@ -435,8 +442,9 @@ static int usage(const char *msg)
     if (msg)
         fprintf(stderr, "swf-worker: %s\n", msg);
     fprintf(stderr,
-            "usage: swf-worker --task-list NAME (--exec 'COMMAND' | --echo)\n"
+            "usage: swf-worker --task-list NAME [--task-list NAME...] (--exec 'COMMAND' | --echo)\n"
             "                  [--concurrency N] [--identity ID] [--brokers HOST:PORT,...]\n"
+            "--concurrency is per task list; the command reads the list in SWF_ACTIVITY_TYPE.\n"
             "Brokers default to $SWF_KAFKA_BROKERS. SWF_KAFKA_SESSION_TIMEOUT_MS sets how long\n"
             "the group waits for a silent worker before giving its tasks to the others.\n"
             "See protocol/KAFKA.md.\n");
@@ -450,7 +458,8 @@ int swf_worker_cmd_main(int argc, char **argv)
         {"echo", no_argument, NULL, 'e'},           {"concurrency", required_argument, NULL, 'c'},
         {"identity", required_argument, NULL, 'i'}, {"brokers", required_argument, NULL, 'b'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
-    const char *task_list = NULL, *command = NULL, *identity = NULL;
+    const char *task_lists[TASK_LISTS_MAX], *command = NULL, *identity = NULL;
+    size_t nlists = 0;
     const char *brokers = getenv("SWF_KAFKA_BROKERS");
     bool echo = false;
     long concurrency = 1;
@@ -458,7 +467,11 @@ int swf_worker_cmd_main(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case 't': task_list = optarg; break;
+        case 't':
+            if (nlists == TASK_LISTS_MAX)
+                return usage("at most 16 task lists");
+            task_lists[nlists++] = optarg;
+            break;
         case 'x': command = optarg; break;
         case 'e': echo = true; break;
         case 'i': identity = optarg; break;
@@ -476,7 +489,7 @@ int swf_worker_cmd_main(int argc, char **argv)
     }
     if (optind < argc)
         return usage("unexpected argument");
-    if (task_list == NULL)
+    if (nlists == 0)
         return usage("--task-list is required");
     if ((command == NULL) == !echo)
         return usage("give exactly one of --exec and --echo");
@@ -495,7 +508,6 @@ int swf_worker_cmd_main(int argc, char **argv)
     const char *session = getenv("SWF_KAFKA_SESSION_TIMEOUT_MS");
     long session_ms = session ? atol(session) : 0;
     swf_worker_config_t cfg = {.brokers = brokers,
-                               .task_list = task_list,
                                .identity = identity,
                                .max_in_flight = (unsigned)concurrency,
                                .session_timeout_ms = session_ms >= 300 && session_ms <= 3600000
@@ -504,28 +516,48 @@ int swf_worker_cmd_main(int argc, char **argv)
     shared_t sh = {.command = command, .running = 0};
     pthread_mutex_init(&sh.lock, NULL);
     pthread_cond_init(&sh.idle, NULL);
-    swf_error_t *err = swf_worker_new(&cfg, &sh.worker);
+    swf_worker_t *workers[TASK_LISTS_MAX] = {0};
+    swf_error_t *err = NULL;
+    char lists[1024] = "";
+    for (size_t i = 0; i < nlists && err == NULL; i++) {
+        cfg.task_list = task_lists[i];
+        err = swf_worker_new(&cfg, &workers[i]);
+        size_t len = strlen(lists);
+        snprintf(lists + len, sizeof(lists) - len, "%s%s", i ? ", " : "", task_lists[i]);
+    }
     if (err != NULL) {
         log_error("start", err);
         swf_error_free(err);
+        for (size_t i = 0; i < nlists; i++)
+            swf_worker_free(workers[i]);
         return 1;
     }
-    fprintf(stderr, "swf-worker: %s: taking tasks of %s (%s, up to %ld at once)\n",
-            swf_worker_identity(sh.worker), task_list, echo ? "echo" : command, concurrency);
+    fprintf(stderr, "swf-worker: %s: taking tasks of %s (%s, up to %ld at once%s)\n",
+            swf_worker_identity(workers[0]), lists, echo ? "echo" : command, concurrency,
+            nlists > 1 ? " per list" : "");
 
-    while (!stopping) {
+    /* The lists take turns. A poll waits only once a whole round found
+     * nothing, so a busy list is not slowed by idle ones; the wait of a
+     * round is 200 ms. */
+    int wait_ms = 200 / (int)nlists;
+    size_t empty = 0; /* polls in a row that found nothing */
+    for (size_t turn = 0; !stopping; turn++) {
+        swf_worker_t *w = workers[turn % nlists];
         swf_worker_task_t *t = NULL;
-        err = swf_worker_poll(sh.worker, 200, &t);
+        err = swf_worker_poll(w, empty >= nlists ? wait_ms : 0, &t);
         if (err != NULL) {
             log_error("poll", err);
             swf_error_free(err);
             nanosleep(&(struct timespec){.tv_nsec = 200 * 1000 * 1000}, NULL);
             continue;
         }
-        if (t == NULL)
+        if (t == NULL) {
+            empty++;
             continue;
+        }
+        empty = 0;
         if (echo) {
-            err = swf_worker_complete(sh.worker, t, swf_worker_task_input(t));
+            err = swf_worker_complete(w, t, swf_worker_task_input(t));
             if (err != NULL) {
                 log_error("answer", err);
                 swf_error_free(err);
@@ -537,6 +569,7 @@ int swf_worker_cmd_main(int argc, char **argv)
         if (j == NULL)
             abort();
         j->sh = &sh;
+        j->worker = w;
         j->task = t;
         pthread_mutex_lock(&sh.lock);
         sh.running++;
@@ -563,7 +596,8 @@ int swf_worker_cmd_main(int argc, char **argv)
     while (sh.running > 0)
         pthread_cond_wait(&sh.idle, &sh.lock);
     pthread_mutex_unlock(&sh.lock);
-    swf_worker_free(sh.worker);
+    for (size_t i = 0; i < nlists; i++)
+        swf_worker_free(workers[i]);
     pthread_cond_destroy(&sh.idle);
     pthread_mutex_destroy(&sh.lock);
     fprintf(stderr, "swf-worker: stopped\n");

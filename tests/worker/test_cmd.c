@@ -242,6 +242,41 @@ Test(swf_worker, echo_answers_every_task_with_its_input)
     fx_kafka_stop(&k);
 }
 
+Test(swf_worker, one_process_serves_several_task_lists)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    cr_assert_eq(rd_kafka_mock_topic_create(k.mock, "swf.tasks." LIST "2", FX_TASK_PARTITIONS, 1),
+                 0);
+    json_object *t = fx_task("exec-c6", "on-first", "{}", 0);
+    fx_publish_task(&k, LIST, t);
+    json_object_put(t);
+    t = fx_task("exec-c6", "on-second", "{}", 0);
+    fx_publish_task(&k, LIST "2", t);
+    json_object_put(t);
+    char *argv[] = {BIN,
+                    "--task-list",
+                    LIST,
+                    "--task-list",
+                    LIST "2",
+                    "--exec",
+                    "printf '\"%s\"' \"$SWF_ACTIVITY_ID\"",
+                    NULL};
+    pid_t pid = fx_spawn(&k, argv);
+    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
+    const char *ids[] = {"on-first", "on-second"};
+    json_object *ans[2] = {0};
+    read_answers(inbox, "exec-c6", ids, 2, ans, NULL);
+    assert_result(ans[0], "\"on-first\"");
+    assert_result(ans[1], "\"on-second\"");
+    int status = fx_stop(pid, SIGTERM, 60000);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "swf-worker exit status %d", status);
+    json_object_put(ans[0]);
+    json_object_put(ans[1]);
+    fx_reader_free(inbox);
+    fx_kafka_stop(&k);
+}
+
 Test(swf_worker, usage_errors_exit_2)
 {
     fx_kafka_t k;
