@@ -9,7 +9,8 @@
  * executions and few steps the histories stay short, with one execution
  * and 1,000 steps the history grows to ~7,000 events (what the cache is
  * for). The worker is in this program; PostgreSQL is a throwaway cluster
- * (fsync on) and Kafka librdkafka's mock cluster.
+ * (fsync on) and Kafka librdkafka's mock cluster. SWF_BENCH_NO_HISTORY=1
+ * runs without swf-history.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,7 +101,13 @@ int main(int argc, char **argv)
              "  \"NumericLessThan\":%d,\"Next\":\"Work\"}],\"Default\":\"Done\"},"
              "\"Done\":{\"Type\":\"Succeed\"}}}",
              steps);
-    swf_dev_options_t opt = {.deciders = deciders, .history_service = true, .time_scale = 1};
+    /* SWF_BENCH_NO_HISTORY=1 leaves swf-history out (nothing here needs
+     * its timers, timeouts or republishing), to tell its periodic scans'
+     * share of the machine from the path's own cost. */
+    const char *no_history = getenv("SWF_BENCH_NO_HISTORY");
+    swf_dev_options_t opt = {.deciders = deciders,
+                             .history_service = no_history == NULL || strcmp(no_history, "1") != 0,
+                             .time_scale = 1};
     swf_dev_t *dev;
     die(swf_dev_start(&opt, &dev));
     swf_history_store_t *store;
