@@ -1232,10 +1232,16 @@ fail:
 static node_t *led(parser_t *p, token_t *t, node_t *left)
 {
     node_t *n = NULL, *r = NULL;
-    if (left->group != NULL && (t->op == OP_DOT || t->op == OP_LBRACK || t->op == OP_CARET ||
-                                t->op == OP_LBRACE || t->op == OP_AT || t->op == OP_HASH)) {
-        perr(p, t->at, "a group-by (a{...}) ends its path: put it in parentheses to go on");
+    if (left->group != NULL && (t->op == OP_LBRACE || t->op == OP_LBRACK)) {
+        perr(p, t->at, "a group-by (a{...}) can be followed by neither a filter nor another one");
         goto fail;
+    }
+    if (left->group != NULL &&
+        (t->op == OP_DOT || t->op == OP_CARET || t->op == OP_AT || t->op == OP_HASH)) {
+        /* a{...}.b goes on from the grouped object, as (a{...}).b */
+        node_t *block = node_new(N_BLOCK);
+        list_add(&block->items, left);
+        left = block;
     }
     switch (t->op) {
     case OP_DOT: {
@@ -1388,6 +1394,15 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
                  tok_describe(&p->tok, b));
             goto fail;
         }
+        if (left->kind == N_ARRAY ||
+            (left->kind == N_PATH && left->items.n == 1 && left->items.v[0]->kind == N_ARRAY)) {
+            /* jsonata-js evaluates a path's leading [...] whole, binding nothing */
+            perr(p, t->at,
+                 "'%s' after an array constructor that starts a path binds nothing: "
+                 "put the array in parentheses",
+                 op_text[t->op]);
+            goto fail;
+        }
         if (left->kind != N_PATH) {
             /* the node becomes a step: its filters become the step's */
             n = path_of(left);
@@ -1404,8 +1419,8 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
                  "order-by");
             goto fail;
         }
-        if (step->focus != NULL || step->index != NULL) {
-            perr(p, t->at, "a step can have one context (@) or positional (#) binding");
+        if ((t->op == OP_AT && step->focus != NULL) || (t->op == OP_HASH && step->index != NULL)) {
+            perr(p, t->at, "a step can have one context (@) and one positional (#) binding");
             goto fail;
         }
         if (t->op == OP_AT) {
@@ -2570,6 +2585,8 @@ static swf_error_t *tuples_stages(ctx_t *ctx, const node_t *step, frame_t *env, 
 static swf_error_t *tuples_sort(ctx_t *ctx, const node_t *step, frame_t *env, tuples_t *ts)
 {
     size_t n = ts->n, terms = step->items.n;
+    if (n <= 1)
+        return NULL; /* as jsonata-js: one item is sorted, its keys unseen */
     order_by_t o = {ctx, step, calloc(n * terms + 1, sizeof(val_t))};
     size_t *idx = calloc(2 * n + 1, sizeof *idx);
     if (o.keys == NULL || idx == NULL)
@@ -4278,9 +4295,10 @@ static swf_error_t *fn_spread(call_t *c, val_t *out)
     }
     json_object *seq = json_object_new_array();
     spread_into(seq, v->j, 0);
+    size_t n = json_object_array_length(seq);
     *out = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
-    collapse(out);
-    return charge(c->ctx, json_object_array_length(seq));
+    collapse(out); /* may free seq */
+    return charge(c->ctx, n);
 }
 
 /* encodeURIComponent (component) or encodeURI: UTF-8 bytes as %XX but for
@@ -5449,12 +5467,15 @@ static swf_error_t *fn_from_millis(call_t *c, val_t *out)
         const char *tz, *p;
         if ((err = want_string(c, 2, &tz, &n)))
             return err;
-        /* +HHMM or -HHMM; jsonata-js also reads HHMM as east */
-        char signed_tz[16];
-        snprintf(signed_tz, sizeof signed_tz, "%s%s", isdigit((unsigned char)tz[0]) ? "+" : "", tz);
-        p = signed_tz;
-        if (strlen(tz) != n || n > 5 || !zone_parse(&p, &zone) || *p != '\0' || tz[0] == 'Z')
+        /* [+-]HHMM, read as jsonata-js reads it: the number v = [+-]HHMM
+         * is floor(v / 100) hours and v % 100 minutes, so that -0530 is
+         * -06:30 (what Step Functions gives) */
+        p = tz + (tz[0] == '+' || tz[0] == '-');
+        int hhmm;
+        if (strlen(tz) != n || !digits(&p, 4, &hhmm) || *p != '\0')
             return qerr("argument 3 (timezone) must be +HHMM or -HHMM, not \"%.20s\"", tz);
+        int v = tz[0] == '-' ? -hhmm : hhmm;
+        zone = (v >= 0 ? v / 100 : -((-v + 99) / 100)) * 60 + v % 100;
     }
     /* years 0 to 9999, which ISO 8601's four digits can write */
     double shown = trunc(millis) + zone * 60000.0;

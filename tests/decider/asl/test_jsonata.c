@@ -816,6 +816,8 @@ Test(jsonata, fn_zip_and_fn_spread)
     expect_value("$spread({'a': 1, 'b': 2})", "[{\"a\": 1}, {\"b\": 2}]");
     expect_value("$spread([{'a': 1}, {'b': 2, 'c': 3}])", "[{\"a\": 1}, {\"b\": 2}, {\"c\": 3}]");
     expect_value("$spread('x')", "\"x\"");
+    expect_undefined("$spread({})"); /* an empty result (a fixed use after free) */
+    expect_undefined("$spread([])");
 }
 
 Test(jsonata, url_encoding_and_decoding)
@@ -903,6 +905,8 @@ Test(jsonata, group_by_builds_an_object_per_key)
     expect_value_in("$s{r & '-total': $sum(v), 'all': $count($)}", sales,
                     "{\"eu-total\": 4, \"us-total\": 2, \"all\": 3}");
     expect_value_in("($s{r: v}).eu", sales, "[1, 3]");
+    expect_value_in("$s{r: v}.eu", sales, "[1, 3]"); /* goes on from the grouped object */
+    expect_value_in("$s{r: $sum(v)}^($)", sales, "{\"eu\": 4, \"us\": 2}");
     expect_value_in("$s{r: $missing}", "{\"s\": [{\"r\": \"x\"}], \"missing\": null}",
                     "{\"x\": null}");
     expect_value_in("$s{r: v.nothing}", sales, "{}");
@@ -927,7 +931,9 @@ Test(jsonata, positional_binding_numbers_the_items_of_a_step)
 {
     expect_value_in("$l.books#$i.{'t': title, 'i': $i}", LIBRARY,
                     "[{\"t\": \"A\", \"i\": 0}, {\"t\": \"B\", \"i\": 1}]");
-    expect_value("[10, 20, 30]#$i.($ * $i)", "[0, 20, 60]");
+    expect_value("([10, 20, 30])#$i.($ * $i)", "[0, 20, 60]");
+    /* jsonata-js would evaluate a leading [...] whole and bind nothing */
+    expect_error("[10, 20, 30]#$i.($ * $i)", "binds nothing");
     expect_value_in("$l.loans#$i[$i > 0].who", LIBRARY, "[\"bob\", \"cy\"]");
     /* before a filter: positions in the step's result; after one: in what it kept */
     expect_value_in("$l.loans#$i[who != 'ann'].$i", LIBRARY, "[1, 2]");
@@ -946,6 +952,9 @@ Test(jsonata, context_binding_joins_two_arrays)
     expect_value_in("$l.loans@$x.books@$b[$x.isbn = $b.isbn]^(>$x.who).$b.title", LIBRARY,
                     "[\"A\", \"B\", \"A\"]");
     expect_undefined("$states.input.items@$x.nothing@$y.($x)");
+    /* both on one step */
+    expect_value_in("$l.loans@$v#$i[$i > 0].{'i': $i, 'who': $v.who}", LIBRARY,
+                    "[{\"i\": 1, \"who\": \"bob\"}, {\"i\": 2, \"who\": \"cy\"}]");
 }
 
 Test(jsonata, bindings_errors)
@@ -990,7 +999,8 @@ Test(jsonata, fn_from_millis_writes_iso_8601)
     expect_value("$fromMillis(-1)", "\"1969-12-31T23:59:59.999Z\"");
     expect_value("$fromMillis(951782400000)", "\"2000-02-29T00:00:00.000Z\"");
     expect_value("$fromMillis(1510067557121, (), '+0100')", "\"2017-11-07T16:12:37.121+01:00\"");
-    expect_value("$fromMillis(1510067557121, (), '-0530')", "\"2017-11-07T09:42:37.121-05:30\"");
+    /* jsonata-js reads -0530 as -6 hours and -30 minutes: Step Functions does */
+    expect_value("$fromMillis(1510067557121, (), '-0530')", "\"2017-11-07T08:42:37.121-06:30\"");
     expect_value("$fromMillis(1510067557121, (), '+0000')", "\"2017-11-07T15:12:37.121Z\"");
     expect_value("$toMillis($fromMillis(1234567890123))", "1234567890123");
     expect_undefined("$fromMillis($states.input.missing)");
@@ -1125,13 +1135,13 @@ Test(jsonata, syntax_errors_fail_check_and_eval)
         "function(1) { 1 }",
         "function($x, $x) { 1 }",
         "function($x)<n:n { 1 }",
-        "a{'k': 1}.b",
+        "a{'k': 1}[0]",
+        "a#$i#$j",
         "a{'k': 1}{'j': 2}",
         "a^(b",
         "a@x",
         "a#1",
         "a@$x[0]@$y",
-        "a#$i@$j",
         "a[0]@$x",
         "a^(b)@$x",
         "a#$i{'k': 1}",
