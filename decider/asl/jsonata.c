@@ -45,7 +45,12 @@
  * An evaluated value is therefore a json-c value plus flags (val_t): whether
  * it is defined at all, whether it is a sequence the evaluator built, and
  * whether it came from an array constructor. JSON null is the NULL pointer,
- * as everywhere in the project, which is why "undefined" is a flag.
+ * as everywhere in the project, which is why "undefined" is a flag. The
+ * functions, order-by, group-by, bindings and transforms were compared
+ * (21 Nov 2026) with jsonata-js 2.0.6, the version Step Functions runs, on
+ * a few hundred expressions: the results agree but where this file refuses
+ * something, and for a variable that is not defined, an error here (Step
+ * Functions rejects those too) and undefined there.
  *
  * Numbers are doubles, as in JavaScript; a result that is integral and fits
  * in an int64 is written as a json-c int, any other keeps JavaScript's
@@ -1258,6 +1263,16 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
             perr(p, t->at, "a literal value cannot be a path step");
             goto fail;
         }
+        if (left->kind == N_VALUE && left->preds.n == 0 && !is_string(left->value)) {
+            perr(p, t->at, "a literal value cannot be a path step");
+            goto fail;
+        }
+        if (left->kind == N_VALUE && left->preds.n == 0) { /* "field name".b */
+            node_t *name = node_new(N_NAME);
+            name->name = strdup(json_object_get_string(left->value));
+            node_free(left);
+            left = path_of(name);
+        }
         n = left->kind == N_PATH ? left : path_of(left);
         left = NULL;
         if (r->kind == N_PATH) {
@@ -1392,6 +1407,10 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
             char b[64];
             perr(p, p->tok.at, "expected a $name after '%s', found %s", op_text[t->op],
                  tok_describe(&p->tok, b));
+            goto fail;
+        }
+        if (left->kind == N_VALUE) {
+            perr(p, t->at, "a literal value cannot be a path step");
             goto fail;
         }
         if (left->kind == N_ARRAY ||
@@ -1767,12 +1786,15 @@ static int truth(json_object *j, int depth)
     return 0;
 }
 
+/* As a condition (?:, and, or, filters, the predicates of $filter, $single
+ * and $sift), a function is true and a regular expression false, as in
+ * jsonata-js (whose $boolean and $not differ: see fn_boolean). */
 static int boolean_of(const val_t *v)
 {
     if (!defined(v))
         return -1;
     if (is_func(v))
-        return 0;
+        return !is_regex(v);
     return truth(v->j, 0);
 }
 
@@ -2674,8 +2696,10 @@ static tuples_t tuples_of(json_object *in)
 static val_t tuples_items(const tuples_t *ts)
 {
     json_object *seq = json_object_new_array_ext((int)ts->n);
-    for (size_t i = 0; i < ts->n; i++)
-        json_object_array_add(seq, swf_json_ref(ts->v[i].item.j));
+    for (size_t i = 0; i < ts->n; i++) {
+        if (defined(&ts->v[i].item))
+            json_object_array_add(seq, swf_json_ref(ts->v[i].item.j));
+    }
     return (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
 }
 
@@ -2698,12 +2722,12 @@ static swf_error_t *eval_sort(ctx_t *ctx, const node_t *step, json_object *in, f
     return err;
 }
 
-/* Steps first.. of path n over the items of `in` as a tuple stream; the
- * result is the sequence of the last tuples' items. */
-static swf_error_t *eval_tuples(ctx_t *ctx, const node_t *n, size_t first, json_object *in,
+/* Steps first.. of path n over the tuple stream *ts (taken); the result is
+ * the sequence of the last tuples' items. */
+static swf_error_t *eval_tuples(ctx_t *ctx, const node_t *n, size_t first, tuples_t *stream,
                                 frame_t *env, val_t *out)
 {
-    tuples_t ts = tuples_of(in);
+    tuples_t ts = *stream;
     swf_error_t *err = NULL;
     for (size_t s = first; s < n->items.n && !err && ts.n > 0; s++) {
         const node_t *step = n->items.v[s];
@@ -2738,12 +2762,12 @@ static swf_error_t *eval_path(ctx_t *ctx, const node_t *n, const val_t *input, f
         bool last = s + 1 == n->items.n;
         val_free(&result);
         if (step->focus != NULL || step->index != NULL) {
-            json_object *in = cur ? swf_json_ref(cur) : json_object_new_array();
-            if (cur == NULL)
-                json_object_array_add(in, swf_json_ref(input->j));
-            err = eval_tuples(ctx, n, s, in, env, &result);
-            json_object_put(in);
-            if (err)
+            tuples_t ts = {0};
+            if (cur != NULL)
+                ts = tuples_of(cur);
+            else
+                tuples_add(&ts, (tuple_t){val_copy(input), frame_new(NULL)});
+            if ((err = eval_tuples(ctx, n, s, &ts, env, &result)))
                 goto done;
             break;
         }
@@ -3708,9 +3732,15 @@ static swf_error_t *fn_number(call_t *c, val_t *out)
     return qerr("cannot convert %s to a number", type_name(v));
 }
 
+/* $boolean and $not take any function as false, unlike conditions. */
+static int boolean_arg(const call_t *c)
+{
+    return is_func(arg(c, 0)) ? 0 : boolean_of(arg(c, 0));
+}
+
 static swf_error_t *fn_boolean(call_t *c, val_t *out)
 {
-    int b = boolean_of(arg(c, 0));
+    int b = boolean_arg(c);
     if (b >= 0)
         *out = bool_val(b);
     return NULL;
@@ -3718,7 +3748,7 @@ static swf_error_t *fn_boolean(call_t *c, val_t *out)
 
 static swf_error_t *fn_not(call_t *c, val_t *out)
 {
-    int b = boolean_of(arg(c, 0));
+    int b = boolean_arg(c);
     if (b >= 0)
         *out = bool_val(!b);
     return NULL;
@@ -4787,8 +4817,11 @@ static swf_error_t *sort_with(call_t *c, items_t it, val_t *out)
     swf_error_t *err = want_function(c, 1);
     if (err)
         return err;
-    if (it.n <= 1) {
-        *out = val_copy(arg(c, 0));
+    if (it.n <= 1) { /* as an array, unsorted (the function is not called) */
+        json_object *arr = json_object_new_array();
+        if (it.n == 1)
+            json_object_array_add(arr, swf_json_ref(item_at(&it, 0)));
+        *out = val_take(arr);
         return NULL;
     }
     size_t *idx = malloc(2 * it.n * sizeof *idx);

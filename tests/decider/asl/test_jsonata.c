@@ -165,6 +165,7 @@ Test(jsonata, path_navigates_objects)
     expect_value("$states.input.obj.k", "\"v\"");
     expect_value("$states.input.obj.z", "null");
     expect_value("$states.input.obj.`k`", "\"v\"");
+    expect_undefined("'k'.$states"); /* a string first step is a field name */
     expect_value("$states.input.obj.\"k\"", "\"v\"");
 }
 
@@ -561,6 +562,18 @@ Test(jsonata, functions_use_the_context_when_the_first_argument_is_missing)
 
 /* ---- functions: lambdas, closures, higher-order functions ---- */
 
+/* Conditions take a function as true, as jsonata-js does; $boolean and
+ * $not take it as false, as jsonata-js's do. */
+Test(jsonata, a_function_is_true_as_a_condition)
+{
+    expect_value("(function() { 1 }) ? 't' : 'f'", "\"t\"");
+    expect_value("$string and true", "true");
+    expect_value("[1][$string]", "1");
+    expect_value("/a/ ? 't' : 'f'", "\"f\"");
+    expect_value("$boolean(function() { 1 })", "false");
+    expect_value("$not($string)", "true");
+}
+
 Test(jsonata, a_lambda_is_called_through_its_binding)
 {
     expect_value("($double := function($x) { $x * 2 }; $double(21))", "42");
@@ -707,6 +720,7 @@ Test(jsonata, fn_sort_with_a_comparator)
                  "function($a, $b) { $a.k > $b.k }).i",
                  "[1, 0, 2]");
     expect_value("$sort([[1], 'mixed', {}], function($a, $b) { false })", "[[1], \"mixed\", {}]");
+    expect_value("$sort(3, function($a, $b) { true })", "[3]"); /* one item: an array */
     expect_error("$sort([1, 2], 'no')", "must be a function");
 }
 
@@ -1137,6 +1151,8 @@ Test(jsonata, syntax_errors_fail_check_and_eval)
         "function($x)<n:n { 1 }",
         "a{'k': 1}[0]",
         "a#$i#$j",
+        "1#$i.a",
+        "true.a",
         "a{'k': 1}{'j': 2}",
         "a^(b",
         "a@x",
