@@ -1237,12 +1237,14 @@ fail:
 static node_t *led(parser_t *p, token_t *t, node_t *left)
 {
     node_t *n = NULL, *r = NULL;
-    if (left->group != NULL && (t->op == OP_LBRACE || t->op == OP_LBRACK)) {
-        perr(p, t->at, "a group-by (a{...}) can be followed by neither a filter nor another one");
+    if (left->group != NULL &&
+        (t->op == OP_LBRACE || t->op == OP_LBRACK || t->op == OP_AT || t->op == OP_HASH)) {
+        perr(p, t->at,
+             "a group-by (a{...}) can be followed by neither a filter, a binding nor "
+             "another group-by");
         goto fail;
     }
-    if (left->group != NULL &&
-        (t->op == OP_DOT || t->op == OP_CARET || t->op == OP_AT || t->op == OP_HASH)) {
+    if (left->group != NULL && (t->op == OP_DOT || t->op == OP_CARET)) {
         /* a{...}.b goes on from the grouped object, as (a{...}).b */
         node_t *block = node_new(N_BLOCK);
         list_add(&block->items, left);
@@ -1263,7 +1265,8 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
             perr(p, t->at, "a literal value cannot be a path step");
             goto fail;
         }
-        if (left->kind == N_VALUE && left->preds.n == 0 && !is_string(left->value)) {
+        const node_t *first = left->kind == N_PATH ? left->items.v[0] : left;
+        if (first->kind == N_VALUE && !is_string(first->value)) {
             perr(p, t->at, "a literal value cannot be a path step");
             goto fail;
         }
@@ -1407,10 +1410,6 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
             char b[64];
             perr(p, p->tok.at, "expected a $name after '%s', found %s", op_text[t->op],
                  tok_describe(&p->tok, b));
-            goto fail;
-        }
-        if (left->kind == N_VALUE) {
-            perr(p, t->at, "a literal value cannot be a path step");
             goto fail;
         }
         if (left->kind == N_ARRAY ||
@@ -2226,10 +2225,8 @@ static swf_error_t *eval_binary(ctx_t *ctx, const node_t *n, const val_t *input,
             err = qerr("'%s' compares numbers or strings, not %s", op, type_name(lok ? &r : &l));
             goto done;
         }
-        if (!defined(&l) || !defined(&r)) {
-            *out = val_take(json_object_new_boolean(false));
-            goto done;
-        }
+        if (!defined(&l) || !defined(&r))
+            goto done; /* undefined, as in jsonata-js 2 (= and != give false) */
         int c;
         if (is_number(l.j) && is_number(r.j)) {
             double a = json_object_get_double(l.j), b = json_object_get_double(r.j);
@@ -2814,7 +2811,9 @@ static swf_error_t *eval_path(ctx_t *ctx, const node_t *n, const val_t *input, f
             } else {
                 json_object *seq = json_object_new_array();
                 for (size_t i = 0; i < nres; i++) {
-                    if (is_array(res[i].j) && !(res[i].flags & V_CONS))
+                    /* an array constructor written as the step is one item;
+                     * any other array (a variable's, a block's) is flattened */
+                    if (is_array(res[i].j) && !(step->kind == N_ARRAY && (res[i].flags & V_CONS)))
                         seq_add_flat(seq, res[i].j);
                     else
                         json_object_array_add(seq, swf_json_ref(res[i].j));
@@ -3143,6 +3142,11 @@ static swf_error_t *transform_apply(ctx_t *ctx, const closure_t *cl, const val_t
         err = eval(ctx, t->b, &m, cl->env, &update);
         if (!err && defined(&update) && (is_func(&update) || !is_object(update.j)))
             err = qerr("the update of a transform must be an object, not %s", type_name(&update));
+        /* jsonata-js fails setting a field of a string, number, boolean or
+         * null (an array takes it unseen) */
+        if (!err && defined(&update) && json_object_object_length(update.j) > 0 &&
+            !is_object(match) && !is_array(match))
+            err = qerr("a transform cannot set fields of a %s", swf_json_type_name(match));
         if (!err && defined(&update) && is_object(match)) {
             json_object_object_foreach(update.j, key, v)
             {
@@ -4712,11 +4716,11 @@ static swf_error_t *fn_reduce(call_t *c, val_t *out)
     items_t it;
     val_t whole;
     swf_error_t *err = want_function(c, 1);
-    if (!err && func_arity(arg(c, 1)) < 2)
-        err = qerr("argument 2 must be a function of at least two arguments");
-    if (!err)
-        err = want_walk(c, &it, &whole);
     if (err || !has_arg(c, 0))
+        return err;
+    if (func_arity(arg(c, 1)) < 2)
+        return qerr("argument 2 must be a function of at least two arguments");
+    if ((err = want_walk(c, &it, &whole)))
         return err;
     size_t k = 0, n = func_arity(arg(c, 1));
     val_t acc;
@@ -4814,7 +4818,7 @@ static swf_error_t *function_after(void *data, size_t a, size_t b, bool *after)
 /* $sort(array, f): f($a, $b) true when $a goes after $b. */
 static swf_error_t *sort_with(call_t *c, items_t it, val_t *out)
 {
-    swf_error_t *err = want_function(c, 1);
+    swf_error_t *err = has_arg(c, 1) ? want_function(c, 1) : NULL;
     if (err)
         return err;
     if (it.n <= 1) { /* as an array, unsorted (the function is not called) */
@@ -4846,7 +4850,7 @@ static swf_error_t *fn_sort(call_t *c, val_t *out)
     swf_error_t *err = want_array(c, 0, &it);
     if (err || !has_arg(c, 0))
         return err;
-    if (has_arg(c, 1))
+    if (has_arg(c, 1) || it.n <= 1)
         return sort_with(c, it, out);
     bool nums = it.n > 0 && is_number(item_at(&it, 0));
     for (size_t k = 0; k < it.n; k++) {
