@@ -2329,6 +2329,17 @@ static void seq_add_flat(json_object *seq, json_object *j)
     }
 }
 
+/* Adds j to seq, the items of arrays at any depth in its place. */
+static void seq_add_deep(json_object *seq, json_object *j, int depth)
+{
+    if (!is_array(j) || depth > SWF_LIMIT_JSON_DEPTH) {
+        json_object_array_add(seq, swf_json_ref(j));
+        return;
+    }
+    for (size_t k = 0; k < json_object_array_length(j); k++)
+        seq_add_deep(seq, json_object_array_get_idx(j, k), depth + 1);
+}
+
 static swf_error_t *descendants(ctx_t *ctx, json_object *j, json_object *seq, int depth)
 {
     swf_error_t *err = charge(ctx, 1);
@@ -2395,10 +2406,19 @@ static swf_error_t *filter(ctx_t *ctx, const node_t *pred, frame_t *env, val_t *
         goto done;
     if (pred->kind == N_VALUE && is_number(pred->value) && pred->preds.n == 0) {
         for (size_t i = 0; i < it.n; i++) {
-            if (number_index(pred->value, i, it.n)) {
-                seq_add_flat(seq, item_at(&it, i));
-                break;
+            if (!number_index(pred->value, i, it.n))
+                continue;
+            if (is_array(item_at(&it, i))) {
+                /* as jsonata-js: an array item is the result itself, a JSON
+                 * array rather than a sequence */
+                json_object *item = swf_json_ref(item_at(&it, i));
+                json_object_put(seq);
+                val_free(v);
+                *v = val_take(item);
+                return NULL;
             }
+            json_object_array_add(seq, swf_json_ref(item_at(&it, i)));
+            break;
         }
         goto done;
     }
@@ -2911,37 +2931,6 @@ static swf_error_t *eval_array(ctx_t *ctx, const node_t *n, const val_t *input, 
     return charge_bytes(ctx, VALUE_BYTES + SLOT_BYTES * json_object_array_length(arr));
 }
 
-static swf_error_t *eval_object(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
-                                val_t *out)
-{
-    json_object *obj = json_object_new_object();
-    swf_error_t *err = NULL;
-    for (size_t i = 0; i + 1 < n->items.n && !err; i += 2) {
-        val_t k = UNDEF, v = UNDEF;
-        if (!(err = eval(ctx, n->items.v[i], input, env, &k))) {
-            if (!defined(&k) || is_func(&k) || !is_string(k.j))
-                err = qerr("an object key must be a string, not %s", type_name(&k));
-            else if (json_object_object_get_ex(obj, json_object_get_string(k.j), NULL))
-                err = qerr("the object key \"%s\" appears twice", json_object_get_string(k.j));
-            else if (!(err = eval(ctx, n->items.v[i + 1], input, env, &v))) {
-                if (is_func(&v))
-                    err = qerr("%s cannot be the value of \"%s\"", func_what(&v),
-                               json_object_get_string(k.j));
-                else if (defined(&v))
-                    json_object_object_add(obj, json_object_get_string(k.j), swf_json_ref(v.j));
-            }
-        }
-        val_free(&k);
-        val_free(&v);
-    }
-    if (err) {
-        json_object_put(obj);
-        return err;
-    }
-    *out = val_take(obj);
-    return charge_bytes(ctx, built_size(obj));
-}
-
 static const val_t *frame_lookup(frame_t *env, const char *name)
 {
     for (frame_t *f = env; f; f = f->up) {
@@ -3374,7 +3363,7 @@ static swf_error_t *eval_group(ctx_t *ctx, const node_t *pairs, frame_t *env, va
                 if (json_object_object_get_ex(index, name, &at)) {
                     g = &groups[json_object_get_int64(at)];
                     if (g->pair != k / 2)
-                        err = qerr("the group-by key \"%s\" comes from two key expressions", name);
+                        err = qerr("the key \"%s\" comes twice, from two key expressions", name);
                 } else {
                     if (ngroups == cap) {
                         cap = cap ? 2 * cap : 8;
@@ -3454,17 +3443,17 @@ static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_
         if (defined(input) && !is_func(input))
             err = lookup(ctx, input->j, n->name, out, 0);
         break;
-    case N_WILDCARD:
+    case N_WILDCARD: /* the values of the fields (or items), arrays flattened */
         if (defined(input) && (is_object(input->j) || is_array(input->j))) {
             json_object *seq = json_object_new_array();
             if (is_object(input->j)) {
                 json_object_object_foreach(input->j, key, v)
                 {
                     (void)key;
-                    seq_add_flat(seq, v);
+                    seq_add_deep(seq, v, 0);
                 }
             } else {
-                seq_add_flat(seq, input->j);
+                seq_add_deep(seq, input->j, 0);
             }
             *out = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
         }
@@ -3510,8 +3499,9 @@ static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_
     case N_RANGE:
         err = qerr("a range (..) is only allowed inside [ ]");
         break;
-    case N_OBJECT:
-        err = eval_object(ctx, n, input, env, out);
+    case N_OBJECT: /* as jsonata-js: grouping the items of the context */
+        *out = val_copy(input);
+        err = eval_group(ctx, n, env, out);
         break;
     case N_BLOCK: {
         frame_t *f = frame_new(env);
