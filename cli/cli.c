@@ -35,7 +35,7 @@ static const command_t commands[] = {
     {"import", swf_cli_import, "import FILE                 load a history written by export"},
     {"admin", swf_cli_admin,
      "admin rebuild-projections   recompute projections from the events\n"
-     "  admin check (ID... | --all)  check histories: dense ids, one close, one result per\n"
+     "  admin check (ID... | --all) check histories: dense ids, one close, one result per\n"
      "                               activity, replay (exit 1 on a problem)"},
     {"replay", swf_cli_replay,
      "replay (ID | --file HISTORY) [--until EVENT_ID] [--step] [--definition NEW.json] [--json]\n"
