@@ -877,7 +877,8 @@ static void batch_done(swf_decider_t *d, batch_t *b)
         batch_rounds(d, b, 1);
     swf_error_t *err = b->err;
     b->err = NULL;
-    batch_clear(b, d, err == NULL);
+    bool passed = err == NULL;
+    batch_clear(b, d, passed);
     int64_t logged_ms = 0;
     for (unsigned failures = 1; err != NULL; failures++) {
         /* Logged once, then every 30 s while it lasts. */
@@ -886,24 +887,26 @@ static void batch_done(swf_decider_t *d, batch_t *b)
             logged_ms = mono_ms();
         }
         swf_error_free(err);
+        err = NULL;
+        passed = false;
         d->backoff_ms = d->backoff_ms ? (d->backoff_ms * 2 > 5000 ? 5000 : d->backoff_ms * 2) : 100;
         for (int slept = 0; slept < d->backoff_ms && !d->stop; slept += 50)
             usleep(50000);
         if (d->stop)
             break;
         err = batch_process(d, b->km, b->nkm);
-        if (err == NULL)
+        passed = err == NULL;
+        if (passed)
             logf_(d, "batch of %zu messages passed after %u failures", b->nkm, failures);
     }
-    if (err == NULL)
+    if (passed)
         d->backoff_ms = 0;
     stat_add(&d->stats.batches, 1);
     stat_add(&d->stats.messages, b->nkm);
     __atomic_store_n(&d->stats.cached, (uint64_t)swf_decider_cache_count(d->cache),
                      __ATOMIC_RELAXED);
-    if (err == NULL && !d->stop)
+    if (passed && !d->stop)
         offsets_commit(d, b->km, b->nkm);
-    swf_error_free(err);
     for (size_t i = 0; i < b->nkm; i++)
         rd_kafka_message_destroy(b->km[i]);
     free(b->km);
