@@ -226,8 +226,8 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
         q->state = SWF_WORKER__LOST;
         if (w->lost == NULL) {
             char what[128];
-            snprintf(what, sizeof(what), "answer to the task at %s [%d] offset %lld",
-                     w->task_topic, (int)q->partition, (long long)q->offset);
+            snprintf(what, sizeof(what), "answer to the task at %s [%d] offset %lld", w->task_topic,
+                     (int)q->partition, (long long)q->offset);
             w->lost = swf_worker__kafka_error(m->err, what);
         }
     }
@@ -298,8 +298,11 @@ static swf_error_t *make_client(swf_worker_t *w, const char *brokers, rd_kafka_t
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     swf_error_t *err = NULL;
     char text[512];
+    /* Latency over throughput, as in the decider: no Nagle delay on the
+     * small messages of this protocol. */
     if ((err = swf_worker__conf_set(conf, "bootstrap.servers", brokers)) ||
-        (err = swf_worker__conf_set(conf, "client.id", w->identity)))
+        (err = swf_worker__conf_set(conf, "client.id", w->identity)) ||
+        (err = swf_worker__conf_set(conf, "socket.nagle.disable", "true")))
         goto out;
     /* librdkafka's own tracing ("cgrp,fetch", "all"), for debugging a deployment */
     const char *debug = getenv("SWF_KAFKA_DEBUG");
@@ -312,7 +315,15 @@ static swf_error_t *make_client(swf_worker_t *w, const char *brokers, rd_kafka_t
             /* a task topic may be created after the worker starts */
             (err = swf_worker__conf_set(conf, "topic.metadata.refresh.interval.ms", "10000")))
             goto out;
+        /* A fetch returns when a task arrives on a real broker; librdkafka's
+         * mock cluster holds it for the whole wait (500 ms by default), so
+         * the wait is short, as the decider's: SWF_KAFKA_FETCH_WAIT_MS, 5. */
+        const char *wait = getenv("SWF_KAFKA_FETCH_WAIT_MS");
+        int wait_ms = wait != NULL && *wait ? atoi(wait) : 5;
         char ms[32];
+        snprintf(ms, sizeof(ms), "%d", wait_ms >= 0 && wait_ms <= 10000 ? wait_ms : 5);
+        if ((err = swf_worker__conf_set(conf, "fetch.wait.max.ms", ms)))
+            goto out;
         snprintf(ms, sizeof(ms), "%u", w->session_timeout_ms);
         if (w->session_timeout_ms && (err = swf_worker__conf_set(conf, "session.timeout.ms", ms)))
             goto out;
@@ -325,7 +336,7 @@ static swf_error_t *make_client(swf_worker_t *w, const char *brokers, rd_kafka_t
     } else {
         /* idempotence keeps a task's heartbeats and answer in order */
         if ((err = swf_worker__conf_set(conf, "enable.idempotence", "true")) ||
-            (err = swf_worker__conf_set(conf, "linger.ms", "2")))
+            (err = swf_worker__conf_set(conf, "linger.ms", "0")))
             goto out;
         rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
     }
@@ -368,8 +379,8 @@ swf_error_t *swf_worker_new(const swf_worker_config_t *config, swf_worker_t **ou
                          config->task_list);
     w->inbox_topic = dup_str(or_env(config->inbox_topic, "SWF_INBOX_TOPIC", "swf.inbox"));
     w->dlq_topic = dup_str(or_env(config->dlq_topic, "SWF_DLQ_TOPIC", "swf.dlq"));
-    w->group_id = config->group_id ? dup_str(config->group_id)
-                                   : fmt2("swf-workers.", config->task_list);
+    w->group_id =
+        config->group_id ? dup_str(config->group_id) : fmt2("swf-workers.", config->task_list);
     if (config->identity != NULL) {
         w->identity = dup_str(config->identity);
     } else {
@@ -443,8 +454,8 @@ const char *swf_worker_identity(const swf_worker_t *w)
  * Queues one message; `q` (may be NULL) gets a reference for the delivery
  * report. Waits while librdkafka's queue is full, within a bound.
  */
-static swf_error_t *queue_send(swf_worker_t *w, const char *topic, const char *key, const char *value,
-                               size_t len, swf_worker__pending_t *q)
+static swf_error_t *queue_send(swf_worker_t *w, const char *topic, const char *key,
+                               const char *value, size_t len, swf_worker__pending_t *q)
 {
     if (len > SWF_WORKER_MESSAGE_BYTES_MAX)
         return swf_error_new(SWF_E_LIMIT, NULL, "message to %s exceeds %u bytes", topic,
@@ -456,11 +467,10 @@ static swf_error_t *queue_send(swf_worker_t *w, const char *topic, const char *k
     }
     rd_kafka_resp_err_t kerr = RD_KAFKA_RESP_ERR_NO_ERROR;
     for (int i = 0; i < QUEUE_FULL_TRIES; i++) {
-        kerr = rd_kafka_producev(w->producer, RD_KAFKA_V_TOPIC(topic),
-                                 RD_KAFKA_V_KEY(key, key ? strlen(key) : 0),
-                                 RD_KAFKA_V_VALUE((void *)value, len),
-                                 RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(q),
-                                 RD_KAFKA_V_END);
+        kerr = rd_kafka_producev(
+            w->producer, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_KEY(key, key ? strlen(key) : 0),
+            RD_KAFKA_V_VALUE((void *)value, len), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+            RD_KAFKA_V_OPAQUE(q), RD_KAFKA_V_END);
         if (kerr != RD_KAFKA_RESP_ERR__QUEUE_FULL)
             break;
         rd_kafka_poll(w->producer, 100);
@@ -533,8 +543,9 @@ swf_error_t *swf_worker_fail(swf_worker_t *w, swf_worker_task_t *task, const cha
                              const char *cause)
 {
     json_object *m = message_new("activity.failed", task);
-    swf_json_add(m, "error", string_cut(error && *error ? error : "States.TaskFailed",
-                                        SWF_WORKER_NAME_BYTES_MAX));
+    swf_json_add(
+        m, "error",
+        string_cut(error && *error ? error : "States.TaskFailed", SWF_WORKER_NAME_BYTES_MAX));
     swf_json_add(m, "cause", string_cut(cause ? cause : "", SWF_WORKER_CAUSE_BYTES_MAX));
     swf_json_add(m, "identity", json_object_new_string(w->identity));
     swf_error_t *err = answer(w, task, m);
@@ -585,7 +596,8 @@ static swf_error_t *dead_letter(swf_worker_t *w, const rd_kafka_message_t *m, co
     swf_json_add(d, "offset", json_object_new_int64(m->offset));
     swf_json_add(d, "consumer", json_object_new_string(w->group_id));
     swf_json_add(d, "identity", json_object_new_string(w->identity));
-    size_t len = m->len < SWF_WORKER_MESSAGE_BYTES_MAX / 2 ? m->len : SWF_WORKER_MESSAGE_BYTES_MAX / 2;
+    size_t len =
+        m->len < SWF_WORKER_MESSAGE_BYTES_MAX / 2 ? m->len : SWF_WORKER_MESSAGE_BYTES_MAX / 2;
     swf_json_add(d, "message", json_object_new_string_len(m->payload ? m->payload : "", (int)len));
     if (len < m->len)
         swf_json_add(d, "truncated", json_object_new_boolean(1));
