@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/startup.h"
 #include "decider/asl/exec.h"
 #include "decider/asl/validate.h"
 #include "decider/kafka.h"
@@ -530,11 +531,7 @@ int swf_cli_dev(int argc, char **argv)
             return SWF_EXIT_USAGE;
         }
     }
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    swf_cli_on_stop_signals(on_signal);
     const char *scale = getenv("SWF_DEV_TIME_SCALE");
     swf_dev_options_t opt = {.deciders = deciders,
                              .history_service = true,

@@ -38,3 +38,12 @@ bool swf_cli_startup_wait(swf_cli_startup_t *s, swf_error_t *err,
         usleep(50000);
     return !*stopping;
 }
+
+void swf_cli_on_stop_signals(void (*handler)(int))
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}

@@ -36,4 +36,8 @@ typedef struct swf_cli_startup {
 bool swf_cli_startup_wait(swf_cli_startup_t *s, swf_error_t *err,
                           const volatile sig_atomic_t *stopping);
 
+/* Calls `handler` on SIGINT and SIGTERM (no SA_RESTART: a blocking call
+ * returns early, so the program notices it is to stop). */
+void swf_cli_on_stop_signals(void (*handler)(int));
+
 #endif

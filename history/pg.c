@@ -752,26 +752,35 @@ static swf_error_t *pg_append(swf_history_store_t *store, const char *execution_
 
 /* ---- reads -------------------------------------------------------------- */
 
+swf_error_t *swf_history__pg_row_push(PGresult *res, int r, int col, swf_event_list_t *out)
+{
+    swf_event_t ev;
+    ev.id = atoll(PQgetvalue(res, r, col));
+    ev.type = swf_event_type_parse(PQgetvalue(res, r, col + 1));
+    ev.time_ms = atoll(PQgetvalue(res, r, col + 2));
+    if (ev.type == SWF_EVENT_NONE)
+        return swf_error_new(SWF_E_INTERNAL, NULL, "event %lld has unknown type \"%s\"",
+                             (long long)ev.id, PQgetvalue(res, r, col + 1));
+    swf_error_t *err =
+        swf_json_parse(PQgetvalue(res, r, col + 3), (size_t)PQgetlength(res, r, col + 3),
+                       SWF_LIMIT_JSON_BYTES, &ev.attrs);
+    if (err != NULL) {
+        swf_error_prefix(err, "event %lld", (long long)ev.id);
+        return err;
+    }
+    swf_event_list_push_copy(out, &ev);
+    json_object_put(ev.attrs);
+    return NULL;
+}
+
 /* Appends the rows of res (id, type, ms, attributes) to out. */
 static swf_error_t *rows_push(PGresult *res, swf_event_list_t *out)
 {
     int rows = PQntuples(res);
     for (int r = 0; r < rows; r++) {
-        swf_event_t ev;
-        ev.id = atoll(PQgetvalue(res, r, 0));
-        ev.type = swf_event_type_parse(PQgetvalue(res, r, 1));
-        ev.time_ms = atoll(PQgetvalue(res, r, 2));
-        if (ev.type == SWF_EVENT_NONE)
-            return swf_error_new(SWF_E_INTERNAL, NULL, "event %lld has unknown type \"%s\"",
-                                 (long long)ev.id, PQgetvalue(res, r, 1));
-        swf_error_t *err = swf_json_parse(PQgetvalue(res, r, 3), (size_t)PQgetlength(res, r, 3),
-                                          SWF_LIMIT_JSON_BYTES, &ev.attrs);
-        if (err != NULL) {
-            swf_error_prefix(err, "event %lld", (long long)ev.id);
+        swf_error_t *err = swf_history__pg_row_push(res, r, 0, out);
+        if (err != NULL)
             return err;
-        }
-        swf_event_list_push_copy(out, &ev);
-        json_object_put(ev.attrs);
     }
     return NULL;
 }

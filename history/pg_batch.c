@@ -43,21 +43,9 @@ static swf_error_t *row_push(PGresult *res, int r, size_t n, swf_event_list_t *o
     long long ord = atoll(PQgetvalue(res, r, 0));
     if (ord < 1 || (size_t)ord > n)
         return swf_error_new(SWF_E_INTERNAL, NULL, "batch load: row for key %lld of %zu", ord, n);
-    swf_event_t ev;
-    ev.id = atoll(PQgetvalue(res, r, 1));
-    ev.type = swf_event_type_parse(PQgetvalue(res, r, 2));
-    ev.time_ms = atoll(PQgetvalue(res, r, 3));
-    if (ev.type == SWF_EVENT_NONE)
-        return swf_error_new(SWF_E_INTERNAL, NULL, "event %lld has unknown type \"%s\"",
-                             (long long)ev.id, PQgetvalue(res, r, 2));
-    swf_error_t *err = swf_json_parse(PQgetvalue(res, r, 4), (size_t)PQgetlength(res, r, 4),
-                                      SWF_LIMIT_JSON_BYTES, &ev.attrs);
-    if (err != NULL) {
-        swf_error_prefix(err, "event %lld", (long long)ev.id);
+    swf_error_t *err = swf_history__pg_row_push(res, r, 1, &outs[ord - 1]);
+    if (err != NULL)
         return err;
-    }
-    swf_event_list_push_copy(&outs[ord - 1], &ev);
-    json_object_put(ev.attrs);
     got[ord - 1]++;
     return NULL;
 }

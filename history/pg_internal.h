@@ -49,6 +49,10 @@ swf_error_t *swf_history__pg_begin(PGconn *conn);
 swf_error_t *swf_history__pg_commit(PGconn *conn);
 void swf_history__pg_rollback(PGconn *conn);
 
+/* Appends the event in row r of res, columns col .. col+3 (id, type, time
+ * in ms, attributes), to out. Errors name the event. */
+swf_error_t *swf_history__pg_row_push(PGresult *res, int r, int col, swf_event_list_t *out);
+
 /* Duplicates a string or aborts. */
 char *swf_history__strdup(const char *s);
 

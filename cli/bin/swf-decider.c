@@ -22,11 +22,7 @@ static void on_signal(int sig)
 
 int main(void)
 {
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    swf_cli_on_stop_signals(on_signal);
     swf_decider_config_t cfg;
     swf_decider_config_env(&cfg);
     swf_cli_startup_t start = {.prog = "swf-decider"};

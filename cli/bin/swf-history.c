@@ -24,11 +24,7 @@ static void on_signal(int sig)
 
 int main(void)
 {
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    swf_cli_on_stop_signals(on_signal);
     swf_kafka_names_t names;
     swf_kafka_names_env(&names);
     rd_kafka_t *producer = NULL;
