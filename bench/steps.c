@@ -41,6 +41,37 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* "Answer -> task published": the worker writes the time it sends each
+ * execution's answer, the decider's hook (on its committer thread, once
+ * Kafka acknowledged the next task) takes the difference. */
+typedef struct published {
+    int64_t *answer_us; /* per execution, 0: no answer yet */
+    int execs;
+    double *lat; /* seconds */
+    size_t n, cap;
+} published_t;
+
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void on_published(void *arg, const char *execution_id)
+{
+    published_t *p = arg;
+    int i = atoi(execution_id + strlen("bench-"));
+    if (i < 0 || i >= p->execs)
+        return;
+    int64_t sent = __atomic_load_n(&p->answer_us[i], __ATOMIC_ACQUIRE);
+    if (sent == 0)
+        return;
+    size_t k = __atomic_fetch_add(&p->n, 1, __ATOMIC_RELAXED);
+    if (k < p->cap)
+        p->lat[k] = (double)(now_us() - sent) / 1e6;
+}
+
 static void die(swf_error_t *err)
 {
     if (err != NULL) {
@@ -105,9 +136,16 @@ int main(int argc, char **argv)
      * its timers, timeouts or republishing), to tell its periodic scans'
      * share of the machine from the path's own cost. */
     const char *no_history = getenv("SWF_BENCH_NO_HISTORY");
+    size_t total = (size_t)execs * (size_t)steps, nlat = 0;
+    published_t pub = {.answer_us = calloc((size_t)execs, sizeof(int64_t)),
+                       .execs = execs,
+                       .lat = calloc(total + 1, sizeof(double)),
+                       .cap = total + 1};
     swf_dev_options_t opt = {.deciders = deciders,
                              .history_service = no_history == NULL || strcmp(no_history, "1") != 0,
-                             .time_scale = 1};
+                             .time_scale = 1,
+                             .on_published = on_published,
+                             .on_published_arg = &pub};
     swf_dev_t *dev;
     die(swf_dev_start(&opt, &dev));
     swf_history_store_t *store;
@@ -131,7 +169,6 @@ int main(int argc, char **argv)
 
     /* Start every execution, then post decide for each. */
     json_object *sent_at = json_object_new_object(); /* execution -> answer time */
-    size_t total = (size_t)execs * (size_t)steps, nlat = 0;
     double *lat = calloc(total + 1, sizeof(double));
     for (int i = 0; i < execs; i++) {
         char id[64];
@@ -154,6 +191,7 @@ int main(int argc, char **argv)
     swf_kafka_out_t outs[BATCH];
     json_object *docs[BATCH];
     char *keys[BATCH];
+    int answering[BATCH]; /* the execution of each answer */
     double wait_s = 0, work_s = 0, send_s = 0;
     size_t rounds = 0;
     while (answered < total && now_s() - t0 < 600) {
@@ -170,6 +208,9 @@ int main(int argc, char **argv)
                 if (swf_json_get(sent_at, task.execution_id, &v))
                     lat[nlat++] = t - json_object_get_double(v);
                 docs[n] = swf_msg_activity_completed_new(task.task_token, task.input, "bench");
+                int x = atoi(task.execution_id + strlen("bench-"));
+                if (x >= 0 && x < execs)
+                    answering[n] = x;
                 keys[n] = strdup(task.execution_id);
                 const char *s = swf_json_str(docs[n]);
                 outs[n] = (swf_kafka_out_t){names.inbox, keys[n], s, strlen(s), 0};
@@ -186,11 +227,14 @@ int main(int argc, char **argv)
         rounds++;
         double ts = now_s();
         work_s += ts - tk;
+        int64_t ts_us = now_us();
+        for (size_t i = 0; i < n; i++)
+            __atomic_store_n(&pub.answer_us[answering[i]], ts_us, __ATOMIC_RELEASE);
         die(swf_kafka_send(producer, outs, n));
         double t = now_s();
         send_s += t - ts;
         for (size_t i = 0; i < n; i++) {
-            json_object_object_add(sent_at, keys[i], json_object_new_double(t));
+            json_object_object_add(sent_at, keys[i], json_object_new_double(ts));
             json_object_put(docs[i]);
             free(keys[i]);
         }
@@ -215,9 +259,13 @@ int main(int argc, char **argv)
     qsort(lat, nlat, sizeof(double), cmp_double);
     swf_history_execution_t ex;
     die(swf_history_pg_execution_describe(store, "bench-0", &ex));
+    size_t npub = pub.n < pub.cap ? pub.n : pub.cap;
+    qsort(pub.lat, npub, sizeof(double), cmp_double);
     printf("deciders %d, executions %d x %d steps (history %lld events): %zu steps in %.2f s = "
-           "%.0f steps/s; answer -> next task p50 %.1f ms, p99 %.1f ms\n",
+           "%.0f steps/s; answer -> next task published p50 %.2f ms, p99 %.2f ms; -> received "
+           "by the worker p50 %.2f ms, p99 %.2f ms\n",
            deciders, execs, steps, (long long)ex.last_event_id, answered, secs, answered / secs,
+           npub ? pub.lat[npub / 2] * 1000 : 0, npub ? pub.lat[(size_t)(npub * 0.99)] * 1000 : 0,
            nlat ? lat[nlat / 2] * 1000 : 0, nlat ? lat[(size_t)(nlat * 0.99)] * 1000 : 0);
     swf_history_execution_free(&ex);
     printf("  worker: %zu rounds; waiting %.2f s, answering %.2f s, sending %.2f s\n", rounds,
@@ -241,6 +289,8 @@ int main(int argc, char **argv)
     rd_kafka_destroy(consumer);
     rd_kafka_destroy(producer);
     free(lat);
+    free(pub.lat);
+    free(pub.answer_us);
     json_object_put(sent_at);
     json_object_put(def);
     json_object_put(input);

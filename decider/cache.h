@@ -4,8 +4,12 @@
  * Replaying a long history on every message would make a decider's cost
  * grow with the history's length. The cache keeps, per execution, the
  * interpreter's fold (swf_asl_exec_t) and the decider's own index of what is
- * open (activities, timers), positioned at the last event applied, so that
- * on a hit only the events after that id are loaded. It is an LRU bounded by
+ * open (activities, timers), positioned at the last event applied. On a
+ * hit nothing is read: the owner of an execution's inbox partition is the
+ * only writer of its history after the first events, and a state that
+ * went stale all the same (two deciders during a rebalance) fails its
+ * append's optimistic check and is replaced by a fresh load (see
+ * batch_decide in daemon.c). It is an LRU bounded by
  * a number of executions; entries are dropped when their inbox partition is
  * revoked (another decider now owns the execution, and its cached state
  * would go stale) and whenever an append of theirs lost a race.

@@ -382,14 +382,18 @@ done:
 
 /* Takes the execution's state from the cache (or starts a fresh one) and
  * clears what an earlier round built. */
-static void work_state(swf_decider_t *d, work_t *w)
+/* Gives the work its state: the cached one (true), or an empty one to
+ * load the history into (false). */
+static bool work_state(swf_decider_t *d, work_t *w)
 {
     swf_event_list_clear(&w->events);
     if (w->st == NULL) {
         w->st = swf_decider_cache_take(d->cache, w->id);
-        if (w->st == NULL)
-            w->st = swf_decider_state_new(d->cfg.secret);
+        if (w->st != NULL)
+            return true;
+        w->st = swf_decider_state_new(d->cfg.secret);
     }
+    return false;
 }
 
 /* Applies the events loaded after the state's position, then the
@@ -580,6 +584,8 @@ static swf_error_t *publish(swf_decider_t *d, batch_t *b)
     if (err == NULL && n > 0)
         err = swf_kafka_poster_send(d->poster, posts, n);
     stat_time(&d->stats.publish_us, &clock_us);
+    for (size_t i = 0; err == NULL && d->cfg.on_published != NULL && i < n; i++)
+        d->cfg.on_published(d->cfg.on_published_arg, posts[i].key);
     if (err == NULL && n > 0)
         err = swf_history_outbox_delete(d->outbox, keys, n);
     stat_time(&d->stats.outbox_us, &clock_us);
@@ -707,9 +713,17 @@ static void batch_parse(swf_decider_t *d, batch_t *b)
         b->todo[i] = true;
 }
 
-/* One round's first half: loads what each execution still to do gained
- * since its cached position (or its whole history), in one round trip for
- * the batch, and decides; the appends of the round end in b->appends. */
+/* One round's first half: decides for each execution still to do, on
+ * its cached state as it is, or on its history loaded in one round trip
+ * for all the executions of the batch that missed the cache; the appends
+ * of the round end in b->appends.
+ *
+ * A cached state is not checked against the database: only the decider
+ * that owns an execution's inbox partition writes its history (everyone
+ * else posts to the inbox; `swf start` and import write first events,
+ * which no cache holds yet), and a state gone stale behind another
+ * decider's writes (two deciders in a rebalance) makes its append lose the
+ * optimistic check, after which the execution is loaded afresh. */
 static void batch_decide(swf_decider_t *d, batch_t *b)
 {
     size_t nl = 0;
@@ -718,23 +732,32 @@ static void batch_decide(swf_decider_t *d, batch_t *b)
         if (!b->todo[i])
             continue;
         work_t *w = &b->works[i];
-        work_state(d, w);
+        if (work_state(d, w))
+            continue;
         b->load_ids[nl] = w->id;
         b->load_after[nl] = swf_asl_exec_last_event_id(w->st->exec);
         b->lwhich[nl++] = i;
     }
     for (size_t k = 0; k < nl; k++)
         swf_event_list_clear(&b->loaded[k]);
-    b->err =
-        swf_history_pg_load_batch(d->store, b->load_ids, b->load_after, nl, b->loaded, b->errors);
-    for (size_t k = 0; k < nl && b->err == NULL; k++) {
-        size_t i = b->lwhich[k];
+    if (nl > 0)
+        b->err = swf_history_pg_load_batch(d->store, b->load_ids, b->load_after, nl, b->loaded,
+                                           b->errors);
+    static const swf_event_list_t none = {0};
+    for (size_t i = 0, k = 0; i < b->n && b->err == NULL; i++) {
+        if (!b->todo[i])
+            continue;
         work_t *w = &b->works[i];
         b->todo[i] = false;
-        swf_error_t *e = b->errors[k];
-        b->errors[k] = NULL;
+        const swf_event_list_t *loaded = &none;
+        swf_error_t *e = NULL;
+        if (k < nl && b->lwhich[k] == i) {
+            loaded = &b->loaded[k];
+            e = b->errors[k];
+            b->errors[k++] = NULL;
+        }
         if (e == NULL)
-            e = work_prepare(d, w, &b->loaded[k]);
+            e = work_prepare(d, w, loaded);
         if (e != NULL && transient(e)) {
             b->err = e; /* the whole batch waits for the database */
             break;

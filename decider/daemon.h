@@ -61,6 +61,11 @@ typedef struct swf_decider_config {
     size_t batch_max;     /* 500 */
     int batch_wait_ms;    /* how long a batch waits for more messages: 0 */
     FILE *log;            /* NULL: quiet */
+    /* Called once for each activity task Kafka acknowledged, on the thread
+     * that published it (benchmarks time "answer -> task published" with
+     * it); NULL: nothing. */
+    void (*on_published)(void *arg, const char *execution_id);
+    void *on_published_arg;
 } swf_decider_config_t;
 
 void swf_decider_config_env(swf_decider_config_t *cfg);

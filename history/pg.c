@@ -572,11 +572,12 @@ static const struct {
     {"swf_load", load_sql, 3, {OID_TEXT, OID_INT8, OID_INT8}},
     {"swf_load_reverse", load_reverse_sql, 3, {OID_TEXT, OID_INT8, OID_INT8}},
     {"swf_describe", describe_sql, 1, {OID_TEXT}},
+    {"swf_load_batch", swf_history__load_batch_sql, 2, {OID_JSONB, OID_INT8}},
+    {"swf_outbox_delete", swf_history__outbox_delete_sql, 2, {OID_JSONB, OID_JSONB}},
 };
 
-/* Makes the connection ready (see swf_history__pg_ready) and prepares what
- * it lacks; every operation of this file starts here. */
-static swf_error_t *prepare(swf_history__pg_t *pg)
+/* Every operation of this file starts here. */
+swf_error_t *swf_history__pg_prepare(swf_history__pg_t *pg)
 {
     swf_error_t *ready = swf_history__pg_ready(pg);
     if (ready != NULL)
@@ -599,7 +600,7 @@ static swf_error_t *append_one(swf_history__pg_t *pg, const swf_history_append_t
 {
     swf_error_t *err = append_check(a);
     if (err == NULL)
-        err = prepare(pg);
+        err = swf_history__pg_prepare(pg);
     if (err != NULL)
         return err;
     const swf_event_t *ev = &a->events[0];
@@ -628,7 +629,7 @@ swf_error_t *swf_history_pg_batch_append(swf_history_store_t *store,
         errors[i] = NULL;
     if (n == 0)
         return NULL;
-    swf_error_t *err = prepare(pg);
+    swf_error_t *err = swf_history__pg_prepare(pg);
     if (err != NULL)
         return err;
 
@@ -803,7 +804,7 @@ static swf_error_t *load_pages(swf_history_store_t *store, const char *execution
                                size_t max, bool reverse, swf_event_list_t *out)
 {
     swf_history__pg_t *pg = swf_history__pg(store);
-    swf_error_t *err = prepare(pg);
+    swf_error_t *err = swf_history__pg_prepare(pg);
     if (err != NULL)
         return err;
     size_t got = 0;
@@ -885,7 +886,7 @@ swf_error_t *swf_history_pg_execution_describe(swf_history_store_t *store, const
     memset(out, 0, sizeof(*out));
     PGresult *res;
     const char *params[1] = {execution_id};
-    swf_error_t *err = prepare(pg);
+    swf_error_t *err = swf_history__pg_prepare(pg);
     if (err == NULL)
         err = swf_history__pg_prepared(pg->conn, "swf_describe", 1, params, &res);
     if (err != NULL)

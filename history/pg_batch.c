@@ -3,10 +3,10 @@
  * store.h: the new events of many executions in one round trip, and a
  * connection whose commits do not wait for the disk.
  *
- * A decider's batch touches hundreds of executions, most of them cached
- * (decider/cache.h): for each it needs only the events after the cached
- * position, usually none. One query per execution made those empty reads
- * cost a round trip each, more than the group commit itself. Here they are
+ * A decider's batch touches hundreds of executions; those its cache lacks
+ * (decider/cache.h) it must read whole, those it holds not at all. One
+ * query per execution made those reads cost a round trip each, more than
+ * the group commit itself. Here they are
  * one statement: the (execution, after id) pairs travel as one jsonb
  * array, and a LATERAL index range scan per pair returns at most
  * BATCH_LOAD_PAGE events of each; an execution that filled its page (a
@@ -28,7 +28,7 @@
 /* Events of one execution per statement; the rest is paged. */
 #define BATCH_LOAD_PAGE 256
 
-static const char load_batch_sql[] =
+const char swf_history__load_batch_sql[] =
     "SELECT k.ord, e.event_id, e.event_type, (extract(epoch FROM e.event_time) * 1000)::bigint,"
     "  e.attributes"
     " FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS k(v, ord)"
@@ -59,7 +59,7 @@ swf_error_t *swf_history_pg_load_batch(swf_history_store_t *store, const char *c
         errors[i] = NULL;
     if (n == 0)
         return NULL;
-    swf_error_t *err = swf_history__pg_ready(pg);
+    swf_error_t *err = swf_history__pg_prepare(pg);
     if (err != NULL)
         return err;
     json_object *keys = json_object_new_array_ext((int)n);
@@ -73,7 +73,7 @@ swf_error_t *swf_history_pg_load_batch(swf_history_store_t *store, const char *c
     snprintf(page, sizeof(page), "%d", BATCH_LOAD_PAGE);
     const char *params[2] = {swf_json_str(keys), page};
     PGresult *res = NULL;
-    err = swf_history__pg_query(pg->conn, load_batch_sql, 2, params, &res);
+    err = swf_history__pg_prepared(pg->conn, "swf_load_batch", 2, params, &res);
     json_object_put(keys);
     if (err != NULL)
         return err;

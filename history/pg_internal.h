@@ -41,6 +41,14 @@ swf_error_t *swf_history__pg_query(PGconn *conn, const char *sql, int n, const c
 /* Same, for a statement prepared under `name`. */
 swf_error_t *swf_history__pg_prepared(PGconn *conn, const char *name, int n,
                                       const char *const *values, PGresult **out);
+/* Makes the connection ready (as swf_history__pg_ready) and prepares on it
+ * the statements of pg.c's table that it lacks, among them these two of
+ * pg_batch.c and service.c, so that the calls per batch of a decider are
+ * neither parsed nor planned again. */
+swf_error_t *swf_history__pg_prepare(swf_history__pg_t *pg);
+extern const char swf_history__load_batch_sql[];    /* "swf_load_batch" */
+extern const char swf_history__outbox_delete_sql[]; /* "swf_outbox_delete" */
+
 /* Clears a result; NULL does nothing. */
 void swf_history__pg_clear(PGresult *res);
 

@@ -565,13 +565,21 @@ void swf_history_service_run(swf_history_service_t *s)
     }
 }
 
+/* The outbox rows of the (execution, event id) pairs given as two jsonb
+ * arrays; prepared on every connection (pg_internal.h). */
+const char swf_history__outbox_delete_sql[] =
+    "DELETE FROM outbox o USING (SELECT * FROM unnest("
+    "  ARRAY(SELECT jsonb_array_elements_text($1::jsonb)),"
+    "  ARRAY(SELECT (jsonb_array_elements_text($2::jsonb))::bigint)) AS k(x, i)) k"
+    " WHERE o.execution_id = k.x AND o.event_id = k.i";
+
 swf_error_t *swf_history_outbox_delete(swf_history_store_t *store,
                                        const swf_history_outbox_key_t *keys, size_t n)
 {
     if (n == 0)
         return NULL;
     swf_history__pg_t *pg = swf_history__pg(store);
-    swf_error_t *err = swf_history__pg_ready(pg);
+    swf_error_t *err = swf_history__pg_prepare(pg);
     if (err != NULL)
         return err;
     json_object *xs = json_object_new_array(), *ids = json_object_new_array();
@@ -581,13 +589,7 @@ swf_error_t *swf_history_outbox_delete(swf_history_store_t *store,
     }
     const char *params[2] = {swf_history__strdup(swf_json_str(xs)),
                              swf_history__strdup(swf_json_str(ids))};
-    err = swf_history__pg_query(
-        pg->conn,
-        "DELETE FROM outbox o USING (SELECT * FROM unnest("
-        "  ARRAY(SELECT jsonb_array_elements_text($1::jsonb)),"
-        "  ARRAY(SELECT (jsonb_array_elements_text($2::jsonb))::bigint)) AS k(x, i)) k"
-        " WHERE o.execution_id = k.x AND o.event_id = k.i",
-        2, params, NULL);
+    err = swf_history__pg_prepared(pg->conn, "swf_outbox_delete", 2, params, NULL);
     free((char *)params[0]);
     free((char *)params[1]);
     json_object_put(xs);
