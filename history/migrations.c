@@ -74,6 +74,11 @@ static const char *const migrations[] = {
     /* 2: indexes for `swf list` (by status or state machine, newest first). */
     "CREATE INDEX executions_status_start ON executions (status, start_time DESC);"
     "CREATE INDEX executions_state_machine_start ON executions (state_machine, start_time DESC);",
+
+    /* 3: outbox rows name their ActivityTaskScheduled event instead of
+     * copying it: the task is built from the event itself (rows written
+     * before keep their copy, which is used). */
+    "ALTER TABLE outbox ALTER COLUMN payload DROP NOT NULL;",
 };
 
 #define MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

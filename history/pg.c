@@ -254,12 +254,12 @@ swf_error_t *swf_history_pg_new(const char *conninfo, swf_history_store_t **out)
     "  SELECT r.x, r.i, r.t, timestamptz 'epoch' + r.ms * interval '1 millisecond' AS tm, r.a"     \
     "  FROM jsonb_to_recordset($1) AS r(x text, i bigint, t text, ms bigint, a jsonb)),"           \
     " ap AS MATERIALIZED (SELECT x, min(i) AS first_id, max(i) AS last_id,"                        \
-    "  bool_or(t IN (" PLAIN_NOT ")) AS heavy FROM ev GROUP BY x),"
-/* The event types that are not plain (see plain() below). */
-#define PLAIN_NOT                                                                                  \
-    "'WorkflowExecutionStarted', 'WorkflowExecutionCompleted', 'WorkflowExecutionFailed',"         \
-    " 'WorkflowExecutionTimedOut', 'WorkflowExecutionCanceled', 'WorkflowExecutionTerminated',"    \
-    " 'TimerStarted', 'TimerFired', 'TimerCanceled', 'ActivityTaskScheduled'"
+    "  bool_or(t IN (" CLOSING ")) AS closes FROM ev GROUP BY x),"
+/* The events that close an execution: the only ones after its first that
+ * rewrite its executions row (status, close_time). */
+#define CLOSING                                                                                    \
+    "'WorkflowExecutionCompleted', 'WorkflowExecutionFailed', 'WorkflowExecutionTimedOut',"        \
+    " 'WorkflowExecutionCanceled', 'WorkflowExecutionTerminated'"
 /* "The history ends at first_id - 1", as of the statement's snapshot: one
  * descent of the events key (backward from the end of the execution's
  * range, stopping below first_id - 1). A writer that commits later makes
@@ -280,13 +280,26 @@ static const char append_plain_sql[] =
     APPEND_INPUT " won AS MATERIALIZED (SELECT x FROM ap WHERE " APPEND_FITS ")," APPEND_INSERT
                  " SELECT x FROM won";
 
-/* Any batch. Appends that are not plain lock their executions rows in
- * execution-id order and rewrite them (last_event_id, and status and
- * close_time when they close); plain ones are checked as above. */
+/*
+ * Any batch. Appends that close their execution lock its executions row,
+ * in execution-id order, and rewrite it (status, close_time and
+ * last_event_id); the others, among them every activity step, are checked
+ * as above and leave the row alone (it is the lazy lower bound described
+ * at append_one_sql): an activity's outbox row and a timer's row are keyed
+ * by the event's own ids, and a losing statement fails on the events key
+ * with all its writes undone.
+ *
+ * Locks: the closing rows first, in id order, then the events keys in
+ * (execution, id) order, then timers and outbox rows of events already
+ * won. A statement waits on another's events key only from that second
+ * phase, and then holds no events key after it in the order, so two
+ * batches racing on the same executions (deciders in a rebalance) wait for
+ * each other but never in a cycle.
+ */
 static const char append_sql[] = APPEND_INPUT
     " lk AS MATERIALIZED ("
     "  SELECT e.execution_id FROM executions e"
-    "  WHERE e.execution_id = ANY (ARRAY(SELECT x FROM ap WHERE first_id > 1 AND heavy))"
+    "  WHERE e.execution_id = ANY (ARRAY(SELECT x FROM ap WHERE first_id > 1 AND closes))"
     "  ORDER BY e.execution_id FOR NO KEY UPDATE),"
     " cl AS MATERIALIZED ("
     "  SELECT DISTINCT ON (x) x, tm, CASE t"
@@ -295,8 +308,7 @@ static const char append_sql[] = APPEND_INPUT
     "    WHEN 'WorkflowExecutionTimedOut' THEN 'timed_out'"
     "    WHEN 'WorkflowExecutionCanceled' THEN 'canceled'"
     "    ELSE 'terminated' END AS status"
-    "  FROM ev WHERE t IN ('WorkflowExecutionCompleted', 'WorkflowExecutionFailed',"
-    "    'WorkflowExecutionTimedOut', 'WorkflowExecutionCanceled', 'WorkflowExecutionTerminated')"
+    "  FROM ev WHERE t IN (" CLOSING ")"
     "  ORDER BY x, i DESC),"
     " created AS ("
     "  INSERT INTO executions AS e (execution_id, workflow_id, state_machine,"
@@ -311,13 +323,13 @@ static const char append_sql[] = APPEND_INPUT
     "  UPDATE executions e SET last_event_id = ap.last_id,"
     "    status = coalesce(cl.status, e.status), close_time = coalesce(cl.tm, e.close_time)"
     "  FROM ap LEFT JOIN cl ON cl.x = ap.x"
-    "  WHERE e.execution_id = ap.x AND ap.first_id > 1 AND ap.heavy"
+    "  WHERE e.execution_id = ap.x AND ap.first_id > 1 AND ap.closes"
     "    AND e.last_event_id < ap.first_id AND " APPEND_FITS
     "    AND (SELECT count(*) FROM lk) >= 0"
     "  RETURNING e.execution_id),"
     " won AS MATERIALIZED ("
     "  SELECT execution_id AS x FROM created UNION ALL SELECT execution_id FROM advanced"
-    "  UNION ALL SELECT x FROM ap WHERE ap.first_id > 1 AND NOT ap.heavy AND " APPEND_FITS
+    "  UNION ALL SELECT x FROM ap WHERE ap.first_id > 1 AND NOT ap.closes AND " APPEND_FITS
     ")," APPEND_INSERT ","
     " tl AS MATERIALIZED ("
     "  SELECT DISTINCT ON (ev.x, ev.a->>'timerId') ev.x, ev.a->>'timerId' AS timer_id, ev.t, ev.i,"
@@ -335,9 +347,8 @@ static const char append_sql[] = APPEND_INPUT
     "  DELETE FROM timers tt USING tl"
     "  WHERE tl.t <> 'TimerStarted' AND tt.execution_id = tl.x AND tt.timer_id = tl.timer_id),"
     " ob AS ("
-    "  INSERT INTO outbox (execution_id, event_id, topic, payload)"
-    "  SELECT ev.x, ev.i, ev.a#>>'{taskList,name}',"
-    "    ev.a || jsonb_build_object('executionId', ev.x, 'scheduledEventId', ev.i)"
+    "  INSERT INTO outbox (execution_id, event_id, topic)"
+    "  SELECT ev.x, ev.i, ev.a#>>'{taskList,name}'"
     "  FROM ev JOIN won ON won.x = ev.x WHERE ev.t = 'ActivityTaskScheduled')"
     " SELECT x FROM won";
 
@@ -505,7 +516,8 @@ static const char append_one_sql[] =
 /*
  * A plain event changes no projection but the history itself (and so the
  * executions row's lazy last_event_id): not a first or closing event, not a
- * timer event, not an activity to schedule. Keep in step with PLAIN_NOT.
+ * timer event, not an activity to schedule. Keep in step with the
+ * projections append_sql writes.
  */
 static bool plain(swf_event_type_t type)
 {

@@ -217,9 +217,13 @@ static const char activity_timeouts_sql[] =
     "    (s.attributes->>'heartbeatTimeout')::float8 * $1::float8 * interval '1 second' <= now()))"
     " LIMIT $2";
 
-static const char outbox_sql[] = "SELECT execution_id, event_id, topic, payload FROM outbox"
-                                 " WHERE created < now() - $1::float8 * interval '1 millisecond'"
-                                 " ORDER BY created LIMIT $2 FOR UPDATE SKIP LOCKED";
+/* An outbox row names its ActivityTaskScheduled event, whose attributes
+ * are the task (rows of schema 2 carry a copy in payload). */
+static const char outbox_sql[] =
+    "SELECT o.execution_id, o.event_id, o.topic, coalesce(o.payload, e.attributes) FROM outbox o"
+    " JOIN events e ON e.execution_id = o.execution_id AND e.event_id = o.event_id"
+    " WHERE o.created < now() - $1::float8 * interval '1 millisecond'"
+    " ORDER BY o.created LIMIT $2 FOR UPDATE OF o SKIP LOCKED";
 
 static const char sweep_sql[] =
     "SELECT x.execution_id FROM executions x"

@@ -22,35 +22,46 @@ Test(history_migrations, running_twice_is_harmless)
     cr_assert_eq(from, swf_history_pg_schema_latest());
     cr_assert_eq(to, swf_history_pg_schema_latest());
     swf_history_store_free(s);
-    cr_assert_str_eq(fixture_sql(db, "SELECT count(*) FROM schema_migrations"), "2");
+    cr_assert_str_eq(fixture_sql(db, "SELECT count(*) FROM schema_migrations"), "3");
 }
 
 Test(history_migrations, upgrades_an_older_database_in_place)
 {
     const char *db = fixture_db();
     int latest = swf_history_pg_schema_latest();
-    cr_assert_geq(latest, 2);
+    cr_assert_geq(latest, 3);
     swf_history_store_t *s;
     ok(swf_history_pg_connect(db, &s));
     int from, to;
-    ok(swf_history_pg_migrate(s, latest - 1, &from, &to));
-    cr_assert_eq(to, latest - 1);
+    ok(swf_history_pg_migrate(s, 1, &from, &to));
+    cr_assert_eq(to, 1);
     swf_history_store_free(s);
-    /* Data written at version N-1 survives the upgrade. */
+    /* Data written at version 1 survives the upgrades. */
     cr_assert_not_null(fixture_sql(
         db, "INSERT INTO events VALUES ('old', 1, 'WorkflowExecutionStarted', now(), '{}')"));
+    cr_assert_not_null(
+        fixture_sql(db, "INSERT INTO outbox (execution_id, event_id, topic, payload)"
+                        " VALUES ('old', 1, 'charge', '{\"input\": \"{}\"}')"));
     cr_assert_str_eq(
         fixture_sql(db,
                     "SELECT count(*) FROM pg_indexes WHERE indexname = 'executions_status_start'"),
         "0");
+    cr_assert_str_eq(fixture_sql(db, "SELECT is_nullable FROM information_schema.columns"
+                                     " WHERE table_name = 'outbox' AND column_name = 'payload'"),
+                     "NO");
     ok(swf_history_pg_new(db, &s)); /* migrates automatically */
     swf_history_store_free(s);
-    cr_assert_str_eq(fixture_sql(db, "SELECT max(version) FROM schema_migrations"), "2");
+    cr_assert_str_eq(fixture_sql(db, "SELECT max(version) FROM schema_migrations"), "3");
     cr_assert_str_eq(
         fixture_sql(db,
                     "SELECT count(*) FROM pg_indexes WHERE indexname = 'executions_status_start'"),
         "1");
+    /* 3: new outbox rows name their event instead of copying it. */
+    cr_assert_str_eq(fixture_sql(db, "SELECT is_nullable FROM information_schema.columns"
+                                     " WHERE table_name = 'outbox' AND column_name = 'payload'"),
+                     "YES");
     cr_assert_str_eq(fixture_sql(db, "SELECT count(*) FROM events"), "1");
+    cr_assert_str_eq(fixture_sql(db, "SELECT payload->>'input' FROM outbox"), "{}");
 }
 
 Test(history_migrations, refuses_a_newer_database)

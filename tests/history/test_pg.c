@@ -195,10 +195,11 @@ Test(history_pg, projections_follow_the_events)
     cr_assert_str_eq(fixture_sql(db, "SELECT timer_id || ' ' || to_char(fire_at AT TIME ZONE 'UTC',"
                                      " 'HH24:MI:SS.MS') FROM timers"),
                      "t2 10:00:01.510");
-    cr_assert_str_eq(fixture_sql(db, "SELECT topic || ' ' || event_id || ' ' ||"
-                                     " (payload->>'executionId') || (payload->>'scheduledEventId')"
-                                     " FROM outbox"),
-                     "charge 5 e15");
+    /* The outbox row names its event; the task is built from the event. */
+    cr_assert_str_eq(fixture_sql(db, "SELECT o.topic || ' ' || o.event_id || ' ' ||"
+                                     " coalesce(o.payload::text, 'no copy') || ' ' || e.event_type"
+                                     " FROM outbox o JOIN events e USING (execution_id, event_id)"),
+                     "charge 5 no copy ActivityTaskScheduled");
     ok(append1(s, "e1", 7, SWF_EVENT_WORKFLOW_EXECUTION_FAILED,
                "{\"reason\":\"States.TaskFailed\"}"));
     swf_history_execution_t ex;
@@ -481,7 +482,8 @@ Test(history_pg, single_and_batch_appends_interleave_on_one_execution)
     expect_code(batch1(s, "e1", 5, 1), SWF_E_CONFLICT); /* a gap */
     ok(batch1(s, "e1", 4, 1));
     cr_assert_eq(last_id(s, "e1"), 4);
-    /* A batch append that is not plain rewrites the row, exact again. */
+    /* A batch append that is not plain but does not close (a timer, an
+     * activity: every step of a workflow) leaves the row behind too. */
     swf_event_t timer = {0, SWF_EVENT_TIMER_STARTED, T0, parse("{\"timerId\":\"t\"}")};
     swf_history_append_t heavy[2] = {{"bystander", last_id(s, "bystander") + 1, &timer, 1},
                                      {"e1", 5, &timer, 1}};
@@ -491,7 +493,8 @@ Test(history_pg, single_and_batch_appends_interleave_on_one_execution)
     ok(errors[1]);
     json_object_put(timer.attrs);
     cr_assert_eq(count_sql(db, "SELECT last_event_id FROM executions WHERE execution_id = 'e1'"),
-                 5);
+                 2);
+    cr_assert_eq(last_id(s, "e1"), 5);
     ok(append1(s, "e1", 6, SWF_EVENT_TIMER_FIRED, "{\"timerId\":\"t\"}"));
     expect_code(append1(s, "e1", 6, SWF_EVENT_MARKER_RECORDED, marker), SWF_E_CONFLICT);
     expect_code(append1(s, "e1", 8, SWF_EVENT_MARKER_RECORDED, marker), SWF_E_CONFLICT);
@@ -501,7 +504,7 @@ Test(history_pg, single_and_batch_appends_interleave_on_one_execution)
     ok(append1(s, "e1", 12, SWF_EVENT_MARKER_RECORDED, marker));
     cr_assert_eq(last_id(s, "e1"), 12);
     cr_assert_eq(count_sql(db, "SELECT last_event_id FROM executions WHERE execution_id = 'e1'"),
-                 6);
+                 2);
     swf_history_execution_t *items;
     size_t n;
     swf_history_filter_t f = {.status = "open"};

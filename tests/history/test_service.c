@@ -133,6 +133,10 @@ Test(service, fires_timers_times_out_executions_republishes_outbox, .timeout = 6
     char topic[128];
     swf_kafka_task_topic(&names, "svc", topic, sizeof(topic));
     cr_assert(topic_has(swf_dev_brokers(dev), topic, "\"type\":\"activity.task\""));
+    /* Built from the ActivityTaskScheduled event the outbox row names. */
+    cr_assert(topic_has(swf_dev_brokers(dev), topic, "\"state\":\"T\""));
+    cr_assert(topic_has(swf_dev_brokers(dev), topic, "\"input\":{\"x\":1}"));
+    cr_assert(topic_has(swf_dev_brokers(dev), topic, "\"scheduledEventId\":6"));
 
     swf_history_service_free(svc);
     swf_kafka_poster_free(poster);
