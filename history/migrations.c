@@ -79,6 +79,20 @@ static const char *const migrations[] = {
      * copying it: the task is built from the event itself (rows written
      * before keep their copy, which is used). */
     "ALTER TABLE outbox ALTER COLUMN payload DROP NOT NULL;",
+
+    /* 4: the activities swf-history watches for a timeout: scheduled with
+     * a start-to-close or heartbeat timeout, not closed, in an open
+     * execution (it used to find them by reading every open history on
+     * each tick). Filled from the events for the executions open now. */
+    "CREATE TABLE activity_timeouts ("
+    "  execution_id text NOT NULL,"
+    "  scheduled_event_id bigint NOT NULL,"
+    "  scheduled_time timestamptz NOT NULL,"
+    "  start_to_close float8,"
+    "  heartbeat float8,"
+    "  last_heartbeat timestamptz,"
+    "  PRIMARY KEY (execution_id, scheduled_event_id));"
+    "INSERT INTO activity_timeouts " SWF_HISTORY__ACTIVITY_TIMEOUTS_FROM_EVENTS ";",
 };
 
 #define MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -86,7 +100,10 @@ static const char *const migrations[] = {
 /* An arbitrary constant naming the advisory lock ("swf" in ASCII). */
 #define MIGRATION_LOCK "7558502"
 
-int swf_history_pg_schema_latest(void) { return MIGRATIONS; }
+int swf_history_pg_schema_latest(void)
+{
+    return MIGRATIONS;
+}
 
 swf_error_t *swf_history_pg_migrate(swf_history_store_t *store, int target, int *from, int *to)
 {

@@ -269,10 +269,11 @@ swf_error_t *swf_history_pg_new(const char *conninfo, swf_history_store_t **out)
     "  WHERE v.execution_id = ap.x AND v.event_id >= ap.first_id - 1) = ap.first_id - 1"
 /* Inserting in key order: two batches that both write (a, 5) and (b, 7)
  * then wait for each other in the same order, never in a cycle. */
-#define APPEND_INSERT                                                                              \
+#define APPEND_INSERT_ROWS                                                                         \
     " ins AS ("                                                                                    \
     "  INSERT INTO events (execution_id, event_id, event_type, event_time, attributes)"            \
-    "  SELECT ev.x, ev.i, ev.t, ev.tm, ev.a FROM ev JOIN won ON won.x = ev.x ORDER BY ev.x, ev.i)"
+    "  SELECT ev.x, ev.i, ev.t, ev.tm, ev.a FROM ev JOIN won ON won.x = ev.x ORDER BY ev.x, ev.i"
+#define APPEND_INSERT APPEND_INSERT_ROWS ")"
 
 /* A batch of plain appends only (the common case): the events rows and
  * nothing else, as for a single append. */
@@ -330,12 +331,15 @@ static const char append_sql[] = APPEND_INPUT
     " won AS MATERIALIZED ("
     "  SELECT execution_id AS x FROM created UNION ALL SELECT execution_id FROM advanced"
     "  UNION ALL SELECT x FROM ap WHERE ap.first_id > 1 AND NOT ap.closes AND " APPEND_FITS
-    ")," APPEND_INSERT ","
+    ")," APPEND_INSERT_ROWS " RETURNING execution_id),"
+    /* The projections below read `done`, so they are written only once
+     * every events row of the statement is in (see the lock order above). */
+    " done AS MATERIALIZED (SELECT DISTINCT execution_id AS x FROM ins),"
     " tl AS MATERIALIZED ("
     "  SELECT DISTINCT ON (ev.x, ev.a->>'timerId') ev.x, ev.a->>'timerId' AS timer_id, ev.t, ev.i,"
     "    ev.tm + coalesce((ev.a->>'startToFireTimeout')::float8, 0) * interval '1 second' AS "
     "fire_at"
-    "  FROM ev JOIN won ON won.x = ev.x"
+    "  FROM ev JOIN done ON done.x = ev.x"
     "  WHERE ev.t IN ('TimerStarted', 'TimerFired', 'TimerCanceled')"
     "  ORDER BY ev.x, ev.a->>'timerId', ev.i DESC),"
     " ts AS ("
@@ -349,7 +353,41 @@ static const char append_sql[] = APPEND_INPUT
     " ob AS ("
     "  INSERT INTO outbox (execution_id, event_id, topic)"
     "  SELECT ev.x, ev.i, ev.a#>>'{taskList,name}'"
-    "  FROM ev JOIN won ON won.x = ev.x WHERE ev.t = 'ActivityTaskScheduled')"
+    "  FROM ev JOIN done ON done.x = ev.x WHERE ev.t = 'ActivityTaskScheduled'),"
+    /* activity_timeouts: an activity with a timeout in, its close (or its
+     * execution's) out, its heartbeats noted; an activity scheduled and
+     * closed in the same statement never goes in, and one scheduled and
+     * beaten in it goes in with its heartbeat (the statement's writes do
+     * not see each other's rows). */
+    " ac AS MATERIALIZED ("
+    "  SELECT ev.x, (ev.a->>'scheduledEventId')::bigint AS sid, ev.t, ev.tm, ev.i"
+    "  FROM ev JOIN done ON done.x = ev.x"
+    "  WHERE ev.t IN (" SWF_HISTORY__ACTIVITY_CLOSING ", 'ActivityTaskHeartbeatRecorded')),"
+    " ai AS ("
+    "  INSERT INTO activity_timeouts (execution_id, scheduled_event_id, scheduled_time,"
+    "    start_to_close, heartbeat, last_heartbeat)"
+    "  SELECT ev.x, ev.i, ev.tm, (ev.a->>'startToCloseTimeout')::float8,"
+    "    (ev.a->>'heartbeatTimeout')::float8, (SELECT max(ac.tm) FROM ac"
+    "      WHERE ac.x = ev.x AND ac.sid = ev.i AND ac.t = 'ActivityTaskHeartbeatRecorded')"
+    "  FROM ev JOIN done ON done.x = ev.x"
+    "  WHERE ev.t = 'ActivityTaskScheduled'"
+    "    AND (ev.a ? 'startToCloseTimeout' OR ev.a ? 'heartbeatTimeout')"
+    "    AND NOT EXISTS (SELECT FROM cl WHERE cl.x = ev.x)"
+    "    AND NOT EXISTS (SELECT FROM ac WHERE ac.x = ev.x AND ac.sid = ev.i"
+    "      AND ac.t <> 'ActivityTaskHeartbeatRecorded')),"
+    " ah AS ("
+    "  UPDATE activity_timeouts a SET last_heartbeat = h.tm"
+    "  FROM (SELECT DISTINCT ON (x, sid) x, sid, tm FROM ac"
+    "    WHERE t = 'ActivityTaskHeartbeatRecorded' ORDER BY x, sid, i DESC) h"
+    "  WHERE a.execution_id = h.x AND a.scheduled_event_id = h.sid"
+    "    AND NOT EXISTS (SELECT FROM cl WHERE cl.x = h.x)"
+    "    AND NOT EXISTS (SELECT FROM ac WHERE ac.x = h.x AND ac.sid = h.sid"
+    "      AND ac.t <> 'ActivityTaskHeartbeatRecorded')),"
+    " ad AS ("
+    "  DELETE FROM activity_timeouts a"
+    "  USING (SELECT x, sid FROM ac WHERE t <> 'ActivityTaskHeartbeatRecorded'"
+    "    UNION ALL SELECT cl.x, NULL FROM cl JOIN done ON done.x = cl.x) k"
+    "  WHERE a.execution_id = k.x AND (k.sid IS NULL OR a.scheduled_event_id = k.sid))"
     " SELECT x FROM won";
 
 static bool is_string(json_object *v)
@@ -498,9 +536,8 @@ static swf_error_t *append_why(swf_history__pg_t *pg, const swf_history_append_t
  * appends, measured with pgbench against a bare one-row insert, and in a
  * batch of 100 one-event appends the 100 row rewrites cost more than
  * everything else together. The column is therefore written lazily: when an
- * execution is created, by appends that are not plain (they change another
- * projection anyway: closing events, so status and close_time stay exact,
- * timers, activities), by import and by the rebuild. Between such writes
+ * execution is created, by appends that close it (status and close_time
+ * change anyway), by import and by the rebuild. Between such writes
  * it is a lower bound. Whoever reports it (describe, list, append_why) or
  * checks against it (the batch statements) takes max(event_id) from the
  * events primary key instead, which is exact. SQL elsewhere must do the
@@ -516,8 +553,9 @@ static const char append_one_sql[] =
 /*
  * A plain event changes no projection but the history itself (and so the
  * executions row's lazy last_event_id): not a first or closing event, not a
- * timer event, not an activity to schedule. Keep in step with the
- * projections append_sql writes.
+ * timer event, not an activity's scheduling, close or heartbeat (the
+ * activity_timeouts projection). Keep in step with the projections
+ * append_sql writes.
  */
 static bool plain(swf_event_type_t type)
 {
@@ -532,6 +570,11 @@ static bool plain(swf_event_type_t type)
     case SWF_EVENT_TIMER_FIRED:
     case SWF_EVENT_TIMER_CANCELED:
     case SWF_EVENT_ACTIVITY_TASK_SCHEDULED:
+    case SWF_EVENT_ACTIVITY_TASK_COMPLETED:
+    case SWF_EVENT_ACTIVITY_TASK_FAILED:
+    case SWF_EVENT_ACTIVITY_TASK_TIMED_OUT:
+    case SWF_EVENT_ACTIVITY_TASK_CANCELED:
+    case SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED:
         return false;
     default:
         return true;

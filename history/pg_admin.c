@@ -8,10 +8,11 @@
  * is a chain of appends inside one transaction, so a history is imported
  * whole or not at all.
  *
- * The rebuild recomputes executions and timers with the same rules the
- * append statement applies incrementally (status of the last closing event;
- * a timer pending when its last event is TimerStarted), and writes
- * last_event_id exact, which appends of plain events leave behind. The outbox is left
+ * The rebuild recomputes executions, timers and activity_timeouts with the
+ * same rules the append statement applies incrementally (status of the
+ * last closing event; a timer pending when its last event is TimerStarted;
+ * an activity with a timeout open until its close), and writes
+ * last_event_id exact, which appends leave behind. The outbox is left
  * alone: rows are deleted when published, so the events cannot say which
  * ActivityTaskScheduled events still await publication, and recreating them
  * would publish tasks twice.
@@ -265,8 +266,9 @@ swf_error_t *swf_history_pg_import(swf_history_store_t *store, const swf_event_l
 
 static const char rebuild_sql[] =
     "LOCK TABLE events IN SHARE MODE;"
-    "LOCK TABLE executions, timers IN EXCLUSIVE MODE;"
+    "LOCK TABLE executions, timers, activity_timeouts IN EXCLUSIVE MODE;"
     "DELETE FROM timers;"
+    "DELETE FROM activity_timeouts;"
     "DELETE FROM executions;"
     "INSERT INTO executions (execution_id, workflow_id, state_machine, state_machine_version,"
     "  status, start_time, close_time, last_event_id)"
@@ -295,7 +297,8 @@ static const char rebuild_sql[] =
     "    * interval '1 second' AS fire_at"
     "  FROM events WHERE event_type IN ('TimerStarted', 'TimerFired', 'TimerCanceled')"
     "  ORDER BY execution_id, attributes->>'timerId', event_id DESC) l"
-    " WHERE event_type = 'TimerStarted'";
+    " WHERE event_type = 'TimerStarted';"
+    "INSERT INTO activity_timeouts " SWF_HISTORY__ACTIVITY_TIMEOUTS_FROM_EVENTS;
 
 swf_error_t *swf_history_pg_projections_rebuild(swf_history_store_t *store, size_t *executions,
                                                 size_t *timers)

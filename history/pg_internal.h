@@ -49,6 +49,27 @@ swf_error_t *swf_history__pg_prepare(swf_history__pg_t *pg);
 extern const char swf_history__load_batch_sql[];    /* "swf_load_batch" */
 extern const char swf_history__outbox_delete_sql[]; /* "swf_outbox_delete" */
 
+/* The rows of the activity_timeouts projection, computed from the events
+ * (migration 4 and the rebuild): ActivityTaskScheduled events with a
+ * timeout, of open executions, that no ActivityTask{Completed, Failed,
+ * TimedOut, Canceled} closed, with their last heartbeat. */
+#define SWF_HISTORY__ACTIVITY_TIMEOUTS_FROM_EVENTS                                                 \
+    "SELECT s.execution_id, s.event_id, s.event_time,"                                             \
+    "  (s.attributes->>'startToCloseTimeout')::float8, "                                           \
+    "(s.attributes->>'heartbeatTimeout')::float8,"                                                 \
+    "  (SELECT max(h.event_time) FROM events h WHERE h.execution_id = s.execution_id"              \
+    "    AND h.event_id > s.event_id AND h.event_type = 'ActivityTaskHeartbeatRecorded'"           \
+    "    AND (h.attributes->>'scheduledEventId')::bigint = s.event_id)"                            \
+    " FROM executions x JOIN events s ON s.execution_id = x.execution_id"                          \
+    " WHERE x.status = 'open' AND s.event_type = 'ActivityTaskScheduled'"                          \
+    " AND (s.attributes ? 'startToCloseTimeout' OR s.attributes ? 'heartbeatTimeout')"             \
+    " AND NOT EXISTS (SELECT 1 FROM events c WHERE c.execution_id = s.execution_id"                \
+    "   AND c.event_id > s.event_id AND c.event_type IN (" SWF_HISTORY__ACTIVITY_CLOSING ")"       \
+    "   AND (c.attributes->>'scheduledEventId')::bigint = s.event_id)"
+#define SWF_HISTORY__ACTIVITY_CLOSING                                                              \
+    "'ActivityTaskCompleted', 'ActivityTaskFailed', 'ActivityTaskTimedOut', "                      \
+    "'ActivityTaskCanceled'"
+
 /* Clears a result; NULL does nothing. */
 void swf_history__pg_clear(PGresult *res);
 

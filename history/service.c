@@ -190,31 +190,21 @@ static const char exec_timeouts_sql[] =
     "     * interval '1 second' <= now()"
     " LIMIT $2 FOR UPDATE OF x SKIP LOCKED";
 
-/* Open activities past a deadline: scheduled, with a timeout, not closed.
- * START_TO_CLOSE counts from the scheduling (a task waits in Kafka until a
- * worker takes it; SWF's schedule-to-close is the closest meaning), and
- * HEARTBEAT from the last heartbeat recorded, or the scheduling. */
+/* Open activities past a deadline, from the activity_timeouts projection
+ * (migration 4; the append statement keeps it). START_TO_CLOSE counts from
+ * the scheduling (a task waits in Kafka until a worker takes it; SWF's
+ * schedule-to-close is the closest meaning), and HEARTBEAT from the last
+ * heartbeat recorded, or the scheduling. */
+#define START_TO_CLOSE_DUE                                                                         \
+    "(a.start_to_close IS NOT NULL"                                                                \
+    "  AND a.scheduled_time + a.start_to_close * $1::float8 * interval '1 second' <= now())"
 static const char activity_timeouts_sql[] =
-    "SELECT s.execution_id, s.event_id,"
-    "  CASE WHEN s.attributes ? 'startToCloseTimeout' AND s.event_time +"
-    "    (s.attributes->>'startToCloseTimeout')::float8 * $1::float8 * interval '1 second' <= now()"
-    "  THEN 'START_TO_CLOSE' ELSE 'HEARTBEAT' END"
-    " FROM executions x JOIN events s ON s.execution_id = x.execution_id"
-    " WHERE x.status = 'open' AND s.event_type = 'ActivityTaskScheduled'"
-    " AND (s.attributes ? 'startToCloseTimeout' OR s.attributes ? 'heartbeatTimeout')"
-    " AND NOT EXISTS (SELECT 1 FROM events c WHERE c.execution_id = s.execution_id"
-    "   AND c.event_id > s.event_id"
-    "   AND c.event_type IN ('ActivityTaskCompleted', 'ActivityTaskFailed',"
-    "     'ActivityTaskTimedOut', 'ActivityTaskCanceled')"
-    "   AND (c.attributes->>'scheduledEventId')::bigint = s.event_id)"
-    " AND ((s.attributes ? 'startToCloseTimeout' AND s.event_time +"
-    "    (s.attributes->>'startToCloseTimeout')::float8 * $1::float8 * interval '1 second' <= "
-    "now())"
-    "  OR (s.attributes ? 'heartbeatTimeout' AND coalesce((SELECT max(h.event_time) FROM events h"
-    "    WHERE h.execution_id = s.execution_id AND h.event_id > s.event_id"
-    "    AND h.event_type = 'ActivityTaskHeartbeatRecorded'"
-    "    AND (h.attributes->>'scheduledEventId')::bigint = s.event_id), s.event_time) +"
-    "    (s.attributes->>'heartbeatTimeout')::float8 * $1::float8 * interval '1 second' <= now()))"
+    "SELECT a.execution_id, a.scheduled_event_id,"
+    "  CASE WHEN " START_TO_CLOSE_DUE " THEN 'START_TO_CLOSE' ELSE 'HEARTBEAT' END"
+    " FROM activity_timeouts a"
+    " WHERE " START_TO_CLOSE_DUE
+    "  OR (a.heartbeat IS NOT NULL AND coalesce(a.last_heartbeat, a.scheduled_time) +"
+    "    a.heartbeat * $1::float8 * interval '1 second' <= now())"
     " LIMIT $2";
 
 /* An outbox row names its ActivityTaskScheduled event, whose attributes

@@ -216,6 +216,70 @@ Test(history_pg, projections_follow_the_events)
     swf_history_store_free(s);
 }
 
+/* The activity_timeouts rows, "id start_to_close heartbeat heartbeat_ms; ...". */
+static const char *watched(const char *db, const char *id)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT coalesce(string_agg(format('%%s %%s %%s %%s', scheduled_event_id,"
+             " start_to_close, heartbeat, (extract(epoch FROM last_heartbeat) * 1000)::bigint"
+             " - %lld), '; ' ORDER BY scheduled_event_id), '') FROM activity_timeouts"
+             " WHERE execution_id = '%s'",
+             (long long)T0, id);
+    const char *v = fixture_sql(db, sql);
+    cr_assert(v != NULL, "%s", fixture_value);
+    return v;
+}
+
+Test(history_pg, activity_timeouts_follow_the_events)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s = fixture_store(db);
+    create(s, "a1", "a1");
+    /* Scheduled with a timeout: watched; without one: not. */
+    ok(append1(s, "a1", 3, SWF_EVENT_ACTIVITY_TASK_SCHEDULED,
+               "{\"taskList\":{\"name\":\"q\"},\"startToCloseTimeout\":30}"));
+    ok(append1(s, "a1", 4, SWF_EVENT_ACTIVITY_TASK_SCHEDULED,
+               "{\"taskList\":{\"name\":\"q\"},\"heartbeatTimeout\":5}"));
+    ok(append1(s, "a1", 5, SWF_EVENT_ACTIVITY_TASK_SCHEDULED, "{\"taskList\":{\"name\":\"q\"}}"));
+    cr_assert_str_eq(watched(db, "a1"), "3 30  ; 4  5 ");
+    /* A heartbeat is noted; a close, of either kind, ends the watch. */
+    ok(append1(s, "a1", 6, SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED, "{\"scheduledEventId\":4}"));
+    cr_assert_str_eq(watched(db, "a1"), "3 30  ; 4  5 6000");
+    ok(append1(s, "a1", 7, SWF_EVENT_ACTIVITY_TASK_COMPLETED, "{\"scheduledEventId\":3}"));
+    cr_assert_str_eq(watched(db, "a1"), "4  5 6000");
+    ok(append1(s, "a1", 8, SWF_EVENT_ACTIVITY_TASK_TIMED_OUT, "{\"scheduledEventId\":4}"));
+    cr_assert_str_eq(watched(db, "a1"), "");
+    /* Scheduled and canceled in one append: never watched. Scheduled, then
+     * the execution closes: no longer watched. */
+    swf_event_t evs[3] = {
+        {0, SWF_EVENT_ACTIVITY_TASK_SCHEDULED, T0 + 9000,
+         parse("{\"taskList\":{\"name\":\"q\"},\"startToCloseTimeout\":1}")},
+        {0, SWF_EVENT_ACTIVITY_TASK_CANCELED, T0 + 9000, parse("{\"scheduledEventId\":9}")},
+        {0, SWF_EVENT_ACTIVITY_TASK_SCHEDULED, T0 + 9000,
+         parse("{\"taskList\":{\"name\":\"q\"},\"startToCloseTimeout\":2}")},
+    };
+    ok(swf_history_append(s, "a1", 9, evs, 3));
+    for (int i = 0; i < 3; i++)
+        json_object_put(evs[i].attrs);
+    cr_assert_str_eq(watched(db, "a1"), "11 2  ");
+    ok(append1(s, "a1", 12, SWF_EVENT_WORKFLOW_EXECUTION_FAILED, "{}"));
+    cr_assert_str_eq(watched(db, "a1"), "");
+    /* A lost append leaves the projection as it was. */
+    create(s, "a2", "a2");
+    ok(append1(s, "a2", 3, SWF_EVENT_ACTIVITY_TASK_SCHEDULED,
+               "{\"taskList\":{\"name\":\"q\"},\"startToCloseTimeout\":30}"));
+    expect_code(append1(s, "a2", 3, SWF_EVENT_ACTIVITY_TASK_COMPLETED, "{\"scheduledEventId\":3}"),
+                SWF_E_CONFLICT);
+    cr_assert_str_eq(watched(db, "a2"), "3 30  ");
+    /* The rebuild computes the same rows from the events. */
+    cr_assert_not_null(fixture_sql(db, "DELETE FROM activity_timeouts"));
+    ok(swf_history_pg_projections_rebuild(s, NULL, NULL));
+    cr_assert_str_eq(watched(db, "a1"), "");
+    cr_assert_str_eq(watched(db, "a2"), "3 30  ");
+    swf_history_store_free(s);
+}
+
 Test(history_pg, lists_by_status_state_machine_and_time)
 {
     const char *db = fixture_db();

@@ -216,7 +216,10 @@ static char *projections(const char *db)
             " (SELECT max(v.event_id) FROM events v WHERE v.execution_id = x.execution_id)),"
             " E'\\n' ORDER BY execution_id), '') FROM executions x) || E'\\n--\\n' ||"
             " (SELECT coalesce(string_agg(format('%s|%s|%s|%s', execution_id, timer_id, fire_at,"
-            " started_event_id), E'\\n' ORDER BY execution_id, timer_id), '') FROM timers)");
+            " started_event_id), E'\\n' ORDER BY execution_id, timer_id), '') FROM timers) ||"
+            " E'\\n--\\n' || (SELECT coalesce(string_agg(format('%s|%s|%s|%s', execution_id,"
+            " scheduled_event_id, scheduled_time, start_to_close), E'\\n'"
+            " ORDER BY execution_id, scheduled_event_id), '') FROM activity_timeouts)");
     cr_assert(v != NULL, "%s", fixture_value);
     return strdup(v);
 }
@@ -257,7 +260,8 @@ Test(history_pg_admin, rebuild_reproduces_the_live_projections)
             {0, SWF_EVENT_TIMER_STARTED, T0 + 10,
              parse("{\"timerId\":\"t2\",\"startToFireTimeout\":0.25}")},
             {0, SWF_EVENT_ACTIVITY_TASK_SCHEDULED, T0 + 10,
-             parse("{\"activityId\":\"a\",\"taskList\":{\"name\":\"q\"}}")},
+             parse("{\"activityId\":\"a\",\"taskList\":{\"name\":\"q\"},"
+                   "\"startToCloseTimeout\":60}")},
             {0, SWF_EVENT_TIMER_FIRED, T0 + 20, parse("{\"timerId\":\"t1\"}")},
             {0, SWF_EVENT_TIMER_STARTED, T0 + 30,
              parse("{\"timerId\":\"t1\",\"startToFireTimeout\":5}")},
@@ -278,6 +282,9 @@ Test(history_pg_admin, rebuild_reproduces_the_live_projections)
     }
     char *live = projections(db);
     cr_assert(strstr(live, "|timed_out|") != NULL && strstr(live, "|open|") != NULL, "%s", live);
+    /* The open executions' activities are watched, the closed ones' not. */
+    cr_assert(strstr(live, "ex-5|5|") != NULL && strstr(live, "ex-6|5|") != NULL, "%s", live);
+    cr_assert(strstr(live, "ex-0|5|") == NULL, "%s", live);
     size_t executions = 0, timers = 0;
     cr_assert_gt(inexact_last_ids(db), 0, "open executions' rows lag behind their histories");
     ok(swf_history_pg_projections_rebuild(s, &executions, &timers));
@@ -290,6 +297,7 @@ Test(history_pg_admin, rebuild_reproduces_the_live_projections)
 
     /* From damaged projections too. */
     cr_assert_not_null(fixture_sql(db, "DELETE FROM timers WHERE timer_id = 't1';"
+                                       " DELETE FROM activity_timeouts WHERE execution_id = 'ex-5';"
                                        " UPDATE executions SET status = 'open', close_time = NULL,"
                                        " last_event_id = 1 WHERE execution_id = 'ex-1'"));
     ok(swf_history_pg_projections_rebuild(s, NULL, NULL));
