@@ -82,8 +82,8 @@ static swf_error_t *conf_set(rd_kafka_conf_t *conf, const char *key, const char 
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
     swf_kafka_out_t *slot = m->_private;
-    if (slot != NULL)
-        slot->result = m->err;
+    if (slot != NULL) /* read by the sending thread (swf_kafka_send) */
+        __atomic_store_n(&slot->result, m->err, __ATOMIC_RELEASE);
 }
 
 static swf_error_t *handle_new(rd_kafka_type_t type, rd_kafka_conf_t *conf, rd_kafka_t **out)

@@ -71,6 +71,29 @@ void swf_history__pg_clear(PGresult *res)
 }
 
 /* The one translation of libpq failures into swf errors. Takes res. */
+/* Copies a multi-line message into out as one line: a line that starts
+ * a sentence follows "; ", a continuation a space. */
+static void one_line(char *out, size_t size, const char *in)
+{
+    size_t n = 0;
+    for (const char *p = in; *p != '\0' && n + 3 < size; p++) {
+        if (*p != '\n' && *p != '\r') {
+            out[n++] = *p == '\t' ? ' ' : *p;
+            continue;
+        }
+        while (p[1] == '\n' || p[1] == '\r' || p[1] == '\t' || p[1] == ' ')
+            p++;
+        if (p[1] == '\0')
+            break;
+        if (p[1] >= 'A' && p[1] <= 'Z')
+            out[n++] = ';';
+        out[n++] = ' ';
+    }
+    while (n > 0 && out[n - 1] == ' ')
+        n--;
+    out[n] = '\0';
+}
+
 static swf_error_t *pg_error(PGconn *conn, PGresult *res)
 {
     const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
@@ -81,11 +104,9 @@ static swf_error_t *pg_error(PGconn *conn, PGresult *res)
     if (primary != NULL) {
         snprintf(msg, sizeof(msg), "%s", primary);
     } else {
-        /* libpq's own failure (the connection), message ends with a newline. */
-        snprintf(msg, sizeof(msg), "%s", PQerrorMessage(conn));
-        size_t len = strlen(msg);
-        while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
-            msg[--len] = '\0';
+        /* libpq's own failure (the connection): lines ending in newlines,
+         * the later ones indented; one line in a log is easier to follow. */
+        one_line(msg, sizeof(msg), PQerrorMessage(conn));
     }
     swf_error_t *err;
     if (state == NULL || PQstatus(conn) == CONNECTION_BAD || strncmp(state, "08", 2) == 0) {

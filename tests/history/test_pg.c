@@ -870,8 +870,23 @@ Test(history_pg, reconnects_after_the_server_closed_its_connection)
     cr_assert(err != NULL, "a load on a terminated session succeeded");
     cr_assert_eq(swf_error_code(err), SWF_E_DB, "%s", swf_error_message(err));
     cr_assert(swf_error_retriable(err), "%s", swf_error_message(err));
+    /* libpq says it over several lines; a log line is one. */
+    cr_assert(strchr(swf_error_message(err), '\n') == NULL, "%s", swf_error_message(err));
+    cr_assert(strchr(swf_error_message(err), '\t') == NULL, "%s", swf_error_message(err));
     swf_error_free(err);
     swf_event_list_free(&evs);
+    /* A server that is not there at all. */
+    swf_history_store_t *none = NULL;
+    err = swf_history_pg_connect("host=/nonexistent-swf-socket-dir port=1 user=x dbname=x "
+                                 "connect_timeout=2",
+                                 &none);
+    cr_assert(err != NULL && none == NULL);
+    cr_assert_eq(swf_error_code(err), SWF_E_DB, "%s", swf_error_message(err));
+    cr_assert(strstr(swf_error_message(err), "nonexistent-swf-socket-dir") != NULL, "%s",
+              swf_error_message(err));
+    cr_assert(strchr(swf_error_message(err), '\n') == NULL, "%s", swf_error_message(err));
+    cr_log_info("%s", swf_error_message(err));
+    swf_error_free(err);
     ok(append1(s, "re-1", 3, SWF_EVENT_DECISION_TASK_STARTED, "{\"scheduledEventId\":2}"));
     ok(swf_history_load(s, "re-1", 0, 0, &evs));
     cr_assert_eq(evs.count, 3);
