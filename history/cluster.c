@@ -10,6 +10,11 @@
  * When we run as root the children drop to the postgres user before exec
  * (PostgreSQL refuses root), and the directory is chowned to that user; root
  * can still reach the socket. Removal walks the directory with nftw.
+ *
+ * pg_ctl leaves the server running as a daemon, so a process that dies
+ * without stopping its cluster (SIGKILL, a crash, a test runner's timeout)
+ * would leave a server and its folder behind. A reaper child watches for
+ * that (see reaper_start) and cleans up after it.
  */
 #define _XOPEN_SOURCE 700
 #include "history/cluster.h"
@@ -19,12 +24,14 @@
 #include <ftw.h>
 #include <grp.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 struct swf_history_cluster {
@@ -35,6 +42,8 @@ struct swf_history_cluster {
     gid_t gid;
     bool drop; /* run children as uid/gid */
     bool started;
+    pid_t reaper; /* 0: none */
+    int reaper_fd; /* the write end of its pipe */
 };
 
 static void find_bindir(char *out, size_t size)
@@ -155,6 +164,85 @@ static swf_error_t *server_stop(swf_history_cluster_t *c)
     return NULL;
 }
 
+/*
+ * The reaper: a child that blocks reading a pipe whose only write end this
+ * process holds (close-on-exec, so pg_ctl and the servers do not keep it).
+ * A byte means "stopped cleanly, go"; end of file means this process died:
+ * it then sends SIGQUIT to the postmaster named in postmaster.pid
+ * (immediate shutdown), waits for it to go, and removes the folder. It
+ * leaves our process group (a runner may kill the group whole) and closes
+ * every other descriptor it inherited, so no socket of ours stays open in
+ * it. Only async-signal-safe calls after the fork: the parent may have
+ * threads.
+ */
+static void reaper_main(int fd, const char *dir, const char *pidfile)
+{
+    setsid();
+    for (int i = 0; i < 1024; i++) {
+        if (i != fd)
+            close(i);
+    }
+    char byte;
+    ssize_t n;
+    while ((n = read(fd, &byte, 1)) < 0 && errno == EINTR)
+        ;
+    if (n == 1)
+        _exit(0);
+    int pf = open(pidfile, O_RDONLY);
+    long pm = 0;
+    if (pf >= 0) {
+        char buf[32];
+        ssize_t got = read(pf, buf, sizeof(buf) - 1);
+        for (ssize_t i = 0; i < got && buf[i] >= '0' && buf[i] <= '9'; i++)
+            pm = pm * 10 + (buf[i] - '0');
+        close(pf);
+    }
+    if (pm > 0 && kill((pid_t)pm, SIGQUIT) == 0) {
+        struct timespec tick = {0, 100000000};
+        for (int i = 0; i < 100 && kill((pid_t)pm, 0) == 0; i++)
+            nanosleep(&tick, NULL);
+    }
+    char *const rm[] = {"rm", "-rf", (char *)dir, NULL};
+    execv("/bin/rm", rm);
+    _exit(1);
+}
+
+static void reaper_start(swf_history_cluster_t *c)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return; /* no reaper: a stop still cleans up */
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    char pidfile[128];
+    snprintf(pidfile, sizeof(pidfile), "%s/data/postmaster.pid", c->dir);
+    pid_t pid = fork();
+    if (pid == 0)
+        reaper_main(fds[0], c->dir, pidfile);
+    close(fds[0]);
+    if (pid < 0) {
+        close(fds[1]);
+        return;
+    }
+    c->reaper = pid;
+    c->reaper_fd = fds[1];
+}
+
+/* Tells the reaper all is clean, and waits for it. */
+static void reaper_stop(swf_history_cluster_t *c)
+{
+    if (c->reaper <= 0)
+        return;
+    char byte = 'x';
+    ssize_t n;
+    while ((n = write(c->reaper_fd, &byte, 1)) < 0 && errno == EINTR)
+        ;
+    close(c->reaper_fd);
+    while (waitpid(c->reaper, NULL, 0) < 0 && errno == EINTR)
+        ;
+    c->reaper = 0;
+}
+
 swf_error_t *swf_history_cluster_start(swf_history_cluster_t **out)
 {
     *out = NULL;
@@ -172,10 +260,12 @@ swf_error_t *swf_history_cluster_start(swf_history_cluster_t **out)
         free(c);
         return err;
     }
+    reaper_start(c);
     if (geteuid() == 0) {
         const char *user = getenv("SWF_PG_USER");
         struct passwd *pw = getpwnam(user != NULL ? user : "postgres");
         if (pw == NULL) {
+            reaper_stop(c);
             remove_tree(c->dir);
             free(c);
             return swf_error_new(SWF_E_IO, NULL,
@@ -188,6 +278,7 @@ swf_error_t *swf_history_cluster_start(swf_history_cluster_t **out)
         if (chown(c->dir, c->uid, c->gid) != 0) {
             swf_error_t *err =
                 swf_error_new(SWF_E_IO, NULL, "chown %s: %s", c->dir, strerror(errno));
+            reaper_stop(c);
             remove_tree(c->dir);
             free(c);
             return err;
@@ -284,5 +375,6 @@ void swf_history_cluster_stop(swf_history_cluster_t *cluster)
     if (cluster->started)
         swf_error_free(server_stop(cluster));
     remove_tree(cluster->dir);
+    reaper_stop(cluster);
     free(cluster);
 }

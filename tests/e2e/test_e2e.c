@@ -126,7 +126,6 @@ typedef struct e2e {
     swf_history_store_t *store;
     rd_kafka_t *producer;
     PGconn *conn;
-    pid_t reaper; /* stops PostgreSQL if this process dies: see reaper_start */
     bool passed;
 } e2e_t;
 
@@ -293,62 +292,13 @@ static void procs_stop_gracefully(void)
 
 /* ---- setup and teardown ------------------------------------------------------ */
 
-static volatile sig_atomic_t reaper_go;
-
-static void reaper_on_signal(int sig)
-{
-    (void)sig;
-    reaper_go = 1;
-}
-
-/* pg_ctl runs the server as a daemon, so a test process that crashes (or
- * that Criterion kills on its timeout) would leave it running. This child
- * waits for our death (PR_SET_PDEATHSIG), then shuts the server down
- * (SIGQUIT to the postmaster: immediate shutdown) and removes the cluster's
- * folder. The teardown kills it first when all went well. */
-static void reaper_start(const char *cluster_dir)
-{
-    char pidfile[512], dir[512];
-    snprintf(pidfile, sizeof(pidfile), "%s/data/postmaster.pid", cluster_dir);
-    snprintf(dir, sizeof(dir), "%s", cluster_dir);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    cr_assert(pid >= 0, "fork: %s", strerror(errno));
-    if (pid > 0) {
-        E.reaper = pid;
-        return;
-    }
-    /* Out of the test's process group, which a test runner may kill whole. */
-    setsid();
-    struct sigaction sa = {0};
-    sa.sa_handler = reaper_on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    while (!reaper_go && getppid() == parent)
-        pause();
-    FILE *f = fopen(pidfile, "r");
-    long pm = 0;
-    if (f != NULL) {
-        if (fscanf(f, "%ld", &pm) != 1)
-            pm = 0;
-        fclose(f);
-    }
-    if (pm > 0 && kill((pid_t)pm, SIGQUIT) == 0) {
-        for (int i = 0; i < 100 && kill((pid_t)pm, 0) == 0; i++)
-            usleep(100000);
-    }
-    execlp("rm", "rm", "-rf", dir, (char *)NULL);
-    _exit(0);
-}
-
 static void e2e_setup(void)
 {
     memset(&E, 0, sizeof(E));
     snprintf(E.dir, sizeof(E.dir), "/tmp/swf-e2e-XXXXXX");
     cr_assert_not_null(mkdtemp(E.dir), "mkdtemp: %s", strerror(errno));
     ok(swf_history_cluster_start(&E.cluster), "starting PostgreSQL");
-    reaper_start(swf_history_cluster_dir(E.cluster));
+    /* history/cluster.c's reaper stops the server if this process dies. */
     const char *conninfo = swf_history_cluster_conninfo(E.cluster);
 
     char errstr[256];
@@ -405,11 +355,6 @@ static void e2e_teardown(void)
         rd_kafka_mock_cluster_destroy(E.mock);
     if (E.mock_owner != NULL)
         rd_kafka_destroy(E.mock_owner);
-    if (E.reaper > 0) {
-        kill(E.reaper, SIGKILL);
-        while (waitpid(E.reaper, NULL, 0) < 0 && errno == EINTR)
-            ;
-    }
     swf_history_cluster_stop(E.cluster);
     bool keep = getenv("SWF_E2E_KEEP_LOGS") != NULL;
     if (keep && E.dir[0])
