@@ -380,10 +380,8 @@ done:
     return err;
 }
 
-/* Takes the execution's state from the cache (or starts a fresh one) and
- * clears what an earlier round built. */
-/* Gives the work its state: the cached one (true), or an empty one to
- * load the history into (false). */
+/* Gives the work its state, the cached one (true) or an empty one to load
+ * the history into (false), and clears what an earlier round built. */
 static bool work_state(swf_decider_t *d, work_t *w)
 {
     swf_event_list_clear(&w->events);
