@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench.h"
 #include "cli/dev.h"
 #include "decider/kafka.h"
 #include "history/pg.h"
@@ -56,10 +57,7 @@ static double heap_mib(void)
 
 static void die(swf_error_t *err)
 {
-    if (err != NULL) {
-        fprintf(stderr, "bench_decider_memory: %s\n", swf_error_message(err));
-        exit(1);
-    }
+    bench_die("bench_decider_memory", err);
 }
 
 int main(int argc, char **argv)
@@ -88,13 +86,12 @@ int main(int argc, char **argv)
              "\"Done\":{\"Type\":\"Succeed\"}}}",
              steps);
     swf_dev_options_t opt = {.deciders = 1, .history_service = false, .time_scale = 1};
-    swf_dev_t *dev;
-    die(swf_dev_start(&opt, &dev));
-    swf_history_store_t *store;
-    die(swf_history_pg_new(swf_dev_conninfo(dev), &store));
-    json_object *def = json_tokener_parse(def_text), *input = json_tokener_parse("{\"i\":0}");
-    int version;
-    die(swf_history_pg_state_machine_register(store, "Memory", def, &version));
+    bench_rig_t rig;
+    bench_rig_up("bench_decider_memory", &opt, "Memory", def_text, &rig);
+    swf_dev_t *dev = rig.dev;
+    swf_history_store_t *store = rig.store;
+    int version = rig.version;
+    json_object *input = json_tokener_parse("{\"i\":0}");
     const char *lists[1] = {"mem"};
     swf_dev_worker_t *worker;
     die(swf_dev_worker_start(swf_dev_brokers(dev), lists, 1, NULL, NULL, &worker));
@@ -159,9 +156,7 @@ int main(int argc, char **argv)
            rss2 / 1024.0, heap0, heap1, per, (long long)(time(NULL) - t0));
     rd_kafka_destroy(producer);
     swf_dev_worker_stop(worker);
-    json_object_put(def);
     json_object_put(input);
-    swf_history_store_free(store);
-    swf_dev_stop(dev);
+    bench_rig_down(&rig);
     return st.cached <= (uint64_t)cache ? 0 : 1;
 }

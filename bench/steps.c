@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench.h"
 #include "cli/dev.h"
 #include "decider/kafka.h"
 #include "history/pg.h"
@@ -74,10 +75,7 @@ static void on_published(void *arg, const char *execution_id)
 
 static void die(swf_error_t *err)
 {
-    if (err != NULL) {
-        fprintf(stderr, "bench_steps: %s\n", swf_error_message(err));
-        exit(1);
-    }
+    bench_die("bench_steps", err);
 }
 
 /* Waits until the consumer groups have settled: every decider holds
@@ -146,13 +144,12 @@ int main(int argc, char **argv)
                              .time_scale = 1,
                              .on_published = on_published,
                              .on_published_arg = &pub};
-    swf_dev_t *dev;
-    die(swf_dev_start(&opt, &dev));
-    swf_history_store_t *store;
-    die(swf_history_pg_new(swf_dev_conninfo(dev), &store));
-    json_object *def = json_tokener_parse(def_text), *input = json_tokener_parse("{\"i\":0}");
-    int version;
-    die(swf_history_pg_state_machine_register(store, "Bench", def, &version));
+    bench_rig_t rig;
+    bench_rig_up("bench_steps", &opt, "Bench", def_text, &rig);
+    swf_dev_t *dev = rig.dev;
+    swf_history_store_t *store = rig.store;
+    int version = rig.version;
+    json_object *input = json_tokener_parse("{\"i\":0}");
 
     swf_kafka_names_t names;
     swf_kafka_names_env(&names);
@@ -292,9 +289,7 @@ int main(int argc, char **argv)
     free(pub.lat);
     free(pub.answer_us);
     json_object_put(sent_at);
-    json_object_put(def);
     json_object_put(input);
-    swf_history_store_free(store);
-    swf_dev_stop(dev);
+    bench_rig_down(&rig);
     return 0;
 }

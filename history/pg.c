@@ -672,6 +672,13 @@ swf_error_t *swf_history__pg_prepare(swf_history__pg_t *pg)
     return NULL;
 }
 
+swf_error_t *swf_history__pg_items_start(swf_history__pg_t *pg, swf_error_t **errors, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        errors[i] = NULL;
+    return n > 0 ? swf_history__pg_prepare(pg) : NULL;
+}
+
 static swf_error_t *append_one(swf_history__pg_t *pg, const swf_history_append_t *a)
 {
     swf_error_t *err = append_check(a);
@@ -701,12 +708,8 @@ swf_error_t *swf_history_pg_batch_append(swf_history_store_t *store,
 {
     swf_history__pg_t *pg = swf_history__pg(store);
     assert(errors != NULL);
-    for (size_t i = 0; i < n; i++)
-        errors[i] = NULL;
-    if (n == 0)
-        return NULL;
-    swf_error_t *err = swf_history__pg_prepare(pg);
-    if (err != NULL)
+    swf_error_t *err = swf_history__pg_items_start(pg, errors, n);
+    if (err != NULL || n == 0)
         return err;
 
     /* The statement's jsonb array, written straight into text: a json-c

@@ -55,12 +55,8 @@ swf_error_t *swf_history_pg_load_batch(swf_history_store_t *store, const char *c
                                        swf_error_t **errors)
 {
     swf_history__pg_t *pg = swf_history__pg(store);
-    for (size_t i = 0; i < n; i++)
-        errors[i] = NULL;
-    if (n == 0)
-        return NULL;
-    swf_error_t *err = swf_history__pg_prepare(pg);
-    if (err != NULL)
+    swf_error_t *err = swf_history__pg_items_start(pg, errors, n);
+    if (err != NULL || n == 0)
         return err;
     json_object *keys = json_object_new_array_ext((int)n);
     for (size_t i = 0; i < n; i++) {

@@ -46,6 +46,10 @@ swf_error_t *swf_history__pg_prepared(PGconn *conn, const char *name, int n,
  * pg_batch.c and service.c, so that the calls per batch of a decider are
  * neither parsed nor planned again. */
 swf_error_t *swf_history__pg_prepare(swf_history__pg_t *pg);
+/* The start of a call on n items (the batch load, the batch append):
+ * clears errors[0..n), then, when there is anything to do, prepares the
+ * connection. The caller returns the result when it is an error or n is 0. */
+swf_error_t *swf_history__pg_items_start(swf_history__pg_t *pg, swf_error_t **errors, size_t n);
 extern const char swf_history__load_batch_sql[];    /* "swf_load_batch" */
 extern const char swf_history__outbox_delete_sql[]; /* "swf_outbox_delete" */
 

@@ -185,24 +185,40 @@ static void expect_like_local(swf_history_store_t *store, const char *prefix, in
     json_object_put(want);
 }
 
-static swf_dev_t *dev_up(int deciders, bool split)
+/* A dev system (swf-history and `deciders` deciders, each in a group of
+ * its own with split), a worker serving MOCKS on LISTS, and a store. */
+typedef struct rig {
+    swf_dev_t *dev;
+    json_object *mocks;
+    swf_dev_worker_t *worker;
+    swf_history_store_t *store;
+} rig_t;
+
+static void rig_up(rig_t *r, int deciders, bool split)
 {
     swf_dev_options_t opt = {.deciders = deciders, .history_service = true,
                              .time_scale = 0.05, .split_groups = split,
                              .log = getenv("SWF_TEST_LOG") ? stderr : NULL};
-    swf_dev_t *dev;
-    check(swf_dev_start(&opt, &dev));
-    return dev;
+    check(swf_dev_start(&opt, &r->dev));
+    r->mocks = parse(MOCKS);
+    check(swf_dev_worker_start(swf_dev_brokers(r->dev), LISTS, 4, r->mocks, NULL, &r->worker));
+    check(swf_history_pg_new(swf_dev_conninfo(r->dev), &r->store));
+}
+
+static void rig_down(rig_t *r)
+{
+    swf_history_store_free(r->store);
+    swf_dev_worker_stop(r->worker);
+    json_object_put(r->mocks);
+    swf_dev_stop(r->dev);
 }
 
 Test(daemon, runs_task_retry_wait_parallel_map_like_local, .timeout = 600)
 {
-    swf_dev_t *dev = dev_up(1, false);
-    json_object *mocks = parse(MOCKS);
-    swf_dev_worker_t *w;
-    check(swf_dev_worker_start(swf_dev_brokers(dev), LISTS, 4, mocks, NULL, &w));
-    swf_history_store_t *store;
-    check(swf_history_pg_new(swf_dev_conninfo(dev), &store));
+    rig_t rig;
+    rig_up(&rig, 1, false);
+    swf_dev_t *dev = rig.dev;
+    swf_history_store_t *store = rig.store;
     start_executions(dev, store, 1, "one");
     char *status = wait_closed(store, "one-0");
     cr_assert_str_eq(status, "succeeded");
@@ -217,10 +233,7 @@ Test(daemon, runs_task_retry_wait_parallel_map_like_local, .timeout = 600)
                  (unsigned long long)stats.tasks_published);
     json_object_put(out);
     json_object_put(want);
-    swf_history_store_free(store);
-    swf_dev_worker_stop(w);
-    json_object_put(mocks);
-    swf_dev_stop(dev);
+    rig_down(&rig);
 }
 
 /* Waits (bounded) until the decider counted `n` more ignored messages. */
@@ -241,12 +254,10 @@ static uint64_t *f_dead(swf_decider_stats_t *s) { return &s->dead_letters; }
 
 Test(daemon, duplicate_answers_change_nothing_forged_token_goes_to_dlq, .timeout = 600)
 {
-    swf_dev_t *dev = dev_up(1, false);
-    json_object *mocks = parse(MOCKS);
-    swf_dev_worker_t *w;
-    check(swf_dev_worker_start(swf_dev_brokers(dev), LISTS, 4, mocks, NULL, &w));
-    swf_history_store_t *store;
-    check(swf_history_pg_new(swf_dev_conninfo(dev), &store));
+    rig_t rig;
+    rig_up(&rig, 1, false);
+    swf_dev_t *dev = rig.dev;
+    swf_history_store_t *store = rig.store;
     start_executions(dev, store, 1, "dup");
     char *status = wait_closed(store, "dup-0");
     free(status);
@@ -297,22 +308,17 @@ Test(daemon, duplicate_answers_change_nothing_forged_token_goes_to_dlq, .timeout
     json_object_put(out);
     free(forged);
     json_object_put(r);
-    swf_history_store_free(store);
-    swf_dev_worker_stop(w);
-    json_object_put(mocks);
-    swf_dev_stop(dev);
+    rig_down(&rig);
 }
 
 Test(daemon, two_racing_deciders_never_fork_a_history, .timeout = 600)
 {
     /* Each decider in a group of its own: both see every message and race
      * on every execution; the optimistic check must settle every race. */
-    swf_dev_t *dev = dev_up(2, true);
-    json_object *mocks = parse(MOCKS);
-    swf_dev_worker_t *w;
-    check(swf_dev_worker_start(swf_dev_brokers(dev), LISTS, 4, mocks, NULL, &w));
-    swf_history_store_t *store;
-    check(swf_history_pg_new(swf_dev_conninfo(dev), &store));
+    rig_t rig;
+    rig_up(&rig, 2, true);
+    swf_dev_t *dev = rig.dev;
+    swf_history_store_t *store = rig.store;
     enum { N = 8 };
     start_executions(dev, store, N, "race");
     expect_like_local(store, "race", N);
@@ -324,10 +330,7 @@ Test(daemon, two_racing_deciders_never_fork_a_history, .timeout = 600)
     /* A decider decides on its cached state without reading the history
      * again, so the slower of the two must have lost races and reloaded. */
     cr_expect(a.conflicts + b.conflicts > 0, "no race was lost: the deciders did not race");
-    swf_history_store_free(store);
-    swf_dev_worker_stop(w);
-    json_object_put(mocks);
-    swf_dev_stop(dev);
+    rig_down(&rig);
 }
 
 Test(daemon, pipelined_batches_keep_each_execution_in_order, .timeout = 600)
@@ -337,12 +340,10 @@ Test(daemon, pipelined_batches_keep_each_execution_in_order, .timeout = 600)
      * execution's batch must be decided on the state the previous one
      * appended, in message order: one decider never loses a race to
      * itself, and every signal is in the history once, in order. */
-    swf_dev_t *dev = dev_up(1, false);
-    json_object *mocks = parse(MOCKS);
-    swf_dev_worker_t *w;
-    check(swf_dev_worker_start(swf_dev_brokers(dev), LISTS, 4, mocks, NULL, &w));
-    swf_history_store_t *store;
-    check(swf_history_pg_new(swf_dev_conninfo(dev), &store));
+    rig_t rig;
+    rig_up(&rig, 1, false);
+    swf_dev_t *dev = rig.dev;
+    swf_history_store_t *store = rig.store;
     enum { N = 4, SIGNALS = 60 };
     start_executions(dev, store, N, "burst");
     rd_kafka_t *p;
@@ -389,8 +390,5 @@ Test(daemon, pipelined_batches_keep_each_execution_in_order, .timeout = 600)
     swf_decider_stats(swf_dev_decider(dev, 0), &st);
     cr_assert_eq(st.conflicts, 0, "one decider lost %llu races to itself",
                  (unsigned long long)st.conflicts);
-    swf_history_store_free(store);
-    swf_dev_worker_stop(w);
-    json_object_put(mocks);
-    swf_dev_stop(dev);
+    rig_down(&rig);
 }
