@@ -44,6 +44,7 @@
 #include "decider/cache.h"
 #include "history/pg.h"
 #include "history/service.h"
+#include "protocol/bounded.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/message.h"
@@ -1152,14 +1153,19 @@ void swf_decider_stats(swf_decider_t *d, swf_decider_stats_t *out)
     out->cache_misses = m;
 }
 
-void swf_decider_free(swf_decider_t *d)
+/* Leaving the group, on swf_bounded_call's thread: the rebalance callback
+ * it runs uses d. */
+static void consumer_close(void *arg)
 {
-    if (d == NULL)
-        return;
-    if (d->consumer != NULL) {
-        rd_kafka_consumer_close(d->consumer);
-        rd_kafka_destroy(d->consumer);
-    }
+    swf_decider_t *d = arg;
+    rd_kafka_consumer_close(d->consumer);
+    rd_kafka_destroy(d->consumer);
+}
+
+/* Everything but the consumer. */
+static void decider_free_rest(void *arg)
+{
+    swf_decider_t *d = arg;
     if (d->producer != NULL) {
         rd_kafka_flush(d->producer, 5000);
         rd_kafka_destroy(d->producer);
@@ -1172,4 +1178,21 @@ void swf_decider_free(swf_decider_t *d)
     pthread_mutex_destroy(&d->lock);
     pthread_cond_destroy(&d->cond);
     free(d);
+}
+
+void swf_decider_free(swf_decider_t *d)
+{
+    if (d == NULL)
+        return;
+    if (d->consumer != NULL &&
+        !swf_bounded_call(consumer_close, decider_free_rest, d, SWF_DECIDER_CLOSE_MS)) {
+        /* d now belongs to the call that overran: freed if it ever ends. */
+        logf_(d,
+              "the inbox consumer did not leave its group within %d ms (Kafka did not confirm): "
+              "abandoned; its partitions move to other deciders after the group's session "
+              "timeout",
+              SWF_DECIDER_CLOSE_MS);
+        return;
+    }
+    decider_free_rest(d);
 }

@@ -90,7 +90,14 @@ swf_error_t *swf_decider_new(const swf_decider_config_t *cfg, swf_decider_t **ou
 void swf_decider_run(swf_decider_t *d);
 void swf_decider_stop(swf_decider_t *d);
 void swf_decider_stats(swf_decider_t *d, swf_decider_stats_t *out);
-/* Leaves the consumer group and frees everything; NULL does nothing. */
+/* How long leaving the consumer group may wait for Kafka. */
+#define SWF_DECIDER_CLOSE_MS 10000
+
+/* Leaves the consumer group and frees everything; NULL does nothing. When
+ * Kafka does not confirm the leave within SWF_DECIDER_CLOSE_MS, that is
+ * logged and the decider is abandoned instead (meant for a stopping
+ * process). Nothing is lost: a message whose offset was not committed is
+ * read again by the partition's next owner and changes nothing twice. */
 void swf_decider_free(swf_decider_t *d);
 
 #endif

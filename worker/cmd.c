@@ -596,8 +596,13 @@ int swf_worker_cmd_main(int argc, char **argv)
     while (sh.running > 0)
         pthread_cond_wait(&sh.idle, &sh.lock);
     pthread_mutex_unlock(&sh.lock);
-    for (size_t i = 0; i < nlists; i++)
-        swf_worker_free(workers[i]);
+    for (size_t i = 0; i < nlists; i++) {
+        err = swf_worker_close(workers[i]);
+        if (err != NULL) {
+            log_error("stop", err);
+            swf_error_free(err);
+        }
+    }
     pthread_cond_destroy(&sh.idle);
     pthread_mutex_destroy(&sh.lock);
     fprintf(stderr, "swf-worker: stopped\n");

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "protocol/bounded.h"
 #include "protocol/json.h"
 #include "worker/internal.h"
 
@@ -410,17 +411,20 @@ out:
     return NULL;
 }
 
-void swf_worker_free(swf_worker_t *w)
+/* The last commit and the group's goodbye, on swf_bounded_call's thread:
+ * the rebalance callback it runs uses w. */
+static void consumer_close(void *arg)
 {
-    if (w == NULL)
-        return;
-    if (w->producer != NULL)
-        rd_kafka_flush(w->producer, 10000);
-    if (w->consumer != NULL) {
-        commits_flush(w, true);
-        rd_kafka_consumer_close(w->consumer);
-        rd_kafka_destroy(w->consumer);
-    }
+    swf_worker_t *w = arg;
+    commits_flush(w, true);
+    rd_kafka_consumer_close(w->consumer);
+    rd_kafka_destroy(w->consumer);
+}
+
+/* Everything but the consumer. */
+static void worker_free_rest(void *arg)
+{
+    swf_worker_t *w = arg;
     if (w->producer != NULL)
         rd_kafka_destroy(w->producer);
     while (w->partitions != NULL)
@@ -433,6 +437,30 @@ void swf_worker_free(swf_worker_t *w)
     free(w->group_id);
     free(w->identity);
     free(w);
+}
+
+swf_error_t *swf_worker_close(swf_worker_t *w)
+{
+    if (w == NULL)
+        return NULL;
+    if (w->producer != NULL)
+        rd_kafka_flush(w->producer, SWF_WORKER_CLOSE_MS);
+    if (w->consumer != NULL &&
+        !swf_bounded_call(consumer_close, worker_free_rest, w, SWF_WORKER_CLOSE_MS)) {
+        /* w now belongs to the call that overran: freed if it ever ends. */
+        return swf_error_new(SWF_E_KAFKA, NULL,
+                             "the consumer of %s did not leave its group within %d ms (Kafka "
+                             "did not confirm): abandoned; its unanswered tasks go to other "
+                             "workers after the group's session timeout",
+                             w->task_topic, SWF_WORKER_CLOSE_MS);
+    }
+    worker_free_rest(w);
+    return NULL;
+}
+
+void swf_worker_free(swf_worker_t *w)
+{
+    swf_error_free(swf_worker_close(w));
 }
 
 unsigned swf_worker_in_flight(swf_worker_t *w)

@@ -119,11 +119,24 @@ unsigned swf_worker_in_flight(swf_worker_t *w);
 /* The identity sent with answers. */
 const char *swf_worker_identity(const swf_worker_t *w);
 
+/* How long closing a worker may wait for Kafka, at each of its two steps. */
+#define SWF_WORKER_CLOSE_MS 10000
+
 /*
- * Closes the worker: waits up to 10 s for queued answers to be acknowledged,
- * commits the offsets they allow, leaves the consumer group. Tasks still held
- * must be freed first. swf_worker_free(NULL) does nothing.
+ * Closes the worker and frees it: waits up to SWF_WORKER_CLOSE_MS for queued
+ * answers to be acknowledged, then up to SWF_WORKER_CLOSE_MS more for the
+ * last commit of the offsets they allow and for leaving the consumer group.
+ * Tasks still held must be freed first. Returns NULL, or an error when Kafka
+ * did not confirm leaving in time: the handle is then abandoned, not freed
+ * (its consumer may still be waiting on a thread of its own), and must not be
+ * used again; that is meant for a process that is stopping. Nothing is lost
+ * either way: a task whose answer was acknowledged but whose offset was not
+ * committed is delivered again and its second answer ignored.
+ * swf_worker_close(NULL) returns NULL.
  */
+swf_error_t *swf_worker_close(swf_worker_t *w);
+
+/* swf_worker_close(), dropping its error. swf_worker_free(NULL) does nothing. */
 void swf_worker_free(swf_worker_t *w);
 
 /* ---- a task ---- */

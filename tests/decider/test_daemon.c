@@ -6,6 +6,9 @@
  * runs the same interpreter on a virtual clock.
  */
 #include <criterion/criterion.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,4 +394,70 @@ Test(daemon, pipelined_batches_keep_each_execution_in_order, .timeout = 600)
     cr_assert_eq(st.conflicts, 0, "one decider lost %llu races to itself",
                  (unsigned long long)st.conflicts);
     rig_down(&rig);
+}
+
+static void *run_decider(void *arg)
+{
+    swf_decider_run(arg);
+    return NULL;
+}
+
+/* librdkafka's close waits without limit for the decider's last offset
+ * commit; the broker here answers that commit after 100 s (beyond the 60 s
+ * request timeout). The decider's stop must not wait that long. */
+Test(daemon, leaving_the_group_ends_within_its_bound_when_kafka_does_not_answer, .timeout = 600)
+{
+    swf_dev_options_t opt = {.deciders = 0, .time_scale = 1};
+    swf_dev_t *dev = NULL;
+    check(swf_dev_start(&opt, &dev));
+    FILE *log = tmpfile();
+    cr_assert_not_null(log);
+    swf_decider_config_t cfg;
+    swf_decider_config_env(&cfg);
+    cfg.conninfo = swf_dev_conninfo(dev);
+    swf_kafka_names_env(&cfg.kafka);
+    cfg.kafka.brokers = swf_dev_brokers(dev);
+    cfg.secret = swf_token_secret_env();
+    cfg.log = log;
+    swf_decider_t *d = NULL;
+    check(swf_decider_new(&cfg, &d));
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, run_decider, d), 0);
+    swf_decider_stats_t st = {0};
+    for (int i = 0; i < 1200 && st.partitions == 0; i++) {
+        usleep(50000);
+        swf_decider_stats(d, &st);
+    }
+    cr_assert_gt(st.partitions, 0, "the decider never got its partitions");
+    /* The next OffsetCommit (Kafka's API key 8) is answered 100 s late. */
+    cr_assert_eq(rd_kafka_mock_broker_push_request_error_rtts(swf_dev_mock_cluster(dev), 1, 8, 1,
+                                                              RD_KAFKA_RESP_ERR_NO_ERROR, 100000),
+                 0);
+    rd_kafka_t *p = NULL;
+    check(swf_kafka_producer_new(swf_dev_brokers(dev), &p));
+    json_object *m = swf_msg_decide_new("no-such-execution");
+    const char *text = swf_json_str(m);
+    swf_kafka_out_t o = {cfg.kafka.inbox, "no-such-execution", text, strlen(text), 0};
+    check(swf_kafka_send(p, &o, 1));
+    json_object_put(m);
+    rd_kafka_destroy(p);
+    for (int i = 0; i < 1200 && st.batches == 0; i++) {
+        usleep(50000);
+        swf_decider_stats(d, &st);
+    }
+    cr_assert_gt(st.batches, 0, "the decider never took the message");
+    swf_decider_stop(d);
+    pthread_join(th, NULL);
+    int64_t t0 = swf_time_now_ms();
+    swf_decider_free(d);
+    int64_t took = swf_time_now_ms() - t0;
+    /* A hang guard, not a timing check: unbounded, this takes 60 s. */
+    cr_assert_lt(took, 50000, "leaving took %lld ms", (long long)took);
+    char all[8192] = "";
+    rewind(log);
+    size_t n = fread(all, 1, sizeof(all) - 1, log);
+    all[n] = '\0';
+    cr_assert(strstr(all, "did not leave its group within 10000 ms"), "the log: %s", all);
+    fclose(log);
+    swf_dev_stop(dev);
 }

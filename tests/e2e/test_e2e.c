@@ -91,6 +91,7 @@
  * before the executions' own timeout (259 s at this scale). */
 #define CLOSE_GUARD_S 240
 #define STOP_GUARD_S 60
+#define START_GRACE_MS 3000
 /* Executions started per batch of "decide" messages. */
 #define START_BATCH 100
 
@@ -110,6 +111,7 @@ typedef struct proc {
     const char *name; /* for messages and the log file */
     const char *argv[10];
     pid_t pid; /* 0: not running */
+    int64_t started_ms;
     unsigned kills;
 } proc_t;
 
@@ -182,6 +184,7 @@ static void proc_start(proc_t *p)
         _exit(127);
     }
     p->pid = pid;
+    p->started_ms = now_ms();
 }
 
 /* Prints the last lines of a daemon's log on stderr. */
@@ -260,9 +263,17 @@ static void procs_define(void)
         cr_assert(access(E.bin[i], X_OK) == 0, "%s is not built", E.bin[i]);
 }
 
-/* Stops every daemon with SIGTERM; each must exit 0 within the guard. */
+/* Stops every daemon with SIGTERM; each must exit 0 within the guard.
+ * A daemon restarted by the chaos a moment ago may not have installed its
+ * handler yet, and SIGTERM would kill it outright (no fault of its own), so
+ * each is given START_GRACE_MS of life first. */
 static void procs_stop_gracefully(void)
 {
+    for (int i = 0; i < NPROCS; i++) {
+        int64_t up_ms = now_ms() - E.procs[i].started_ms;
+        if (E.procs[i].pid != 0 && up_ms < START_GRACE_MS)
+            usleep((useconds_t)(START_GRACE_MS - up_ms) * 1000);
+    }
     for (int i = 0; i < NPROCS; i++) {
         if (E.procs[i].pid != 0)
             kill(E.procs[i].pid, SIGTERM);

@@ -370,3 +370,69 @@ Test(worker_task, parse_accepts_null_input_and_refuses_oversized_messages)
     swf_error_free(err);
     free(big);
 }
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A worker that answered a task, the answer acknowledged by Kafka: its
+ * last commit and its LeaveGroup are still to do. */
+static swf_worker_t *worker_after_an_answer(fx_kafka_t *k)
+{
+    publish(k, "exec-9", "1", "{}", 0);
+    swf_worker_t *w = worker_new(k, 1);
+    swf_worker_task_t *t = poll_task(w, 60000);
+    cr_assert_not_null(t);
+    cr_assert_null(swf_worker_complete(w, t, NULL));
+    swf_worker_task_free(t);
+    rd_kafka_t *inbox = fx_reader(k, "swf.inbox", 1);
+    json_object *ans = fx_read(inbox, 30000, NULL);
+    cr_assert_not_null(ans, "the answer never reached the inbox");
+    json_object_put(ans);
+    fx_reader_free(inbox);
+    return w;
+}
+
+/* librdkafka's close waits without limit for the group coordinator; a
+ * broker that answers nothing in time (a round trip of 100 s here, beyond
+ * the 60 s request timeout) must not keep the worker from stopping. */
+Test(worker, closing_ends_within_its_bound_when_kafka_does_not_answer)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    swf_worker_t *w = worker_after_an_answer(&k);
+    cr_assert_eq(rd_kafka_mock_broker_set_rtt(k.mock, 1, 100000), 0);
+    int64_t t0 = mono_ms();
+    swf_error_t *err = swf_worker_close(w);
+    int64_t took = mono_ms() - t0;
+    cr_assert_not_null(err, "a close that Kafka never confirmed reported success");
+    cr_assert_eq(swf_error_code(err), SWF_E_KAFKA);
+    cr_assert(strstr(swf_error_message(err), "did not leave its group within 10000 ms"), "%s",
+              swf_error_message(err));
+    /* A hang guard, not a timing check: unbounded, the close takes the
+     * request timeout (60 s) or the round trip (100 s). */
+    cr_assert_lt(took, 50000, "closing took %lld ms", (long long)took);
+    swf_error_free(err);
+    cr_assert_eq(rd_kafka_mock_broker_set_rtt(k.mock, 1, 0), 0);
+}
+
+Test(worker, closing_while_the_broker_is_down_ends_within_its_bound)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    swf_worker_t *w = worker_after_an_answer(&k);
+    cr_assert_eq(rd_kafka_mock_broker_set_down(k.mock, 1), 0);
+    int64_t t0 = mono_ms();
+    swf_error_t *err = swf_worker_close(w);
+    int64_t took = mono_ms() - t0;
+    /* librdkafka gives up on the coordinator by itself after some seconds;
+     * when that is later than the bound, the close says so. */
+    cr_assert(err == NULL || swf_error_code(err) == SWF_E_KAFKA, "%s", swf_error_message(err));
+    cr_assert_lt(took, 2 * SWF_WORKER_CLOSE_MS + 30000, "closing took %lld ms", (long long)took);
+    swf_error_free(err);
+    cr_assert_eq(rd_kafka_mock_broker_set_up(k.mock, 1), 0);
+    fx_kafka_stop(&k);
+}

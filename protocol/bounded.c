@@ -1,0 +1,101 @@
+/*
+ * bounded.c - a blocking call with a time limit (see bounded.h).
+ *
+ * The caller and the thread share a small record with two references; the
+ * last one out frees it, so the caller's side never waits for an abandoned
+ * call. Whether the call was abandoned is settled under the record's lock:
+ * either the caller saw it done (and goes on with arg), or it marked the
+ * call abandoned before the call ended (and the thread runs `late`).
+ */
+#include "protocol/bounded.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef struct call {
+    pthread_mutex_t lock;
+    pthread_cond_t done_cond;
+    void (*fn)(void *arg);
+    void (*late)(void *arg);
+    void *arg;
+    bool done;
+    bool abandoned; /* the caller stopped waiting first */
+    int refs;       /* the caller and the thread */
+} call_t;
+
+static void call_unref(call_t *c)
+{
+    pthread_mutex_lock(&c->lock);
+    bool last = --c->refs == 0;
+    pthread_mutex_unlock(&c->lock);
+    if (!last)
+        return;
+    pthread_cond_destroy(&c->done_cond);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+static void *call_main(void *arg)
+{
+    call_t *c = arg;
+    c->fn(c->arg);
+    pthread_mutex_lock(&c->lock);
+    c->done = true;
+    bool late = c->abandoned && c->late != NULL;
+    pthread_cond_signal(&c->done_cond);
+    pthread_mutex_unlock(&c->lock);
+    if (late)
+        c->late(c->arg);
+    call_unref(c);
+    return NULL;
+}
+
+bool swf_bounded_call(void (*fn)(void *arg), void (*late)(void *arg), void *arg, int timeout_ms)
+{
+    call_t *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        abort();
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->done_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    c->fn = fn;
+    c->late = late;
+    c->arg = arg;
+    c->refs = 2;
+
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t th;
+    int rc = pthread_create(&th, &attr, call_main, c);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        c->refs = 1;
+        call_unref(c);
+        fn(arg);
+        return true;
+    }
+
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&c->lock);
+    int w = 0;
+    while (!c->done && w != ETIMEDOUT)
+        w = pthread_cond_timedwait(&c->done_cond, &c->lock, &until);
+    bool done = c->done;
+    c->abandoned = !done;
+    pthread_mutex_unlock(&c->lock);
+    call_unref(c);
+    return done;
+}

@@ -1,0 +1,74 @@
+/* test_bounded.c - protocol/bounded.c: a call within its limit is waited
+ * for (and its late part never runs); a call past it is abandoned at the
+ * limit and finishes on its own, late part included. */
+#include <criterion/criterion.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "protocol/bounded.h"
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void add_one(void *arg)
+{
+    __atomic_add_fetch((int *)arg, 1, __ATOMIC_SEQ_CST);
+}
+
+static void never(void *arg)
+{
+    (void)arg;
+    abort();
+}
+
+Test(bounded, a_call_within_the_limit_is_waited_for)
+{
+    int n = 0;
+    for (int i = 0; i < 100; i++)
+        cr_assert(swf_bounded_call(add_one, never, &n, 10000));
+    cr_assert_eq(n, 100, "every call ran before its return: %d", n);
+}
+
+/* Blocks until a byte arrives on fds[0]; late() writes it to fds[1]. */
+static char relayed;
+static void relay(void *arg)
+{
+    int *fds = arg;
+    if (read(fds[0], &relayed, 1) != 1)
+        relayed = 0;
+}
+
+static void relay_late(void *arg)
+{
+    int *fds = arg;
+    if (write(fds[1], &relayed, 1) != 1)
+        abort();
+}
+
+Test(bounded, a_call_past_the_limit_is_abandoned_at_the_limit_and_finishes_later)
+{
+    int in[2], out[2];
+    cr_assert_eq(pipe(in), 0);
+    cr_assert_eq(pipe(out), 0);
+    static int fds[2];
+    fds[0] = in[0];
+    fds[1] = out[1];
+    int64_t t0 = now_ms();
+    cr_assert_not(swf_bounded_call(relay, relay_late, fds, 200), "a blocked call reported as done");
+    int64_t waited = now_ms() - t0;
+    cr_assert(waited >= 190 && waited < 60000, "returned after %lld ms", (long long)waited);
+    /* The abandoned call is still running: release it and see it finish,
+     * with its late part. */
+    cr_assert_eq(write(in[1], "x", 1), 1);
+    char c = 0;
+    cr_assert_eq(read(out[0], &c, 1), 1);
+    cr_assert_eq(c, 'x');
+    close(in[0]);
+    close(in[1]);
+    close(out[0]);
+    close(out[1]);
+}
