@@ -36,6 +36,7 @@
 #include "decider/kafka.h"
 #include "history/cluster.h"
 #include "history/pg.h"
+#include "protocol/bounded.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/message.h"
@@ -43,6 +44,8 @@
 #include "protocol/token.h"
 
 #define DEV_DECIDERS_MAX 16
+/* How long the worker's consumer may take to leave its group. */
+#define DEV_CLOSE_MS 10000
 
 typedef struct dev_decider {
     swf_decider_t *d;
@@ -392,6 +395,43 @@ static swf_error_t *assign_all(rd_kafka_t *rk, char **topics, size_t n)
     return err;
 }
 
+/* Leaving the group, on swf_bounded_call's thread (protocol/bounded.h):
+ * librdkafka's close has no time limit of its own. */
+static void dev_worker_consumer_close(void *arg)
+{
+    swf_dev_worker_t *w = arg;
+    rd_kafka_consumer_close(w->consumer);
+    rd_kafka_destroy(w->consumer);
+}
+
+/* Everything but the consumer. */
+static void dev_worker_free_rest(void *arg)
+{
+    swf_dev_worker_t *w = arg;
+    if (w->producer != NULL) {
+        rd_kafka_flush(w->producer, 5000);
+        rd_kafka_destroy(w->producer);
+    }
+    json_object_put(w->mocks);
+    json_object_put(w->calls);
+    free(w->only);
+    free(w);
+}
+
+/* Frees a worker whose thread is not running (or never ran). */
+static void dev_worker_free(swf_dev_worker_t *w)
+{
+    if (w->consumer != NULL &&
+        !swf_bounded_call(dev_worker_consumer_close, dev_worker_free_rest, w, DEV_CLOSE_MS)) {
+        fprintf(stderr,
+                "swf dev: the worker's consumer did not leave its group within %d ms (Kafka did "
+                "not confirm); abandoned\n",
+                DEV_CLOSE_MS);
+        return;
+    }
+    dev_worker_free_rest(w);
+}
+
 swf_error_t *swf_dev_worker_start(const char *brokers, const char *const *task_lists, size_t n,
                                   json_object *mocks, const char *execution_id,
                                   swf_dev_worker_t **out)
@@ -430,16 +470,7 @@ swf_error_t *swf_dev_worker_start(const char *brokers, const char *const *task_l
     if (err == NULL && pthread_create(&w->thread, NULL, worker_main, w) != 0)
         err = swf_error_new(SWF_E_INTERNAL, NULL, "cannot start a thread");
     if (err != NULL) {
-        if (w->consumer) {
-            rd_kafka_consumer_close(w->consumer);
-            rd_kafka_destroy(w->consumer);
-        }
-        if (w->producer)
-            rd_kafka_destroy(w->producer);
-        json_object_put(w->mocks);
-        json_object_put(w->calls);
-        free(w->only);
-        free(w);
+        dev_worker_free(w);
         return err;
     }
     *out = w;
@@ -457,14 +488,7 @@ void swf_dev_worker_stop(swf_dev_worker_t *w)
         return;
     w->stop = 1;
     pthread_join(w->thread, NULL);
-    rd_kafka_consumer_close(w->consumer);
-    rd_kafka_destroy(w->consumer);
-    rd_kafka_flush(w->producer, 5000);
-    rd_kafka_destroy(w->producer);
-    json_object_put(w->mocks);
-    json_object_put(w->calls);
-    free(w->only);
-    free(w);
+    dev_worker_free(w);
 }
 
 static void task_lists_walk(json_object *states, json_object *out, int depth)
