@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,6 +74,34 @@ static void on_published(void *arg, const char *execution_id)
         p->lat[k] = (double)(now_us() - sent) / 1e6;
 }
 
+/* CPU time, to show what a setting costs: this process's (the deciders,
+ * swf-history, the worker and the mock cluster all run in it) and the
+ * whole machine's busy time (PostgreSQL's included), from /proc/stat. */
+typedef struct cpu {
+    double self_s;
+    double busy_s;
+} cpu_t;
+
+static cpu_t cpu_now(void)
+{
+    cpu_t c = {0};
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    c.self_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+               ru.ru_stime.tv_usec / 1e6;
+    FILE *f = fopen("/proc/stat", "r");
+    unsigned long long v[8] = {0};
+    if (f != NULL) {
+        if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]) != 8)
+            memset(v, 0, sizeof(v));
+        fclose(f);
+    }
+    /* user nice system idle iowait irq softirq steal: busy is all but idle and iowait */
+    c.busy_s = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)sysconf(_SC_CLK_TCK);
+    return c;
+}
+
 static void die(swf_error_t *err)
 {
     bench_die("bench_steps", err);
@@ -117,7 +146,9 @@ int main(int argc, char **argv)
     int steps = argc > 3 ? atoi(argv[3]) : 20;
     /* librdkafka's mock cluster holds every empty fetch for the whole
      * fetch.wait.max.ms, so that wait is added to each hop: 1 ms, the least
-     * that does not spin (0 makes every idle consumer poll in a loop). */
+     * that does not spin. SWF_KAFKA_FETCH_WAIT_MS=0 takes the hold out, as a
+     * real broker's long poll would, by making every idle consumer ask in a
+     * loop (the cpu line shows what that costs). */
     setenv("SWF_KAFKA_FETCH_WAIT_MS", "1", 0);
     char def_text[1024];
     snprintf(def_text, sizeof(def_text),
@@ -183,6 +214,7 @@ int main(int argc, char **argv)
         json_object_put(m);
     }
     double t0 = now_s();
+    cpu_t cpu0 = cpu_now();
     size_t answered = 0;
     enum { BATCH = 512 };
     swf_kafka_out_t outs[BATCH];
@@ -253,6 +285,7 @@ int main(int argc, char **argv)
         }
     }
     double secs = now_s() - t0;
+    cpu_t cpu1 = cpu_now();
     qsort(lat, nlat, sizeof(double), cmp_double);
     swf_history_execution_t ex;
     die(swf_history_pg_execution_describe(store, "bench-0", &ex));
@@ -265,6 +298,9 @@ int main(int argc, char **argv)
            npub ? pub.lat[npub / 2] * 1000 : 0, npub ? pub.lat[(size_t)(npub * 0.99)] * 1000 : 0,
            nlat ? lat[nlat / 2] * 1000 : 0, nlat ? lat[(size_t)(nlat * 0.99)] * 1000 : 0);
     swf_history_execution_free(&ex);
+    printf("  cpu: this process %.2f cores, the machine %.2f of %ld cores busy (fetch wait %s ms)\n",
+           (cpu1.self_s - cpu0.self_s) / secs, (cpu1.busy_s - cpu0.busy_s) / secs,
+           sysconf(_SC_NPROCESSORS_ONLN), getenv("SWF_KAFKA_FETCH_WAIT_MS"));
     printf("  worker: %zu rounds; waiting %.2f s, answering %.2f s, sending %.2f s\n", rounds,
            wait_s, work_s, send_s);
     for (int i = 0; i < deciders; i++) {
