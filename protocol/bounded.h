@@ -1,15 +1,16 @@
 /*
  * bounded.h - a call that may block without limit, given a limit.
  *
- * librdkafka's rd_kafka_consumer_close() waits, without a timeout, until the
- * group coordinator has confirmed every step of leaving the group (the last
- * commit, the revoke, LeaveGroup) and every request it has in flight has
- * been answered. A broker that never answers one of them (librdkafka's mock
- * cluster can hold a JoinGroup for the whole max.poll.interval.ms, minutes)
- * would keep a stopping daemon alive for that long. Kafka's Java client
- * bounds the same step (KafkaConsumer.close(Duration), 30 s by default);
- * swf does it with this: the call runs on a thread of its own, and the
- * caller stops waiting at the limit. A call that overran is abandoned, not
+ * librdkafka's rd_kafka_consumer_close() has no time limit of its own: it
+ * returns once the group coordinator has answered what leaving needs (the
+ * offset commits of the revoke, and those still in flight). A broker that
+ * answers late holds it that long: an OffsetCommit answered after 100 s
+ * held a close for the whole 60 s request timeout in this project's tests,
+ * and test_e2e's chaos run once saw a swf-worker not stop within 60 s of
+ * SIGTERM (the cause was not found). Kafka's Java client bounds the same
+ * step (KafkaConsumer.close(Duration), 30 s by default); swf does it with
+ * this: the call runs on a thread of its own, and the caller stops waiting
+ * at the limit. A call that overran is abandoned, not
  * interrupted: it keeps its thread and everything it uses, so it is only for
  * the last step of a process, or of a handle that is thrown away.
  */
