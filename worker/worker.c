@@ -56,10 +56,6 @@ struct swf_worker {
     unsigned in_flight;
     unsigned npartitions;
     partition_t *partitions;
-    /* The partitions of the last assignment, kept here so that pausing
-     * needs no request to librdkafka's main thread (rd_kafka_assignment
-     * waits for one without a limit). */
-    rd_kafka_topic_partition_list_t *assigned;
     bool paused;
     swf_error_t *lost; /* the first answer Kafka refused, reported by the next poll */
 };
@@ -242,11 +238,8 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 
 static void pause_all(swf_worker_t *w, bool pause)
 {
-    pthread_mutex_lock(&w->lock);
-    rd_kafka_topic_partition_list_t *a =
-        w->assigned != NULL ? rd_kafka_topic_partition_list_copy(w->assigned) : NULL;
-    pthread_mutex_unlock(&w->lock);
-    if (a == NULL)
+    rd_kafka_topic_partition_list_t *a = NULL;
+    if (rd_kafka_assignment(w->consumer, &a) != RD_KAFKA_RESP_ERR_NO_ERROR || a == NULL)
         return;
     if (a->cnt > 0) {
         if (pause)
@@ -257,26 +250,12 @@ static void pause_all(swf_worker_t *w, bool pause)
     rd_kafka_topic_partition_list_destroy(a);
 }
 
-/* Sets the kept assignment (NULL: none), under the lock. */
-static void assigned_set(swf_worker_t *w, const rd_kafka_topic_partition_list_t *parts)
-{
-    rd_kafka_topic_partition_list_t *copy =
-        parts != NULL ? rd_kafka_topic_partition_list_copy(parts) : NULL;
-    pthread_mutex_lock(&w->lock);
-    rd_kafka_topic_partition_list_t *old = w->assigned;
-    w->assigned = copy;
-    pthread_mutex_unlock(&w->lock);
-    if (old != NULL)
-        rd_kafka_topic_partition_list_destroy(old);
-}
-
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *parts, void *opaque)
 {
     swf_worker_t *w = opaque;
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
         rd_kafka_assign(rk, parts);
-        assigned_set(w, parts);
         pthread_mutex_lock(&w->lock);
         bool paused = w->paused;
         pthread_mutex_unlock(&w->lock);
@@ -295,7 +274,6 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             partition_drop(w, p);
     }
     pthread_mutex_unlock(&w->lock);
-    assigned_set(w, NULL);
     rd_kafka_assign(rk, NULL);
 }
 
@@ -451,7 +429,6 @@ static void worker_free_rest(void *arg)
         rd_kafka_destroy(w->producer);
     while (w->partitions != NULL)
         partition_drop(w, w->partitions);
-    assigned_set(w, NULL);
     swf_error_free(w->lost);
     pthread_mutex_destroy(&w->lock);
     free(w->task_topic);
