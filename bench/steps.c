@@ -194,6 +194,13 @@ int main(int argc, char **argv)
     die(swf_kafka_subscribe(consumer, topics, 1));
     settle(dev, deciders, consumer);
     sleep((unsigned)(argc > 4 ? atoi(argv[4]) : 0));
+    /* SWF_BENCH_BROKER_RTT_MS=N: every answer of the mock broker from now
+     * on comes N ms late, like a broker across a network whose produce
+     * acknowledgements wait for replicas. */
+    const char *rtt = getenv("SWF_BENCH_BROKER_RTT_MS");
+    int rtt_ms = rtt != NULL ? atoi(rtt) : 0;
+    if (rtt_ms > 0 && rtt_ms <= 1000 && swf_dev_mock_cluster(dev) != NULL)
+        rd_kafka_mock_broker_set_rtt(swf_dev_mock_cluster(dev), 1, rtt_ms);
 
     /* Start every execution, then post decide for each. */
     json_object *sent_at = json_object_new_object(); /* execution -> answer time */
@@ -298,9 +305,10 @@ int main(int argc, char **argv)
            npub ? pub.lat[npub / 2] * 1000 : 0, npub ? pub.lat[(size_t)(npub * 0.99)] * 1000 : 0,
            nlat ? lat[nlat / 2] * 1000 : 0, nlat ? lat[(size_t)(nlat * 0.99)] * 1000 : 0);
     swf_history_execution_free(&ex);
-    printf("  cpu: this process %.2f cores, the machine %.2f of %ld cores busy (fetch wait %s ms)\n",
+    printf("  cpu: this process %.2f cores, the machine %.2f of %ld cores busy (fetch wait %s ms, "
+           "broker rtt %d ms)\n",
            (cpu1.self_s - cpu0.self_s) / secs, (cpu1.busy_s - cpu0.busy_s) / secs,
-           sysconf(_SC_NPROCESSORS_ONLN), getenv("SWF_KAFKA_FETCH_WAIT_MS"));
+           sysconf(_SC_NPROCESSORS_ONLN), getenv("SWF_KAFKA_FETCH_WAIT_MS"), rtt_ms);
     printf("  worker: %zu rounds; waiting %.2f s, answering %.2f s, sending %.2f s\n", rounds,
            wait_s, work_s, send_s);
     for (int i = 0; i < deciders; i++) {
