@@ -7,7 +7,13 @@
  *   single    one event per append, one transaction (and one fsync) each;
  *   batch10   one event for each of 10 executions per transaction;
  *   batch100  one event for each of 100 executions per transaction;
- *   batch100x10  ten events for each of 100 executions per transaction.
+ *   batch100x10  ten events for each of 100 executions per transaction;
+ *   step      the six events of one activity step of one execution (what
+ *             a decider appends for a worker's answer: the activity
+ *             started and completed, a decision task, the next activity
+ *             scheduled, which also writes an outbox row), one transaction
+ *             each, through the decider's batch append;
+ *   step20    the same for 20 executions per transaction.
  * SWF_BENCH_MODES (e.g. "single,batch100") runs only the modes named.
  * Each line reads "MODE EVENTS_PER_SECOND events/s (TX_PER_SECOND tx/s)",
  * which scripts/bench-history.sh parses. One connection, one thread: this
@@ -61,8 +67,29 @@ static int executions;
 static char (*ids)[40];
 static int64_t *next_id;
 
-/* Appends `per` events to each of `width` executions per transaction. */
-static void run(swf_history_store_t *s, const char *mode, int width, int per, double seconds)
+/* The events of an activity step as a decider appends them (ids in the
+ * attributes are placeholders: the store does not check them). */
+static const struct {
+    swf_event_type_t type;
+    const char *attrs;
+} step[] = {
+    {SWF_EVENT_ACTIVITY_TASK_STARTED, "{\"identity\":\"bench\",\"scheduledEventId\":1}"},
+    {SWF_EVENT_ACTIVITY_TASK_COMPLETED,
+     "{\"result\":{\"i\":497},\"startedEventId\":2,\"scheduledEventId\":1}"},
+    {SWF_EVENT_DECISION_TASK_SCHEDULED, "{}"},
+    {SWF_EVENT_DECISION_TASK_STARTED, "{\"identity\":\"decider-1\",\"scheduledEventId\":3}"},
+    {SWF_EVENT_DECISION_TASK_COMPLETED, "{\"startedEventId\":4,\"scheduledEventId\":3}"},
+    {SWF_EVENT_ACTIVITY_TASK_SCHEDULED,
+     "{\"input\":{\"i\":498},\"control\":{\"path\":\"\",\"state\":\"Work\",\"attempt\":0,"
+     "\"resource\":\"arn:aws:states:::activity:bench\"},\"taskList\":{\"name\":\"bench\"},"
+     "\"activityId\":\"499\",\"activityType\":{\"name\":\"bench\",\"version\":\"1\"},"
+     "\"decisionTaskCompletedEventId\":5}"},
+};
+
+/* Appends `per` events to each of `width` executions per transaction:
+ * markers, or with `steps` the events of activity steps. */
+static void run(swf_history_store_t *s, const char *mode, int width, int per, bool steps,
+                double seconds)
 {
     swf_history_append_t *appends = calloc((size_t)width, sizeof(*appends));
     swf_error_t **errors = calloc((size_t)width, sizeof(*errors));
@@ -70,10 +97,14 @@ static void run(swf_history_store_t *s, const char *mode, int width, int per, do
     int *which = calloc((size_t)width, sizeof(*which));
     if (appends == NULL || errors == NULL || events == NULL || which == NULL)
         abort();
-    for (int k = 0; k < per; k++)
-        events[k] = (swf_event_t){0, SWF_EVENT_MARKER_RECORDED, 1763719200000LL,
-                                  json_tokener_parse("{\"markerName\":\"bench\",\"details\":"
-                                                     "{\"state\":\"Charge\",\"n\":42}}")};
+    for (int k = 0; k < per; k++) {
+        events[k] = steps ? (swf_event_t){0, step[k % 6].type, 1763719200000LL,
+                                          json_tokener_parse(step[k % 6].attrs)}
+                          : (swf_event_t){0, SWF_EVENT_MARKER_RECORDED, 1763719200000LL,
+                                          json_tokener_parse("{\"markerName\":\"bench\","
+                                                             "\"details\":{\"state\":\"Charge\","
+                                                             "\"n\":42}}")};
+    }
     long long tx = 0, written = 0;
     int cursor = 0;
     double start = now_s(), end = start + seconds, t;
@@ -83,9 +114,10 @@ static void run(swf_history_store_t *s, const char *mode, int width, int per, do
             appends[i] = (swf_history_append_t){ids[e], next_id[e], events, (size_t)per};
         }
         swf_error_t *err =
-            width == 1 ? swf_history_append(s, appends[0].execution_id, appends[0].expected_next_id,
-                                            events, (size_t)per)
-                       : swf_history_pg_batch_append(s, appends, (size_t)width, errors);
+            width == 1 && !steps
+                ? swf_history_append(s, appends[0].execution_id, appends[0].expected_next_id,
+                                     events, (size_t)per)
+                : swf_history_pg_batch_append(s, appends, (size_t)width, errors);
         if (err != NULL)
             die(err);
         for (int i = 0; i < width; i++) {
@@ -150,12 +182,14 @@ int main(void)
     static const struct {
         const char *mode;
         int width, per;
-    } modes[] = {
-        {"single", 1, 1}, {"batch10", 10, 1}, {"batch100", 100, 1}, {"batch100x10", 100, 10}};
+        bool steps;
+    } modes[] = {{"single", 1, 1, false},     {"batch10", 10, 1, false},
+                 {"batch100", 100, 1, false}, {"batch100x10", 100, 10, false},
+                 {"step", 1, 6, true},        {"step20", 20, 6, true}};
     const char *only = getenv("SWF_BENCH_MODES");
     for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
         if (only == NULL || mode_listed(only, modes[m].mode))
-            run(s, modes[m].mode, modes[m].width, modes[m].per, seconds);
+            run(s, modes[m].mode, modes[m].width, modes[m].per, modes[m].steps, seconds);
     }
 
     swf_history_store_free(s);

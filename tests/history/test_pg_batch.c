@@ -103,3 +103,100 @@ Test(history_pg_batch, async_commits_are_committed)
     cr_assert_str_eq(v, "3");
     swf_history_store_free(s);
 }
+
+/* One event with its attributes parsed from JSON. */
+static swf_event_t ev(swf_event_type_t type, int64_t ms, const char *attrs)
+{
+    return (swf_event_t){0, type, T0 + ms, json_tokener_parse(attrs)};
+}
+
+/* The rows of a projection of these tests' executions, as one string. */
+static const char *rows(const char *db, const char *sql)
+{
+    const char *v = fixture_sql(db, sql);
+    cr_assert(v != NULL, "%s", fixture_value);
+    return v;
+}
+
+#define TIMEOUT_ROWS                                                                               \
+    "SELECT coalesce(string_agg(format('%s/%s %s %s %s', execution_id, scheduled_event_id,"        \
+    " start_to_close, heartbeat, (extract(epoch FROM scheduled_time) * 1000)::bigint - "           \
+    "1763719200000), '; ' ORDER BY execution_id, scheduled_event_id), '') FROM activity_timeouts"
+#define OUTBOX_ROWS                                                                                \
+    "SELECT coalesce(string_agg(format('%s/%s %s', execution_id, event_id, topic), '; '"           \
+    " ORDER BY execution_id, event_id), '') FROM outbox"
+
+/*
+ * Batches of activity steps (the decider's common case, written by a
+ * statement of their own) keep the outbox and activity_timeouts exactly as
+ * the events say: activities scheduled with a timeout are watched, closed
+ * ones are not, one scheduled and closed in the same batch never is, and
+ * the rebuild from the events (a separate computation) agrees.
+ */
+Test(history_pg_batch, batches_of_steps_keep_the_projections)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s = fixture_store(db);
+    const char *ids[3] = {"x1", "x2", "x3"};
+    for (int i = 0; i < 3; i++)
+        history_make(s, ids[i], 1);
+    /* Round 1: x1 schedules two activities (one timed), x2 one with a
+     * heartbeat timeout, x3 schedules one and cancels it at once. */
+    swf_event_t r1x1[2] = {
+        ev(SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 1000,
+           "{\"taskList\":{\"name\":\"q\"},\"startToCloseTimeout\":30}"),
+        ev(SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 1000, "{\"taskList\":{\"name\":\"r\"}}"),
+    };
+    swf_event_t r1x2[1] = {
+        ev(SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 2000,
+           "{\"taskList\":{\"name\":\"q\"},\"heartbeatTimeout\":5,\"startToCloseTimeout\":60}"),
+    };
+    swf_event_t r1x3[3] = {
+        ev(SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 3000,
+           "{\"taskList\":{\"name\":\"q\"},\"startToCloseTimeout\":1}"),
+        ev(SWF_EVENT_ACTIVITY_TASK_CANCELED, 3000, "{\"scheduledEventId\":2}"),
+        ev(SWF_EVENT_DECISION_TASK_SCHEDULED, 3000, "{}"),
+    };
+    swf_history_append_t round1[3] = {{"x1", 2, r1x1, 2}, {"x2", 2, r1x2, 1}, {"x3", 2, r1x3, 3}};
+    swf_error_t *errors[3];
+    ok(swf_history_pg_batch_append(s, round1, 3, errors));
+    for (int i = 0; i < 3; i++)
+        ok(errors[i]);
+    cr_assert_str_eq(rows(db, TIMEOUT_ROWS), "x1/2 30  1000; x2/2 60 5 2000");
+    cr_assert_str_eq(rows(db, OUTBOX_ROWS), "x1/2 q; x1/3 r; x2/2 q; x3/2 q");
+    /* Round 2: x1's timed activity completes and a new one is scheduled;
+     * x2's times out; x3 goes on with a step. */
+    swf_event_t r2x1[3] = {
+        ev(SWF_EVENT_ACTIVITY_TASK_STARTED, 4000, "{\"scheduledEventId\":2}"),
+        ev(SWF_EVENT_ACTIVITY_TASK_COMPLETED, 4000,
+           "{\"scheduledEventId\":2,\"startedEventId\":4,\"result\":{}}"),
+        ev(SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 4000,
+           "{\"taskList\":{\"name\":\"q\"},\"startToCloseTimeout\":7}"),
+    };
+    swf_event_t r2x2[1] = {
+        ev(SWF_EVENT_ACTIVITY_TASK_TIMED_OUT, 5000,
+           "{\"scheduledEventId\":2,\"timeoutType\":\"HEARTBEAT\"}"),
+    };
+    swf_event_t r2x3[1] = {
+        ev(SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 6000,
+           "{\"taskList\":{\"name\":\"s\"},\"heartbeatTimeout\":9}"),
+    };
+    swf_history_append_t round2[3] = {{"x1", 4, r2x1, 3}, {"x2", 3, r2x2, 1}, {"x3", 5, r2x3, 1}};
+    ok(swf_history_pg_batch_append(s, round2, 3, errors));
+    for (int i = 0; i < 3; i++)
+        ok(errors[i]);
+    const char *want = "x1/6 7  4000; x3/5  9 6000";
+    cr_assert_str_eq(rows(db, TIMEOUT_ROWS), want);
+    cr_assert_str_eq(rows(db, OUTBOX_ROWS), "x1/2 q; x1/3 r; x1/6 q; x2/2 q; x3/2 q; x3/5 s");
+    /* The rebuild from the events computes the same rows. */
+    cr_assert_not_null(fixture_sql(db, "DELETE FROM activity_timeouts"));
+    ok(swf_history_pg_projections_rebuild(s, NULL, NULL));
+    cr_assert_str_eq(rows(db, TIMEOUT_ROWS), want);
+    swf_event_t *all[] = {r1x1, r1x2, r1x3, r2x1, r2x2, r2x3};
+    size_t counts[] = {2, 1, 3, 3, 1, 1};
+    for (size_t k = 0; k < 6; k++) {
+        for (size_t i = 0; i < counts[k]; i++)
+            json_object_put(all[k][i].attrs);
+    }
+    swf_history_store_free(s);
+}
