@@ -296,6 +296,78 @@ swf_error_t *swf_history_pg_new(const char *conninfo, swf_history_store_t **out)
     "  SELECT ev.x, ev.i, ev.t, ev.tm, ev.a FROM ev JOIN won ON won.x = ev.x ORDER BY ev.x, ev.i"
 #define APPEND_INSERT APPEND_INSERT_ROWS ")"
 
+/*
+ * The projections of what an append statement inserted: timers, the
+ * outbox, activity_timeouts (an activity with a timeout in, its close or
+ * its execution's out, its heartbeats noted; one scheduled and closed in
+ * the same statement never goes in, and one scheduled and beaten in it goes
+ * in with its heartbeat: the statement's writes do not see each other's
+ * rows).
+ *
+ * They read the rows the INSERT returns (only the winners' events), grouped
+ * per timer and per activity, and join nothing to the input: the planner
+ * cannot count the rows of a jsonb array, and a join of the input with the
+ * winners was planned as a nested loop that took 5 ms of a 100-execution
+ * batch. `iv` sorts what `ins` returns, and a sort reads every row before
+ * it returns one, so every projection write waits for all the events rows
+ * of the statement (the lock order at append_sql).
+ */
+#define APPEND_PROJECTIONS                                                                         \
+    "  RETURNING execution_id AS x, event_id AS i, event_type AS t, event_time AS tm,"             \
+    "    attributes AS a),"                                                                        \
+    " iv AS MATERIALIZED (SELECT * FROM ins WHERE t IN ('TimerStarted', 'TimerFired',"             \
+    "  'TimerCanceled', 'ActivityTaskScheduled', "                                                 \
+    "'ActivityTaskHeartbeatRecorded', " SWF_HISTORY__ACTIVITY_CLOSING ", " CLOSING                 \
+    ") ORDER BY x, i),"                                                                            \
+    " xc AS MATERIALIZED (SELECT DISTINCT x FROM iv WHERE t IN (" CLOSING ")),"                    \
+    " tl AS MATERIALIZED ("                                                                        \
+    "  SELECT DISTINCT ON (x, a->>'timerId') x, a->>'timerId' AS timer_id, t, i,"                  \
+    "    tm + coalesce((a->>'startToFireTimeout')::float8, 0) * interval '1 second' AS fire_at"    \
+    "  FROM iv WHERE t IN ('TimerStarted', 'TimerFired', 'TimerCanceled')"                         \
+    "  ORDER BY x, a->>'timerId', i DESC),"                                                        \
+    " ts AS ("                                                                                     \
+    "  INSERT INTO timers (execution_id, timer_id, fire_at, started_event_id)"                     \
+    "  SELECT x, timer_id, fire_at, i FROM tl WHERE t = 'TimerStarted'"                            \
+    "  ON CONFLICT (execution_id, timer_id) DO UPDATE"                                             \
+    "  SET fire_at = excluded.fire_at, started_event_id = excluded.started_event_id),"             \
+    " td AS ("                                                                                     \
+    "  DELETE FROM timers tt USING tl"                                                             \
+    "  WHERE tl.t <> 'TimerStarted' AND tt.execution_id = tl.x AND tt.timer_id = tl.timer_id),"    \
+    " ob AS ("                                                                                     \
+    "  INSERT INTO outbox (execution_id, event_id, topic)"                                         \
+    "  SELECT x, i, a#>>'{taskList,name}' FROM iv WHERE t = 'ActivityTaskScheduled'),"             \
+    " ak AS MATERIALIZED ("                                                                        \
+    "  SELECT x, CASE WHEN t = 'ActivityTaskScheduled' THEN i"                                     \
+    "    ELSE (a->>'scheduledEventId')::bigint END AS sid,"                                        \
+    "   bool_or(t IN (" SWF_HISTORY__ACTIVITY_CLOSING ")) AS closed,"                              \
+    "   bool_or(t = 'ActivityTaskScheduled'"                                                       \
+    "     AND (a ? 'startToCloseTimeout' OR a ? 'heartbeatTimeout')) AS timed,"                    \
+    "   min(tm) FILTER (WHERE t = 'ActivityTaskScheduled') AS at,"                                 \
+    "   min((a->>'startToCloseTimeout')::float8) FILTER (WHERE t = 'ActivityTaskScheduled') AS "   \
+    "stc,"                                                                                         \
+    "   min((a->>'heartbeatTimeout')::float8) FILTER (WHERE t = 'ActivityTaskScheduled') AS hb,"   \
+    "   max(tm) FILTER (WHERE t = 'ActivityTaskHeartbeatRecorded') AS beat,"                       \
+    "   (array_agg(tm ORDER BY i DESC)"                                                            \
+    "     FILTER (WHERE t = 'ActivityTaskHeartbeatRecorded'))[1] AS last_beat"                     \
+    "  FROM iv WHERE t IN ('ActivityTaskScheduled', "                                              \
+    "'ActivityTaskHeartbeatRecorded', " SWF_HISTORY__ACTIVITY_CLOSING ")"                          \
+    "  GROUP BY 1, 2),"                                                                            \
+    " ai AS ("                                                                                     \
+    "  INSERT INTO activity_timeouts (execution_id, scheduled_event_id, scheduled_time,"           \
+    "    start_to_close, heartbeat, last_heartbeat)"                                               \
+    "  SELECT x, sid, at, stc, hb, beat FROM ak"                                                   \
+    "  WHERE timed AND NOT closed AND x NOT IN (SELECT x FROM xc))," /* An activity scheduled in   \
+                                                                        this statement has no row  \
+                                                                        to update yet. */          \
+    " ah AS ("                                                                                     \
+    "  UPDATE activity_timeouts a SET last_heartbeat = ak.last_beat FROM ak"                       \
+    "  WHERE ak.last_beat IS NOT NULL AND NOT ak.closed AND ak.x NOT IN (SELECT x FROM xc)"        \
+    "    AND a.execution_id = ak.x AND a.scheduled_event_id = ak.sid),"                            \
+    " ad AS ("                                                                                     \
+    "  DELETE FROM activity_timeouts a"                                                            \
+    "  USING (SELECT x, sid FROM ak WHERE closed UNION ALL SELECT x, NULL FROM xc) k"              \
+    "  WHERE a.execution_id = k.x AND (k.sid IS NULL OR a.scheduled_event_id = k.sid))"
+
 /* A batch of plain appends only (the common case): the events rows and
  * nothing else, as for a single append. */
 static const char append_plain_sql[] =
@@ -352,110 +424,17 @@ static const char append_sql[] = APPEND_INPUT
     " won AS MATERIALIZED ("
     "  SELECT execution_id AS x FROM created UNION ALL SELECT execution_id FROM advanced"
     "  UNION ALL SELECT x FROM ap WHERE ap.first_id > 1 AND NOT ap.closes AND " APPEND_FITS
-    ")," APPEND_INSERT_ROWS " RETURNING execution_id),"
-    /* The projections below read `done`, so they are written only once
-     * every events row of the statement is in (see the lock order above). */
-    " done AS MATERIALIZED (SELECT DISTINCT execution_id AS x FROM ins),"
-    " tl AS MATERIALIZED ("
-    "  SELECT DISTINCT ON (ev.x, ev.a->>'timerId') ev.x, ev.a->>'timerId' AS timer_id, ev.t, ev.i,"
-    "    ev.tm + coalesce((ev.a->>'startToFireTimeout')::float8, 0) * interval '1 second' AS "
-    "fire_at"
-    "  FROM ev JOIN done ON done.x = ev.x"
-    "  WHERE ev.t IN ('TimerStarted', 'TimerFired', 'TimerCanceled')"
-    "  ORDER BY ev.x, ev.a->>'timerId', ev.i DESC),"
-    " ts AS ("
-    "  INSERT INTO timers (execution_id, timer_id, fire_at, started_event_id)"
-    "  SELECT x, timer_id, fire_at, i FROM tl WHERE t = 'TimerStarted'"
-    "  ON CONFLICT (execution_id, timer_id) DO UPDATE"
-    "  SET fire_at = excluded.fire_at, started_event_id = excluded.started_event_id),"
-    " td AS ("
-    "  DELETE FROM timers tt USING tl"
-    "  WHERE tl.t <> 'TimerStarted' AND tt.execution_id = tl.x AND tt.timer_id = tl.timer_id),"
-    " ob AS ("
-    "  INSERT INTO outbox (execution_id, event_id, topic)"
-    "  SELECT ev.x, ev.i, ev.a#>>'{taskList,name}'"
-    "  FROM ev JOIN done ON done.x = ev.x WHERE ev.t = 'ActivityTaskScheduled'),"
-    /* activity_timeouts: an activity with a timeout in, its close (or its
-     * execution's) out, its heartbeats noted; an activity scheduled and
-     * closed in the same statement never goes in, and one scheduled and
-     * beaten in it goes in with its heartbeat (the statement's writes do
-     * not see each other's rows). */
-    " ac AS MATERIALIZED ("
-    "  SELECT ev.x, (ev.a->>'scheduledEventId')::bigint AS sid, ev.t, ev.tm, ev.i"
-    "  FROM ev JOIN done ON done.x = ev.x"
-    "  WHERE ev.t IN (" SWF_HISTORY__ACTIVITY_CLOSING ", 'ActivityTaskHeartbeatRecorded')),"
-    " ai AS ("
-    "  INSERT INTO activity_timeouts (execution_id, scheduled_event_id, scheduled_time,"
-    "    start_to_close, heartbeat, last_heartbeat)"
-    "  SELECT ev.x, ev.i, ev.tm, (ev.a->>'startToCloseTimeout')::float8,"
-    "    (ev.a->>'heartbeatTimeout')::float8, (SELECT max(ac.tm) FROM ac"
-    "      WHERE ac.x = ev.x AND ac.sid = ev.i AND ac.t = 'ActivityTaskHeartbeatRecorded')"
-    "  FROM ev JOIN done ON done.x = ev.x"
-    "  WHERE ev.t = 'ActivityTaskScheduled'"
-    "    AND (ev.a ? 'startToCloseTimeout' OR ev.a ? 'heartbeatTimeout')"
-    "    AND NOT EXISTS (SELECT FROM cl WHERE cl.x = ev.x)"
-    "    AND NOT EXISTS (SELECT FROM ac WHERE ac.x = ev.x AND ac.sid = ev.i"
-    "      AND ac.t <> 'ActivityTaskHeartbeatRecorded')),"
-    " ah AS ("
-    "  UPDATE activity_timeouts a SET last_heartbeat = h.tm"
-    "  FROM (SELECT DISTINCT ON (x, sid) x, sid, tm FROM ac"
-    "    WHERE t = 'ActivityTaskHeartbeatRecorded' ORDER BY x, sid, i DESC) h"
-    "  WHERE a.execution_id = h.x AND a.scheduled_event_id = h.sid"
-    "    AND NOT EXISTS (SELECT FROM cl WHERE cl.x = h.x)"
-    "    AND NOT EXISTS (SELECT FROM ac WHERE ac.x = h.x AND ac.sid = h.sid"
-    "      AND ac.t <> 'ActivityTaskHeartbeatRecorded')),"
-    " ad AS ("
-    "  DELETE FROM activity_timeouts a"
-    "  USING (SELECT x, sid FROM ac WHERE t <> 'ActivityTaskHeartbeatRecorded'"
-    "    UNION ALL SELECT cl.x, NULL FROM cl JOIN done ON done.x = cl.x) k"
-    "  WHERE a.execution_id = k.x AND (k.sid IS NULL OR a.scheduled_event_id = k.sid))"
-    " SELECT x FROM won";
+    ")," APPEND_INSERT_ROWS APPEND_PROJECTIONS " SELECT x FROM won";
 
 /*
- * A batch of activity steps only: no execution's first or closing event, no
- * timer or heartbeat event (step_only says which batches). Of append_sql's
- * projections only three can change: the outbox and activity_timeouts rows
- * of activities scheduled, and the activity_timeouts rows of activities
- * closed. A lone step's append costs half as much without the others
+ * A batch that neither starts nor closes an execution (every activity step
+ * is one; step_only says which batches): append_sql without its work on
+ * executions rows, which a lone step's append spent a third of its time on
  * (bench_history_append's "step").
- *
- * The projections read the rows the INSERT returns, grouped per activity,
- * and join nothing: a join of the input with the winners, as append_sql
- * does, is planned as a nested loop (the planner cannot count the rows of a
- * jsonb array) and took 5 ms of a 100-execution batch. The lock order is
- * append_sql's: `iv` sorts what `ins` returns, and a sort reads every row
- * before it returns one, so every projection write waits for all the
- * events rows of the statement.
  */
-static const char append_step_sql[] = APPEND_INPUT
-    " won AS MATERIALIZED (SELECT x FROM ap WHERE " APPEND_FITS ")," APPEND_INSERT_ROWS
-    "  RETURNING execution_id AS x, event_id AS i, event_type AS t, event_time AS tm,"
-    "    attributes AS a),"
-    " iv AS MATERIALIZED (SELECT * FROM ins"
-    "  WHERE t IN ('ActivityTaskScheduled', " SWF_HISTORY__ACTIVITY_CLOSING ") ORDER BY x, i),"
-    " ob AS ("
-    "  INSERT INTO outbox (execution_id, event_id, topic)"
-    "  SELECT x, i, a#>>'{taskList,name}' FROM iv WHERE t = 'ActivityTaskScheduled'),"
-    /* One row per activity: scheduled here (with its timeouts), closed here, or both. */
-    " ak AS MATERIALIZED ("
-    "  SELECT x, CASE WHEN t = 'ActivityTaskScheduled' THEN i"
-    "    ELSE (a->>'scheduledEventId')::bigint END AS sid,"
-    "   bool_or(t <> 'ActivityTaskScheduled') AS closed,"
-    "   bool_or(t = 'ActivityTaskScheduled'"
-    "     AND (a ? 'startToCloseTimeout' OR a ? 'heartbeatTimeout')) AS timed,"
-    "   min(tm) FILTER (WHERE t = 'ActivityTaskScheduled') AS tm,"
-    "   min((a->>'startToCloseTimeout')::float8) FILTER (WHERE t = 'ActivityTaskScheduled') AS stc,"
-    "   min((a->>'heartbeatTimeout')::float8) FILTER (WHERE t = 'ActivityTaskScheduled') AS hb"
-    "  FROM iv GROUP BY 1, 2),"
-    " ai AS ("
-    "  INSERT INTO activity_timeouts (execution_id, scheduled_event_id, scheduled_time,"
-    "    start_to_close, heartbeat)"
-    "  SELECT x, sid, tm, stc, hb FROM ak WHERE timed AND NOT closed),"
-    /* An activity scheduled in this statement has no row to delete yet. */
-    " ad AS ("
-    "  DELETE FROM activity_timeouts a USING ak"
-    "  WHERE ak.closed AND a.execution_id = ak.x AND a.scheduled_event_id = ak.sid)"
-    " SELECT x FROM won";
+static const char append_step_sql[] =
+    APPEND_INPUT " won AS MATERIALIZED (SELECT x FROM ap WHERE " APPEND_FITS
+                 ")," APPEND_INSERT_ROWS APPEND_PROJECTIONS " SELECT x FROM won";
 
 static bool is_string(json_object *v)
 {
@@ -648,20 +627,23 @@ static bool plain(swf_event_type_t type)
     }
 }
 
-/* Whether an append's events need no more than append_step_sql writes:
- * plain ones, and activities scheduled or closed. */
+/* Whether an append needs no more than append_step_sql writes: it neither
+ * starts nor closes its execution. */
 static bool step_only(const swf_history_append_t *a)
 {
     if (a->expected_next_id <= 1)
         return false;
     for (size_t k = 0; k < a->count; k++) {
-        swf_event_type_t t = a->events[k].type;
-        bool activity =
-            t == SWF_EVENT_ACTIVITY_TASK_SCHEDULED || t == SWF_EVENT_ACTIVITY_TASK_COMPLETED ||
-            t == SWF_EVENT_ACTIVITY_TASK_FAILED || t == SWF_EVENT_ACTIVITY_TASK_TIMED_OUT ||
-            t == SWF_EVENT_ACTIVITY_TASK_CANCELED;
-        if (!activity && !plain(t))
+        switch (a->events[k].type) {
+        case SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED:
+        case SWF_EVENT_WORKFLOW_EXECUTION_FAILED:
+        case SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT:
+        case SWF_EVENT_WORKFLOW_EXECUTION_CANCELED:
+        case SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED:
             return false;
+        default:
+            break;
+        }
     }
     return true;
 }

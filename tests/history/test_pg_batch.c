@@ -127,11 +127,14 @@ static const char *rows(const char *db, const char *sql)
     " ORDER BY execution_id, event_id), '') FROM outbox"
 
 /*
- * Batches of activity steps (the decider's common case, written by a
- * statement of their own) keep the outbox and activity_timeouts exactly as
- * the events say: activities scheduled with a timeout are watched, closed
- * ones are not, one scheduled and closed in the same batch never is, and
- * the rebuild from the events (a separate computation) agrees.
+ * Batches of several executions keep the outbox, activity_timeouts and
+ * timers exactly as the events say, through both append statements (the
+ * one for batches that start or close no execution, the decider's common
+ * case, and the one for any batch): activities scheduled with a timeout
+ * are watched, closed ones are not, one scheduled and closed in the same
+ * batch never is, heartbeats are noted, a closed execution's activities
+ * are no longer watched; and the rebuild from the events (a separate
+ * computation) agrees.
  */
 Test(history_pg_batch, batches_of_steps_keep_the_projections)
 {
@@ -188,13 +191,41 @@ Test(history_pg_batch, batches_of_steps_keep_the_projections)
     const char *want = "x1/6 7  4000; x3/5  9 6000";
     cr_assert_str_eq(rows(db, TIMEOUT_ROWS), want);
     cr_assert_str_eq(rows(db, OUTBOX_ROWS), "x1/2 q; x1/3 r; x1/6 q; x2/2 q; x3/2 q; x3/5 s");
+    /* Round 3, through the statement for any batch (x3 closes): x1's
+     * activity is beaten, x2 starts a timer and an activity that is beaten
+     * in the same append, x3 fails, which ends the watch of its activity. */
+    swf_event_t r3x1[1] = {
+        ev(SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED, 7000, "{\"scheduledEventId\":6}"),
+    };
+    swf_event_t r3x2[3] = {
+        ev(SWF_EVENT_TIMER_STARTED, 8000, "{\"timerId\":\"w\",\"startToFireTimeout\":60}"),
+        ev(SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 8000,
+           "{\"taskList\":{\"name\":\"q\"},\"heartbeatTimeout\":3}"),
+        ev(SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED, 8500, "{\"scheduledEventId\":5}"),
+    };
+    swf_event_t r3x3[1] = {ev(SWF_EVENT_WORKFLOW_EXECUTION_FAILED, 9000, "{}")};
+    swf_history_append_t round3[3] = {{"x1", 7, r3x1, 1}, {"x2", 4, r3x2, 3}, {"x3", 6, r3x3, 1}};
+    ok(swf_history_pg_batch_append(s, round3, 3, errors));
+    for (int i = 0; i < 3; i++)
+        ok(errors[i]);
+    want = "x1/6 7  4000; x2/5  3 8000";
+    cr_assert_str_eq(rows(db, TIMEOUT_ROWS), want);
+    const char *beat = "SELECT string_agg(((extract(epoch FROM last_heartbeat) * 1000)::bigint"
+                       " - 1763719200000)::text, ' ' ORDER BY execution_id) FROM activity_timeouts";
+    cr_assert_str_eq(rows(db, beat), "7000 8500");
+    const char *timers = "SELECT format('%s %s %s', execution_id, timer_id,"
+                         " (extract(epoch FROM fire_at) * 1000)::bigint - 1763719200000)"
+                         " FROM timers";
+    cr_assert_str_eq(rows(db, timers), "x2 w 68000");
     /* The rebuild from the events computes the same rows. */
-    cr_assert_not_null(fixture_sql(db, "DELETE FROM activity_timeouts"));
+    cr_assert_not_null(fixture_sql(db, "DELETE FROM activity_timeouts; DELETE FROM timers"));
     ok(swf_history_pg_projections_rebuild(s, NULL, NULL));
     cr_assert_str_eq(rows(db, TIMEOUT_ROWS), want);
-    swf_event_t *all[] = {r1x1, r1x2, r1x3, r2x1, r2x2, r2x3};
-    size_t counts[] = {2, 1, 3, 3, 1, 1};
-    for (size_t k = 0; k < 6; k++) {
+    cr_assert_str_eq(rows(db, beat), "7000 8500");
+    cr_assert_str_eq(rows(db, timers), "x2 w 68000");
+    swf_event_t *all[] = {r1x1, r1x2, r1x3, r2x1, r2x2, r2x3, r3x1, r3x2, r3x3};
+    size_t counts[] = {2, 1, 3, 3, 1, 1, 1, 3, 1};
+    for (size_t k = 0; k < 9; k++) {
         for (size_t i = 0; i < counts[k]; i++)
             json_object_put(all[k][i].attrs);
     }
