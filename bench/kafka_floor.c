@@ -143,7 +143,9 @@ int main(int argc, char **argv)
      * "fetch.wait.max.ms", this would average half of it; it stays near
      * the whole, because a request that reaches the mock broker during the
      * hold (here the produce; one to another topic does it too) delays the
-     * held answer: at a 1 ms wait it comes ~1.2 ms after the produce. */
+     * held answer: at a 1 ms wait it comes ~1.2 ms after the produce (the
+     * mock's thread seems to sleep in whole milliseconds; see
+     * bench/README.md, "Why a hop costs the whole fetch wait"). */
     srand(1);
     for (int i = 0; i < rounds; i++) {
         snprintf(payload, sizeof(payload), "late-%d", i);
