@@ -13,11 +13,15 @@
  * committing, and a restart redelivers from there. Duplicates are harmless
  * (the decider ignores a second answer); losses are not.
  *
- * Back-pressure is the in-flight count: at the limit poll hands out nothing
- * and pauses every assigned partition, yet keeps calling the consumer so the
- * process stays in its group however long the tasks take. A message that was
- * already fetched when the limit was reached is not handed out; its partition
- * is rewound to it (rd_kafka_seek), so it comes again after the resume.
+ * Back-pressure is the in-flight count: at the limit poll hands out nothing.
+ * It first waits for a slot without touching the consumer (up to a second
+ * since it last polled it); what librdkafka fetched meanwhile stays in its
+ * queue, ready for the freed slot. A worker still full after that pauses
+ * every assigned partition and keeps calling the consumer, so the process
+ * stays in its group however long the tasks take. A message that was
+ * already fetched when the partitions were paused is not handed out; its
+ * partition is rewound to it (rd_kafka_seek), so it comes again after the
+ * resume.
  *
  * Deliberately not done: verifying task tokens (workers have no secret),
  * retrying refused answers by hand (librdkafka retries until
@@ -30,9 +34,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include "protocol/bounded.h"
 #include "protocol/json.h"
 #include "worker/internal.h"
+
+/* How long a full worker waits for a slot without polling its consumer:
+ * past it, it pauses its partitions and polls (to stay in its group and
+ * serve rebalances). Pausing is kept for long waits because a resume costs
+ * about a second with librdkafka 2.0 (its broker thread only sees the
+ * resume at its next idle wake-up), which at the limit made every freed
+ * slot wait that long for its next task. */
+#define SWF_WORKER_FULL_POLL_MS 1000
 
 /* Partitions of the task topic one process tracks (bounds the table). */
 #define PARTITIONS_MAX 100000
@@ -49,11 +63,14 @@ typedef struct partition {
 
 struct swf_worker {
     rd_kafka_t *consumer, *producer;
+    rd_kafka_queue_t *consumer_queue; /* to end a poll's wait (slot_release) */
     char *task_topic, *inbox_topic, *dlq_topic, *group_id, *identity;
     unsigned max_in_flight, session_timeout_ms;
 
     pthread_mutex_t lock; /* guards everything below */
     unsigned in_flight;
+    pthread_cond_t slot_freed; /* signalled by slot_release */
+    int64_t polled_ms;         /* when the consumer was last polled */
     unsigned npartitions;
     partition_t *partitions;
     bool paused;
@@ -374,6 +391,7 @@ swf_error_t *swf_worker_new(const swf_worker_config_t *config, swf_worker_t **ou
     if (w == NULL)
         abort();
     pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->slot_freed, NULL);
     w->max_in_flight = config->max_in_flight ? config->max_in_flight : 1;
     w->session_timeout_ms = config->session_timeout_ms;
     w->task_topic = fmt2(or_env(config->task_topic_prefix, "SWF_TASK_TOPIC_PREFIX", "swf.tasks."),
@@ -396,6 +414,7 @@ swf_error_t *swf_worker_new(const swf_worker_config_t *config, swf_worker_t **ou
         (err = make_client(w, config->brokers, RD_KAFKA_CONSUMER, &w->consumer)))
         goto out;
     rd_kafka_poll_set_consumer(w->consumer);
+    w->consumer_queue = rd_kafka_queue_get_consumer(w->consumer);
     rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new(1);
     rd_kafka_topic_partition_list_add(topics, w->task_topic, RD_KAFKA_PARTITION_UA);
     rd_kafka_resp_err_t kerr = rd_kafka_subscribe(w->consumer, topics);
@@ -416,6 +435,11 @@ out:
 static void consumer_close(void *arg)
 {
     swf_worker_t *w = arg;
+    pthread_mutex_lock(&w->lock);
+    if (w->consumer_queue != NULL)
+        rd_kafka_queue_destroy(w->consumer_queue);
+    w->consumer_queue = NULL;
+    pthread_mutex_unlock(&w->lock);
     commits_flush(w, true);
     rd_kafka_consumer_close(w->consumer);
     rd_kafka_destroy(w->consumer);
@@ -431,6 +455,7 @@ static void worker_free_rest(void *arg)
         partition_drop(w, w->partitions);
     swf_error_free(w->lost);
     pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->slot_freed);
     free(w->task_topic);
     free(w->inbox_topic);
     free(w->dlq_topic);
@@ -536,6 +561,25 @@ static json_object *string_cut(const char *s, size_t max)
     return json_object_new_string_len(s, (int)n);
 }
 
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Releases a task's slot (w->lock held). A poll may be waiting in Kafka
+ * for nothing meanwhile, the worker having been full and its partitions
+ * paused; it would learn of the free slot only at its timeout, so its wait
+ * is ended now. */
+static void slot_release(swf_worker_t *w)
+{
+    w->in_flight--;
+    pthread_cond_broadcast(&w->slot_freed);
+    if (w->paused && w->consumer_queue != NULL)
+        rd_kafka_queue_yield(w->consumer_queue);
+}
+
 /* Sends an answer and, the first time, releases the task's slot. */
 static swf_error_t *answer(swf_worker_t *w, swf_worker_task_t *t, json_object *m)
 {
@@ -549,7 +593,7 @@ static swf_error_t *answer(swf_worker_t *w, swf_worker_task_t *t, json_object *m
     pthread_mutex_lock(&w->lock);
     if (!t->answered) {
         t->answered = true;
-        w->in_flight--;
+        slot_release(w);
         if (t->pending->state == SWF_WORKER__HELD)
             t->pending->state = SWF_WORKER__SENT;
     }
@@ -602,7 +646,7 @@ void swf_worker_task_free(swf_worker_task_t *t)
     if (w != NULL) {
         pthread_mutex_lock(&w->lock);
         if (!t->answered)
-            w->in_flight--; /* abandoned: the record stays HELD, see worker.h */
+            slot_release(w); /* abandoned: the record stays HELD, see worker.h */
         pending_unref(t->pending);
         pthread_mutex_unlock(&w->lock);
     }
@@ -671,6 +715,25 @@ static swf_error_t *take(swf_worker_t *w, const rd_kafka_message_t *m, swf_worke
     return err;
 }
 
+/* Waits (w->lock held) up to timeout_ms for a free slot, but no longer
+ * than until the consumer is due to be polled; true when one is free. */
+static bool slot_wait(swf_worker_t *w, int timeout_ms)
+{
+    int64_t now = mono_ms(), until = now + (timeout_ms > 0 ? timeout_ms : 0);
+    if (until > w->polled_ms + SWF_WORKER_FULL_POLL_MS)
+        until = w->polled_ms + SWF_WORKER_FULL_POLL_MS;
+    while (w->in_flight >= w->max_in_flight && now < until) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t ns = ts.tv_nsec + (until - now) * 1000000;
+        ts.tv_sec += ns / 1000000000;
+        ts.tv_nsec = ns % 1000000000;
+        pthread_cond_timedwait(&w->slot_freed, &w->lock, &ts);
+        now = mono_ms();
+    }
+    return w->in_flight < w->max_in_flight;
+}
+
 /* At the limit: rewind the partition to this message and drop it. */
 static void put_back(const rd_kafka_message_t *m)
 {
@@ -687,7 +750,14 @@ swf_error_t *swf_worker_poll(swf_worker_t *w, int timeout_ms, swf_worker_task_t 
     pthread_mutex_lock(&w->lock);
     err = w->lost;
     w->lost = NULL;
-    bool full = w->in_flight >= w->max_in_flight;
+    bool full = err == NULL && w->in_flight >= w->max_in_flight;
+    if (full && !w->paused)
+        full = !slot_wait(w, timeout_ms);
+    bool overdue = mono_ms() - w->polled_ms >= SWF_WORKER_FULL_POLL_MS;
+    if (full && !w->paused && !overdue) {
+        pthread_mutex_unlock(&w->lock); /* no slot within the wait: nothing to hand out */
+        return NULL;
+    }
     bool change = full != w->paused;
     w->paused = full;
     pthread_mutex_unlock(&w->lock);
@@ -695,6 +765,7 @@ swf_error_t *swf_worker_poll(swf_worker_t *w, int timeout_ms, swf_worker_task_t 
         return err;
     if (change)
         pause_all(w, full);
+    w->polled_ms = mono_ms();
 
     /* Bounded: each round either hands out a task, dead-letters a message,
      * or ends the wait. */

@@ -6,6 +6,9 @@
 
 #include "worker/worker.h"
 
+#include <pthread.h>
+#include <unistd.h>
+
 #define LIST "upper"
 #define TOPIC "swf.tasks." LIST
 
@@ -253,8 +256,8 @@ Test(worker, malformed_task_goes_to_the_dead_letter_topic_with_the_reason)
     cr_assert_str_eq(swf_json_get_string(d1, "type"), "dead-letter");
     cr_assert_str_eq(swf_json_get_string(d1, "topic"), TOPIC);
     cr_assert_str_eq(swf_json_get_string(d1, "message"), "this is not json");
-    cr_assert_not_null(strstr(swf_json_get_string(d1, "reason"), "not JSON"),
-                       "%s", swf_json_get_string(d1, "reason"));
+    cr_assert_not_null(strstr(swf_json_get_string(d1, "reason"), "not JSON"), "%s",
+                       swf_json_get_string(d1, "reason"));
     cr_assert_str_eq(swf_json_get_string(d2, "reason"), "missing field taskToken");
     json_object *v = NULL;
     cr_assert(swf_json_get(d2, "offset", &v) && json_object_get_int(v) == 1);
@@ -348,9 +351,10 @@ Test(worker_task, parse_refuses_each_broken_field_naming_it)
 
 Test(worker_task, parse_accepts_null_input_and_refuses_oversized_messages)
 {
-    const char *ok = "{\"type\":\"activity.task\",\"v\":1,\"taskToken\":\"t\",\"executionId\":\"e\","
-                     "\"activityId\":\"1\",\"attempt\":2,\"scheduledEventId\":3,"
-                     "\"activityType\":{\"name\":\"x\"},\"input\":null,\"extra\":true}";
+    const char *ok =
+        "{\"type\":\"activity.task\",\"v\":1,\"taskToken\":\"t\",\"executionId\":\"e\","
+        "\"activityId\":\"1\",\"attempt\":2,\"scheduledEventId\":3,"
+        "\"activityType\":{\"name\":\"x\"},\"input\":null,\"extra\":true}";
     swf_worker_task_t *t = NULL;
     swf_error_t *err = swf_worker_task_parse(ok, strlen(ok), &t);
     cr_assert_null(err, "%s", swf_error_message(err));
@@ -434,5 +438,149 @@ Test(worker, closing_while_the_broker_is_down_ends_within_its_bound)
     cr_assert_lt(took, 2 * SWF_WORKER_CLOSE_MS + 30000, "closing took %lld ms", (long long)took);
     swf_error_free(err);
     cr_assert_eq(rd_kafka_mock_broker_set_up(k.mock, 1), 0);
+    fx_kafka_stop(&k);
+}
+
+/* The answer of one task, sent from another thread after a pause. */
+typedef struct late_answer {
+    swf_worker_t *w;
+    swf_worker_task_t *t;
+    int64_t sent_ms; /* when the answer went, read once the thread is joined */
+} late_answer_t;
+
+static void *answer_later(void *arg)
+{
+    late_answer_t *a = arg;
+    usleep(300 * 1000);
+    a->sent_ms = mono_ms();
+    cr_assert_null(swf_worker_complete(a->w, a->t, NULL));
+    swf_worker_task_free(a->t);
+    return NULL;
+}
+
+/* A poll that waits while the worker is at its limit ends when a slot is
+ * freed, not at its timeout, whether it waits for the slot or, paused, in
+ * Kafka: swf-worker polls with a wait, and a full worker's freed slots
+ * stayed empty for it. */
+Test(worker, a_freed_slot_ends_the_wait_of_a_poll_at_the_limit)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    publish(&k, "exec-a", "1", "{}", 0);
+    publish(&k, "exec-b", "2", "{}", 0);
+    swf_worker_t *w = worker_new(&k, 1);
+    late_answer_t a = {.w = w, .t = poll_task(w, 60000)};
+    cr_assert_not_null(a.t);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, answer_later, &a), 0);
+    /* Full: each poll waits up to 30 s, until the answer frees the slot. */
+    swf_worker_task_t *t = NULL;
+    int64_t returned_ms = 0;
+    for (int round = 0; round < 10 && t == NULL; round++) {
+        cr_assert_null(swf_worker_poll(w, 30000, &t));
+        returned_ms = mono_ms();
+        if (swf_worker_in_flight(w) == 0)
+            break;
+    }
+    pthread_join(th, NULL);
+    cr_assert(a.sent_ms > 0);
+    /* A hang guard, not a timing check: without the wake the poll returns
+     * at its 30 s timeout. */
+    cr_assert_lt(returned_ms - a.sent_ms, 15000, "the poll returned %lld ms after the slot freed",
+                 (long long)(returned_ms - a.sent_ms));
+    if (t == NULL)
+        t = poll_task(w, 60000);
+    cr_assert_not_null(t, "the second task never came");
+    cr_assert_str_eq(swf_worker_task_activity_id(t), "2");
+    cr_assert_null(swf_worker_complete(w, t, NULL));
+    swf_worker_task_free(t);
+    swf_worker_free(w);
+    fx_kafka_stop(&k);
+}
+
+/* Answers each task handed to it 50 ms later, from its own thread, as
+ * swf-worker's command threads do. */
+typedef struct answerer {
+    swf_worker_t *w;
+    swf_worker_task_t *tasks[16];
+    int n, done;
+    pthread_mutex_t lock;
+} answerer_t;
+
+static void *answer_each(void *arg)
+{
+    answerer_t *a = arg;
+    for (;;) {
+        pthread_mutex_lock(&a->lock);
+        swf_worker_task_t *t = a->done < a->n ? a->tasks[a->done] : NULL;
+        bool over = a->done == -1;
+        pthread_mutex_unlock(&a->lock);
+        if (over)
+            return NULL;
+        if (t == NULL) {
+            usleep(5000);
+            continue;
+        }
+        usleep(50 * 1000);
+        cr_assert_null(swf_worker_complete(a->w, t, NULL));
+        swf_worker_task_free(t);
+        pthread_mutex_lock(&a->lock);
+        a->done++;
+        pthread_mutex_unlock(&a->lock);
+    }
+}
+
+/* A full worker polled the way swf-worker polls it (with a wait, while its
+ * task runs elsewhere) gets its next task as soon as the slot frees. It
+ * used to pause its partitions at once, and librdkafka 2.0 fetches a
+ * resumed partition again only up to a second later: a second a task. */
+Test(worker, a_full_worker_gets_its_next_task_as_the_slot_frees)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    enum { N = 10 };
+    for (int i = 0; i < N; i++) {
+        char act[16];
+        snprintf(act, sizeof(act), "%d", i);
+        publish(&k, "exec-full", act, "{}", 0);
+    }
+    swf_worker_t *w = worker_new(&k, 1);
+    answerer_t a = {.w = w};
+    pthread_mutex_init(&a.lock, NULL);
+    a.tasks[0] = poll_task(w, 60000); /* the group join is not timed */
+    cr_assert_not_null(a.tasks[0]);
+    a.n = 1;
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, answer_each, &a), 0);
+    int64_t t0 = mono_ms();
+    int got = 1;
+    for (int round = 0; round < 10000 && got < N && mono_ms() - t0 < 120000; round++) {
+        swf_worker_task_t *t = NULL;
+        cr_assert_null(swf_worker_poll(w, 200, &t));
+        if (t == NULL)
+            continue;
+        pthread_mutex_lock(&a.lock);
+        a.tasks[a.n++] = t;
+        pthread_mutex_unlock(&a.lock);
+        got++;
+    }
+    int64_t took = mono_ms() - t0;
+    for (int i = 0; i < 2000; i++) {
+        pthread_mutex_lock(&a.lock);
+        bool all = a.done == a.n;
+        if (all)
+            a.done = -1;
+        pthread_mutex_unlock(&a.lock);
+        if (all)
+            break;
+        usleep(5000);
+    }
+    pthread_join(th, NULL);
+    cr_assert_eq(got, N);
+    /* A guard, not a timing check: the tasks' own pauses add up to 0.5 s;
+     * with a second lost per task the nine after the first took 9 s. */
+    cr_assert_lt(took, 6000, "%d tasks one at a time took %lld ms", N - 1, (long long)took);
+    pthread_mutex_destroy(&a.lock);
+    swf_worker_free(w);
     fx_kafka_stop(&k);
 }
