@@ -512,8 +512,8 @@ static void *answer_each(void *arg)
     answerer_t *a = arg;
     for (;;) {
         pthread_mutex_lock(&a->lock);
-        swf_worker_task_t *t = a->done < a->n ? a->tasks[a->done] : NULL;
-        bool over = a->done == -1;
+        bool over = a->done < 0; /* the test is done with it */
+        swf_worker_task_t *t = !over && a->done < a->n ? a->tasks[a->done] : NULL;
         pthread_mutex_unlock(&a->lock);
         if (over)
             return NULL;
