@@ -32,9 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
 #include <time.h>
+#include <unistd.h>
 
 #include "protocol/bounded.h"
 #include "protocol/json.h"
@@ -568,10 +567,10 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Releases a task's slot (w->lock held). A poll may be waiting in Kafka
- * for nothing meanwhile, the worker having been full and its partitions
- * paused; it would learn of the free slot only at its timeout, so its wait
- * is ended now. */
+/* Releases a task's slot (w->lock held) and ends the wait of a poll of the
+ * full worker: one waiting for a slot (slot_wait), or one waiting in Kafka
+ * with the partitions paused, which would learn of the free slot only at
+ * its timeout. */
 static void slot_release(swf_worker_t *w)
 {
     w->in_flight--;
