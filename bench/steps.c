@@ -45,13 +45,28 @@ static int cmp_double(const void *a, const void *b)
 
 /* "Answer -> task published": the worker writes the time it sends each
  * execution's answer, the decider's hook (on its committer thread, once
- * Kafka acknowledged the next task) takes the difference. */
-typedef struct published {
-    int64_t *answer_us; /* per execution, 0: no answer yet */
-    int execs;
-    double *lat; /* seconds */
+ * Kafka acknowledged the next task) takes the difference. Its two parts:
+ * the decider's other hook notes when its thread took the answer from
+ * Kafka, which splits the step into the hop through the broker and the
+ * decider's own share (deciding, the append, the publish). */
+typedef struct samples {
+    double *v; /* seconds */
     size_t n, cap;
+} samples_t;
+
+typedef struct published {
+    int64_t *answer_us;   /* per execution, 0: no answer yet */
+    int64_t *received_us; /* per execution: when the decider took its answer */
+    int execs;
+    samples_t total, hop, engine;
 } published_t;
+
+static void sample(samples_t *s, int64_t us)
+{
+    size_t k = __atomic_fetch_add(&s->n, 1, __ATOMIC_RELAXED);
+    if (k < s->cap)
+        s->v[k] = (double)us / 1e6;
+}
 
 static int64_t now_us(void)
 {
@@ -60,18 +75,53 @@ static int64_t now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* The execution's index from a key "bench-N" (not NUL-terminated), or -1. */
+static int exec_index(const published_t *p, const char *key, size_t len)
+{
+    char buf[32];
+    size_t prefix = strlen("bench-");
+    if (len <= prefix || len - prefix >= sizeof(buf) || strncmp(key, "bench-", prefix) != 0)
+        return -1;
+    memcpy(buf, key + prefix, len - prefix);
+    buf[len - prefix] = '\0';
+    int i = atoi(buf);
+    return i >= 0 && i < p->execs ? i : -1;
+}
+
+static void on_received(void *arg, const char *execution_id, size_t len)
+{
+    published_t *p = arg;
+    int i = exec_index(p, execution_id, len);
+    if (i < 0)
+        return;
+    int64_t now = now_us(), sent = __atomic_load_n(&p->answer_us[i], __ATOMIC_ACQUIRE);
+    __atomic_store_n(&p->received_us[i], now, __ATOMIC_RELEASE);
+    if (sent != 0)
+        sample(&p->hop, now - sent);
+}
+
 static void on_published(void *arg, const char *execution_id)
 {
     published_t *p = arg;
-    int i = atoi(execution_id + strlen("bench-"));
-    if (i < 0 || i >= p->execs)
+    int i = exec_index(p, execution_id, strlen(execution_id));
+    if (i < 0)
         return;
-    int64_t sent = __atomic_load_n(&p->answer_us[i], __ATOMIC_ACQUIRE);
+    int64_t now = now_us(), sent = __atomic_load_n(&p->answer_us[i], __ATOMIC_ACQUIRE);
     if (sent == 0)
         return;
-    size_t k = __atomic_fetch_add(&p->n, 1, __ATOMIC_RELAXED);
-    if (k < p->cap)
-        p->lat[k] = (double)(now_us() - sent) / 1e6;
+    sample(&p->total, now - sent);
+    int64_t received = __atomic_load_n(&p->received_us[i], __ATOMIC_ACQUIRE);
+    if (received >= sent)
+        sample(&p->engine, now - received);
+}
+
+/* Sorts the samples; their p50 and p99 in ms. */
+static void percentiles(samples_t *s, double *p50, double *p99)
+{
+    size_t n = s->n < s->cap ? s->n : s->cap;
+    qsort(s->v, n, sizeof(double), cmp_double);
+    *p50 = n ? s->v[n / 2] * 1000 : 0;
+    *p99 = n ? s->v[(size_t)(n * 0.99)] * 1000 : 0;
 }
 
 /* CPU time, to show what a setting costs: this process's (the deciders,
@@ -167,14 +217,17 @@ int main(int argc, char **argv)
     const char *no_history = getenv("SWF_BENCH_NO_HISTORY");
     size_t total = (size_t)execs * (size_t)steps, nlat = 0;
     published_t pub = {.answer_us = calloc((size_t)execs, sizeof(int64_t)),
-                       .execs = execs,
-                       .lat = calloc(total + 1, sizeof(double)),
-                       .cap = total + 1};
+                       .received_us = calloc((size_t)execs, sizeof(int64_t)),
+                       .execs = execs};
+    samples_t *all[3] = {&pub.total, &pub.hop, &pub.engine};
+    for (int k = 0; k < 3; k++)
+        *all[k] = (samples_t){.v = calloc(total + 1, sizeof(double)), .cap = total + 1};
     swf_dev_options_t opt = {.deciders = deciders,
                              .history_service = no_history == NULL || strcmp(no_history, "1") != 0,
                              .time_scale = 1,
+                             .on_received = on_received,
                              .on_published = on_published,
-                             .on_published_arg = &pub};
+                             .hook_arg = &pub};
     bench_rig_t rig;
     bench_rig_up("bench_steps", &opt, "Bench", def_text, &rig);
     swf_dev_t *dev = rig.dev;
@@ -296,15 +349,19 @@ int main(int argc, char **argv)
     qsort(lat, nlat, sizeof(double), cmp_double);
     swf_history_execution_t ex;
     die(swf_history_pg_execution_describe(store, "bench-0", &ex));
-    size_t npub = pub.n < pub.cap ? pub.n : pub.cap;
-    qsort(pub.lat, npub, sizeof(double), cmp_double);
+    double p50, p99, hop50, hop99, own50, own99;
+    percentiles(&pub.total, &p50, &p99);
+    percentiles(&pub.hop, &hop50, &hop99);
+    percentiles(&pub.engine, &own50, &own99);
     printf("deciders %d, executions %d x %d steps (history %lld events): %zu steps in %.2f s = "
            "%.0f steps/s; answer -> next task published p50 %.2f ms, p99 %.2f ms; -> received "
            "by the worker p50 %.2f ms, p99 %.2f ms\n",
            deciders, execs, steps, (long long)ex.last_event_id, answered, secs, answered / secs,
-           npub ? pub.lat[npub / 2] * 1000 : 0, npub ? pub.lat[(size_t)(npub * 0.99)] * 1000 : 0,
-           nlat ? lat[nlat / 2] * 1000 : 0, nlat ? lat[(size_t)(nlat * 0.99)] * 1000 : 0);
+           p50, p99, nlat ? lat[nlat / 2] * 1000 : 0, nlat ? lat[(size_t)(nlat * 0.99)] * 1000 : 0);
     swf_history_execution_free(&ex);
+    printf("  the step's two parts: answer -> the decider has it (the broker hop) p50 %.2f ms, "
+           "p99 %.2f ms; the decider has it -> task published p50 %.2f ms, p99 %.2f ms\n",
+           hop50, hop99, own50, own99);
     printf("  cpu: this process %.2f cores, the machine %.2f of %ld cores busy (fetch wait %s ms, "
            "broker rtt %d ms)\n",
            (cpu1.self_s - cpu0.self_s) / secs, (cpu1.busy_s - cpu0.busy_s) / secs,
@@ -330,8 +387,10 @@ int main(int argc, char **argv)
     rd_kafka_destroy(consumer);
     rd_kafka_destroy(producer);
     free(lat);
-    free(pub.lat);
+    for (int k = 0; k < 3; k++)
+        free(all[k]->v);
     free(pub.answer_us);
+    free(pub.received_us);
     json_object_put(sent_at);
     json_object_put(input);
     bench_rig_down(&rig);

@@ -124,8 +124,9 @@ swf_error_t *swf_dev_decider_add(swf_dev_t *dev, int *index)
     cfg.kafka = dev->names;
     cfg.secret = swf_token_secret_env();
     cfg.log = dev->opt.log;
+    cfg.on_received = dev->opt.on_received;
     cfg.on_published = dev->opt.on_published;
-    cfg.on_published_arg = dev->opt.on_published_arg;
+    cfg.hook_arg = dev->opt.hook_arg;
     char group[64];
     if (dev->opt.split_groups) {
         snprintf(group, sizeof(group), "swf-deciders-%d", dev->ndeciders);

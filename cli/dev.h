@@ -39,8 +39,9 @@ typedef struct swf_dev_options {
     bool split_groups;    /* each decider in a consumer group of its own, so all of them
                              see every message and race (tests of the optimistic check) */
     /* Given to every decider (decider/daemon.h); NULL: nothing. */
+    void (*on_received)(void *arg, const char *execution_id, size_t len);
     void (*on_published)(void *arg, const char *execution_id);
-    void *on_published_arg;
+    void *hook_arg;
 } swf_dev_options_t;
 
 typedef struct swf_dev swf_dev_t;

@@ -584,7 +584,7 @@ static swf_error_t *publish(swf_decider_t *d, batch_t *b)
         err = swf_kafka_poster_send(d->poster, posts, n);
     stat_time(&d->stats.publish_us, &clock_us);
     for (size_t i = 0; err == NULL && d->cfg.on_published != NULL && i < n; i++)
-        d->cfg.on_published(d->cfg.on_published_arg, posts[i].key);
+        d->cfg.on_published(d->cfg.hook_arg, posts[i].key);
     if (err == NULL && n > 0)
         err = swf_history_outbox_delete(d->outbox, keys, n);
     stat_time(&d->stats.outbox_us, &clock_us);
@@ -1081,6 +1081,8 @@ static size_t gather(swf_decider_t *d, rd_kafka_message_t **km)
     int64_t until = mono_ms() + d->cfg.batch_wait_ms;
     for (;;) {
         if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            if (d->cfg.on_received != NULL && m->key != NULL)
+                d->cfg.on_received(d->cfg.hook_arg, m->key, m->key_len);
             km[n++] = m;
         } else {
             if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)

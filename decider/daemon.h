@@ -61,11 +61,14 @@ typedef struct swf_decider_config {
     size_t batch_max;     /* 500 */
     int batch_wait_ms;    /* how long a batch waits for more messages: 0 */
     FILE *log;            /* NULL: quiet */
-    /* Called once for each activity task Kafka acknowledged, on the thread
-     * that published it (benchmarks time "answer -> task published" with
-     * it); NULL: nothing. */
+    /* Benchmarks time a step with these; NULL: nothing. on_received is
+     * called for each inbox message as the decider's thread takes it from
+     * Kafka (with its key, the execution id, which need not end in a NUL),
+     * on_published once for each activity task Kafka acknowledged, on the
+     * thread that published it. Both get hook_arg. */
+    void (*on_received)(void *arg, const char *execution_id, size_t len);
     void (*on_published)(void *arg, const char *execution_id);
-    void *on_published_arg;
+    void *hook_arg;
 } swf_decider_config_t;
 
 void swf_decider_config_env(swf_decider_config_t *cfg);
