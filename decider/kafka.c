@@ -350,14 +350,17 @@ swf_error_t *swf_kafka_send(rd_kafka_t *producer, swf_kafka_out_t *msgs, size_t 
     }
     /* Wait for every report: librdkafka gives each message one within
      * message.timeout.ms (set from timeout_ms when the producer was made),
-     * and the slots must outlive the reports, so there is no shorter cut. */
+     * and the slots must outlive the reports, so there is no shorter cut.
+     * Another thread sending on the same producer may serve this one's
+     * reports in its own poll, which then cannot end this one's: hence the
+     * 1 ms polls. */
     for (;;) {
         bool done = true;
         for (size_t i = 0; i < n && done; i++)
             done = __atomic_load_n(&msgs[i].result, __ATOMIC_ACQUIRE) != pending;
         if (done)
             break;
-        rd_kafka_poll(producer, 20);
+        rd_kafka_poll(producer, 1);
     }
     swf_error_t *err = NULL;
     for (size_t i = 0; i < n && err == NULL; i++) {
