@@ -440,11 +440,10 @@ static const char append_step_sql[] =
  * A batch of activity steps only: no execution starts or closes, and no
  * timer or heartbeat event (append_needs says which). Its projections are
  * the outbox and activity_timeouts rows of activities scheduled and
- * closed, without the
- * statement parts that only timers, heartbeats and closes need: a plan of
- * fewer nodes, which a lone step pays for in full. bench_history_append's
- * "step": 2,609-3,513 a second with this statement, 1,855-2,310 with
- * append_step_sql (three runs of each, interleaved).
+ * closed, without the statement parts that only timers, heartbeats and
+ * closes need: a plan of fewer nodes, which a lone step pays for in full.
+ * bench_history_append's "step": 2,609-3,513 a second with this statement,
+ * 1,855-2,310 with append_step_sql (three runs of each, interleaved).
  */
 static const char append_activity_sql[] = APPEND_INPUT
     " won AS MATERIALIZED (SELECT x FROM ap WHERE " APPEND_FITS ")," APPEND_INSERT_ROWS
