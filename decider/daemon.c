@@ -62,10 +62,13 @@ struct swf_decider {
     char identity[96];
     char group[128];
     swf_history_store_t *store; /* loads, and the rounds after a lost race */
-    /* The committer's: appends of the batch in flight. */
-    swf_history_store_t *commit_store;
-    /* Deletes published outbox rows; its commits do not wait for the disk
-     * (a row a crash brings back is only published again). */
+    /* The committer's: appends of the batch in flight, and deletes of the
+     * outbox rows it published, sent without waiting (the next delete, or
+     * the end of the run, collects each). */
+    swf_history_store_t *commit_store, *commit_outbox;
+    /* Deletes published outbox rows on this thread. The commits of both
+     * outbox connections do not wait for the disk (a row a crash brings
+     * back is only published again). */
     swf_history_store_t *outbox;
     rd_kafka_t *consumer;
     rd_kafka_t *producer;
@@ -536,7 +539,10 @@ static swf_error_t *dead_letters(swf_decider_t *d, rd_kafka_message_t **km, swf_
 /* Publishes the activity tasks of the works appended and not yet
  * published, and deletes their outbox rows. A failure leaves the rows to
  * swf-history's republishing. */
-static swf_error_t *publish(swf_decider_t *d, batch_t *b)
+/* Publishes the activity tasks the batch's works scheduled and that are
+ * not published yet, then deletes their outbox rows through `outbox`,
+ * waiting for that or not. */
+static swf_error_t *publish(swf_decider_t *d, batch_t *b, swf_history_store_t *outbox, bool wait)
 {
     size_t n = 0, cap = 0;
     swf_history_post_t *posts = NULL;
@@ -586,7 +592,8 @@ static swf_error_t *publish(swf_decider_t *d, batch_t *b)
     for (size_t i = 0; err == NULL && d->cfg.on_published != NULL && i < n; i++)
         d->cfg.on_published(d->cfg.hook_arg, posts[i].key);
     if (err == NULL && n > 0)
-        err = swf_history_outbox_delete(d->outbox, keys, n);
+        err = wait ? swf_history_outbox_delete(outbox, keys, n)
+                   : swf_history_outbox_delete_send(outbox, keys, n);
     stat_time(&d->stats.outbox_us, &clock_us);
     if (err == NULL)
         stat_add(&d->stats.tasks_published, n);
@@ -602,9 +609,9 @@ static swf_error_t *publish(swf_decider_t *d, batch_t *b)
 }
 
 /* Publishes, logging a failure (swf-history republishes what is left). */
-static void publish_or_log(swf_decider_t *d, batch_t *b)
+static void publish_or_log(swf_decider_t *d, batch_t *b, swf_history_store_t *outbox, bool wait)
 {
-    swf_error_t *err = publish(d, b);
+    swf_error_t *err = publish(d, b, outbox, wait);
     if (err != NULL) {
         logf_(d, "publishing activity tasks: %s (swf-history will republish)",
               swf_error_message(err));
@@ -841,7 +848,7 @@ static void batch_rounds(swf_decider_t *d, batch_t *b, int first)
             break;
     }
     if (b->err == NULL)
-        publish_or_log(d, b);
+        publish_or_log(d, b, d->outbox, true);
 }
 
 /* Processes a batch from start to end on this thread; NULL when its
@@ -971,7 +978,7 @@ static void *committer_main(void *arg)
         pthread_mutex_unlock(&d->lock);
         batch_append(d, b, d->commit_store);
         if (b->err == NULL)
-            publish_or_log(d, b); /* the winners, even when others lost a race */
+            publish_or_log(d, b, d->commit_outbox, false); /* the winners, even when others lost */
         pthread_mutex_lock(&d->lock);
         d->flight_done = true;
         pthread_cond_broadcast(&d->cond);
@@ -1043,10 +1050,12 @@ swf_error_t *swf_decider_new(const swf_decider_config_t *cfg, swf_decider_t **ou
     swf_error_t *err = swf_history_pg_new(cfg->conninfo, &d->store);
     if (err == NULL)
         err = swf_history_pg_connect(cfg->conninfo, &d->commit_store);
-    if (err == NULL)
-        err = swf_history_pg_connect(cfg->conninfo, &d->outbox);
-    if (err == NULL)
-        err = swf_history_pg_commit_async(d->outbox);
+    for (int i = 0; i < 2 && err == NULL; i++) {
+        swf_history_store_t **outbox = i == 0 ? &d->outbox : &d->commit_outbox;
+        err = swf_history_pg_connect(cfg->conninfo, outbox);
+        if (err == NULL)
+            err = swf_history_pg_commit_async(*outbox);
+    }
     if (err == NULL)
         err = swf_kafka_producer_new(cfg->kafka.brokers, &d->producer);
     if (err == NULL) {
@@ -1138,6 +1147,12 @@ void swf_decider_run(swf_decider_t *d)
     pthread_cond_broadcast(&d->cond);
     pthread_mutex_unlock(&d->lock);
     pthread_join(committer, NULL);
+    swf_error_t *err = swf_history_outbox_wait(d->commit_outbox);
+    if (err != NULL) {
+        logf_(d, "deleting published outbox rows: %s (swf-history will publish them again)",
+              swf_error_message(err));
+        swf_error_free(err);
+    }
 }
 
 void swf_decider_stop(swf_decider_t *d)
@@ -1177,6 +1192,7 @@ static void decider_free_rest(void *arg)
     swf_history_store_free(d->store);
     swf_history_store_free(d->commit_store);
     swf_history_store_free(d->outbox);
+    swf_history_store_free(d->commit_outbox);
     pthread_mutex_destroy(&d->lock);
     pthread_cond_destroy(&d->cond);
     free(d);

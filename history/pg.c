@@ -164,6 +164,27 @@ swf_error_t *swf_history__pg_prepared(PGconn *conn, const char *name, int n,
     return check(conn, PQexecPrepared(conn, name, n, values, NULL, NULL, 0), out);
 }
 
+swf_error_t *swf_history__pg_send_prepared(swf_history__pg_t *pg, const char *name, int n,
+                                           const char *const *values)
+{
+    assert(!pg->sent);
+    if (!PQsendQueryPrepared(pg->conn, name, n, values, NULL, NULL, 0))
+        return pg_error(pg->conn, NULL);
+    pg->sent = true;
+    return NULL;
+}
+
+swf_error_t *swf_history__pg_collect(swf_history__pg_t *pg)
+{
+    if (!pg->sent)
+        return NULL;
+    pg->sent = false;
+    PGresult *first = PQgetResult(pg->conn), *more;
+    while ((more = PQgetResult(pg->conn)) != NULL)
+        PQclear(more);
+    return check(pg->conn, first, NULL);
+}
+
 swf_error_t *swf_history__pg_begin(PGconn *conn)
 {
     return swf_history__pg_query(conn, "BEGIN", 0, NULL, NULL);
@@ -216,6 +237,7 @@ static swf_error_t *session_setup(PGconn *conn)
  */
 swf_error_t *swf_history__pg_ready(swf_history__pg_t *pg)
 {
+    assert(!pg->sent);
     if (PQstatus(pg->conn) == CONNECTION_OK)
         return NULL;
     pg->prepared = 0;

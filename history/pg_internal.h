@@ -19,6 +19,7 @@ typedef struct swf_history__pg {
     PGconn *conn;
     unsigned prepared; /* bit i: statements[i] of pg.c is prepared on this connection */
     bool commit_async; /* swf_history_pg_commit_async: set again after a reconnect */
+    bool sent;         /* a statement was sent and its result not yet collected */
 } swf_history__pg_t;
 
 /* The PostgreSQL store behind a generic handle (asserts it is one). */
@@ -41,6 +42,14 @@ swf_error_t *swf_history__pg_query(PGconn *conn, const char *sql, int n, const c
 /* Same, for a statement prepared under `name`. */
 swf_error_t *swf_history__pg_prepared(PGconn *conn, const char *name, int n,
                                       const char *const *values, PGresult **out);
+/* Sends a prepared statement without waiting for it: its result is
+ * swf_history__pg_collect's. The store takes no other call in between
+ * (swf_history__pg_ready asserts it). */
+swf_error_t *swf_history__pg_send_prepared(swf_history__pg_t *pg, const char *name, int n,
+                                           const char *const *values);
+/* The result of the statement sent last, waiting for it (NULL at once when
+ * none is outstanding); only whether it failed is kept. */
+swf_error_t *swf_history__pg_collect(swf_history__pg_t *pg);
 /* Makes the connection ready (as swf_history__pg_ready) and prepares on it
  * the statements of pg.c's table that it lacks, among them these two of
  * pg_batch.c and service.c, so that the calls per batch of a decider are

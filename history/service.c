@@ -567,26 +567,50 @@ const char swf_history__outbox_delete_sql[] =
     "  ARRAY(SELECT (jsonb_array_elements_text($2::jsonb))::bigint)) AS k(x, i)) k"
     " WHERE o.execution_id = k.x AND o.event_id = k.i";
 
-swf_error_t *swf_history_outbox_delete(swf_history_store_t *store,
-                                       const swf_history_outbox_key_t *keys, size_t n)
+/* Both deletes: sent only, or run to its end; an earlier delete's error
+ * first. */
+static swf_error_t *outbox_delete(swf_history_store_t *store, const swf_history_outbox_key_t *keys,
+                                  size_t n, bool wait)
 {
-    if (n == 0)
-        return NULL;
     swf_history__pg_t *pg = swf_history__pg(store);
+    swf_error_t *earlier = swf_history__pg_collect(pg);
+    if (n == 0)
+        return earlier;
     swf_error_t *err = swf_history__pg_prepare(pg);
-    if (err != NULL)
+    if (err != NULL) {
+        swf_error_free(earlier);
         return err;
+    }
     json_object *xs = json_object_new_array(), *ids = json_object_new_array();
     for (size_t i = 0; i < n; i++) {
         json_object_array_add(xs, json_object_new_string(keys[i].execution_id));
         json_object_array_add(ids, json_object_new_int64(keys[i].event_id));
     }
-    const char *params[2] = {swf_history__strdup(swf_json_str(xs)),
-                             swf_history__strdup(swf_json_str(ids))};
-    err = swf_history__pg_prepared(pg->conn, "swf_outbox_delete", 2, params, NULL);
-    free((char *)params[0]);
-    free((char *)params[1]);
+    const char *params[2] = {swf_json_str(xs), swf_json_str(ids)};
+    err = wait ? swf_history__pg_prepared(pg->conn, "swf_outbox_delete", 2, params, NULL)
+               : swf_history__pg_send_prepared(pg, "swf_outbox_delete", 2, params);
     json_object_put(xs);
     json_object_put(ids);
+    if (earlier != NULL) {
+        swf_error_free(err);
+        return earlier;
+    }
     return err;
+}
+
+swf_error_t *swf_history_outbox_delete(swf_history_store_t *store,
+                                       const swf_history_outbox_key_t *keys, size_t n)
+{
+    return outbox_delete(store, keys, n, true);
+}
+
+swf_error_t *swf_history_outbox_delete_send(swf_history_store_t *store,
+                                            const swf_history_outbox_key_t *keys, size_t n)
+{
+    return outbox_delete(store, keys, n, false);
+}
+
+swf_error_t *swf_history_outbox_wait(swf_history_store_t *store)
+{
+    return swf_history__pg_collect(swf_history__pg(store));
 }

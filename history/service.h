@@ -122,5 +122,18 @@ typedef struct swf_history_outbox_key {
 /* Deletes the outbox rows of activity tasks Kafka acknowledged (one statement). */
 swf_error_t *swf_history_outbox_delete(swf_history_store_t *store,
                                        const swf_history_outbox_key_t *keys, size_t n);
+/*
+ * The same without waiting for the database: the statement is sent, and
+ * runs while the caller goes on. Its result is collected by the next call
+ * of these three on the store, which returns the earlier statement's error
+ * when it failed (and does its own work all the same), or by
+ * swf_history_outbox_wait.
+ * The store takes no other call while a delete is outstanding: give it a
+ * connection of its own. (A delete that is lost only leaves rows that
+ * swf-history publishes again.)
+ */
+swf_error_t *swf_history_outbox_delete_send(swf_history_store_t *store,
+                                            const swf_history_outbox_key_t *keys, size_t n);
+swf_error_t *swf_history_outbox_wait(swf_history_store_t *store);
 
 #endif

@@ -6,6 +6,7 @@
  */
 #include "test_pg_fixture.h"
 
+#include "history/service.h"
 #include "protocol/json.h"
 
 #define T0 1763719200000LL /* 2025-11-21T10:00:00Z */
@@ -236,5 +237,62 @@ Test(history_pg_batch, batches_of_steps_keep_the_projections)
         for (size_t i = 0; i < counts[k]; i++)
             json_object_put(all[k][i].attrs);
     }
+    swf_history_store_free(s);
+}
+
+/*
+ * Outbox deletes sent without waiting (the decider's committer): each
+ * call collects the one before; a delete that failed (its session ended
+ * under it) is reported by the next call, which still deletes its own rows
+ * on a new session; the failed one's row stays for swf-history.
+ */
+Test(history_pg_batch, outbox_deletes_sent_without_waiting)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s = fixture_store(db), *o;
+    ok(swf_history_pg_connect(db, &o));
+    ok(swf_history_pg_commit_async(o));
+    history_make(s, "y", 1);
+    swf_event_t sched[5];
+    for (int i = 0; i < 5; i++)
+        sched[i] = ev(SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 1000, "{\"taskList\":{\"name\":\"q\"}}");
+    swf_history_append_t a = {"y", 2, sched, 5};
+    swf_error_t *errors[1];
+    ok(swf_history_pg_batch_append(s, &a, 1, errors));
+    ok(errors[0]);
+    cr_assert_str_eq(rows(db, OUTBOX_ROWS), "y/2 q; y/3 q; y/4 q; y/5 q; y/6 q");
+
+    swf_history_outbox_key_t k2[2] = {{"y", 2}, {"y", 3}}, k4[1] = {{"y", 4}}, k5[1] = {{"y", 5}},
+                             k6[1] = {{"y", 6}};
+    ok(swf_history_outbox_delete_send(o, k2, 2));
+    ok(swf_history_outbox_delete_send(o, k4, 1));
+    ok(swf_history_outbox_wait(o));
+    ok(swf_history_outbox_wait(o)); /* nothing outstanding */
+    cr_assert_str_eq(rows(db, OUTBOX_ROWS), "y/5 q; y/6 q");
+
+    /* The server ends the delete store's session (and the other store's). */
+    rows(db, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+             " WHERE datname = current_database() AND pid <> pg_backend_pid()");
+    for (int i = 0; i < 500 && strcmp(rows(db, "SELECT count(*) FROM pg_stat_activity WHERE"
+                                               " datname = current_database() AND"
+                                               " pid <> pg_backend_pid()"),
+                                      "0") != 0;
+         i++)
+        usleep(10000);
+    /* The delete of y/5 fails, when sent or when collected by the next
+     * call; the next call deletes y/6 all the same. */
+    swf_error_t *first = swf_history_outbox_delete_send(o, k5, 1);
+    swf_error_t *second = swf_history_outbox_delete_send(o, k6, 1);
+    cr_assert((first != NULL) != (second != NULL), "failures: %s, %s",
+              first ? swf_error_message(first) : "none",
+              second ? swf_error_message(second) : "none");
+    swf_error_t *failed = first != NULL ? first : second;
+    cr_assert(swf_error_retriable(failed), "%s", swf_error_message(failed));
+    swf_error_free(failed);
+    ok(swf_history_outbox_wait(o));
+    cr_assert_str_eq(rows(db, OUTBOX_ROWS), "y/5 q");
+    for (int i = 0; i < 5; i++)
+        json_object_put(sched[i].attrs);
+    swf_history_store_free(o);
     swf_history_store_free(s);
 }
