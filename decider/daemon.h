@@ -16,8 +16,9 @@
  * with an execution of the one in flight waits for it, so every execution
  * is decided in message order on the state its last append left). A batch
  * is what has arrived, up to SWF_DECIDER_BATCH: no wait for more, since
- * the next one gathers while one is in flight. Three connections: loads,
- * the committer's appends, and outbox deletes (asynchronous commit).
+ * the next one gathers while one is in flight. Four connections: loads,
+ * the committer's appends, and outbox deletes (asynchronous commit), one
+ * for each thread (the committer's are sent without waiting for them).
  *
  * Configuration (swf_decider_config_env): SWF_DATABASE_URL,
  * SWF_KAFKA_BROKERS, SWF_TOKEN_SECRET, SWF_INBOX_TOPIC, SWF_DLQ_TOPIC,
