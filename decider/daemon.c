@@ -537,11 +537,9 @@ static swf_error_t *dead_letters(swf_decider_t *d, rd_kafka_message_t **km, swf_
 }
 
 /* Publishes the activity tasks of the works appended and not yet
- * published, and deletes their outbox rows. A failure leaves the rows to
- * swf-history's republishing. */
-/* Publishes the activity tasks the batch's works scheduled and that are
- * not published yet, then deletes their outbox rows through `outbox`,
- * waiting for that or not. */
+ * published, and deletes their outbox rows through `outbox`, waiting for
+ * that or not (a delete not waited for reports its failure at the next
+ * one). A failure leaves the rows to swf-history's republishing. */
 static swf_error_t *publish(swf_decider_t *d, batch_t *b, swf_history_store_t *outbox, bool wait)
 {
     size_t n = 0, cap = 0;
@@ -589,14 +587,18 @@ static swf_error_t *publish(swf_decider_t *d, batch_t *b, swf_history_store_t *o
     if (err == NULL && n > 0)
         err = swf_kafka_poster_send(d->poster, posts, n);
     stat_time(&d->stats.publish_us, &clock_us);
-    for (size_t i = 0; err == NULL && d->cfg.on_published != NULL && i < n; i++)
-        d->cfg.on_published(d->cfg.hook_arg, posts[i].key);
-    if (err == NULL && n > 0)
+    if (err == NULL) {
+        stat_add(&d->stats.tasks_published, n);
+        for (size_t i = 0; d->cfg.on_published != NULL && i < n; i++)
+            d->cfg.on_published(d->cfg.hook_arg, posts[i].key);
+    }
+    if (err == NULL && n > 0) {
         err = wait ? swf_history_outbox_delete(outbox, keys, n)
                    : swf_history_outbox_delete_send(outbox, keys, n);
+        if (err != NULL)
+            swf_error_prefix(err, "deleting published outbox rows");
+    }
     stat_time(&d->stats.outbox_us, &clock_us);
-    if (err == NULL)
-        stat_add(&d->stats.tasks_published, n);
     for (size_t i = 0; i < n; i++) {
         json_object_put(docs[i]);
         free(topics[i]);
