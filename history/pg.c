@@ -857,8 +857,8 @@ swf_error_t *swf_history_pg_batch_append(swf_history_store_t *store,
         in[i] = true;
         sent++;
         all_plain = all_plain && a->expected_next_id > 1;
-        append_needs_t n_a = append_needs(a);
-        needs = n_a > needs ? n_a : needs;
+        append_needs_t need = append_needs(a);
+        needs = need > needs ? need : needs;
         json_object *x = json_object_new_string(a->execution_id);
         const char *xq = json_object_to_json_string_ext(x, JSON_C_TO_STRING_PLAIN |
                                                                JSON_C_TO_STRING_NOSLASHESCAPE);
