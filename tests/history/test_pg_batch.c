@@ -132,10 +132,11 @@ static const char *rows(const char *db, const char *sql)
  * timers exactly as the events say, through the three append statements
  * that write them (rounds 1 and 2: activity events only, the decider's
  * common case; round 3: a heartbeat and a timer, but no execution starts
- * or closes; round 4: any batch): activities scheduled with a timeout
- * are watched, closed ones are not, one scheduled and closed in the same
- * batch never is, heartbeats are noted, a closed execution's activities
- * are no longer watched; and the rebuild from the events (a separate
+ * or closes; round 4: heartbeats and timers again, and a close: any
+ * batch): activities scheduled with a timeout are watched, closed ones are
+ * not, one scheduled and closed in the same batch never is, heartbeats are
+ * noted, timers started and canceled, a closed execution's activities are
+ * no longer watched; and the rebuild from the events (a separate
  * computation) agrees.
  */
 Test(history_pg_batch, batches_of_steps_keep_the_projections)
@@ -210,30 +211,41 @@ Test(history_pg_batch, batches_of_steps_keep_the_projections)
     for (int i = 0; i < 2; i++)
         ok(errors[i]);
     cr_assert_str_eq(rows(db, TIMEOUT_ROWS), "x1/6 7  4000; x2/5  3 8000; x3/5  9 6000");
-    /* Round 4, through the statement for any batch: x3 fails, which ends
-     * the watch of its activity. */
-    swf_event_t r4x3[1] = {ev(SWF_EVENT_WORKFLOW_EXECUTION_FAILED, 9000, "{}")};
-    swf_history_append_t round4[1] = {{"x3", 6, r4x3, 1}};
-    ok(swf_history_pg_batch_append(s, round4, 1, errors));
-    ok(errors[0]);
-    want = "x1/6 7  4000; x2/5  3 8000";
-    cr_assert_str_eq(rows(db, TIMEOUT_ROWS), want);
     const char *beat = "SELECT string_agg(((extract(epoch FROM last_heartbeat) * 1000)::bigint"
                        " - 1763719200000)::text, ' ' ORDER BY execution_id) FROM activity_timeouts";
     cr_assert_str_eq(rows(db, beat), "7000 8500");
-    const char *timers = "SELECT format('%s %s %s', execution_id, timer_id,"
-                         " (extract(epoch FROM fire_at) * 1000)::bigint - 1763719200000)"
-                         " FROM timers";
+    const char *timers = "SELECT coalesce(string_agg(format('%s %s %s', execution_id, timer_id,"
+                         " (extract(epoch FROM fire_at) * 1000)::bigint - 1763719200000), '; '"
+                         " ORDER BY execution_id, timer_id), '') FROM timers";
     cr_assert_str_eq(rows(db, timers), "x2 w 68000");
+    /* Round 4, through the statement for any batch: x1's activity is
+     * beaten again, x2 starts a timer and cancels the other, x3 fails,
+     * which ends the watch of its activity. */
+    swf_event_t r4x1[1] = {
+        ev(SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED, 9500, "{\"scheduledEventId\":6}"),
+    };
+    swf_event_t r4x2[2] = {
+        ev(SWF_EVENT_TIMER_STARTED, 9600, "{\"timerId\":\"v\",\"startToFireTimeout\":30}"),
+        ev(SWF_EVENT_TIMER_CANCELED, 9600, "{\"timerId\":\"w\"}"),
+    };
+    swf_event_t r4x3[1] = {ev(SWF_EVENT_WORKFLOW_EXECUTION_FAILED, 9000, "{}")};
+    swf_history_append_t round4[3] = {{"x1", 8, r4x1, 1}, {"x2", 7, r4x2, 2}, {"x3", 6, r4x3, 1}};
+    ok(swf_history_pg_batch_append(s, round4, 3, errors));
+    for (int i = 0; i < 3; i++)
+        ok(errors[i]);
+    want = "x1/6 7  4000; x2/5  3 8000";
+    cr_assert_str_eq(rows(db, TIMEOUT_ROWS), want);
+    cr_assert_str_eq(rows(db, beat), "9500 8500");
+    cr_assert_str_eq(rows(db, timers), "x2 v 39600");
     /* The rebuild from the events computes the same rows. */
     cr_assert_not_null(fixture_sql(db, "DELETE FROM activity_timeouts; DELETE FROM timers"));
     ok(swf_history_pg_projections_rebuild(s, NULL, NULL));
     cr_assert_str_eq(rows(db, TIMEOUT_ROWS), want);
-    cr_assert_str_eq(rows(db, beat), "7000 8500");
-    cr_assert_str_eq(rows(db, timers), "x2 w 68000");
-    swf_event_t *all[] = {r1x1, r1x2, r1x3, r2x1, r2x2, r2x3, r3x1, r3x2, r4x3};
-    size_t counts[] = {2, 1, 3, 3, 1, 1, 1, 3, 1};
-    for (size_t k = 0; k < 9; k++) {
+    cr_assert_str_eq(rows(db, beat), "9500 8500");
+    cr_assert_str_eq(rows(db, timers), "x2 v 39600");
+    swf_event_t *all[] = {r1x1, r1x2, r1x3, r2x1, r2x2, r2x3, r3x1, r3x2, r4x1, r4x2, r4x3};
+    size_t counts[] = {2, 1, 3, 3, 1, 1, 1, 3, 1, 2, 1};
+    for (size_t k = 0; k < 11; k++) {
         for (size_t i = 0; i < counts[k]; i++)
             json_object_put(all[k][i].attrs);
     }
