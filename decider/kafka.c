@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "history/service.h"
+#include "protocol/kafka_conf.h"
 #include "protocol/json.h"
 #include "protocol/message.h"
 
@@ -86,8 +87,20 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
         __atomic_store_n(&slot->result, m->err, __ATOMIC_RELEASE);
 }
 
+static swf_error_t *conf_set_any(void *conf, const char *key, const char *value)
+{
+    return conf_set(conf, key, value);
+}
+
+/* Makes the client, after the deployment's own properties
+ * (SWF_KAFKA_CONFIG_FILE, protocol/kafka_conf.h) are added to swf's. */
 static swf_error_t *handle_new(rd_kafka_type_t type, rd_kafka_conf_t *conf, rd_kafka_t **out)
 {
+    swf_error_t *err = swf_kafka_conf_env_apply(conf_set_any, conf);
+    if (err != NULL) {
+        rd_kafka_conf_destroy(conf);
+        return err;
+    }
     char errstr[512];
     rd_kafka_t *rk = rd_kafka_new(type, conf, errstr, sizeof(errstr));
     if (rk == NULL) {

@@ -58,4 +58,9 @@
  * 128 for state names. */
 #define SWF_LIMIT_NAME_BYTES 256
 
+/* Bytes of the librdkafka properties file SWF_KAFKA_CONFIG_FILE names, and
+ * of one of its lines (protocol/kafka_conf.h). */
+#define SWF_LIMIT_KAFKA_CONFIG_BYTES (64u * 1024u)
+#define SWF_LIMIT_KAFKA_CONFIG_LINE_BYTES 4096u
+
 #endif

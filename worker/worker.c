@@ -37,6 +37,7 @@
 
 #include "protocol/bounded.h"
 #include "protocol/json.h"
+#include "protocol/kafka_conf.h"
 #include "worker/internal.h"
 
 /* How long a full worker waits for a slot without polling its consumer:
@@ -309,6 +310,11 @@ static bool name_ok(const char *s)
     return true;
 }
 
+static swf_error_t *conf_set_any(void *conf, const char *key, const char *value)
+{
+    return swf_worker__conf_set(conf, key, value);
+}
+
 static swf_error_t *make_client(swf_worker_t *w, const char *brokers, rd_kafka_type_t type,
                                 rd_kafka_t **out)
 {
@@ -357,6 +363,9 @@ static swf_error_t *make_client(swf_worker_t *w, const char *brokers, rd_kafka_t
             goto out;
         rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
     }
+    /* the deployment's own properties last (protocol/kafka_conf.h) */
+    if ((err = swf_kafka_conf_env_apply(conf_set_any, conf)))
+        goto out;
     rd_kafka_conf_set_opaque(conf, w);
     *out = rd_kafka_new(type, conf, text, sizeof(text));
     if (*out == NULL) {
