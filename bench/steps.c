@@ -287,8 +287,13 @@ int main(int argc, char **argv)
     double t0 = now_s();
     cpu_t cpu0 = cpu_now();
     size_t answered = 0;
-    enum { BATCH = 512 };
-    swf_kafka_out_t outs[BATCH];
+    /* The worker does not wait for Kafka's acknowledgement of one round of
+     * answers before it takes the next tasks, as a fleet of workers would
+     * not: up to RING rounds are in flight, and a round's slots are reused
+     * only once it is acknowledged. */
+    enum { BATCH = 512, RING = 8 };
+    static swf_kafka_out_t ring[RING][BATCH];
+    size_t ring_n[RING] = {0};
     json_object *docs[BATCH];
     char *keys[BATCH];
     int answering[BATCH]; /* the execution of each answer */
@@ -296,6 +301,11 @@ int main(int argc, char **argv)
     size_t rounds = 0;
     while (answered < total && now_s() - t0 < 600) {
         size_t n = 0;
+        swf_kafka_out_t *outs = ring[rounds % RING];
+        double tr = now_s();
+        die(swf_kafka_send_wait(producer, outs, ring_n[rounds % RING]));
+        ring_n[rounds % RING] = 0;
+        send_s += now_s() - tr;
         double tw = now_s();
         rd_kafka_message_t *m = rd_kafka_consumer_poll(consumer, 100);
         double tk = now_s();
@@ -324,13 +334,15 @@ int main(int argc, char **argv)
         }
         if (n == 0)
             continue;
+        ring_n[rounds % RING] = n;
         rounds++;
         double ts = now_s();
         work_s += ts - tk;
         int64_t ts_us = now_us();
         for (size_t i = 0; i < n; i++)
             __atomic_store_n(&pub.answer_us[answering[i]], ts_us, __ATOMIC_RELEASE);
-        die(swf_kafka_send(producer, outs, n));
+        swf_kafka_send_start(producer, outs, n);
+        rd_kafka_poll(producer, 0); /* delivery reports of the rounds before */
         double t = now_s();
         send_s += t - ts;
         for (size_t i = 0; i < n; i++) {
@@ -341,6 +353,8 @@ int main(int argc, char **argv)
         answered += n;
         rd_kafka_commit(consumer, NULL, 1);
     }
+    for (size_t r = 0; r < RING; r++)
+        die(swf_kafka_send_wait(producer, ring[r], ring_n[r]));
     /* Wait for the last decisions to close the executions. */
     for (int i = 0; i < execs; i++) {
         char id[64];

@@ -340,10 +340,11 @@ done:
     return err;
 }
 
-swf_error_t *swf_kafka_send(rd_kafka_t *producer, swf_kafka_out_t *msgs, size_t n)
+/* A result not yet reported reads as "in flight". */
+static const rd_kafka_resp_err_t pending = RD_KAFKA_RESP_ERR__IN_PROGRESS;
+
+void swf_kafka_send_start(rd_kafka_t *producer, swf_kafka_out_t *msgs, size_t n)
 {
-    /* A result not yet reported reads as "in flight". */
-    const rd_kafka_resp_err_t pending = RD_KAFKA_RESP_ERR__IN_PROGRESS;
     for (size_t i = 0; i < n; i++) {
         msgs[i].result = pending;
         rd_kafka_resp_err_t code;
@@ -361,6 +362,10 @@ swf_error_t *swf_kafka_send(rd_kafka_t *producer, swf_kafka_out_t *msgs, size_t 
         if (code != RD_KAFKA_RESP_ERR_NO_ERROR)
             msgs[i].result = code;
     }
+}
+
+swf_error_t *swf_kafka_send_wait(rd_kafka_t *producer, swf_kafka_out_t *msgs, size_t n)
+{
     /* Wait for every report: librdkafka gives each message one within
      * message.timeout.ms (set from timeout_ms when the producer was made),
      * and the slots must outlive the reports, so there is no shorter cut.
@@ -386,6 +391,12 @@ swf_error_t *swf_kafka_send(rd_kafka_t *producer, swf_kafka_out_t *msgs, size_t 
             swf_error_prefix(err, "%s", msgs[i].topic);
     }
     return err;
+}
+
+swf_error_t *swf_kafka_send(rd_kafka_t *producer, swf_kafka_out_t *msgs, size_t n)
+{
+    swf_kafka_send_start(producer, msgs, n);
+    return swf_kafka_send_wait(producer, msgs, n);
 }
 
 /* ---- the poster ---------------------------------------------------------- */

@@ -94,6 +94,11 @@ typedef struct swf_kafka_out {
  * first failure), after all were attempted. The producer must come from
  * swf_kafka_producer_new (its delivery reports fill the slots). */
 swf_error_t *swf_kafka_send(rd_kafka_t *producer, swf_kafka_out_t *msgs, size_t n);
+/* swf_kafka_send in two halves, for a sender that goes on while Kafka
+ * acknowledges: start produces every message and returns; wait is the rest
+ * of swf_kafka_send. The slots must live until wait returns. */
+void swf_kafka_send_start(rd_kafka_t *producer, swf_kafka_out_t *msgs, size_t n);
+swf_error_t *swf_kafka_send_wait(rd_kafka_t *producer, swf_kafka_out_t *msgs, size_t n);
 
 /*
  * A sender for history/service.h (swf_history_send_fn): publishes through
