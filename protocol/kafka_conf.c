@@ -85,7 +85,7 @@ swf_error_t *swf_kafka_conf_file_apply(const char *path, swf_kafka_conf_setter_t
     size_t n = fread(text, 1, SWF_LIMIT_KAFKA_CONFIG_BYTES + 1, f);
     swf_error_t *err = NULL;
     if (ferror(f))
-        err = swf_error_new(SWF_E_IO, NULL, "Kafka properties file %s: read failed", path);
+        err = swf_error_new(SWF_E_IO, NULL, "Kafka properties file %s: %s", path, strerror(errno));
     else if (n > SWF_LIMIT_KAFKA_CONFIG_BYTES)
         err = swf_error_new(SWF_E_LIMIT, NULL, "Kafka properties file %s: more than %u bytes", path,
                             SWF_LIMIT_KAFKA_CONFIG_BYTES);

@@ -161,11 +161,13 @@ Test(kafka_conf, refuses_a_file_or_line_over_its_limit)
     rd_kafka_conf_destroy(conf);
 }
 
-Test(kafka_conf, a_missing_file_is_an_error)
+Test(kafka_conf, a_missing_file_or_a_directory_is_an_error)
 {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     expect_error(swf_kafka_conf_file_apply("/nonexistent/swf.properties", rdkafka_set, conf),
                  SWF_E_IO, "/nonexistent/swf.properties: No such file");
+    expect_error(swf_kafka_conf_file_apply("/tmp", rdkafka_set, conf), SWF_E_IO,
+                 "/tmp: Is a directory");
     rd_kafka_conf_destroy(conf);
 }
 
