@@ -6,16 +6,17 @@
  * of a batch are appended in one swf_history_pg_batch_append (group commit:
  * one fsync for hundreds of executions). (2) The ActivityTaskScheduled
  * events of that transaction - which the store also wrote to the outbox -
- * are published to their task topics, and their outbox rows are deleted
- * once Kafka acknowledged them. (3) Only then are the inbox offsets
- * committed. A crash between any two steps loses nothing: before (1) the
- * messages are delivered again; between (1) and (3) they are delivered
- * again and change nothing (the history already reflects them: answers name
- * activities no longer open, "decide" finds no decision due), and
- * swf-history republishes outbox rows left behind. The commit of (3) is
- * asynchronous for that reason, and so is the outbox delete's (a row a
- * crash brings back is only published again). Consecutive batches overlap
- * (see "the pipeline" below): the next is decided during the append.
+ * are safe from then on, so (2) the inbox offsets are committed, and (3) a
+ * publisher thread publishes the tasks to their task topics and deletes
+ * their outbox rows once Kafka acknowledged them. A crash between any two
+ * steps loses nothing: before (1) the messages are delivered again; between
+ * (1) and (2) they are delivered again and change nothing (the history
+ * already reflects them: answers name activities no longer open, "decide"
+ * finds no decision due); swf-history republishes the outbox rows a crash
+ * left before or during (3). The commit of (2) is asynchronous for that
+ * reason, and so is the outbox delete's (a row a crash brings back is only
+ * published again). Consecutive batches overlap (see "the pipeline"
+ * below): the next is decided during the append, and published after it.
  *
  * A decision task is built exactly as decider/local.c builds it:
  * [incoming events] DecisionTaskScheduled DecisionTaskStarted, then
@@ -61,13 +62,11 @@ struct swf_decider {
     swf_decider_config_t cfg;
     char identity[96];
     char group[128];
-    swf_history_store_t *store; /* loads, and the rounds after a lost race */
-    /* The committer's: appends of the batch in flight, and deletes of the
-     * outbox rows it published, sent without waiting (the next delete, or
-     * the end of the run, collects each). */
-    swf_history_store_t *commit_store, *commit_outbox;
-    /* Deletes published outbox rows on this thread. The commits of both
-     * outbox connections do not wait for the disk (a row a crash brings
+    swf_history_store_t *store;        /* loads, and the rounds after a lost race */
+    swf_history_store_t *commit_store; /* the committer's: appends of the batch in flight */
+    /* The publisher's: deletes of the outbox rows it published, sent
+     * without waiting (the next delete, or the end of the run, collects
+     * each). Its commits do not wait for the disk (a row a crash brings
      * back is only published again). */
     swf_history_store_t *outbox;
     rd_kafka_t *consumer;
@@ -78,11 +77,16 @@ struct swf_decider {
     swf_decider_stats_t stats;
     int backoff_ms; /* the pause before a failed batch is retried */
     /* The pipeline (see "the pipeline" below): the batch the committer
-     * thread appends and publishes, whether it is done, and the stop. */
+     * thread appends, whether it is done, and the stop. */
     pthread_mutex_t lock;
     pthread_cond_t cond;
     struct batch *flight;
     bool flight_done, committer_stop;
+    /* The publisher (see "the publisher" below): its queue, under lock. */
+    pthread_cond_t pub_cond;
+    struct publication *pub_head, *pub_tail;
+    size_t pub_queued;
+    bool publisher_stop;
 };
 
 /* The work of one execution within a batch. */
@@ -536,89 +540,200 @@ static swf_error_t *dead_letters(swf_decider_t *d, rd_kafka_message_t **km, swf_
     return err;
 }
 
-/* Publishes the activity tasks of the works appended and not yet
- * published, and deletes their outbox rows through `outbox`, waiting for
- * that or not (a delete not waited for reports its failure at the next
- * one). A failure leaves the rows to swf-history's republishing. */
-static swf_error_t *publish(swf_decider_t *d, batch_t *b, swf_history_store_t *outbox, bool wait)
+/*
+ * ---- the publisher ---------------------------------------------------------
+ *
+ * The activity tasks of an appended batch are already safe in the outbox,
+ * so publishing them is off the batch's path: the thread that appended
+ * hands them over as a publication and goes on to the next batch, and the
+ * publisher thread sends every publication queued at that moment in one
+ * go, waits for Kafka's acknowledgements, runs the on_published hook, and
+ * deletes their outbox rows. A single publisher keeps the tasks of one
+ * execution in the order of its appends, and it alone polls the producer
+ * for delivery reports on that path. The queue is bounded: when Kafka is
+ * slower than the appends, the committer waits for room.
+ */
+
+/* Publications waiting at most; a full queue holds back the next append. */
+#define PUBLISH_QUEUE_MAX 8
+
+typedef struct publication {
+    struct publication *next;
+    size_t n, cap;
+    swf_history_post_t *posts;
+    swf_history_outbox_key_t *keys;
+    json_object **docs;
+    char **topics, **ids; /* owned: the batch is freed before the send */
+} publication_t;
+
+static void publication_free(publication_t *p)
 {
-    size_t n = 0, cap = 0;
-    swf_history_post_t *posts = NULL;
-    swf_history_outbox_key_t *keys = NULL;
-    json_object **docs = NULL;
-    char **topics = NULL;
-    swf_error_t *err = NULL;
-    for (size_t i = 0; i < b->n && err == NULL; i++) {
+    for (size_t i = 0; p != NULL && i < p->n; i++) {
+        json_object_put(p->docs[i]);
+        free(p->topics[i]);
+        free(p->ids[i]);
+    }
+    if (p != NULL) {
+        free(p->posts);
+        free(p->keys);
+        free(p->docs);
+        free(p->topics);
+        free(p->ids);
+    }
+    free(p);
+}
+
+/* Makes room for one more task. */
+static void publication_grow(publication_t *p)
+{
+    if (p->n < p->cap)
+        return;
+    p->cap = p->cap ? p->cap * 2 : 64;
+    p->posts = realloc(p->posts, p->cap * sizeof(*p->posts));
+    p->keys = realloc(p->keys, p->cap * sizeof(*p->keys));
+    p->docs = realloc(p->docs, p->cap * sizeof(*p->docs));
+    p->topics = realloc(p->topics, p->cap * sizeof(*p->topics));
+    p->ids = realloc(p->ids, p->cap * sizeof(*p->ids));
+    if (!p->posts || !p->keys || !p->docs || !p->topics || !p->ids)
+        abort();
+}
+
+/* Adds one ActivityTaskScheduled event's task message. */
+static swf_error_t *publication_add(swf_decider_t *d, publication_t *p, const char *execution_id,
+                                    const swf_event_t *ev)
+{
+    json_object *tl;
+    const char *list =
+        swf_json_get(ev->attrs, "taskList", &tl) ? swf_json_get_string(tl, "name") : NULL;
+    json_object *doc;
+    swf_error_t *err =
+        swf_msg_activity_task_new(d->cfg.secret, execution_id, ev->id, ev->attrs, &doc);
+    if (err != NULL)
+        return err;
+    publication_grow(p);
+    size_t tlen = strlen(d->cfg.kafka.task_prefix) + strlen(list ? list : "") + 1;
+    char *topic = malloc(tlen);
+    char *id = strdup(execution_id);
+    if (topic == NULL || id == NULL)
+        abort();
+    swf_kafka_task_topic(&d->cfg.kafka, list ? list : "", topic, tlen);
+    const char *s = swf_json_str(doc);
+    p->docs[p->n] = doc;
+    p->topics[p->n] = topic;
+    p->ids[p->n] = id;
+    p->posts[p->n] = (swf_history_post_t){topic, id, s, strlen(s)};
+    p->keys[p->n] = (swf_history_outbox_key_t){id, ev->id};
+    p->n++;
+    return NULL;
+}
+
+/* Queues the activity tasks of the works appended and not yet published,
+ * waiting while the queue is full. A task that cannot be built is left to
+ * swf-history's republishing (its outbox row stays), and logged. */
+static void publish(swf_decider_t *d, batch_t *b)
+{
+    publication_t *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        abort();
+    for (size_t i = 0; i < b->n; i++) {
         work_t *w = &b->works[i];
         if (w->failed || !w->appended || w->published)
             continue;
         w->published = true;
-        for (size_t k = 0; k < w->events.count && err == NULL; k++) {
+        for (size_t k = 0; k < w->events.count; k++) {
             const swf_event_t *ev = &w->events.items[k];
             if (ev->type != SWF_EVENT_ACTIVITY_TASK_SCHEDULED)
                 continue;
-            if (n == cap) {
-                cap = cap ? cap * 2 : 64;
-                posts = realloc(posts, cap * sizeof(*posts));
-                keys = realloc(keys, cap * sizeof(*keys));
-                docs = realloc(docs, cap * sizeof(*docs));
-                topics = realloc(topics, cap * sizeof(*topics));
-                if (!posts || !keys || !docs || !topics)
-                    abort();
+            swf_error_t *err = publication_add(d, p, w->id, ev);
+            if (err != NULL) {
+                logf_(d, "activity task %s/%lld: %s (swf-history will republish)", w->id,
+                      (long long)ev->id, swf_error_message(err));
+                swf_error_free(err);
             }
-            json_object *tl;
-            const char *list =
-                swf_json_get(ev->attrs, "taskList", &tl) ? swf_json_get_string(tl, "name") : NULL;
-            err = swf_msg_activity_task_new(d->cfg.secret, w->id, ev->id, ev->attrs, &docs[n]);
-            if (err != NULL)
-                break;
-            size_t tlen = strlen(d->cfg.kafka.task_prefix) + strlen(list ? list : "") + 1;
-            topics[n] = malloc(tlen);
-            if (topics[n] == NULL)
-                abort();
-            swf_kafka_task_topic(&d->cfg.kafka, list ? list : "", topics[n], tlen);
-            const char *s = swf_json_str(docs[n]);
-            posts[n] = (swf_history_post_t){topics[n], w->id, s, strlen(s)};
-            keys[n] = (swf_history_outbox_key_t){w->id, ev->id};
-            n++;
         }
     }
+    if (p->n == 0) {
+        publication_free(p);
+        return;
+    }
+    pthread_mutex_lock(&d->lock);
+    while (d->pub_queued >= PUBLISH_QUEUE_MAX)
+        pthread_cond_wait(&d->pub_cond, &d->lock);
+    if (d->pub_tail != NULL)
+        d->pub_tail->next = p;
+    else
+        d->pub_head = p;
+    d->pub_tail = p;
+    d->pub_queued++;
+    pthread_cond_broadcast(&d->pub_cond);
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* Sends publications as one: acknowledged, hooked, outbox rows deleted. A
+ * failure leaves the rows to swf-history's republishing. */
+static void publication_send(swf_decider_t *d, publication_t *all)
+{
     int64_t clock_us = mono_us();
-    if (err == NULL && n > 0)
-        err = swf_kafka_poster_send(d->poster, posts, n);
+    swf_error_t *err = swf_kafka_poster_send(d->poster, all->posts, all->n);
     stat_time(&d->stats.publish_us, &clock_us);
     if (err == NULL) {
-        stat_add(&d->stats.tasks_published, n);
-        for (size_t i = 0; d->cfg.on_published != NULL && i < n; i++)
-            d->cfg.on_published(d->cfg.hook_arg, posts[i].key);
-    }
-    if (err == NULL && n > 0) {
-        err = wait ? swf_history_outbox_delete(outbox, keys, n)
-                   : swf_history_outbox_delete_send(outbox, keys, n);
+        stat_add(&d->stats.tasks_published, all->n);
+        for (size_t i = 0; d->cfg.on_published != NULL && i < all->n; i++)
+            d->cfg.on_published(d->cfg.hook_arg, all->posts[i].key);
+        err = swf_history_outbox_delete_send(d->outbox, all->keys, all->n);
         if (err != NULL)
             swf_error_prefix(err, "deleting published outbox rows");
     }
     stat_time(&d->stats.outbox_us, &clock_us);
-    for (size_t i = 0; i < n; i++) {
-        json_object_put(docs[i]);
-        free(topics[i]);
-    }
-    free(posts);
-    free(keys);
-    free(docs);
-    free(topics);
-    return err;
-}
-
-/* Publishes, logging a failure (swf-history republishes what is left). */
-static void publish_or_log(swf_decider_t *d, batch_t *b, swf_history_store_t *outbox, bool wait)
-{
-    swf_error_t *err = publish(d, b, outbox, wait);
     if (err != NULL) {
         logf_(d, "publishing activity tasks: %s (swf-history will republish)",
               swf_error_message(err));
         swf_error_free(err);
     }
+}
+
+/* Moves the tasks of `from` to the end of `to` and frees `from`. */
+static void publication_join(publication_t *to, publication_t *from)
+{
+    for (size_t i = 0; i < from->n; i++) {
+        publication_grow(to);
+        to->posts[to->n] = from->posts[i];
+        to->keys[to->n] = from->keys[i];
+        to->docs[to->n] = from->docs[i];
+        to->topics[to->n] = from->topics[i];
+        to->ids[to->n] = from->ids[i];
+        to->n++;
+    }
+    from->n = 0;
+    publication_free(from);
+}
+
+/* The publisher thread: until stopped with nothing left to send. */
+static void *publisher_main(void *arg)
+{
+    swf_decider_t *d = arg;
+    pthread_mutex_lock(&d->lock);
+    for (;;) {
+        while (!d->publisher_stop && d->pub_head == NULL)
+            pthread_cond_wait(&d->pub_cond, &d->lock);
+        publication_t *first = d->pub_head;
+        if (first == NULL)
+            break; /* stopped, and everything is sent */
+        d->pub_head = d->pub_tail = NULL;
+        d->pub_queued = 0;
+        pthread_cond_broadcast(&d->pub_cond); /* room again */
+        pthread_mutex_unlock(&d->lock);
+        while (first->next != NULL) {
+            publication_t *next = first->next;
+            first->next = next->next;
+            publication_join(first, next);
+        }
+        publication_send(d, first);
+        publication_free(first);
+        pthread_mutex_lock(&d->lock);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return NULL;
 }
 
 /* Frees a batch; with keep, the states of the works that went through go
@@ -850,7 +965,7 @@ static void batch_rounds(swf_decider_t *d, batch_t *b, int first)
             break;
     }
     if (b->err == NULL)
-        publish_or_log(d, b, d->outbox, true);
+        publish(d, b);
 }
 
 /* Processes a batch from start to end on this thread; NULL when its
@@ -957,15 +1072,15 @@ static bool batch_overlaps(const batch_t *a, const batch_t *b)
 /* ---- the pipeline --------------------------------------------------------- */
 
 /*
- * While one batch is appended and published (on the committer thread, with
- * a connection of its own), the decider's thread gathers and decides the
- * next: the database's work on one overlaps the interpreter's on the
- * other. Only the first round of a batch goes to the committer; a batch
- * that failed or lost races comes back to the decider's thread, which owns
- * the cache, retries and commits offsets (batch_done). One batch is in
- * flight at a time, and a batch with an execution of the one in flight is
- * decided only after that one is done, so each execution's decisions are
- * made on the state its last append left, in the order of its messages.
+ * While one batch is appended (on the committer thread, with a connection
+ * of its own), the decider's thread gathers and decides the next, and the
+ * publisher thread publishes the one before: the database's work on one
+ * overlaps the interpreter's on the next and Kafka's on the last. Only the first round of a batch
+ * goes to the committer; a batch that failed or lost races comes back to the decider's thread,
+ * which owns the cache, retries and commits offsets (batch_done). One batch is in flight at a time,
+ * and a batch with an execution of the one in flight is decided only after that one is done, so
+ * each execution's decisions are made on the state its last append left, in the order of its
+ * messages.
  */
 static void *committer_main(void *arg)
 {
@@ -980,7 +1095,7 @@ static void *committer_main(void *arg)
         pthread_mutex_unlock(&d->lock);
         batch_append(d, b, d->commit_store);
         if (b->err == NULL)
-            publish_or_log(d, b, d->commit_outbox, false); /* the winners, even when others lost */
+            publish(d, b); /* the winners, even when others lost a race */
         pthread_mutex_lock(&d->lock);
         d->flight_done = true;
         pthread_cond_broadcast(&d->cond);
@@ -1049,15 +1164,14 @@ swf_error_t *swf_decider_new(const swf_decider_config_t *cfg, swf_decider_t **ou
     d->cache = swf_decider_cache_new(d->cfg.cache_max);
     pthread_mutex_init(&d->lock, NULL);
     pthread_cond_init(&d->cond, NULL);
+    pthread_cond_init(&d->pub_cond, NULL);
     swf_error_t *err = swf_history_pg_new(cfg->conninfo, &d->store);
     if (err == NULL)
         err = swf_history_pg_connect(cfg->conninfo, &d->commit_store);
-    for (int i = 0; i < 2 && err == NULL; i++) {
-        swf_history_store_t **outbox = i == 0 ? &d->outbox : &d->commit_outbox;
-        err = swf_history_pg_connect(cfg->conninfo, outbox);
-        if (err == NULL)
-            err = swf_history_pg_commit_async(*outbox);
-    }
+    if (err == NULL)
+        err = swf_history_pg_connect(cfg->conninfo, &d->outbox);
+    if (err == NULL)
+        err = swf_history_pg_commit_async(d->outbox);
     if (err == NULL)
         err = swf_kafka_producer_new(cfg->kafka.brokers, &d->producer);
     if (err == NULL) {
@@ -1113,9 +1227,11 @@ static size_t gather(swf_decider_t *d, rd_kafka_message_t **km)
 
 void swf_decider_run(swf_decider_t *d)
 {
-    pthread_t committer;
+    pthread_t committer, publisher;
     d->committer_stop = false;
-    if (pthread_create(&committer, NULL, committer_main, d) != 0)
+    d->publisher_stop = false;
+    if (pthread_create(&committer, NULL, committer_main, d) != 0 ||
+        pthread_create(&publisher, NULL, publisher_main, d) != 0)
         abort();
     rd_kafka_message_t **km = NULL;
     while (!d->stop) {
@@ -1149,7 +1265,13 @@ void swf_decider_run(swf_decider_t *d)
     pthread_cond_broadcast(&d->cond);
     pthread_mutex_unlock(&d->lock);
     pthread_join(committer, NULL);
-    swf_error_t *err = swf_history_outbox_wait(d->commit_outbox);
+    /* What was appended is published before the run ends. */
+    pthread_mutex_lock(&d->lock);
+    d->publisher_stop = true;
+    pthread_cond_broadcast(&d->pub_cond);
+    pthread_mutex_unlock(&d->lock);
+    pthread_join(publisher, NULL);
+    swf_error_t *err = swf_history_outbox_wait(d->outbox);
     if (err != NULL) {
         logf_(d, "deleting published outbox rows: %s (swf-history will publish them again)",
               swf_error_message(err));
@@ -1194,9 +1316,9 @@ static void decider_free_rest(void *arg)
     swf_history_store_free(d->store);
     swf_history_store_free(d->commit_store);
     swf_history_store_free(d->outbox);
-    swf_history_store_free(d->commit_outbox);
     pthread_mutex_destroy(&d->lock);
     pthread_cond_destroy(&d->cond);
+    pthread_cond_destroy(&d->pub_cond);
     free(d);
 }
 

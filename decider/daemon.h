@@ -11,14 +11,15 @@
  * offsets once the transaction committed (the tasks are safe in the outbox
  * from then on). Messages that do not parse go to the dead-letter topic.
  *
- * Batches are pipelined: while a committer thread appends and publishes
- * one batch, the decider's thread gathers and decides the next (a batch
+ * Batches are pipelined: while a committer thread appends one batch, the
+ * decider's thread gathers and decides the next (a batch
  * with an execution of the one in flight waits for it, so every execution
  * is decided in message order on the state its last append left). A batch
  * is what has arrived, up to SWF_DECIDER_BATCH: no wait for more, since
- * the next one gathers while one is in flight. Four connections: loads,
- * the committer's appends, and outbox deletes (asynchronous commit), one
- * for each thread (the committer's are sent without waiting for them).
+ * the next one gathers while one is in flight; a publisher thread
+ * publishes the appended batches' tasks meanwhile. Three connections:
+ * loads, the committer's appends, and the publisher's outbox deletes
+ * (asynchronous commit, sent without waiting for them).
  *
  * Configuration (swf_decider_config_env): SWF_DATABASE_URL,
  * SWF_KAFKA_BROKERS, SWF_TOKEN_SECRET, SWF_INBOX_TOPIC, SWF_DLQ_TOPIC,
