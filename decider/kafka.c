@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "history/service.h"
-#include "protocol/kafka_conf.h"
 #include "protocol/json.h"
+#include "protocol/kafka_conf.h"
 #include "protocol/message.h"
 
 static const char *env_or(const char *name, const char *dflt)
