@@ -568,18 +568,18 @@ typedef struct publication {
 
 static void publication_free(publication_t *p)
 {
-    for (size_t i = 0; p != NULL && i < p->n; i++) {
+    if (p == NULL)
+        return;
+    for (size_t i = 0; i < p->n; i++) {
         json_object_put(p->docs[i]);
         free(p->topics[i]);
         free(p->ids[i]);
     }
-    if (p != NULL) {
-        free(p->posts);
-        free(p->keys);
-        free(p->docs);
-        free(p->topics);
-        free(p->ids);
-    }
+    free(p->posts);
+    free(p->keys);
+    free(p->docs);
+    free(p->topics);
+    free(p->ids);
     free(p);
 }
 
