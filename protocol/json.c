@@ -52,19 +52,102 @@ static size_t swf_json_foreign_token_find(const char *buf, size_t len)
     return len;
 }
 
+/* The length of the well-formed UTF-8 sequence at s[0..n), or 0. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF; /* the second byte's range */
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0)
+            lo = 0xA0; /* no overlong forms */
+        else if (c == 0xED)
+            hi = 0x9F; /* no surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F; /* nothing above U+10FFFF */
+    } else {
+        return 0;
+    }
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    }
+    return len;
+}
+
+size_t swf_utf8_invalid_at(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        if (u[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k = utf8_seq(u + i, n - i);
+        if (k == 0)
+            return i;
+        i += k;
+    }
+    return n;
+}
+
+json_object *swf_json_new_text(const char *s, size_t n)
+{
+    size_t bad = swf_utf8_invalid_at(s, n);
+    if (bad == n)
+        return json_object_new_string_len(s, (int)n);
+    /* Each bad byte becomes the three bytes of U+FFFD. */
+    char *fixed = malloc(n * 3 + 1);
+    if (fixed == NULL)
+        abort();
+    const unsigned char *u = (const unsigned char *)s;
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_seq(u + i, n - i);
+        if (k == 0) {
+            memcpy(fixed + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            i++;
+        } else {
+            memcpy(fixed + o, s + i, k);
+            o += k;
+            i += k;
+        }
+    }
+    json_object *v = json_object_new_string_len(fixed, (int)o);
+    free(fixed);
+    return v;
+}
+
 swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_object **out)
 {
     *out = NULL;
     if (len > max_bytes)
-        return swf_error_new(SWF_E_LIMIT, NULL, "JSON document is %zu bytes, the limit is %zu",
-                             len, max_bytes);
+        return swf_error_new(SWF_E_LIMIT, NULL, "JSON document is %zu bytes, the limit is %zu", len,
+                             max_bytes);
     if (only_space(buf, len))
         return swf_error_new(SWF_E_INPUT, NULL, "empty document, expected JSON");
     if (len > (size_t)INT32_MAX)
         return swf_error_new(SWF_E_LIMIT, NULL, "JSON document too large");
     if (memchr(buf, '\0', len) != NULL)
         return swf_error_new(SWF_E_INPUT, NULL, "not JSON: the text contains a NUL byte");
-    size_t bad = swf_json_foreign_token_find(buf, len);
+    size_t bad = swf_utf8_invalid_at(buf, len);
+    if (bad < len)
+        return swf_error_new(SWF_E_INPUT, NULL,
+                             "not JSON: the text is not UTF-8 (byte %zu is 0x%02X)", bad,
+                             (unsigned)(unsigned char)buf[bad]);
+    bad = swf_json_foreign_token_find(buf, len);
     if (bad < len)
         return swf_error_new(SWF_E_INPUT, NULL, "not JSON: unexpected character at byte %zu", bad);
 
@@ -160,7 +243,8 @@ const char *swf_json_str(json_object *v)
 {
     if (v == NULL)
         return "null";
-    return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    return json_object_to_json_string_ext(v,
+                                          JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
 bool swf_json_is_number(json_object *v)
@@ -171,13 +255,19 @@ bool swf_json_is_number(json_object *v)
 const char *swf_json_type_name(json_object *v)
 {
     switch (json_object_get_type(v)) {
-    case json_type_null: return "null";
-    case json_type_boolean: return "boolean";
+    case json_type_null:
+        return "null";
+    case json_type_boolean:
+        return "boolean";
     case json_type_int:
-    case json_type_double: return "number";
-    case json_type_string: return "string";
-    case json_type_array: return "array";
-    case json_type_object: return "object";
+    case json_type_double:
+        return "number";
+    case json_type_string:
+        return "string";
+    case json_type_array:
+        return "array";
+    case json_type_object:
+        return "object";
     }
     return "unknown";
 }
@@ -204,11 +294,14 @@ bool swf_json_equal(json_object *a, json_object *b)
     if (t != json_object_get_type(b))
         return false;
     switch (t) {
-    case json_type_null: return true;
-    case json_type_boolean: return json_object_get_boolean(a) == json_object_get_boolean(b);
+    case json_type_null:
+        return true;
+    case json_type_boolean:
+        return json_object_get_boolean(a) == json_object_get_boolean(b);
     case json_type_string: {
         int la = json_object_get_string_len(a), lb = json_object_get_string_len(b);
-        return la == lb && memcmp(json_object_get_string(a), json_object_get_string(b), (size_t)la) == 0;
+        return la == lb &&
+               memcmp(json_object_get_string(a), json_object_get_string(b), (size_t)la) == 0;
     }
     case json_type_array: {
         size_t n = json_object_array_length(a);
@@ -223,14 +316,16 @@ bool swf_json_equal(json_object *a, json_object *b)
     case json_type_object: {
         if (json_object_object_length(a) != json_object_object_length(b))
             return false;
-        json_object_object_foreach(a, key, va) {
+        json_object_object_foreach(a, key, va)
+        {
             json_object *vb;
             if (!json_object_object_get_ex(b, key, &vb) || !swf_json_equal(va, vb))
                 return false;
         }
         return true;
     }
-    default: return false;
+    default:
+        return false;
     }
 }
 

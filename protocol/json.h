@@ -25,10 +25,22 @@
 /*
  * Parses exactly one JSON value from buf[0..len) (trailing white space is
  * allowed, anything else is an error). Refuses documents longer than
- * max_bytes or nested deeper than SWF_LIMIT_JSON_DEPTH. On success *out holds
- * a new reference (NULL for the JSON text `null`).
+ * max_bytes or nested deeper than SWF_LIMIT_JSON_DEPTH, and text that is not
+ * UTF-8 (RFC 8259 asks for it, and PostgreSQL's jsonb refuses anything
+ * else). On success *out holds a new reference (NULL for the JSON text
+ * `null`).
  */
 swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_object **out);
+
+/* The offset of the first byte of s[0..n) that does not belong to a
+ * well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,
+ * nothing above U+10FFFF), or n when there is none. */
+size_t swf_utf8_invalid_at(const char *s, size_t n);
+
+/* A JSON string of the text s[0..n) with each byte that is not part of a
+ * well-formed UTF-8 sequence replaced by U+FFFD: for text from outside JSON
+ * (a command's stderr, an argument) that goes into a message. */
+json_object *swf_json_new_text(const char *s, size_t n);
 
 /* Reads and parses a whole file ("-" is standard input); errors name the file. */
 swf_error_t *swf_json_read_file(const char *path, size_t max_bytes, json_object **out);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/hash.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/token.h"
@@ -117,8 +118,7 @@ static swf_error_t *get_seconds(json_object *obj, const char *key, double *out)
         return NULL;
     if (!swf_json_is_number(v) || !isfinite(json_object_get_double(v)) ||
         json_object_get_double(v) <= 0)
-        return swf_error_new(SWF_E_INPUT, NULL, "\"%s\" must be a positive number of seconds",
-                             key);
+        return swf_error_new(SWF_E_INPUT, NULL, "\"%s\" must be a positive number of seconds", key);
     *out = json_object_get_double(v);
     return NULL;
 }
@@ -140,8 +140,8 @@ static swf_error_t *parse_activity_task(json_object *obj, const char *secret, sw
         err = get_str(obj, "executionId", true, SWF_MSG_NAME_BYTES, &m->execution_id);
     if (err == NULL)
         err = get_str(obj, "activityId", true, SWF_MSG_NAME_BYTES, &m->activity_id);
-    if (err == NULL && (!swf_json_get(obj, "activityType", &at) ||
-                        !json_object_is_type(at, json_type_object)))
+    if (err == NULL &&
+        (!swf_json_get(obj, "activityType", &at) || !json_object_is_type(at, json_type_object)))
         err = swf_error_new(SWF_E_INPUT, NULL, "\"activityType\" must be an object");
     if (err == NULL)
         err = get_str(at, "name", true, SWF_MSG_NAME_BYTES, &m->activity_type);
@@ -327,10 +327,18 @@ static json_object *msg_new(swf_msg_type_t type)
     return o;
 }
 
+/* Strings from the caller (a command's stderr, a shell argument) may not be
+ * UTF-8; the receiver refuses a message that is not, so bad bytes become
+ * U+FFFD here. */
+static json_object *text(const char *s)
+{
+    return swf_json_new_text(s, strlen(s));
+}
+
 static json_object *msg_for(swf_msg_type_t type, const char *execution_id)
 {
     json_object *o = msg_new(type);
-    swf_json_add(o, "executionId", json_object_new_string(execution_id));
+    swf_json_add(o, "executionId", text(execution_id));
     return o;
 }
 
@@ -343,10 +351,10 @@ json_object *swf_msg_activity_completed_new(const char *task_token, json_object 
                                             const char *identity)
 {
     json_object *o = msg_new(SWF_MSG_ACTIVITY_COMPLETED);
-    swf_json_add(o, "taskToken", json_object_new_string(task_token));
+    swf_json_add(o, "taskToken", text(task_token));
     swf_json_add(o, "result", swf_json_ref(result));
     if (identity != NULL)
-        swf_json_add(o, "identity", json_object_new_string(identity));
+        swf_json_add(o, "identity", text(identity));
     return o;
 }
 
@@ -354,11 +362,11 @@ json_object *swf_msg_activity_failed_new(const char *task_token, const char *err
                                          const char *cause, const char *identity)
 {
     json_object *o = msg_new(SWF_MSG_ACTIVITY_FAILED);
-    swf_json_add(o, "taskToken", json_object_new_string(task_token));
-    swf_json_add(o, "error", json_object_new_string(error));
-    swf_json_add(o, "cause", json_object_new_string(cause ? cause : ""));
+    swf_json_add(o, "taskToken", text(task_token));
+    swf_json_add(o, "error", text(error));
+    swf_json_add(o, "cause", text(cause ? cause : ""));
     if (identity != NULL)
-        swf_json_add(o, "identity", json_object_new_string(identity));
+        swf_json_add(o, "identity", text(identity));
     return o;
 }
 
@@ -366,7 +374,7 @@ json_object *swf_msg_activity_heartbeat_new(const char *task_token, json_object 
                                             bool has_details)
 {
     json_object *o = msg_new(SWF_MSG_ACTIVITY_HEARTBEAT);
-    swf_json_add(o, "taskToken", json_object_new_string(task_token));
+    swf_json_add(o, "taskToken", text(task_token));
     if (has_details)
         swf_json_add(o, "details", swf_json_ref(details));
     return o;
@@ -377,7 +385,7 @@ json_object *swf_msg_activity_timed_out_new(const char *execution_id, int64_t sc
 {
     json_object *o = msg_for(SWF_MSG_ACTIVITY_TIMED_OUT, execution_id);
     swf_json_add(o, "scheduledEventId", json_object_new_int64(scheduled_event_id));
-    swf_json_add(o, "timeoutType", json_object_new_string(timeout_type));
+    swf_json_add(o, "timeoutType", text(timeout_type));
     return o;
 }
 
@@ -385,7 +393,7 @@ json_object *swf_msg_timer_fired_new(const char *execution_id, const char *timer
                                      int64_t started_event_id)
 {
     json_object *o = msg_for(SWF_MSG_TIMER_FIRED, execution_id);
-    swf_json_add(o, "timerId", json_object_new_string(timer_id));
+    swf_json_add(o, "timerId", text(timer_id));
     swf_json_add(o, "startedEventId", json_object_new_int64(started_event_id));
     return o;
 }
@@ -399,7 +407,7 @@ json_object *swf_msg_signal_new(const char *execution_id, const char *signal_nam
                                 json_object *input)
 {
     json_object *o = msg_for(SWF_MSG_SIGNAL, execution_id);
-    swf_json_add(o, "signalName", json_object_new_string(signal_name));
+    swf_json_add(o, "signalName", text(signal_name));
     swf_json_add(o, "input", swf_json_ref(input));
     return o;
 }
@@ -408,7 +416,7 @@ json_object *swf_msg_cancel_new(const char *execution_id, const char *cause)
 {
     json_object *o = msg_for(SWF_MSG_CANCEL, execution_id);
     if (cause != NULL)
-        swf_json_add(o, "cause", json_object_new_string(cause));
+        swf_json_add(o, "cause", text(cause));
     return o;
 }
 
@@ -417,7 +425,7 @@ json_object *swf_msg_terminate_new(const char *execution_id, const char *reason,
 {
     json_object *o = msg_for(SWF_MSG_TERMINATE, execution_id);
     if (reason != NULL)
-        swf_json_add(o, "reason", json_object_new_string(reason));
+        swf_json_add(o, "reason", text(reason));
     if (has_details)
         swf_json_add(o, "details", swf_json_ref(details));
     return o;
@@ -471,13 +479,29 @@ json_object *swf_msg_dead_letter_new(const char *reason, const char *topic, int3
     json_object *o = json_object_new_object();
     swf_json_add(o, "v", json_object_new_int(SWF_MSG_VERSION));
     swf_json_add(o, "type", json_object_new_string("dead-letter"));
-    swf_json_add(o, "reason", json_object_new_string(reason));
+    swf_json_add(o, "reason", text(reason));
     if (topic != NULL)
-        swf_json_add(o, "topic", json_object_new_string(topic));
+        swf_json_add(o, "topic", text(topic));
     swf_json_add(o, "partition", json_object_new_int(partition));
     swf_json_add(o, "offset", json_object_new_int64(offset));
-    size_t keep = len > SWF_MSG_MAX_BYTES / 2 ? SWF_MSG_MAX_BYTES / 2 : len;
-    swf_json_add(o, "message", json_object_new_string_len(payload ? payload : "", (int)(payload ? keep : 0)));
+    if (payload == NULL)
+        len = 0;
+    size_t keep = len;
+    if (keep > SWF_MSG_MAX_BYTES / 2) { /* cut, not inside a UTF-8 sequence */
+        keep = SWF_MSG_MAX_BYTES / 2;
+        while (keep > 0 && ((unsigned char)payload[keep] & 0xC0) == 0x80)
+            keep--;
+    }
+    swf_json_add(o, "message", swf_json_new_text(payload ? payload : "", keep));
+    if (keep > 0 && swf_utf8_invalid_at(payload, keep) < keep) {
+        /* The text above has U+FFFD for the bad bytes; these are the bytes. */
+        char *b64 = NULL;
+        swf_error_t *err = swf_base64_encode(payload, keep, &b64);
+        if (err == NULL)
+            swf_json_add(o, "messageBase64", json_object_new_string(b64));
+        swf_error_free(err);
+        free(b64);
+    }
     if (keep < len)
         swf_json_add(o, "truncated", json_object_new_boolean(1));
     return o;

@@ -231,6 +231,11 @@ static void failure_of(int status, const output_t *err, char **name, char **caus
     }
     *name = strdup(text);
     size_t from = err->len > CAUSE_TAIL_BYTES ? err->len - CAUSE_TAIL_BYTES : 0;
+    /* The tail starts at a character, not inside one (a character has at
+     * most three continuation bytes; anything else is not text, and the
+     * worker library marks it). */
+    for (int k = 0; k < 3 && from > 0 && ((unsigned char)err->buf[from] & 0xC0) == 0x80; k++)
+        from++;
     *cause = strndup(err->buf ? err->buf + from : "", err->len - from);
 }
 
@@ -374,8 +379,8 @@ static void run_job(shared_t *sh, swf_worker_t *w, swf_worker_task_t *t)
         snprintf(text, sizeof(text), "standard output exceeds %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
         fail_cause = strdup(text);
     } else {
-        swf_error_t *pe = swf_json_parse(out.buf ? out.buf : "", out.len, SWF_LIMIT_PAYLOAD_BYTES,
-                                         &result);
+        swf_error_t *pe =
+            swf_json_parse(out.buf ? out.buf : "", out.len, SWF_LIMIT_PAYLOAD_BYTES, &result);
         if (pe != NULL || out.len == 0) {
             fail_name = strdup("swf.InvalidOutput");
             char text[512];
@@ -453,11 +458,14 @@ static int usage(const char *msg)
 
 int swf_worker_cmd_main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"task-list", required_argument, NULL, 't'}, {"exec", required_argument, NULL, 'x'},
-        {"echo", no_argument, NULL, 'e'},           {"concurrency", required_argument, NULL, 'c'},
-        {"identity", required_argument, NULL, 'i'}, {"brokers", required_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"task-list", required_argument, NULL, 't'},
+                                         {"exec", required_argument, NULL, 'x'},
+                                         {"echo", no_argument, NULL, 'e'},
+                                         {"concurrency", required_argument, NULL, 'c'},
+                                         {"identity", required_argument, NULL, 'i'},
+                                         {"brokers", required_argument, NULL, 'b'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     const char *task_lists[TASK_LISTS_MAX], *command = NULL, *identity = NULL;
     size_t nlists = 0;
     const char *brokers = getenv("SWF_KAFKA_BROKERS");
@@ -472,10 +480,18 @@ int swf_worker_cmd_main(int argc, char **argv)
                 return usage("at most 16 task lists");
             task_lists[nlists++] = optarg;
             break;
-        case 'x': command = optarg; break;
-        case 'e': echo = true; break;
-        case 'i': identity = optarg; break;
-        case 'b': brokers = optarg; break;
+        case 'x':
+            command = optarg;
+            break;
+        case 'e':
+            echo = true;
+            break;
+        case 'i':
+            identity = optarg;
+            break;
+        case 'b':
+            brokers = optarg;
+            break;
         case 'c': {
             char *end = NULL;
             concurrency = strtol(optarg, &end, 10);
@@ -483,8 +499,11 @@ int swf_worker_cmd_main(int argc, char **argv)
                 return usage("--concurrency must be 1 to 1024");
             break;
         }
-        case 'h': usage(NULL); return 0;
-        default: return usage(NULL);
+        case 'h':
+            usage(NULL);
+            return 0;
+        default:
+            return usage(NULL);
         }
     }
     if (optind < argc)

@@ -38,6 +38,7 @@
 #include "protocol/bounded.h"
 #include "protocol/json.h"
 #include "protocol/kafka_conf.h"
+#include "protocol/message.h"
 #include "worker/internal.h"
 
 /* How long a full worker waits for a slot without polling its consumer:
@@ -557,7 +558,9 @@ static json_object *message_new(const char *type, const swf_worker_task_t *t)
     return m;
 }
 
-/* A string cut to at most max bytes, not inside a UTF-8 sequence. */
+/* A string cut to at most max bytes, not inside a UTF-8 sequence, with
+ * U+FFFD for each byte that is not UTF-8 (a command's stderr may hold
+ * anything; the decider refuses a message that is not UTF-8). */
 static json_object *string_cut(const char *s, size_t max)
 {
     size_t n = strlen(s);
@@ -566,7 +569,7 @@ static json_object *string_cut(const char *s, size_t max)
         while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
             n--;
     }
-    return json_object_new_string_len(s, (int)n);
+    return swf_json_new_text(s, n);
 }
 
 static int64_t mono_ms(void)
@@ -667,20 +670,12 @@ void swf_worker_task_free(swf_worker_task_t *t)
 static swf_error_t *dead_letter(swf_worker_t *w, const rd_kafka_message_t *m, const char *reason,
                                 swf_worker__pending_t *q)
 {
-    json_object *d = json_object_new_object();
-    swf_json_add(d, "v", json_object_new_int(1));
-    swf_json_add(d, "type", json_object_new_string("dead-letter"));
-    swf_json_add(d, "reason", json_object_new_string(reason));
-    swf_json_add(d, "topic", json_object_new_string(w->task_topic));
-    swf_json_add(d, "partition", json_object_new_int(m->partition));
-    swf_json_add(d, "offset", json_object_new_int64(m->offset));
+    /* The protocol's entry (the message cut, and kept in base64 when it is
+     * not UTF-8), with who refused it. */
+    json_object *d = swf_msg_dead_letter_new(reason, w->task_topic, m->partition, m->offset,
+                                             m->payload, m->payload ? m->len : 0);
     swf_json_add(d, "consumer", json_object_new_string(w->group_id));
     swf_json_add(d, "identity", json_object_new_string(w->identity));
-    size_t len =
-        m->len < SWF_WORKER_MESSAGE_BYTES_MAX / 2 ? m->len : SWF_WORKER_MESSAGE_BYTES_MAX / 2;
-    swf_json_add(d, "message", json_object_new_string_len(m->payload ? m->payload : "", (int)len));
-    if (len < m->len)
-        swf_json_add(d, "truncated", json_object_new_boolean(1));
     char *key = NULL;
     if (m->key != NULL) {
         key = strndup(m->key, m->key_len);

@@ -480,41 +480,6 @@ static swf_error_t *fn_base64_encode(const call_t *call, json_object **out)
     return err;
 }
 
-/* True when s[0..len) is well-formed UTF-8 (no overlong forms, surrogates or
- * code points past U+10FFFF): a JSON string must be text. */
-static bool utf8_valid(const uint8_t *s, size_t len)
-{
-    size_t i = 0;
-    while (i < len) {
-        uint8_t c = s[i];
-        size_t n;
-        uint32_t cp, min;
-        if (c < 0x80) {
-            i++;
-            continue;
-        } else if ((c & 0xe0) == 0xc0) {
-            n = 1, cp = c & 0x1f, min = 0x80;
-        } else if ((c & 0xf0) == 0xe0) {
-            n = 2, cp = c & 0x0f, min = 0x800;
-        } else if ((c & 0xf8) == 0xf0) {
-            n = 3, cp = c & 0x07, min = 0x10000;
-        } else {
-            return false;
-        }
-        if (len - i <= n)
-            return false;
-        for (size_t j = 1; j <= n; j++) {
-            if ((s[i + j] & 0xc0) != 0x80)
-                return false;
-            cp = cp << 6 | (s[i + j] & 0x3f);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-            return false;
-        i += n + 1;
-    }
-    return true;
-}
-
 static swf_error_t *fn_base64_decode(const call_t *call, json_object **out)
 {
     const char *s;
@@ -529,7 +494,7 @@ static swf_error_t *fn_base64_decode(const call_t *call, json_object **out)
         swf_error_free(err);
         return wrapped;
     }
-    if (!utf8_valid(bytes, n))
+    if (swf_utf8_invalid_at((const char *)bytes, n) < n)
         err = fail(call, "the decoded data is not UTF-8 text");
     else
         *out = must(json_object_new_string_len((const char *)bytes, (int)n));

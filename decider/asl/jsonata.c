@@ -581,6 +581,8 @@ static void lex_string(parser_t *p, token_t *t)
                 lo < 0xE000) {
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
                 p->pos += 6;
+            } else if (cp >= 0xD800 && cp < 0xE000) {
+                cp = 0xFFFD; /* a lone surrogate is no character: text stays UTF-8 */
             }
             utf8_put(&b, cp);
             break;
@@ -4217,6 +4219,10 @@ static swf_error_t *fn_pad(call_t *c, val_t *out)
         return qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
     buf_t padding = {0}, b = {0};
     size_t count, *starts = utf8_starts(pad, pn, &count);
+    if (count == 0) { /* only continuation bytes: not text, nothing to repeat */
+        free(starts);
+        return qerr("the padding is not UTF-8 text");
+    }
     for (size_t k = 0; (double)k < missing; k++) /* the pad repeated, cut to length */
         buf_add(&padding, pad + starts[k % count], starts[k % count + 1] - starts[k % count]);
     free(starts);
@@ -4394,20 +4400,8 @@ static swf_error_t *url_decode(call_t *c, val_t *out, bool component)
         i += 2;
     }
     /* the bytes must be UTF-8, as decodeURI requires */
-    if (!err && b.n > 0) {
-        for (size_t i = 0, k; i < b.n; i += k) {
-            unsigned char ch = (unsigned char)b.s[i];
-            k = ch < 0x80 ? 1 : (ch >> 5) == 6 ? 2 : (ch >> 4) == 14 ? 3 : (ch >> 3) == 30 ? 4 : 0;
-            for (size_t j = 1; k && j < k; j++) {
-                if (i + j >= b.n || ((unsigned char)b.s[i + j] & 0xC0) != 0x80)
-                    k = 0;
-            }
-            if (k == 0) {
-                err = qerr("the URL escapes are not UTF-8");
-                break;
-            }
-        }
-    }
+    if (!err && b.n > 0 && swf_utf8_invalid_at(b.s, b.n) < b.n)
+        err = qerr("the URL escapes are not UTF-8");
     if (!err && b.over)
         err = qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
     if (!err)
@@ -5151,9 +5145,13 @@ static swf_error_t *fn_base64decode(call_t *c, val_t *out)
         swf_error_free(derr);
         return err;
     }
-    *out = string_val((const char *)dec, dn);
+    /* as JSONata's decodeURIComponent step: the bytes must be UTF-8 text */
+    if (swf_utf8_invalid_at((const char *)dec, dn) < dn)
+        err = qerr("the decoded data is not UTF-8 text");
+    else
+        *out = string_val((const char *)dec, dn);
     free(dec);
-    return NULL;
+    return err;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -37,9 +37,18 @@ static json_object *parse(const char *text)
 
 Test(json_parse, accepts_every_kind_of_value)
 {
-    const char *docs[] = {"{}", "[]", "{\"a\":[1,2.5,-3e2,true,false,null,\"x\"]}",
-                          "0", "12", "-0.5", "1e10", "\"str\"", "true", "false",
-                          "\"\\u00e9\\ud83d\\ude00\\n\"", "  {\"a\" : { \"b\" : [ ] } }  \n"};
+    const char *docs[] = {"{}",
+                          "[]",
+                          "{\"a\":[1,2.5,-3e2,true,false,null,\"x\"]}",
+                          "0",
+                          "12",
+                          "-0.5",
+                          "1e10",
+                          "\"str\"",
+                          "true",
+                          "false",
+                          "\"\\u00e9\\ud83d\\ude00\\n\"",
+                          "  {\"a\" : { \"b\" : [ ] } }  \n"};
     for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
         cr_expect_eq(parse_code(docs[i], strlen(docs[i])), SWF_OK, "%s", docs[i]);
 }
@@ -87,16 +96,16 @@ Test(json_parse, reads_only_len_bytes)
 
 Test(json_parse, rejects_trailing_garbage)
 {
-    const char *docs[] = {"{} x", "[1] [2]", "12 13", "\"a\"\"b\"", "true false", "{}}",
-                          "null,", "1 // comment"};
+    const char *docs[] = {"{} x",       "[1] [2]", "12 13", "\"a\"\"b\"",
+                          "true false", "{}}",     "null,", "1 // comment"};
     for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
         cr_expect_eq(parse_code(docs[i], strlen(docs[i])), SWF_E_INPUT, "%s", docs[i]);
 }
 
 Test(json_parse, rejects_malformed_documents)
 {
-    const char *docs[] = {"{", "[1,", "tru", "\"open", "{\"a\":}", "[1,]", "{'a':1}",
-                          "nul", "-", "{\"a\" 1}", "NaN", "01"};
+    const char *docs[] = {"{",       "[1,", "tru", "\"open",    "{\"a\":}", "[1,]",
+                          "{'a':1}", "nul", "-",   "{\"a\" 1}", "NaN",      "01"};
     for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
         cr_expect_eq(parse_code(docs[i], strlen(docs[i])), SWF_E_INPUT, "%s", docs[i]);
 }
@@ -105,7 +114,7 @@ Test(json_parse, rejects_what_json_c_strict_mode_lets_through)
 {
     /* json-c 0.16 in strict mode still takes these; they are not JSON, and
      * NaN would be written back out verbatim. */
-    const char *docs[] = {"NaN", "[NaN]", "Infinity", "-Infinity", "{\"a\":-Infinity}",
+    const char *docs[] = {"NaN",     "[NaN]",          "Infinity", "-Infinity", "{\"a\":-Infinity}",
                           "{'a':1}", "{\"a\":{'b':2}}"};
     for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
         cr_expect_eq(parse_code(docs[i], strlen(docs[i])), SWF_E_INPUT, "%s", docs[i]);
@@ -269,7 +278,8 @@ Test(json_copy, is_deep_and_equal)
 
 Test(json_helpers, type_names_and_lookups)
 {
-    json_object *v = parse("{\"s\":\"x\",\"n\":null,\"i\":1,\"d\":1.5,\"b\":true,\"a\":[],\"o\":{}}");
+    json_object *v =
+        parse("{\"s\":\"x\",\"n\":null,\"i\":1,\"d\":1.5,\"b\":true,\"a\":[],\"o\":{}}");
     json_object *m;
     cr_expect_str_eq(swf_json_type_name(NULL), "null");
     cr_expect(swf_json_get(v, "n", &m));
@@ -392,4 +402,73 @@ Test(json_equal, integer_and_double_compare_exactly)
     json_object_put(d);
     json_object_put(one);
     json_object_put(onef);
+}
+
+/* RFC 8259 asks for UTF-8, and PostgreSQL's jsonb takes nothing else: a
+ * document that is not is refused where it enters, naming the byte. */
+Test(json_parse, refuses_text_that_is_not_utf8)
+{
+    static const struct {
+        const char *text;
+        size_t at;
+    } bad[] = {
+        {"\"\x80\"", 1},             /* a continuation byte alone */
+        {"\"ok \xC3\"", 4},          /* a sequence cut short at the end */
+        {"\"\xC3(\"", 1},            /* ... or by a byte that does not continue it */
+        {"\"\xC0\xAF\"", 1},         /* an overlong form of '/' */
+        {"\"\xE0\x80\xAF\"", 1},     /* another */
+        {"\"\xED\xA0\x80\"", 1},     /* a surrogate, U+D800 */
+        {"\"\xF4\x90\x80\x80\"", 1}, /* past U+10FFFF */
+        {"\"\xF8\x88\x80\x80\x80\"", 1},
+        {"{\"k\":1,\"\xFF\":2}", 8}, /* in a key */
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        json_object *v = NULL;
+        swf_error_t *err =
+            swf_json_parse(bad[i].text, strlen(bad[i].text), SWF_LIMIT_JSON_BYTES, &v);
+        cr_assert_not_null(err, "case %zu accepted", i);
+        cr_expect_eq(swf_error_code(err), SWF_E_INPUT);
+        char want[32];
+        snprintf(want, sizeof(want), "byte %zu ", bad[i].at);
+        cr_expect(strstr(swf_error_message(err), "not UTF-8") != NULL &&
+                      strstr(swf_error_message(err), want) != NULL,
+                  "case %zu: %s", i, swf_error_message(err));
+        cr_expect_null(v);
+        swf_error_free(err);
+    }
+    /* Every length of sequence, at the edges of its ranges, is text. */
+    const char *good = "\"\x7F \xC2\x80 \xDF\xBF \xE0\xA0\x80 \xED\x9F\xBF \xEE\x80\x80 "
+                       "\xF0\x90\x80\x80 \xF4\x8F\xBF\xBF\"";
+    json_object *v = parse(good);
+    cr_expect_eq((size_t)json_object_get_string_len(v), strlen(good) - 2);
+    json_object_put(v);
+}
+
+Test(json_utf8, finds_the_first_bad_byte)
+{
+    cr_expect_eq(swf_utf8_invalid_at("", 0), 0);
+    cr_expect_eq(swf_utf8_invalid_at("abc", 3), 3);
+    cr_expect_eq(swf_utf8_invalid_at("caf\xC3\xA9", 5), 5);
+    cr_expect_eq(swf_utf8_invalid_at("caf\xC3\xA9", 4), 3, "a sequence cut by the length");
+    cr_expect_eq(swf_utf8_invalid_at("ab\xE2\x82\xAC\xE2\x82", 7), 5);
+}
+
+Test(json_utf8, new_text_marks_each_bad_byte)
+{
+    json_object *v = swf_json_new_text("a\x80"
+                                       "b\xE2\x82"
+                                       "c\xC3\xA9",
+                                       9);
+    cr_expect_str_eq(json_object_get_string(v), "a\xEF\xBF\xBD"
+                                                "b\xEF\xBF\xBD\xEF\xBF\xBD"
+                                                "c\xC3\xA9");
+    /* What it makes is JSON the parser takes back. */
+    const char *s = swf_json_str(v);
+    json_object *back = parse(s);
+    cr_expect(swf_json_equal(v, back));
+    json_object_put(back);
+    json_object_put(v);
+    v = swf_json_new_text("plain \xC3\xA9", 8);
+    cr_expect_str_eq(json_object_get_string(v), "plain \xC3\xA9");
+    json_object_put(v);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/hash.h"
 #include "protocol/json.h"
 #include "protocol/message.h"
 #include "protocol/token.h"
@@ -103,10 +104,11 @@ Test(message, execution_messages_round_trip)
 
 Test(message, activity_task_from_scheduled_event)
 {
-    const char *attrs = "{\"activityId\":\"5\",\"activityType\":{\"name\":\"pay\",\"version\":\"1\"},"
-                        "\"taskList\":{\"name\":\"pay\"},\"input\":{\"n\":1},"
-                        "\"control\":{\"state\":\"Charge\",\"attempt\":2},"
-                        "\"startToCloseTimeout\":30,\"executionId\":\"ex\",\"scheduledEventId\":12}";
+    const char *attrs =
+        "{\"activityId\":\"5\",\"activityType\":{\"name\":\"pay\",\"version\":\"1\"},"
+        "\"taskList\":{\"name\":\"pay\"},\"input\":{\"n\":1},"
+        "\"control\":{\"state\":\"Charge\",\"attempt\":2},"
+        "\"startToCloseTimeout\":30,\"executionId\":\"ex\",\"scheduledEventId\":12}";
     json_object *a = json_tokener_parse(attrs), *task;
     cr_assert_null(swf_msg_activity_task_new(SECRET, NULL, 0, a, &task));
     swf_msg_t m;
@@ -165,6 +167,7 @@ Test(message, broken_messages_name_the_problem)
         {"{\"v\":1,\"type\":\"activity.completed\",\"taskToken\":\"abc\",\"result\":1}",
          "malformed task token"},
         {"{\"v\":1,\"type\":\"signal\",\"executionId\":\"e\"}", "missing \"signalName\""},
+        {"{\"v\":1,\"type\":\"cancel\",\"executionId\":\"e\",\"cause\":\"\xC3(\"}", "not UTF-8"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char *why = refusal(cases[i].text);
@@ -193,4 +196,75 @@ Test(message, dead_letter_keeps_the_original)
     cr_assert_str_eq(swf_json_get_string(d, "message"), "xyz");
     cr_assert_str_eq(swf_json_get_string(d, "reason"), "bad");
     json_object_put(d);
+}
+
+Test(message, dead_letter_keeps_bytes_that_are_not_utf8)
+{
+    const char payload[] = "{\"x\":\"\xFF\xFE\"}";
+    size_t n = sizeof(payload) - 1;
+    json_object *d = swf_msg_dead_letter_new("not JSON", "swf.inbox", 0, 7, payload, n);
+    /* The entry itself is a message any consumer can read... */
+    const char *text = swf_msg_str(d);
+    json_object *back = NULL;
+    swf_error_t *err = swf_json_parse(text, strlen(text), SWF_MSG_MAX_BYTES, &back);
+    cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
+    json_object_put(back);
+    /* ...with U+FFFD for the bad bytes, and the bytes themselves in base64. */
+    cr_expect_str_eq(swf_json_get_string(d, "message"), "{\"x\":\"\xEF\xBF\xBD\xEF\xBF\xBD\"}");
+    const char *b64 = swf_json_get_string(d, "messageBase64");
+    cr_assert_not_null(b64);
+    uint8_t *raw = NULL;
+    size_t rn = 0;
+    err = swf_base64_decode(b64, strlen(b64), &raw, &rn);
+    cr_assert_null(err);
+    cr_expect_eq(rn, n);
+    cr_expect_eq(memcmp(raw, payload, n), 0);
+    free(raw);
+    json_object_put(d);
+
+    /* UTF-8 text needs no copy. */
+    d = swf_msg_dead_letter_new("bad", "swf.inbox", 0, 8, "caf\xC3\xA9", 5);
+    cr_expect_str_eq(swf_json_get_string(d, "message"), "caf\xC3\xA9");
+    cr_expect_null(swf_json_get_string(d, "messageBase64"));
+    json_object_put(d);
+}
+
+Test(message, dead_letter_cuts_between_characters)
+{
+    /* Two-byte characters with the cut falling inside one. */
+    size_t n = SWF_MSG_MAX_BYTES / 2 + 1;
+    char *big = malloc(n);
+    for (size_t i = 0; i + 1 < n; i += 2)
+        memcpy(big + i, "\xC3\xA9", 2);
+    big[n - 1] = 'x';
+    json_object *d = swf_msg_dead_letter_new("too big", "swf.inbox", 0, 9, big, n);
+    const char *m = swf_json_get_string(d, "message");
+    size_t mn = strlen(m);
+    cr_expect_eq(mn, SWF_MSG_MAX_BYTES / 2, "cut before the character the limit splits");
+    cr_expect_eq(swf_utf8_invalid_at(m, mn), mn);
+    cr_expect_null(swf_json_get_string(d, "messageBase64"));
+    json_object *t;
+    cr_expect(swf_json_get(d, "truncated", &t) && json_object_get_boolean(t));
+    json_object_put(d);
+    free(big);
+}
+
+/* Free text from outside JSON (a command's stderr, a shell argument) may be
+ * any bytes; the builders make messages the receiver takes. */
+Test(message, builders_make_utf8_of_any_text)
+{
+    char *tok = swf_token_make(SECRET, "ex-1", "7");
+    json_object *o =
+        swf_msg_activity_failed_new(tok, "E", "segfault \x80\xFF in libfoo", "host\xC3");
+    swf_msg_t m;
+    swf_error_t *err = parse_obj(o, &m);
+    cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
+    cr_expect_str_eq(m.cause, "segfault \xEF\xBF\xBD\xEF\xBF\xBD in libfoo");
+    cr_expect_str_eq(m.identity, "host\xEF\xBF\xBD");
+    swf_msg_clear(&m);
+    err = parse_obj(swf_msg_terminate_new("ex-1", "stop \xE2\x82", NULL, false), &m);
+    cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
+    cr_expect_str_eq(m.reason, "stop \xEF\xBF\xBD\xEF\xBF\xBD");
+    swf_msg_clear(&m);
+    free(tok);
 }

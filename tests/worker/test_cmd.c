@@ -90,20 +90,28 @@ Test(swf_worker, results_and_failures_map_to_the_documented_error_names)
     fx_kafka_t k;
     fx_kafka_start(&k, LIST);
     char *dir = scripts_dir();
-    const char *ids[] = {"upper", "exit3", "jsonerr", "signal", "notjson", "env", "longcause",
-                         "empty"};
+    const char *ids[] = {"upper", "exit3",     "jsonerr", "signal", "notjson",
+                         "env",   "longcause", "empty",   "binary", "widecause"};
     script(dir, "upper", "tr a-z A-Z\n");
     script(dir, "exit3", "cat >/dev/null; echo boom >&2; exit 3\n");
     script(dir, "jsonerr",
            "echo noise >&2; echo '{\"error\":\"my.Err\",\"cause\":\"why\"}' >&2; exit 1\n");
     script(dir, "signal", "kill -9 $$\n");
     script(dir, "notjson", "echo not json\n");
-    script(dir, "env", "printf '[\"%s\",\"%s\",%s]' \"$SWF_EXECUTION_ID\" \"$SWF_STATE\" "
-                       "\"$SWF_ATTEMPT\"\n");
-    script(dir, "longcause", "i=0; while [ $i -lt 300 ]; do printf 'xxxxxxxxxx' >&2; "
-                             "i=$((i+1)); done; printf END >&2; exit 2\n");
+    script(dir, "env",
+           "printf '[\"%s\",\"%s\",%s]' \"$SWF_EXECUTION_ID\" \"$SWF_STATE\" "
+           "\"$SWF_ATTEMPT\"\n");
+    script(dir, "longcause",
+           "i=0; while [ $i -lt 300 ]; do printf 'xxxxxxxxxx' >&2; "
+           "i=$((i+1)); done; printf END >&2; exit 2\n");
     script(dir, "empty", "true\n");
-    for (size_t i = 0; i < 8; i++)
+    /* stderr that is not text, and a 1 KiB tail that would start inside a
+     * character (600 two-byte characters and an x: 1,201 bytes) */
+    script(dir, "binary", "printf 'bad \\377\\376 bytes' >&2; exit 1\n");
+    script(dir, "widecause",
+           "i=0; while [ $i -lt 600 ]; do printf '\\303\\251' >&2; "
+           "i=$((i+1)); done; printf x >&2; exit 1\n");
+    for (size_t i = 0; i < 10; i++)
         publish(&k, "exec-c1", ids[i], strcmp(ids[i], "upper") ? "{}" : "\"abc\"", 0);
 
     char command[600];
@@ -111,8 +119,8 @@ Test(swf_worker, results_and_failures_map_to_the_documented_error_names)
     char *argv[] = {BIN, "--task-list", LIST, "--exec", command, "--concurrency", "3", NULL};
     pid_t pid = fx_spawn(&k, argv);
     rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
-    json_object *ans[8] = {0};
-    read_answers(inbox, "exec-c1", ids, 8, ans, NULL);
+    json_object *ans[10] = {0};
+    read_answers(inbox, "exec-c1", ids, 10, ans, NULL);
     int status = fx_stop(pid, SIGTERM, 60000);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "swf-worker exit status %d", status);
 
@@ -127,7 +135,14 @@ Test(swf_worker, results_and_failures_map_to_the_documented_error_names)
     cr_assert_eq(strlen(cause), 1024, "cause is the last 1 KiB of stderr");
     cr_assert_str_eq(cause + 1021, "END");
     assert_failed(ans[7], "swf.InvalidOutput", NULL);
-    for (size_t i = 0; i < 8; i++) {
+    /* The answers are UTF-8 (fx_read parsed them): bad bytes became U+FFFD,
+     * and the tail begins with the next whole character. */
+    assert_failed(ans[8], "swf.ExitCode.1", "bad \xEF\xBF\xBD\xEF\xBF\xBD bytes");
+    cause = swf_json_get_string(ans[9], "cause");
+    cr_assert_eq(strlen(cause), 1023);
+    cr_assert_eq(memcmp(cause, "\xC3\xA9", 2), 0);
+    cr_assert_str_eq(cause + 1022, "x");
+    for (size_t i = 0; i < 10; i++) {
         cr_assert_not_null(swf_json_get_string(ans[i], "identity"));
         json_object_put(ans[i]);
     }

@@ -1547,3 +1547,26 @@ ParameterizedTest(corpus_case_t *c, jsonata_corpus, expressions_of_the_conforman
     json_object_put(got);
     json_object_put(b);
 }
+
+/* Whatever an expression builds is text PostgreSQL's jsonb takes: UTF-8. A
+ * lone surrogate escape becomes U+FFFD (json-c does the same for JSON
+ * input); functions that decode bytes refuse bytes that are not text. */
+Test(jsonata_text, results_are_always_utf8)
+{
+    expect_value("\"a\\uD800b\"", "\"a\xEF\xBF\xBD"
+                                  "b\"");
+    expect_value("\"\\uDC00\"", "\"\xEF\xBF\xBD\"");
+    expect_value("\"\\uD83D\\uDE00\"", "\"\xF0\x9F\x98\x80\"");
+    expect_value("$base64decode(\"w6k=\")", "\"\xC3\xA9\"");
+    expect_error("$base64decode(\"/w==\")", "not UTF-8");
+    expect_error("$decodeUrlComponent(\"%C0%AF\")", "not UTF-8");    /* overlong '/' */
+    expect_error("$decodeUrlComponent(\"%ED%A0%80\")", "not UTF-8"); /* a surrogate */
+    expect_value("$decodeUrlComponent(\"caf%C3%A9\")", "\"caf\xC3\xA9\"");
+}
+
+/* The engine never sees such a padding (its inputs are UTF-8), but a pad of
+ * continuation bytes alone once divided by zero. */
+Test(jsonata_text, pad_of_no_characters_is_an_error)
+{
+    expect_error("$pad(\"x\", 4, \"\x80\x80\")", "not UTF-8");
+}
