@@ -11,6 +11,7 @@
 #include "protocol/json.h"
 #include "protocol/message.h"
 #include "protocol/token.h"
+#include "tests/fuzz.h"
 
 #define SECRET "test-secret"
 
@@ -266,5 +267,64 @@ Test(message, builders_make_utf8_of_any_text)
     cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
     cr_expect_str_eq(m.reason, "stop \xEF\xBF\xBD\xEF\xBF\xBD");
     swf_msg_clear(&m);
+    free(tok);
+}
+
+/* ---- mutated messages (tests/fuzz.h) ---- */
+
+static bool is_text(const char *s)
+{
+    return s == NULL || swf_utf8_invalid_at(s, strlen(s)) == strlen(s);
+}
+
+static fuzz_outcome_t message_round(const char *text, void *arg)
+{
+    (void)arg;
+    swf_msg_t m;
+    swf_error_t *err = swf_msg_parse(text, strlen(text), SECRET, &m);
+    if (err != NULL) {
+        cr_assert_eq(m.type, SWF_MSG_NONE, "refused but filled: %s", text);
+        cr_assert(swf_error_message(err)[0] != '\0', "refused without a reason: %s", text);
+        swf_error_free(err);
+        return FUZZ_REFUSED;
+    }
+    /* Whatever passes names its execution and is text. */
+    cr_assert_neq(m.type, SWF_MSG_NONE, "%s", text);
+    cr_assert(m.execution_id != NULL && m.execution_id[0] != '\0', "%s", text);
+    cr_assert(is_text(m.execution_id) && is_text(m.cause) && is_text(m.reason) &&
+                  is_text(m.signal_name) && is_text(m.error) && is_text(m.identity),
+              "%s", text);
+    swf_msg_clear(&m);
+    return FUZZ_VALUE;
+}
+
+Test(message, mutated_messages_are_refused_or_whole)
+{
+    char *tok = swf_token_make(SECRET, "ex-1", "7");
+    json_object *input = json_object_new_object();
+    swf_json_add(input, "a", json_object_new_int(1));
+    json_object *built[] = {
+        swf_msg_decide_new("ex-1"),
+        swf_msg_activity_completed_new(tok, input, "w-1"),
+        swf_msg_activity_failed_new(tok, "my.Error", "a cause", "w-1"),
+        swf_msg_activity_heartbeat_new(tok, input, true),
+        swf_msg_activity_timed_out_new("ex-1", 12, "HEARTBEAT"),
+        swf_msg_timer_fired_new("ex-1", "t3", 9),
+        swf_msg_execution_timed_out_new("ex-1"),
+        swf_msg_signal_new("ex-1", "approve", input),
+        swf_msg_cancel_new("ex-1", "because"),
+        swf_msg_terminate_new("ex-1", "stop", input, true),
+    };
+    fuzz_corpus_t seeds = {0};
+    for (size_t i = 0; i < sizeof(built) / sizeof(built[0]); i++) {
+        fuzz_corpus_add(&seeds, swf_msg_str(built[i]));
+        json_object_put(built[i]);
+    }
+    json_object_put(input);
+    fuzz_tally_t t = fuzz_run(&seeds, 20000, message_round, NULL);
+    /* The rounds reach both sides. */
+    cr_expect(t.outcomes[FUZZ_VALUE] > t.rounds / 200 && t.outcomes[FUZZ_REFUSED] > t.rounds / 200,
+              "%ld parsed, %ld refused", t.outcomes[FUZZ_VALUE], t.outcomes[FUZZ_REFUSED]);
+    fuzz_corpus_free(&seeds);
     free(tok);
 }

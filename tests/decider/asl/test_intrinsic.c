@@ -12,6 +12,7 @@
 #include "decider/asl/path.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
+#include "tests/fuzz.h"
 
 static json_object *parse_json(const char *text)
 {
@@ -772,4 +773,46 @@ Test(intrinsic_paths, unique_on_a_large_array, .timeout = 20)
     swf_error_free(err);
     json_object_put(got);
     json_object_put(in);
+}
+
+/* ---- mutated calls (tests/fuzz.h) ---- */
+
+static void pick_call(const char *key, const char *value, fuzz_corpus_t *c)
+{
+    (void)key;
+    if (swf_asl_intrinsic_is_call(value))
+        fuzz_corpus_add(c, value);
+}
+
+static fuzz_outcome_t intrinsic_round(const char *call, void *input)
+{
+    swf_error_t *bad = swf_asl_intrinsic_check(call);
+    if (bad != NULL) {
+        swf_error_free(bad);
+        return FUZZ_REFUSED;
+    }
+    swf_asl_env_t env = {0};
+    json_object *out = NULL;
+    swf_error_t *err = swf_asl_intrinsic_eval(call, input, &env, &out);
+    return fuzz_outcome(call, err, out);
+}
+
+/* A mutated call the check takes evaluates to JSON or to an error with a
+ * message (States.IntrinsicFailure and the like), whatever its arguments. */
+Test(intrinsic_fuzz, mutated_calls_fail_cleanly_or_give_json)
+{
+    fuzz_corpus_t seeds = {0};
+    fuzz_corpus_from_histories(&seeds, pick_call);
+    cr_assert(seeds.n > 30, "only %zu calls in tests/histories", seeds.n);
+    /* The fields the recorded calls read. */
+    json_object *input = parse_json(
+        "{\"a\":[1,2,2,3],\"v\":\"x\",\"i\":1,\"n\":2.5,\"b\":true,\"f\":0.5,\"s\":\"x,y|z\","
+        "\"name\":\"Ann\",\"data\":\"abc\",\"template\":\"hi {}\",\"id\":\"a-b-c\",\"why\":\"no\","
+        "\"orderId\":\"o1\",\"lo\":1,\"hi\":9,\"seed\":4,\"o\":{\"k\":\"v\"},\"records\":[1,2,3],"
+        "\"arn\":\"arn:aws:states:x:y\",\"reservations\":[],\"someJson\":{\"j\":[1]}}");
+    fuzz_tally_t t = fuzz_run(&seeds, 50000, intrinsic_round, input);
+    cr_expect(t.outcomes[FUZZ_VALUE] > t.rounds / 100 && t.outcomes[FUZZ_FAILED] > 0,
+              "%ld values, %ld failed", t.outcomes[FUZZ_VALUE], t.outcomes[FUZZ_FAILED]);
+    json_object_put(input);
+    fuzz_corpus_free(&seeds);
 }

@@ -14,6 +14,7 @@
 #include "decider/asl/jsonata.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
+#include "tests/fuzz.h"
 
 #define QEE "States.QueryEvaluationError"
 
@@ -1569,4 +1570,52 @@ Test(jsonata_text, results_are_always_utf8)
 Test(jsonata_text, pad_of_no_characters_is_an_error)
 {
     expect_error("$pad(\"x\", 4, \"\x80\x80\")", "not UTF-8");
+}
+
+/* ---- mutated expressions (tests/fuzz.h) ---- */
+
+static void pick_jsonata(const char *key, const char *value, fuzz_corpus_t *c)
+{
+    (void)key;
+    size_t n = strlen(value);
+    if (n >= 4 && swf_asl_jsonata_is_expr(value)) {
+        char *inner = strndup(value + 2, n - 4);
+        fuzz_corpus_add(c, inner);
+        free(inner);
+    }
+}
+
+static fuzz_outcome_t jsonata_round(const char *expr, void *bindings)
+{
+    swf_error_t *bad = swf_asl_jsonata_check(expr);
+    json_object *got = NULL;
+    bool defined = false;
+    swf_error_t *err = swf_asl_jsonata_eval(expr, bindings, &got, &defined);
+    if (bad != NULL) {
+        cr_assert_not_null(err, "refused by the check, evaluated: %s", expr);
+        swf_error_free(bad);
+        swf_error_free(err);
+        return FUZZ_REFUSED;
+    }
+    if (err == NULL && !defined) {
+        json_object_put(got);
+        return FUZZ_EMPTY;
+    }
+    return fuzz_outcome(expr, err, got);
+}
+
+/* Each mutation is refused by the syntax check and by evaluation alike, or
+ * evaluates to nothing, to an error or to JSON that the parser takes back
+ * unchanged. */
+Test(jsonata_fuzz, mutated_expressions_fail_cleanly_or_give_json)
+{
+    fuzz_corpus_t seeds = {0};
+    fuzz_corpus_from_histories(&seeds, pick_jsonata);
+    cr_assert(seeds.n > 50, "only %zu expressions in tests/histories", seeds.n);
+    json_object *b = parse_json(ORDER);
+    fuzz_tally_t t = fuzz_run(&seeds, 50000, jsonata_round, b);
+    cr_expect(t.outcomes[FUZZ_VALUE] > t.rounds / 100 && t.outcomes[FUZZ_FAILED] > t.rounds / 100,
+              "%ld values, %ld failed", t.outcomes[FUZZ_VALUE], t.outcomes[FUZZ_FAILED]);
+    json_object_put(b);
+    fuzz_corpus_free(&seeds);
 }

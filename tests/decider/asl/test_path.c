@@ -9,6 +9,7 @@
 #include "decider/asl/path.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
+#include "tests/fuzz.h"
 
 static json_object *J(const char *text)
 {
@@ -107,7 +108,10 @@ Test(path_eval, bracket_notation_both_quotes)
     expect_eval("{\"a.b\":3}", "$['a.b']", "3");
 }
 
-Test(path_eval, dot_name_with_hyphen) { expect_eval(STORE, "$.delivery-partner", "\"ups\""); }
+Test(path_eval, dot_name_with_hyphen)
+{
+    expect_eval(STORE, "$.delivery-partner", "\"ups\"");
+}
 
 Test(path_eval, indexes_positive_and_negative)
 {
@@ -607,4 +611,61 @@ Test(path_check, long_path_of_quoted_names)
     cr_assert_eq(json_object_get_int(out), 1);
     json_object_put(out);
     json_object_put(input);
+}
+
+/* ---- mutated paths (tests/fuzz.h) ---- */
+
+static void pick_path(const char *key, const char *value, fuzz_corpus_t *c)
+{
+    size_t k = strlen(key);
+    bool path_key = (k >= 4 && strcmp(key + k - 4, "Path") == 0) || strcmp(key, "Variable") == 0 ||
+                    (k >= 2 && strcmp(key + k - 2, ".$") == 0);
+    if (path_key && value[0] == '$')
+        fuzz_corpus_add(c, value);
+}
+
+typedef struct path_fuzz {
+    json_object *input, *value;
+    swf_asl_env_t env;
+    long sets;
+} path_fuzz_t;
+
+static fuzz_outcome_t path_round(const char *path, void *arg)
+{
+    path_fuzz_t *pf = arg;
+    swf_error_t *bad = swf_asl_path_check(path, SWF_ASL_PATH_REFERENCE);
+    if (bad == NULL && path[0] == '$' && path[1] != '$') {
+        json_object *out = NULL;
+        swf_error_t *err = swf_asl_path_set(path, pf->input, pf->value, &out);
+        pf->sets += fuzz_outcome(path, err, out) == FUZZ_VALUE;
+    }
+    swf_error_free(bad);
+    bad = swf_asl_path_check(path, SWF_ASL_PATH_ANY);
+    if (bad != NULL) {
+        swf_error_free(bad);
+        return FUZZ_REFUSED;
+    }
+    json_object *out = NULL;
+    swf_error_t *err = swf_asl_path_eval(path, pf->input, &pf->env, &out);
+    return fuzz_outcome(path, err, out);
+}
+
+/* A mutated path the check takes evaluates to an error or to JSON; one it
+ * takes as a Reference Path also applies as a ResultPath or says why not. */
+Test(path_fuzz, mutated_paths_fail_cleanly_or_give_json)
+{
+    fuzz_corpus_t seeds = {0};
+    fuzz_corpus_from_histories(&seeds, pick_path);
+    cr_assert(seeds.n > 50, "only %zu paths in tests/histories", seeds.n);
+    path_fuzz_t pf = {.input = J(STORE), .value = J("{\"set\":true}")};
+    pf.env.context = J("{\"Execution\":{\"Id\":\"x\"},\"Map\":{}}");
+    pf.env.variables = J("{\"v\":[1,{\"w\":2}]}");
+    fuzz_tally_t t = fuzz_run(&seeds, 50000, path_round, &pf);
+    cr_expect(t.outcomes[FUZZ_VALUE] > t.rounds / 100 && pf.sets > t.rounds / 100,
+              "%ld values, %ld set", t.outcomes[FUZZ_VALUE], pf.sets);
+    json_object_put(pf.input);
+    json_object_put(pf.value);
+    json_object_put(pf.env.context);
+    json_object_put(pf.env.variables);
+    fuzz_corpus_free(&seeds);
 }
