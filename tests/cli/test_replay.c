@@ -12,9 +12,12 @@
 #include <stdarg.h>
 
 #include "cli/cli.h"
+#include "cli/replay_common.h"
+#include "decider/cache.h"
 #include "decider/local.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
+#include "tests/fuzz.h"
 
 #define SRC SWF_SOURCE_DIR "/tests/histories/src/"
 #define EXAMPLES SWF_SOURCE_DIR "/examples/"
@@ -141,8 +144,8 @@ Test(cli_replay, clean_history_replays_with_one_summary_line)
 
 Test(cli_replay, signals_are_recorded_and_ignored)
 {
-    cr_assert_eq(swf("replay", "--file", SWF_SOURCE_DIR "/tests/histories/examples__order-signaled.jsonl",
-                     NULL),
+    cr_assert_eq(swf("replay", "--file",
+                     SWF_SOURCE_DIR "/tests/histories/examples__order-signaled.jsonl", NULL),
                  0, "%s", output);
     cr_assert(strstr(output, "all 9 decisions match; status SUCCEEDED") != NULL, "%s", output);
 }
@@ -254,10 +257,10 @@ Test(cli_replay, until_shows_the_state_at_that_event)
     cr_assert(strstr(output, "open activities: 1") != NULL, "%s", output);
 
     /* Inside the nested Map: the retry timer of one iteration. */
-    snprintf(id, sizeof(id), "%lld", (long long)find_event(&ev, SWF_EVENT_TIMER_STARTED, "Process"));
-    cr_assert_eq(swf("replay", "--file", "/tmp/swf-replay-until.jsonl", "--until", id, "--json",
-                     NULL),
-                 0);
+    snprintf(id, sizeof(id), "%lld",
+             (long long)find_event(&ev, SWF_EVENT_TIMER_STARTED, "Process"));
+    cr_assert_eq(
+        swf("replay", "--file", "/tmp/swf-replay-until.jsonl", "--until", id, "--json", NULL), 0);
     json_object *o = NULL, *timers;
     cr_assert_null(swf_json_parse(output, strlen(output), sizeof(output), &o), "%s", output);
     cr_assert(swf_json_get(o, "openTimers", &timers));
@@ -360,4 +363,194 @@ Test(cli_replay, a_stored_execution_replays_by_id)
     cr_assert_eq(swf("replay", "no-such-execution", NULL), 1);
     free(id);
     swf_event_list_free(&ev);
+}
+
+/* ---- altered histories (tests/fuzz.h) ---- */
+
+/* Where a value sits: a member of an object or an element of an array. */
+typedef struct slot {
+    json_object *in;
+    const char *key; /* NULL: element idx of an array */
+    size_t idx;
+} slot_t;
+
+typedef struct slots {
+    slot_t *v;
+    size_t n, cap;
+} slots_t;
+
+static void slot_push(slots_t *s, slot_t at)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 32;
+        s->v = realloc(s->v, s->cap * sizeof(*s->v));
+        cr_assert_not_null(s->v);
+    }
+    s->v[s->n++] = at;
+}
+
+static void slots_of(json_object *v, slots_t *s)
+{
+    if (json_object_is_type(v, json_type_object)) {
+        json_object_object_foreach(v, k, val)
+        {
+            slot_push(s, (slot_t){v, k, 0});
+            slots_of(val, s);
+        }
+    } else if (json_object_is_type(v, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(v); i++) {
+            slot_push(s, (slot_t){v, NULL, i});
+            slots_of(json_object_array_get_idx(v, i), s);
+        }
+    }
+}
+
+/* Replaces or removes one value somewhere in an event: a value of another
+ * type, an edge of a range, or a value from elsewhere in the history. */
+static void alter_event(fuzz_t *f, json_object *ev, json_object *other)
+{
+    static const char *const values[] = {
+        "null",
+        "0",
+        "-1",
+        "9007199254740993",
+        "1e300",
+        "0.5",
+        "\"\"",
+        "\"x\"",
+        "\"States.ALL\"",
+        "\"$.x\"",
+        "[]",
+        "{}",
+        "true",
+        "\"ActivityTaskCompleted\"",
+    };
+    /* Mostly inside the attributes: the envelope (id, type, time) is what
+     * the history reader checks first. */
+    json_object *in = ev;
+    if (fuzz_below(f, 5) != 0) {
+        json_object_object_foreach(ev, k, val)
+        {
+            if (strstr(k, "EventAttributes") != NULL)
+                in = val;
+        }
+    }
+    slots_t s = {0};
+    slots_of(in, &s);
+    if (s.n == 0) {
+        free(s.v);
+        return;
+    }
+    slot_t at = s.v[fuzz_below(f, s.n)];
+    json_object *nv = NULL;
+    size_t pick = fuzz_below(f, sizeof(values) / sizeof(values[0]) + 2);
+    if (pick < sizeof(values) / sizeof(values[0])) {
+        swf_json_parse(values[pick], strlen(values[pick]), 64, &nv);
+    } else {
+        slots_t o = {0};
+        slots_of(other, &o);
+        if (o.n > 0) {
+            slot_t from = o.v[fuzz_below(f, o.n)];
+            nv = swf_json_copy(from.key ? json_object_object_get(from.in, from.key)
+                                        : json_object_array_get_idx(from.in, from.idx));
+        }
+        free(o.v);
+    }
+    if (at.key != NULL && fuzz_below(f, 4) == 0) {
+        json_object_object_del(at.in, at.key); /* removed */
+        json_object_put(nv);
+    } else if (at.key != NULL) {
+        json_object_object_add(at.in, at.key, nv);
+    } else {
+        json_object_array_put_idx(at.in, at.idx, nv);
+    }
+    free(s.v);
+}
+
+/* Histories altered by hand (an exported one edited, an import gone wrong)
+ * replay to the end or stop with a reason, in `swf replay` and in the
+ * decider's own fold alike; never crash, never run past their events. */
+Test(cli_replay, altered_histories_stop_with_a_reason)
+{
+    static const char *const files[] = {
+        "examples__order.jsonl", "examples__order-signaled.jsonl",  "retry__retry-then-catch.jsonl",
+        "map__nested-map.jsonl", "parallel__nested-parallel.jsonl", "wait__timestamppath.jsonl"};
+    size_t nf = sizeof(files) / sizeof(files[0]);
+    json_object *histories[sizeof(files) / sizeof(files[0])];
+    for (size_t i = 0; i < nf; i++) {
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/tests/histories/%s", SWF_SOURCE_DIR, files[i]);
+        swf_event_list_t events = {0};
+        swf_error_t *err = swf_event_list_read_file(path, &events);
+        cr_assert_null(err, "%s: %s", path, err ? swf_error_message(err) : "");
+        histories[i] = json_object_new_array();
+        for (size_t k = 0; k < events.count; k++)
+            json_object_array_add(histories[i], swf_event_to_json(&events.items[k]));
+        swf_event_list_free(&events);
+    }
+    fuzz_t f = fuzz_start();
+    long rounds = fuzz_rounds(1500), refused = 0, stopped = 0, whole = 0;
+    for (long r = 0; r < rounds; r++) {
+        json_object *h = swf_json_copy(histories[fuzz_below(&f, nf)]);
+        size_t n = json_object_array_length(h);
+        for (int k = 1 + (int)fuzz_below(&f, 3); k > 0; k--) {
+            if (fuzz_below(&f, 6) == 0 && n > 1) { /* an event removed */
+                json_object_array_del_idx(h, fuzz_below(&f, n), 1);
+                n--;
+            } else {
+                alter_event(&f, json_object_array_get_idx(h, fuzz_below(&f, n)),
+                            json_object_array_get_idx(h, fuzz_below(&f, n)));
+            }
+        }
+        swf_event_list_t events = {0};
+        swf_error_t *err = NULL;
+        for (size_t k = 0; k < n && err == NULL; k++) {
+            swf_event_t ev;
+            err = swf_event_from_json(json_object_array_get_idx(h, k), &ev);
+            if (err == NULL) {
+                swf_event_list_push_copy(&events, &ev);
+                json_object_put(ev.attrs);
+            }
+        }
+        if (err != NULL) { /* what the history file reader refuses */
+            refused++;
+            cr_assert(swf_error_message(err)[0] != '\0');
+            swf_error_free(err);
+        } else {
+            swf_cli_replay_options_t opt = {0};
+            swf_cli_replay_result_t res = {0};
+            err = swf_cli_replay_run(&events, &opt, &res);
+            if (err != NULL || res.error != NULL) {
+                stopped++;
+                swf_error_t *why = err ? err : res.error;
+                cr_assert(swf_error_message(why)[0] != '\0', "%s", swf_json_str(h));
+            } else {
+                whole++;
+                cr_assert_eq(res.events_applied, events.count);
+                if (res.exec != NULL && swf_asl_exec_status(res.exec) == SWF_ASL_SUCCEEDED)
+                    fuzz_assert_json(swf_asl_exec_output(res.exec), "an altered history");
+            }
+            cr_assert_leq(res.events_applied, events.count);
+            swf_error_free(err);
+            swf_cli_replay_result_free(&res);
+            /* The decider folds the same events into its cached state. */
+            swf_decider_state_t *st = swf_decider_state_new("secret");
+            for (size_t k = 0; k < events.count; k++) {
+                swf_error_t *e = swf_decider_state_apply(st, &events.items[k]);
+                if (e != NULL) {
+                    cr_assert(swf_error_message(e)[0] != '\0');
+                    swf_error_free(e);
+                    break;
+                }
+            }
+            swf_decider_state_free(st);
+        }
+        swf_event_list_free(&events);
+        json_object_put(h);
+    }
+    cr_log_info("%ld rounds: %ld refused, %ld stopped, %ld whole", rounds, refused, stopped, whole);
+    cr_expect(stopped > rounds / 20 && whole > rounds / 20, "%ld stopped, %ld whole", stopped,
+              whole);
+    for (size_t i = 0; i < nf; i++)
+        json_object_put(histories[i]);
 }
