@@ -277,6 +277,27 @@ swf_error_t *swf_msg_from_json(json_object *obj, const char *secret, swf_msg_t *
     return NULL;
 }
 
+/* The offset of the first \u0000 escape in JSON text, or len. PostgreSQL's
+ * jsonb cannot store the character, so a message carrying one could never
+ * be recorded; it is refused here, where it can still go to the dead
+ * letters with the reason, instead of failing the append. */
+static size_t nul_escape_at(const char *buf, size_t len)
+{
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        if (!in_string) {
+            in_string = buf[i] == '"';
+        } else if (buf[i] == '"') {
+            in_string = false;
+        } else if (buf[i] == '\\' && i + 1 < len) {
+            if (buf[i + 1] == 'u' && i + 6 <= len && memcmp(buf + i + 2, "0000", 4) == 0)
+                return i;
+            i++; /* the escaped character */
+        }
+    }
+    return len;
+}
+
 swf_error_t *swf_msg_parse(const char *buf, size_t len, const char *secret, swf_msg_t *out)
 {
     memset(out, 0, sizeof(*out));
@@ -288,8 +309,15 @@ swf_error_t *swf_msg_parse(const char *buf, size_t len, const char *secret, swf_
     json_object *obj = NULL;
     swf_error_t *err = swf_json_parse(buf, len, SWF_MSG_MAX_BYTES, &obj);
     if (err != NULL) {
-        swf_error_prefix(err, "not JSON");
+        if (strncmp(swf_error_message(err), "not JSON", 8) != 0)
+            swf_error_prefix(err, "not JSON");
         return err;
+    }
+    size_t nul = nul_escape_at(buf, len);
+    if (nul < len) {
+        json_object_put(obj);
+        return swf_error_new(SWF_E_INPUT, NULL,
+                             "\\u0000 at byte %zu: the history cannot store that character", nul);
     }
     err = swf_msg_from_json(obj, secret, out);
     json_object_put(obj);

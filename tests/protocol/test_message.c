@@ -328,3 +328,26 @@ Test(message, mutated_messages_are_refused_or_whole)
     fuzz_corpus_free(&seeds);
     free(tok);
 }
+
+/* PostgreSQL's jsonb cannot store U+0000: a message carrying it could never
+ * be recorded, so it is refused (and goes to the dead letters) where it is
+ * read, not when the append fails. */
+Test(message, nul_characters_are_refused)
+{
+    char *why = refusal("{\"v\":1,\"type\":\"signal\",\"executionId\":\"e\",\"signalName\":\"s\","
+                        "\"input\":\"a\\u0000b\"}");
+    cr_expect(strstr(why, "\\u0000 at byte 68") != NULL, "%s", why);
+    free(why);
+    why = refusal("{\"v\":1,\"type\":\"signal\",\"executionId\":\"e\",\"signalName\":\"s\","
+                  "\"input\":{\"k\\u0000\":1}}");
+    cr_expect(strstr(why, "\\u0000") != NULL, "in a key: %s", why);
+    free(why);
+    /* A backslash before u0000 is text, not the character. */
+    const char *ok = "{\"v\":1,\"type\":\"signal\",\"executionId\":\"e\",\"signalName\":\"s\","
+                     "\"input\":\"C:\\\\u0000\"}";
+    swf_msg_t m;
+    swf_error_t *err = swf_msg_parse(ok, strlen(ok), SECRET, &m);
+    cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
+    cr_expect_str_eq(json_object_get_string(m.input), "C:\\u0000");
+    swf_msg_clear(&m);
+}
