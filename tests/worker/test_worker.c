@@ -584,3 +584,17 @@ Test(worker, a_full_worker_gets_its_next_task_as_the_slot_frees)
     swf_worker_free(w);
     fx_kafka_stop(&k);
 }
+
+/* Every answer carries the identity, and the decider refuses a message that
+ * is not UTF-8: an identity that is not is refused at the start. */
+Test(worker_config, an_identity_that_is_not_utf8_is_refused)
+{
+    swf_worker_config_t cfg = {.brokers = "127.0.0.1:1", .task_list = "t", .identity = "w\xFF"};
+    swf_worker_t *w = NULL;
+    swf_error_t *err = swf_worker_new(&cfg, &w);
+    cr_assert_not_null(err);
+    cr_expect_eq(swf_error_code(err), SWF_E_INPUT);
+    cr_expect(strstr(swf_error_message(err), "not UTF-8") != NULL, "%s", swf_error_message(err));
+    cr_expect_null(w);
+    swf_error_free(err);
+}
