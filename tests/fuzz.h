@@ -243,4 +243,104 @@ static inline fuzz_outcome_t fuzz_outcome(const char *text, swf_error_t *err, js
     return o;
 }
 
+/* ---- JSON values changed in place (histories, definitions) ---- */
+
+/* Where a value sits: a member of an object or an element of an array. */
+typedef struct fuzz_slot {
+    json_object *in;
+    const char *key; /* NULL: element idx of an array */
+    size_t idx;
+} fuzz_slot_t;
+
+typedef struct fuzz_slots {
+    fuzz_slot_t *v;
+    size_t n, cap;
+} fuzz_slots_t;
+
+static inline void fuzz_slot_push(fuzz_slots_t *s, fuzz_slot_t at)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 32;
+        s->v = realloc(s->v, s->cap * sizeof(*s->v));
+        if (s->v == NULL)
+            abort();
+    }
+    s->v[s->n++] = at;
+}
+
+/* Every member and element of v, at any depth. */
+static inline void fuzz_slots_of(json_object *v, fuzz_slots_t *s)
+{
+    if (json_object_is_type(v, json_type_object)) {
+        json_object_object_foreach(v, k, val)
+        {
+            fuzz_slot_push(s, (fuzz_slot_t){v, k, 0});
+            fuzz_slots_of(val, s);
+        }
+    } else if (json_object_is_type(v, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(v); i++) {
+            fuzz_slot_push(s, (fuzz_slot_t){v, NULL, i});
+            fuzz_slots_of(json_object_array_get_idx(v, i), s);
+        }
+    }
+}
+
+/* Replaces or removes one value somewhere in root: with a value of another
+ * type, the edge of a range, a word the engine gives meaning to, or a value
+ * copied from elsewhere in `other`. */
+static inline void fuzz_alter_json(fuzz_t *f, json_object *root, json_object *other)
+{
+    static const char *const values[] = {
+        "null",
+        "0",
+        "-1",
+        "9007199254740993",
+        "1e300",
+        "0.5",
+        "\"\"",
+        "\"x\"",
+        "true",
+        "[]",
+        "{}",
+        "[{}]",
+        "\"$.x\"",
+        "\"$$\"",
+        "\"States.ALL\"",
+        "\"Pass\"",
+        "\"{% $x %}\"",
+        "\"ActivityTaskCompleted\"",
+    };
+    size_t nvalues = sizeof(values) / sizeof(values[0]);
+    fuzz_slots_t s = {0};
+    fuzz_slots_of(root, &s);
+    if (s.n == 0) {
+        free(s.v);
+        return;
+    }
+    fuzz_slot_t at = s.v[fuzz_below(f, s.n)];
+    json_object *nv = NULL;
+    size_t pick = fuzz_below(f, nvalues + 3);
+    if (pick < nvalues) {
+        swf_error_free(swf_json_parse(values[pick], strlen(values[pick]), 64, &nv));
+    } else {
+        fuzz_slots_t o = {0};
+        fuzz_slots_of(other, &o);
+        if (o.n > 0) {
+            fuzz_slot_t from = o.v[fuzz_below(f, o.n)];
+            nv = swf_json_copy(from.key ? json_object_object_get(from.in, from.key)
+                                        : json_object_array_get_idx(from.in, from.idx));
+        }
+        free(o.v);
+    }
+    if (at.key != NULL && fuzz_below(f, 4) == 0) {
+        json_object_object_del(at.in, at.key); /* removed */
+        json_object_put(nv);
+    } else if (at.key != NULL) {
+        json_object_object_add(at.in, at.key, nv);
+    } else {
+        json_object_array_put_idx(at.in, at.idx, nv);
+    }
+    free(s.v);
+}
+
 #endif

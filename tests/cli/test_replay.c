@@ -367,66 +367,11 @@ Test(cli_replay, a_stored_execution_replays_by_id)
 
 /* ---- altered histories (tests/fuzz.h) ---- */
 
-/* Where a value sits: a member of an object or an element of an array. */
-typedef struct slot {
-    json_object *in;
-    const char *key; /* NULL: element idx of an array */
-    size_t idx;
-} slot_t;
-
-typedef struct slots {
-    slot_t *v;
-    size_t n, cap;
-} slots_t;
-
-static void slot_push(slots_t *s, slot_t at)
+/* Replaces or removes one value of an event (fuzz_alter_json), mostly inside
+ * its attributes: the envelope (id, type, time) is what the history reader
+ * checks first. */
+static void alter_event(fuzz_t *f, json_object *ev, json_object *history)
 {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 32;
-        s->v = realloc(s->v, s->cap * sizeof(*s->v));
-        cr_assert_not_null(s->v);
-    }
-    s->v[s->n++] = at;
-}
-
-static void slots_of(json_object *v, slots_t *s)
-{
-    if (json_object_is_type(v, json_type_object)) {
-        json_object_object_foreach(v, k, val)
-        {
-            slot_push(s, (slot_t){v, k, 0});
-            slots_of(val, s);
-        }
-    } else if (json_object_is_type(v, json_type_array)) {
-        for (size_t i = 0; i < json_object_array_length(v); i++) {
-            slot_push(s, (slot_t){v, NULL, i});
-            slots_of(json_object_array_get_idx(v, i), s);
-        }
-    }
-}
-
-/* Replaces or removes one value somewhere in an event: a value of another
- * type, an edge of a range, or a value from elsewhere in the history. */
-static void alter_event(fuzz_t *f, json_object *ev, json_object *other)
-{
-    static const char *const values[] = {
-        "null",
-        "0",
-        "-1",
-        "9007199254740993",
-        "1e300",
-        "0.5",
-        "\"\"",
-        "\"x\"",
-        "\"States.ALL\"",
-        "\"$.x\"",
-        "[]",
-        "{}",
-        "true",
-        "\"ActivityTaskCompleted\"",
-    };
-    /* Mostly inside the attributes: the envelope (id, type, time) is what
-     * the history reader checks first. */
     json_object *in = ev;
     if (fuzz_below(f, 5) != 0) {
         json_object_object_foreach(ev, k, val)
@@ -435,36 +380,7 @@ static void alter_event(fuzz_t *f, json_object *ev, json_object *other)
                 in = val;
         }
     }
-    slots_t s = {0};
-    slots_of(in, &s);
-    if (s.n == 0) {
-        free(s.v);
-        return;
-    }
-    slot_t at = s.v[fuzz_below(f, s.n)];
-    json_object *nv = NULL;
-    size_t pick = fuzz_below(f, sizeof(values) / sizeof(values[0]) + 2);
-    if (pick < sizeof(values) / sizeof(values[0])) {
-        swf_json_parse(values[pick], strlen(values[pick]), 64, &nv);
-    } else {
-        slots_t o = {0};
-        slots_of(other, &o);
-        if (o.n > 0) {
-            slot_t from = o.v[fuzz_below(f, o.n)];
-            nv = swf_json_copy(from.key ? json_object_object_get(from.in, from.key)
-                                        : json_object_array_get_idx(from.in, from.idx));
-        }
-        free(o.v);
-    }
-    if (at.key != NULL && fuzz_below(f, 4) == 0) {
-        json_object_object_del(at.in, at.key); /* removed */
-        json_object_put(nv);
-    } else if (at.key != NULL) {
-        json_object_object_add(at.in, at.key, nv);
-    } else {
-        json_object_array_put_idx(at.in, at.idx, nv);
-    }
-    free(s.v);
+    fuzz_alter_json(f, in, history);
 }
 
 /* Histories altered by hand (an exported one edited, an import gone wrong)
@@ -498,8 +414,7 @@ Test(cli_replay, altered_histories_stop_with_a_reason)
                 json_object_array_del_idx(h, fuzz_below(&f, n), 1);
                 n--;
             } else {
-                alter_event(&f, json_object_array_get_idx(h, fuzz_below(&f, n)),
-                            json_object_array_get_idx(h, fuzz_below(&f, n)));
+                alter_event(&f, json_object_array_get_idx(h, fuzz_below(&f, n)), h);
             }
         }
         swf_event_list_t events = {0};

@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decider/asl/exec.h"
 #include "decider/asl/validate.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
+#include "tests/fuzz.h"
 
 #define CORPUS SWF_SOURCE_DIR "/../shared/conformance/cases"
 
@@ -564,4 +566,103 @@ Test(validate, gives_every_corpus_definition_its_verdict)
     closedir(groups);
     cr_expect_gt(cases, 100, "the corpus walk found only %zu cases", cases);
     cr_expect_gt(invalid, 30);
+}
+
+/* ---- altered definitions (tests/fuzz.h) ---- */
+
+static json_object **definitions_of_histories(size_t *n)
+{
+    char dir[1024];
+    snprintf(dir, sizeof(dir), "%s/tests/histories", SWF_SOURCE_DIR);
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    json_object **defs = NULL;
+    size_t cap = 0;
+    *n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strstr(e->d_name, ".jsonl") == NULL)
+            continue;
+        char path[2048];
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        swf_event_list_t events = {0};
+        json_object *def;
+        if (swf_event_list_read_file(path, &events) == NULL && events.count > 0 &&
+            swf_json_get(events.items[0].attrs, "definition", &def)) {
+            if (*n == cap) {
+                cap = cap ? cap * 2 : 64;
+                defs = realloc(defs, cap * sizeof(*defs));
+                cr_assert_not_null(defs);
+            }
+            defs[(*n)++] = swf_json_copy(def);
+        }
+        swf_event_list_free(&events);
+    }
+    closedir(d);
+    return defs;
+}
+
+/* The first decisions of a definition the validator took: an execution
+ * started with it and asked to decide, once. */
+static void first_decisions(json_object *def)
+{
+    swf_asl_exec_t *ex = swf_asl_exec_new();
+    swf_event_list_t events = {0};
+    json_object *attrs = json_object_new_object();
+    swf_json_add(attrs, "definition", swf_json_ref(def));
+    swf_json_add(attrs, "input", json_object_new_object());
+    swf_event_list_push(&events, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, 1763719200000LL, attrs);
+    swf_event_list_push(&events, SWF_EVENT_DECISION_TASK_SCHEDULED, 1763719200000LL,
+                        json_object_new_object());
+    swf_event_list_push(&events, SWF_EVENT_DECISION_TASK_STARTED, 1763719200000LL,
+                        json_object_new_object());
+    swf_error_t *err = NULL;
+    for (size_t i = 0; i < events.count && err == NULL; i++)
+        err = swf_asl_exec_apply(ex, &events.items[i]);
+    swf_asl_decisions_t out = {0};
+    if (err == NULL)
+        err = swf_asl_exec_decide(ex, &out);
+    if (err != NULL)
+        cr_assert(swf_error_message(err)[0] != '\0', "%s", swf_json_str(def));
+    else
+        cr_assert(out.count > 0, "no decision for %s", swf_json_str(def));
+    swf_error_free(err);
+    swf_asl_decisions_free(&out);
+    swf_event_list_free(&events);
+    swf_asl_exec_free(ex);
+}
+
+/* Definitions with a value anywhere replaced or removed: the validator
+ * names each problem with where it is; one it takes starts and decides. */
+Test(validate_fuzz, altered_definitions_are_refused_with_a_place_or_run)
+{
+    size_t nd = 0;
+    json_object **defs = definitions_of_histories(&nd);
+    cr_assert(nd > 100, "only %zu definitions in tests/histories", nd);
+    fuzz_t f = fuzz_start();
+    long rounds = fuzz_rounds(4000), refused = 0, valid = 0;
+    for (long r = 0; r < rounds; r++) {
+        json_object *def = swf_json_copy(defs[fuzz_below(&f, nd)]);
+        for (int k = 1 + (int)fuzz_below(&f, 3); k > 0; k--)
+            fuzz_alter_json(&f, def, fuzz_below(&f, 2) ? def : defs[fuzz_below(&f, nd)]);
+        swf_asl_problems_t p = {0};
+        size_t n = swf_asl_validate(def, &p);
+        cr_assert_eq(n, p.count);
+        for (size_t i = 0; i < p.count; i++)
+            cr_assert(p.items[i].where[0] == '$' && p.items[i].message[0] != '\0',
+                      "a problem without a place or message: %s", swf_json_str(def));
+        if (n > 0) {
+            refused++;
+        } else {
+            valid++;
+            first_decisions(def);
+        }
+        swf_asl_problems_free(&p);
+        json_object_put(def);
+    }
+    cr_log_info("%ld rounds: %ld refused, %ld valid", rounds, refused, valid);
+    cr_expect(refused > rounds / 50 && valid > rounds / 50, "%ld refused, %ld valid", refused,
+              valid);
+    for (size_t i = 0; i < nd; i++)
+        json_object_put(defs[i]);
+    free(defs);
 }
