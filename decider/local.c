@@ -346,6 +346,7 @@ swf_error_t *swf_local_run(const swf_local_options_t *opt, swf_history_store_t *
     r.id = opt->execution_id ? opt->execution_id : "local";
     r.exec = swf_asl_exec_new();
     swf_asl_exec_set_trusted(r.exec, opt->trusted);
+    swf_asl_exec_set_history_limit(r.exec, opt->history_limit);
     json_object *sa = attrs_new(), *wt = json_object_new_object(), *v;
     swf_json_add(sa, "executionId", json_object_new_string(r.id));
     swf_json_add(sa, "workflowId", json_object_new_string(r.id));

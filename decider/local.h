@@ -32,6 +32,7 @@ typedef struct swf_local_options {
     const char *execution_id;   /* NULL: "local" */
     int64_t start_ms;           /* the virtual clock's start */
     bool trusted;               /* the caller validated the definition */
+    int64_t history_limit;      /* tests only; 0: SWF_LIMIT_HISTORY_EVENTS */
 } swf_local_options_t;
 
 typedef struct swf_local_result {

@@ -28,7 +28,10 @@
 #define SWF_LIMIT_STATES 10000
 
 /* Events in one history. AWS Standard workflows: 25,000; ours is larger so
- * that a Map over 100,000 items fits in one execution. */
+ * that a Map over 100,000 items fits in one execution. As on AWS, an
+ * execution fails (States.Runtime) rather than outgrow it: a decision that
+ * would leave too little room for the answers still to come fails it
+ * instead (decider/asl/exec.c, history_limit_check). */
 #define SWF_LIMIT_HISTORY_EVENTS 2000000
 
 /* Items of one Map state. */

@@ -174,6 +174,8 @@ struct swf_asl_exec {
     /* Activities and timers by sequence number; event id -> sequence. */
     waiter_t *waiters;
     size_t nwaiters, cap_waiters;
+    size_t open_waiters;   /* activities and timers not answered yet */
+    int64_t history_limit; /* the events a history may hold */
     int64_t *event_seq;
     size_t cap_event_seq;
     /* Ready queue (FIFO). */
@@ -1056,6 +1058,14 @@ static step_t state_result(swf_asl_exec_t *ex, frame_t *f, json_object *result)
 
 /* ------------------------------------------------------ activities, timers */
 
+/* An activity or timer answered, cancelled or timed out. */
+static void waiter_close(swf_asl_exec_t *ex, waiter_t *w)
+{
+    if (w->open)
+        ex->open_waiters--;
+    w->open = false;
+}
+
 static int64_t waiter_add(swf_asl_exec_t *ex, waiter_kind_t kind, frame_t *f)
 {
     if (ex->nwaiters == ex->cap_waiters) {
@@ -1071,6 +1081,7 @@ static int64_t waiter_add(swf_asl_exec_t *ex, waiter_kind_t kind, frame_t *f)
     w->kind = kind;
     w->frame = f;
     w->open = true;
+    ex->open_waiters++;
     w->state = xstrdup(f->name);
     w->path = xstrdup(f->path);
     return (int64_t)ex->nwaiters;
@@ -1899,6 +1910,37 @@ static void close_decision(swf_asl_exec_t *ex)
     ex->close_decided = true;
 }
 
+/*
+ * A history holds at most ex->history_limit events (SWF_LIMIT_HISTORY_EVENTS;
+ * the store refuses more). A decision that would leave too little room for
+ * what may still come fails the execution instead, as AWS fails an execution
+ * at its history limit: each open activity or timer may still bring its
+ * answer and a decision task (five events at most: ActivityTaskStarted and
+ * Completed, DecisionTaskScheduled, Started and Completed), and the close
+ * needs a decision task too. A decision that closes the execution needs
+ * only to fit. Event ids alone decide, so replay derives the same.
+ */
+static void history_limit_check(swf_asl_exec_t *ex)
+{
+    /* Counted from the decision task's DecisionTaskStarted, which is the
+     * last event when deciding live and not when replaying. */
+    int64_t after = ex->dt_started_id + 1 + (int64_t)ex->expected.count;
+    int64_t room = ex->close_decided ? 0 : (int64_t)ex->open_waiters * 5 + 4;
+    if (after + room <= ex->history_limit)
+        return;
+    swf_asl_decisions_clear(&ex->expected);
+    json_object *a = json_object_new_object();
+    swf_json_add(a, "reason", json_object_new_string(ERR_RUNTIME));
+    char *why =
+        xprintf("the execution history would outgrow its limit of %lld events "
+                "(%lld events so far, %zu activities or timers open)",
+                (long long)ex->history_limit, (long long)ex->dt_started_id, ex->open_waiters);
+    swf_json_add(a, "details", json_object_new_string(why));
+    free(why);
+    decisions_push(ex->out, SWF_EVENT_WORKFLOW_EXECUTION_FAILED, a);
+    ex->close_decided = true;
+}
+
 swf_error_t *swf_asl_exec_decide(swf_asl_exec_t *ex, swf_asl_decisions_t *out)
 {
     if (!ex->decision_open || ex->dt_started_id == 0)
@@ -1945,6 +1987,7 @@ swf_error_t *swf_asl_exec_decide(swf_asl_exec_t *ex, swf_asl_decisions_t *out)
             if (ex->root->phase == PH_DONE)
                 close_decision(ex);
         }
+        history_limit_check(ex);
     }
     graveyard_empty(ex);
     ex->out = NULL;
@@ -2096,7 +2139,7 @@ static void deliver(swf_asl_exec_t *ex, int64_t seq, bool ok, json_object *resul
     waiter_t *w = &ex->waiters[seq - 1];
     if (!w->open)
         return; /* a duplicate or late result changes nothing */
-    w->open = false;
+    waiter_close(ex, w);
     frame_t *f = w->frame;
     w->frame = NULL;
     if (f == NULL || f->dead || f->wait_seq != seq || f->has_outcome)
@@ -2293,7 +2336,7 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *ex, const swf_event_t *ev)
     case SWF_EVENT_ACTIVITY_TASK_CANCELED: {
         int64_t seq = activity_seq(ex, ev);
         if (seq > 0)
-            ex->waiters[seq - 1].open = false;
+            waiter_close(ex, &ex->waiters[seq - 1]);
         break;
     }
     case SWF_EVENT_ACTIVITY_TASK_CANCEL_REQUESTED:
@@ -2307,7 +2350,7 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *ex, const swf_event_t *ev)
         if (ev->type == SWF_EVENT_TIMER_FIRED)
             deliver(ex, seq, true, NULL, NULL, NULL);
         else
-            ex->waiters[seq - 1].open = false;
+            waiter_close(ex, &ex->waiters[seq - 1]);
         break;
     }
     case SWF_EVENT_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
@@ -2374,6 +2417,7 @@ swf_asl_exec_t *swf_asl_exec_new(void)
 {
     swf_asl_exec_t *ex = xcalloc(1, sizeof(*ex));
     ex->infos = lh_kptr_table_new(64, info_free);
+    ex->history_limit = SWF_LIMIT_HISTORY_EVENTS;
     return ex;
 }
 
@@ -2416,6 +2460,11 @@ void swf_asl_exec_free(swf_asl_exec_t *ex)
     free(ex->error);
     free(ex->cause);
     free(ex);
+}
+
+void swf_asl_exec_set_history_limit(swf_asl_exec_t *ex, int64_t events)
+{
+    ex->history_limit = events > 0 ? events : SWF_LIMIT_HISTORY_EVENTS;
 }
 
 void swf_asl_exec_set_trusted(swf_asl_exec_t *ex, bool trusted)

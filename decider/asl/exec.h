@@ -94,6 +94,13 @@ typedef void (*swf_asl_trace_fn)(void *ctx, const swf_asl_trace_t *trace);
 swf_asl_exec_t *swf_asl_exec_new(void);
 void swf_asl_exec_free(swf_asl_exec_t *exec);
 
+/* The events a history may hold (0: SWF_LIMIT_HISTORY_EVENTS). A decision
+ * that would leave too little room for the answers still to come fails the
+ * execution with States.Runtime instead (exec.c, history_limit_check). Only
+ * tests set another limit; a history replays only with the limit it was
+ * made with. */
+void swf_asl_exec_set_history_limit(swf_asl_exec_t *exec, int64_t events);
+
 /* Skips the validation of the definition when WorkflowExecutionStarted is
  * applied: the caller validated it already (swf run --local, the decider of
  * an execution started through `swf start`). An untrusted definition that is

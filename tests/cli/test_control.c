@@ -479,7 +479,13 @@ static void *drive(void *arg)
         json_object *def = NULL, *input = NULL;
         swf_json_get(started.items[0].attrs, "definition", &def);
         swf_json_get(started.items[0].attrs, "input", &input);
-        swf_local_options_t opt = {def, input, mocks, "order", id, started.items[0].time_ms, true};
+        swf_local_options_t opt = {.definition = def,
+                                   .input = input,
+                                   .mocks = mocks,
+                                   .machine_name = "order",
+                                   .execution_id = id,
+                                   .start_ms = started.items[0].time_ms,
+                                   .trusted = true};
         err = swf_local_run(&opt, mem, &result);
     }
     if (err == NULL)

@@ -340,3 +340,52 @@ Test(local_run, jsonata_task_arguments_output_and_catcher)
     cr_assert_str_eq(swf_json_str(r.res.output), "{\"was\":41,\"e\":\"Nope\"}");
     run_free(&r);
 }
+
+/* A history may not outgrow its limit: a decision that would leave too
+ * little room for the answers still to come fails the execution with
+ * States.Runtime, as AWS fails an execution at its history limit, instead
+ * of the store refusing the append and the execution staying open. */
+Test(local_run, an_endless_loop_fails_at_the_history_limit)
+{
+    const char *def = "{\"StartAt\":\"W\",\"States\":{"
+                      "\"W\":{\"Type\":\"Wait\",\"Seconds\":1,\"Next\":\"T\"},"
+                      "\"T\":{" TASK ",\"Next\":\"W\"}}}";
+    json_object *d = parse(def), *in = parse("{}"), *m = parse("{\"work\":{\"return\":{}}}");
+    swf_history_store_t *store = swf_history_mem_new();
+    swf_local_options_t opt = {.definition = d,
+                               .input = in,
+                               .mocks = m,
+                               .execution_id = "test-1",
+                               .start_ms = 1700000000000,
+                               .history_limit = 200};
+    swf_local_result_t res = {0};
+    swf_error_t *err = swf_local_run(&opt, store, &res);
+    cr_assert_null(err, "%s", swf_error_message(err));
+    cr_expect_eq(res.status, SWF_ASL_FAILED);
+    cr_expect_str_eq(res.error, "States.Runtime");
+    cr_expect(strstr(res.cause, "limit of 200 events") != NULL, "%s", res.cause);
+    cr_expect_leq(res.events, 200);
+    cr_expect_geq(res.events, 180, "it ran until the limit was near: %lld", (long long)res.events);
+    swf_event_list_t events = {0};
+    cr_assert_null(swf_history_load(store, "test-1", 0, 0, &events));
+    cr_expect_eq(events.items[events.count - 1].type, SWF_EVENT_WORKFLOW_EXECUTION_FAILED);
+    /* Replayed with the same limit it derives the same failure... */
+    swf_asl_exec_t *ex = swf_asl_exec_new();
+    swf_asl_exec_set_history_limit(ex, 200);
+    for (size_t i = 0; i < events.count && err == NULL; i++)
+        err = swf_asl_exec_apply(ex, &events.items[i]);
+    cr_expect_null(err, "%s", err ? swf_error_message(err) : "");
+    swf_error_free(err);
+    swf_asl_exec_free(ex);
+    /* ...and with the real limit the history is not its own: the loop goes on. */
+    err = replay(&events, NULL);
+    cr_expect_not_null(err);
+    cr_expect_eq(swf_error_code(err), SWF_E_NONDETERMINISM);
+    swf_error_free(err);
+    swf_event_list_free(&events);
+    swf_local_result_free(&res);
+    swf_history_store_free(store);
+    json_object_put(d);
+    json_object_put(in);
+    json_object_put(m);
+}
