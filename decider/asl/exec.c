@@ -1933,7 +1933,7 @@ static void history_limit_check(swf_asl_exec_t *ex)
     swf_json_add(a, "reason", json_object_new_string(ERR_RUNTIME));
     char *why =
         xprintf("the execution history would outgrow its limit of %lld events "
-                "(%lld events so far, %zu activities or timers open)",
+                "(%lld events so far; activities and timers open: %zu)",
                 (long long)ex->history_limit, (long long)ex->dt_started_id, ex->open_waiters);
     swf_json_add(a, "details", json_object_new_string(why));
     free(why);

@@ -364,6 +364,7 @@ Test(local_run, an_endless_loop_fails_at_the_history_limit)
     cr_expect_eq(res.status, SWF_ASL_FAILED);
     cr_expect_str_eq(res.error, "States.Runtime");
     cr_expect(strstr(res.cause, "limit of 200 events") != NULL, "%s", res.cause);
+    cr_log_info("failed after %lld events: %s", (long long)res.events, res.cause);
     cr_expect_leq(res.events, 200);
     cr_expect_geq(res.events, 180, "it ran until the limit was near: %lld", (long long)res.events);
     swf_event_list_t events = {0};
