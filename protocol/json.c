@@ -86,7 +86,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
     return len;
 }
 
-size_t swf_utf8_invalid_at(const char *s, size_t n)
+size_t swf_json_utf8_invalid_at(const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
@@ -104,7 +104,7 @@ size_t swf_utf8_invalid_at(const char *s, size_t n)
 
 json_object *swf_json_new_text(const char *s, size_t n)
 {
-    size_t bad = swf_utf8_invalid_at(s, n);
+    size_t bad = swf_json_utf8_invalid_at(s, n);
     if (bad == n)
         return json_object_new_string_len(s, (int)n);
     /* Each bad byte becomes the three bytes of U+FFFD. */
@@ -142,7 +142,7 @@ swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_
         return swf_error_new(SWF_E_LIMIT, NULL, "JSON document too large");
     if (memchr(buf, '\0', len) != NULL)
         return swf_error_new(SWF_E_INPUT, NULL, "not JSON: the text contains a NUL byte");
-    size_t bad = swf_utf8_invalid_at(buf, len);
+    size_t bad = swf_json_utf8_invalid_at(buf, len);
     if (bad < len)
         return swf_error_new(SWF_E_INPUT, NULL,
                              "not JSON: the text is not UTF-8 (byte %zu is 0x%02X)", bad,

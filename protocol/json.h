@@ -35,7 +35,7 @@ swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_
 /* The offset of the first byte of s[0..n) that does not belong to a
  * well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,
  * nothing above U+10FFFF), or n when there is none. */
-size_t swf_utf8_invalid_at(const char *s, size_t n);
+size_t swf_json_utf8_invalid_at(const char *s, size_t n);
 
 /* A JSON string of the text s[0..n) with each byte that is not part of a
  * well-formed UTF-8 sequence replaced by U+FFFD: for text from outside JSON

@@ -521,7 +521,7 @@ json_object *swf_msg_dead_letter_new(const char *reason, const char *topic, int3
             keep--;
     }
     swf_json_add(o, "message", swf_json_new_text(payload ? payload : "", keep));
-    if (keep > 0 && swf_utf8_invalid_at(payload, keep) < keep) {
+    if (keep > 0 && swf_json_utf8_invalid_at(payload, keep) < keep) {
         /* The text above has U+FFFD for the bad bytes; these are the bytes. */
         char *b64 = NULL;
         swf_error_t *err = swf_base64_encode(payload, keep, &b64);

@@ -125,7 +125,7 @@ static inline char *fuzz_mutate(fuzz_t *f, const char *seed, const fuzz_corpus_t
         }
         }
     }
-    if (swf_utf8_invalid_at(s, strlen(s)) < strlen(s)) {
+    if (swf_json_utf8_invalid_at(s, strlen(s)) < strlen(s)) {
         free(s);
         return NULL;
     }

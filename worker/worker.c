@@ -396,7 +396,8 @@ swf_error_t *swf_worker_new(const swf_worker_config_t *config, swf_worker_t **ou
         return swf_error_new(SWF_E_LIMIT, NULL, "identity exceeds %d bytes",
                              SWF_WORKER_NAME_BYTES_MAX);
     if (config->identity != NULL &&
-        swf_utf8_invalid_at(config->identity, strlen(config->identity)) < strlen(config->identity))
+        swf_json_utf8_invalid_at(config->identity, strlen(config->identity)) <
+            strlen(config->identity))
         return swf_error_new(SWF_E_INPUT, NULL, "identity is not UTF-8 text");
 
     swf_worker_t *w = calloc(1, sizeof(*w));

@@ -494,7 +494,7 @@ static swf_error_t *fn_base64_decode(const call_t *call, json_object **out)
         swf_error_free(err);
         return wrapped;
     }
-    if (swf_utf8_invalid_at((const char *)bytes, n) < n)
+    if (swf_json_utf8_invalid_at((const char *)bytes, n) < n)
         err = fail(call, "the decoded data is not UTF-8 text");
     else
         *out = must(json_object_new_string_len((const char *)bytes, (int)n));

@@ -4400,7 +4400,7 @@ static swf_error_t *url_decode(call_t *c, val_t *out, bool component)
         i += 2;
     }
     /* the bytes must be UTF-8, as decodeURI requires */
-    if (!err && b.n > 0 && swf_utf8_invalid_at(b.s, b.n) < b.n)
+    if (!err && b.n > 0 && swf_json_utf8_invalid_at(b.s, b.n) < b.n)
         err = qerr("the URL escapes are not UTF-8");
     if (!err && b.over)
         err = qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
@@ -5146,7 +5146,7 @@ static swf_error_t *fn_base64decode(call_t *c, val_t *out)
         return err;
     }
     /* as JSONata's decodeURIComponent step: the bytes must be UTF-8 text */
-    if (swf_utf8_invalid_at((const char *)dec, dn) < dn)
+    if (swf_json_utf8_invalid_at((const char *)dec, dn) < dn)
         err = qerr("the decoded data is not UTF-8 text");
     else
         *out = string_val((const char *)dec, dn);

@@ -446,11 +446,11 @@ Test(json_parse, refuses_text_that_is_not_utf8)
 
 Test(json_utf8, finds_the_first_bad_byte)
 {
-    cr_expect_eq(swf_utf8_invalid_at("", 0), 0);
-    cr_expect_eq(swf_utf8_invalid_at("abc", 3), 3);
-    cr_expect_eq(swf_utf8_invalid_at("caf\xC3\xA9", 5), 5);
-    cr_expect_eq(swf_utf8_invalid_at("caf\xC3\xA9", 4), 3, "a sequence cut by the length");
-    cr_expect_eq(swf_utf8_invalid_at("ab\xE2\x82\xAC\xE2\x82", 7), 5);
+    cr_expect_eq(swf_json_utf8_invalid_at("", 0), 0);
+    cr_expect_eq(swf_json_utf8_invalid_at("abc", 3), 3);
+    cr_expect_eq(swf_json_utf8_invalid_at("caf\xC3\xA9", 5), 5);
+    cr_expect_eq(swf_json_utf8_invalid_at("caf\xC3\xA9", 4), 3, "a sequence cut by the length");
+    cr_expect_eq(swf_json_utf8_invalid_at("ab\xE2\x82\xAC\xE2\x82", 7), 5);
 }
 
 Test(json_utf8, new_text_marks_each_bad_byte)

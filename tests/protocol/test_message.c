@@ -242,7 +242,7 @@ Test(message, dead_letter_cuts_between_characters)
     const char *m = swf_json_get_string(d, "message");
     size_t mn = strlen(m);
     cr_expect_eq(mn, SWF_MSG_MAX_BYTES / 2, "cut before the character the limit splits");
-    cr_expect_eq(swf_utf8_invalid_at(m, mn), mn);
+    cr_expect_eq(swf_json_utf8_invalid_at(m, mn), mn);
     cr_expect_null(swf_json_get_string(d, "messageBase64"));
     json_object *t;
     cr_expect(swf_json_get(d, "truncated", &t) && json_object_get_boolean(t));
@@ -274,7 +274,7 @@ Test(message, builders_make_utf8_of_any_text)
 
 static bool is_text(const char *s)
 {
-    return s == NULL || swf_utf8_invalid_at(s, strlen(s)) == strlen(s);
+    return s == NULL || swf_json_utf8_invalid_at(s, strlen(s)) == strlen(s);
 }
 
 static fuzz_outcome_t message_round(const char *text, void *arg)
