@@ -1,17 +1,19 @@
 /*
- * fuzz.h - mutation rounds for the tests of the parsers that read what users
- * and workers send (messages, JSONPath, intrinsic functions, JSONata).
+ * fuzz.h - mutation rounds for the tests of the code that reads what users
+ * and workers send: messages, JSONPath, intrinsic functions and JSONata as
+ * text, histories and definitions as JSON values.
  *
- * Each round takes a seed, changes it a little (a character replaced,
- * inserted or deleted, a stretch repeated, the text cut, a piece of another
- * seed spliced in) and hands it to the parser; the test then checks what
- * must hold whatever the text: a clear error or a well-formed result, never
- * a crash (the suite also runs under AddressSanitizer and UBSan). The
- * seeds are real inputs: the strings of the state machines recorded in
- * tests/histories. The rounds are the same on every run (a fixed seed);
- * SWF_FUZZ_ROUNDS=N runs N of them instead, SWF_FUZZ_SEED=N other ones.
- * Mutations keep the text UTF-8, since nothing else gets past the JSON
- * parser (protocol/json.c).
+ * A text round (fuzz_run) takes a seed, changes it a little (a character
+ * replaced, inserted or deleted, a stretch repeated, the text cut, a piece
+ * of another seed spliced in) and hands it to the parser; a value round
+ * (fuzz_alter_json) replaces or removes one value anywhere in a JSON tree.
+ * The test then checks what must hold whatever the input: a clear error or
+ * a well-formed result, never a crash (the suite also runs under
+ * AddressSanitizer and UBSan). The seeds are real inputs: the state
+ * machines and histories recorded in tests/histories. The rounds are the
+ * same on every run (a fixed seed); SWF_FUZZ_ROUNDS=N runs N of them
+ * instead, SWF_FUZZ_SEED=N other ones. Text mutations keep the text UTF-8,
+ * since nothing else gets past the JSON parser (protocol/json.c).
  */
 #ifndef SWF_TESTS_FUZZ_H
 #define SWF_TESTS_FUZZ_H

@@ -4,7 +4,9 @@
  * retries, a catch, a Wait, a .waitForTaskToken callback), a recorded one
  * with a signal added by hand, and deliberately altered copies (a result
  * changed, an event removed, two decisions swapped), each caught at the
- * exact event id. One test goes through PostgreSQL (`swf replay ID`).
+ * exact event id. One test goes through PostgreSQL (`swf replay ID`), and
+ * one alters recorded histories at random (tests/fuzz.h) to show that none
+ * crashes replay or the decider's fold.
  */
 #include "../history/test_pg_fixture.h"
 

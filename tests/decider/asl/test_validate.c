@@ -1,7 +1,8 @@
 /*
  * test_validate.c - proves decider/asl/validate.c: one test per rule family,
- * that every problem is reported (not only the first), and that the whole
- * conformance corpus gets the verdict AWS gives it.
+ * that every problem is reported (not only the first), that the whole
+ * conformance corpus gets the verdict AWS gives it, and that definitions
+ * altered at random (tests/fuzz.h) are refused with a place or run.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
