@@ -25,6 +25,11 @@ typedef struct call {
     int refs;       /* the caller and the thread */
 } call_t;
 
+/* Calls abandoned and not returned yet, for swf_bounded_wait_abandoned. */
+static pthread_mutex_t abandoned_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t abandoned_cond = PTHREAD_COND_INITIALIZER;
+static int abandoned_running;
+
 static void call_unref(call_t *c)
 {
     pthread_mutex_lock(&c->lock);
@@ -43,11 +48,18 @@ static void *call_main(void *arg)
     c->fn(c->arg);
     pthread_mutex_lock(&c->lock);
     c->done = true;
-    bool late = c->abandoned && c->late != NULL;
+    bool abandoned = c->abandoned; /* settled: once done, the caller cannot abandon it */
+    bool late = abandoned && c->late != NULL;
     pthread_cond_signal(&c->done_cond);
     pthread_mutex_unlock(&c->lock);
     if (late)
         c->late(c->arg);
+    if (abandoned) {
+        pthread_mutex_lock(&abandoned_lock);
+        abandoned_running--;
+        pthread_cond_broadcast(&abandoned_cond);
+        pthread_mutex_unlock(&abandoned_lock);
+    }
     call_unref(c);
     return NULL;
 }
@@ -95,7 +107,31 @@ bool swf_bounded_call(void (*fn)(void *arg), void (*late)(void *arg), void *arg,
         w = pthread_cond_timedwait(&c->done_cond, &c->lock, &until);
     bool done = c->done;
     c->abandoned = !done;
+    if (c->abandoned) { /* counted before the thread can see it abandoned */
+        pthread_mutex_lock(&abandoned_lock);
+        abandoned_running++;
+        pthread_mutex_unlock(&abandoned_lock);
+    }
     pthread_mutex_unlock(&c->lock);
     call_unref(c);
     return done;
+}
+
+bool swf_bounded_wait_abandoned(int timeout_ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&abandoned_lock);
+    int w = 0;
+    while (abandoned_running > 0 && w != ETIMEDOUT)
+        w = pthread_cond_timedwait(&abandoned_cond, &abandoned_lock, &until);
+    bool none = abandoned_running == 0;
+    pthread_mutex_unlock(&abandoned_lock);
+    return none;
 }

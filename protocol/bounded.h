@@ -30,4 +30,12 @@
  */
 bool swf_bounded_call(void (*fn)(void *arg), void (*late)(void *arg), void *arg, int timeout_ms);
 
+/*
+ * Waits up to timeout_ms for every abandoned call to return (and its `late`
+ * to run). True when none is left. For the end of a process or a test that
+ * wants what those calls hold freed, once whatever held them up is gone.
+ * Thread-safe.
+ */
+bool swf_bounded_wait_abandoned(int timeout_ms);
+
 #endif

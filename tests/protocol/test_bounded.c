@@ -72,3 +72,28 @@ Test(bounded, a_call_past_the_limit_is_abandoned_at_the_limit_and_finishes_later
     close(out[0]);
     close(out[1]);
 }
+
+/* The end of a process can wait for what it abandoned: not while the call
+ * is held up, and at once when it ends. */
+Test(bounded, waiting_for_abandoned_calls_ends_when_they_do)
+{
+    int in[2], out[2];
+    cr_assert_eq(pipe(in), 0);
+    cr_assert_eq(pipe(out), 0);
+    static int fds[2];
+    fds[0] = in[0];
+    fds[1] = out[1];
+    cr_assert(swf_bounded_wait_abandoned(0), "nothing abandoned yet");
+    cr_assert_not(swf_bounded_call(relay, relay_late, fds, 50));
+    cr_assert_not(swf_bounded_wait_abandoned(200), "the call is still held up");
+    cr_assert_eq(write(in[1], "y", 1), 1);
+    cr_assert(swf_bounded_wait_abandoned(60000), "the released call never ended");
+    /* Its late part ran before the wait ended. */
+    char c = 0;
+    cr_assert_eq(read(out[0], &c, 1), 1);
+    cr_assert_eq(c, 'y');
+    close(in[0]);
+    close(in[1]);
+    close(out[0]);
+    close(out[1]);
+}

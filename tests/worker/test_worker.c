@@ -4,6 +4,8 @@
  * through unverified. */
 #include "tests/worker/kafka_fixture.h"
 
+#include "protocol/bounded.h"
+
 #include "worker/worker.h"
 
 #include <pthread.h>
@@ -421,6 +423,9 @@ Test(worker, closing_ends_within_its_bound_when_kafka_does_not_answer)
     cr_assert_lt(took, 50000, "closing took %lld ms", (long long)took);
     swf_error_free(err);
     cr_assert_eq(rd_kafka_mock_broker_set_rtt(k.mock, 1, 0), 0);
+    /* With the broker gone the abandoned close ends, and frees what it held. */
+    fx_kafka_stop(&k);
+    cr_assert(swf_bounded_wait_abandoned(60000), "the abandoned close never ended");
 }
 
 Test(worker, closing_while_the_broker_is_down_ends_within_its_bound)
@@ -438,6 +443,9 @@ Test(worker, closing_while_the_broker_is_down_ends_within_its_bound)
     cr_assert_lt(took, 2 * SWF_WORKER_CLOSE_MS + 30000, "closing took %lld ms", (long long)took);
     swf_error_free(err);
     cr_assert_eq(rd_kafka_mock_broker_set_up(k.mock, 1), 0);
+    /* With the broker back the abandoned close (if any) ends, and frees what
+     * it held. */
+    cr_assert(swf_bounded_wait_abandoned(60000), "the abandoned close never ended");
     fx_kafka_stop(&k);
 }
 
