@@ -30,6 +30,20 @@ static pthread_mutex_t abandoned_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t abandoned_cond = PTHREAD_COND_INITIALIZER;
 static int abandoned_running;
 
+/* The moment timeout_ms from now on `clock`. */
+static struct timespec deadline(clockid_t clock, int timeout_ms)
+{
+    struct timespec t;
+    clock_gettime(clock, &t);
+    t.tv_sec += timeout_ms / 1000;
+    t.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
 static void call_unref(call_t *c)
 {
     pthread_mutex_lock(&c->lock);
@@ -93,14 +107,7 @@ bool swf_bounded_call(void (*fn)(void *arg), void (*late)(void *arg), void *arg,
         return true;
     }
 
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = deadline(CLOCK_MONOTONIC, timeout_ms);
     pthread_mutex_lock(&c->lock);
     int w = 0;
     while (!c->done && w != ETIMEDOUT)
@@ -119,14 +126,8 @@ bool swf_bounded_call(void (*fn)(void *arg), void (*late)(void *arg), void *arg,
 
 bool swf_bounded_wait_abandoned(int timeout_ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    /* A statically initialised condition variable waits on CLOCK_REALTIME. */
+    struct timespec until = deadline(CLOCK_REALTIME, timeout_ms);
     pthread_mutex_lock(&abandoned_lock);
     int w = 0;
     while (abandoned_running > 0 && w != ETIMEDOUT)

@@ -49,51 +49,65 @@ static void relay_late(void *arg)
         abort();
 }
 
+/* Two pipes: relay reads in[0], relay_late writes out[1] (fds). */
+typedef struct relay_pipes {
+    int in[2], out[2], fds[2];
+} relay_pipes_t;
+
+static void pipes_open(relay_pipes_t *p)
+{
+    cr_assert_eq(pipe(p->in), 0);
+    cr_assert_eq(pipe(p->out), 0);
+    p->fds[0] = p->in[0];
+    p->fds[1] = p->out[1];
+}
+
+/* Releases the relayed call with byte b and reads what its late part wrote. */
+static char pipes_release(relay_pipes_t *p, char b)
+{
+    cr_assert_eq(write(p->in[1], &b, 1), 1);
+    char c = 0;
+    cr_assert_eq(read(p->out[0], &c, 1), 1);
+    return c;
+}
+
+static void pipes_close(relay_pipes_t *p)
+{
+    close(p->in[0]);
+    close(p->in[1]);
+    close(p->out[0]);
+    close(p->out[1]);
+}
+
 Test(bounded, a_call_past_the_limit_is_abandoned_at_the_limit_and_finishes_later)
 {
-    int in[2], out[2];
-    cr_assert_eq(pipe(in), 0);
-    cr_assert_eq(pipe(out), 0);
-    static int fds[2];
-    fds[0] = in[0];
-    fds[1] = out[1];
+    static relay_pipes_t p;
+    pipes_open(&p);
+    int *fds = p.fds;
     int64_t t0 = now_ms();
     cr_assert_not(swf_bounded_call(relay, relay_late, fds, 200), "a blocked call reported as done");
     int64_t waited = now_ms() - t0;
     cr_assert(waited >= 190 && waited < 60000, "returned after %lld ms", (long long)waited);
     /* The abandoned call is still running: release it and see it finish,
      * with its late part. */
-    cr_assert_eq(write(in[1], "x", 1), 1);
-    char c = 0;
-    cr_assert_eq(read(out[0], &c, 1), 1);
-    cr_assert_eq(c, 'x');
-    close(in[0]);
-    close(in[1]);
-    close(out[0]);
-    close(out[1]);
+    cr_assert_eq(pipes_release(&p, 'x'), 'x');
+    pipes_close(&p);
 }
 
 /* The end of a process can wait for what it abandoned: not while the call
  * is held up, and at once when it ends. */
 Test(bounded, waiting_for_abandoned_calls_ends_when_they_do)
 {
-    int in[2], out[2];
-    cr_assert_eq(pipe(in), 0);
-    cr_assert_eq(pipe(out), 0);
-    static int fds[2];
-    fds[0] = in[0];
-    fds[1] = out[1];
+    static relay_pipes_t p;
+    pipes_open(&p);
     cr_assert(swf_bounded_wait_abandoned(0), "nothing abandoned yet");
-    cr_assert_not(swf_bounded_call(relay, relay_late, fds, 50));
+    cr_assert_not(swf_bounded_call(relay, relay_late, p.fds, 50));
     cr_assert_not(swf_bounded_wait_abandoned(200), "the call is still held up");
-    cr_assert_eq(write(in[1], "y", 1), 1);
+    cr_assert_eq(write(p.in[1], "y", 1), 1);
     cr_assert(swf_bounded_wait_abandoned(60000), "the released call never ended");
     /* Its late part ran before the wait ended. */
     char c = 0;
-    cr_assert_eq(read(out[0], &c, 1), 1);
+    cr_assert_eq(read(p.out[0], &c, 1), 1);
     cr_assert_eq(c, 'y');
-    close(in[0]);
-    close(in[1]);
-    close(out[0]);
-    close(out[1]);
+    pipes_close(&p);
 }
