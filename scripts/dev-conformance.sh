@@ -49,6 +49,18 @@ mkdir "$dir/out"
 # wait the harness's 10 s per case should not pay.
 echo '{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}' >"$dir/warmup.json"
 SWF_DEV_RUN_TIMEOUT=180 "$build/swf" run --dev "$dir/warmup.json" >/dev/null
+# Then until the group has settled: both deciders have had an assignment and
+# none has moved for 3 s. A decider that joins after the warm-up moves
+# partitions, and the cases sent meanwhile wait for that rebalance (once 16
+# cases in a row timed out under the sanitizers, at the start of the run).
+moves=-1 quiet=0
+for _ in $(seq 1 360); do
+    now=$(grep -cE 'swf-decider: (assigned|revoked) ' "$dir/dev.log" || true)
+    assigned=$(grep -c 'swf-decider: assigned ' "$dir/dev.log" || true)
+    if [ "$now" = "$moves" ]; then quiet=$((quiet + 1)); else moves=$now quiet=0; fi
+    [ "$assigned" -ge 2 ] && [ "$quiet" -ge 6 ] && break
+    sleep 0.5
+done
 
 # The engine the harness calls: prints the --dev result, records it and two
 # --local results beside it.
