@@ -37,7 +37,7 @@ trap 'exit 130' INT TERM
 SWF_DEV_TIME_SKIP=1 "$build/swf" dev --deciders 2 \
     >"$dir/env" 2>"$dir/dev.log" &
 pid=$!
-for i in $(seq 1 240); do
+for _ in $(seq 1 240); do
     [ "$(wc -l <"$dir/env")" -ge 2 ] && break
     kill -0 "$pid" 2>/dev/null || { cat "$dir/dev.log" >&2; exit 1; }
     sleep 0.5
