@@ -10,65 +10,83 @@
 typedef struct command {
     const char *name;
     int (*run)(int argc, char **argv);
-    const char *usage;
 } command_t;
 
 static const command_t commands[] = {
-    {"dev", swf_cli_dev,
-     "dev [--deciders N]            PostgreSQL, Kafka (mock), swf-history and deciders in one process"},
-    {"validate", swf_cli_validate, "validate FILE...            check ASL definitions"},
-    {"run", swf_cli_run,
-     "run --local DEFINITION [--input FILE] [--mocks FILE] [--history]\n"
-     "                               run an execution in-process"},
-    {"db", swf_cli_db, "db migrate                  create or upgrade the schema"},
-    {"register", swf_cli_register, "register NAME FILE          register a new version of a state machine"},
-    {"start", swf_cli_start,
-     "start NAME [--input JSON|@FILE] [--workflow-id ID] [--version N] [--wait]\n"
-     "                               start an execution, print its id (--wait: follow it to its end)"},
-    {"describe", swf_cli_describe, "describe ID [--json]        show one execution"},
-    {"list", swf_cli_list,
-     "list [--status S] [--state-machine NAME] [--limit N] [--json]\n"
-     "                               list executions, newest first"},
-    {"history", swf_cli_history, "history ID [--json] [--reverse]\n"
-     "                               print an execution's events"},
-    {"export", swf_cli_export, "export ID [FILE]            write a history as JSON lines"},
-    {"import", swf_cli_import, "import FILE                 load a history written by export"},
-    {"admin", swf_cli_admin,
-     "admin rebuild-projections   recompute projections from the events\n"
-     "  admin check (ID... | --all) check histories: dense ids, one close, one result per\n"
-     "                               activity, replay (exit 1 on a problem)"},
-    {"replay", swf_cli_replay,
-     "replay (ID | --file HISTORY) [--until EVENT_ID] [--step] [--definition NEW.json] [--json]\n"
-     "                               re-derive every decision, report the first divergence"},
-    {"timeline", swf_cli_timeline,
-     "timeline (ID | --file HISTORY) [--json]\n"
-     "                               the execution as ASL states entered and exited"},
-    {"graph", swf_cli_graph,
-     "graph (DEFINITION | ID) [--history HISTORY] [--svg]\n"
-     "                               Graphviz DOT of a state machine, coloured by an execution"},
-    {"task-success", swf_cli_task_success,
-     "task-success TOKEN JSON|@FILE\n"
-     "                               answer an activity (or a .waitForTaskToken Task) with a result"},
-    {"task-failure", swf_cli_task_failure,
-     "task-failure TOKEN [--error ERROR] [--cause CAUSE]\n"
-     "                               answer an activity with an error"},
-    {"task-heartbeat", swf_cli_task_heartbeat,
-     "task-heartbeat TOKEN [--details JSON|@FILE]\n"
-     "                               record a heartbeat of a running activity"},
-    {"signal", swf_cli_signal,
-     "signal ID NAME [--input JSON|@FILE]\n"
-     "                               send a signal to an open execution"},
-    {"cancel", swf_cli_cancel, "cancel ID [--cause TEXT]    ask an open execution to cancel"},
-    {"terminate", swf_cli_terminate,
-     "terminate ID [--reason R] [--details D]\n"
-     "                               end an open execution now"},
+    {"dev", swf_cli_dev},
+    {"validate", swf_cli_validate},
+    {"run", swf_cli_run},
+    {"db", swf_cli_db},
+    {"register", swf_cli_register},
+    {"start", swf_cli_start},
+    {"describe", swf_cli_describe},
+    {"list", swf_cli_list},
+    {"history", swf_cli_history},
+    {"export", swf_cli_export},
+    {"import", swf_cli_import},
+    {"admin", swf_cli_admin},
+    {"replay", swf_cli_replay},
+    {"timeline", swf_cli_timeline},
+    {"graph", swf_cli_graph},
+    {"task-success", swf_cli_task_success},
+    {"task-failure", swf_cli_task_failure},
+    {"task-heartbeat", swf_cli_task_heartbeat},
+    {"signal", swf_cli_signal},
+    {"cancel", swf_cli_cancel},
+    {"terminate", swf_cli_terminate},
 };
+
+/* `swf help`: each form of a command and what it does, in the order above. */
+static const struct {
+    const char *synopsis;
+    const char *what;
+} help[] = {
+    {"dev [--deciders N]", "PostgreSQL, Kafka (mock), swf-history and deciders in one process"},
+    {"validate FILE...", "check ASL definitions"},
+    {"run --local DEFINITION [--input FILE] [--mocks FILE] [--history]",
+     "run an execution in-process"},
+    {"db migrate", "create or upgrade the schema"},
+    {"register NAME FILE", "register a new version of a state machine"},
+    {"start NAME [--input JSON|@FILE] [--workflow-id ID] [--version N] [--wait]",
+     "start an execution, print its id (--wait: follow it to its end)"},
+    {"describe ID [--json]", "show one execution"},
+    {"list [--status S] [--state-machine NAME] [--limit N] [--json]",
+     "list executions, newest first"},
+    {"history ID [--json] [--reverse]", "print an execution's events"},
+    {"export ID [FILE]", "write a history as JSON lines"},
+    {"import FILE", "load a history written by export"},
+    {"admin rebuild-projections", "recompute projections from the events"},
+    {"admin check (ID... | --all)",
+     "check histories: dense ids, one close, one result per activity, replay (exit 1 on a "
+     "problem)"},
+    {"replay (ID | --file HISTORY) [--until EVENT_ID] [--step] [--definition NEW.json] [--json]",
+     "re-derive every decision, report the first divergence"},
+    {"timeline (ID | --file HISTORY) [--json]", "the execution as ASL states entered and exited"},
+    {"graph (DEFINITION | ID) [--history HISTORY] [--svg]",
+     "Graphviz DOT of a state machine, coloured by an execution"},
+    {"task-success TOKEN JSON|@FILE",
+     "answer an activity (or a .waitForTaskToken Task) with a result"},
+    {"task-failure TOKEN [--error ERROR] [--cause CAUSE]", "answer an activity with an error"},
+    {"task-heartbeat TOKEN [--details JSON|@FILE]", "record a heartbeat of a running activity"},
+    {"signal ID NAME [--input JSON|@FILE]", "send a signal to an open execution"},
+    {"cancel ID [--cause TEXT]", "ask an open execution to cancel"},
+    {"terminate ID [--reason R] [--details D]", "end an open execution now"},
+};
+
+/* Descriptions start in this column; a longer synopsis has its
+ * description on the next line, in the same column. */
+#define HELP_COLUMN 32
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: swf COMMAND [ARGS...]\n\ncommands:\n");
-    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(out, "  %s\n", commands[i].usage);
+    for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++) {
+        int width = (int)strlen(help[i].synopsis) + 2;
+        if (width + 2 <= HELP_COLUMN)
+            fprintf(out, "  %s%*s%s\n", help[i].synopsis, HELP_COLUMN - width, "", help[i].what);
+        else
+            fprintf(out, "  %s\n%*s%s\n", help[i].synopsis, HELP_COLUMN, "", help[i].what);
+    }
 }
 
 int swf_cli_main(int argc, char **argv)

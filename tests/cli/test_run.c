@@ -218,3 +218,48 @@ Test(cli_run, usage_error_exits_two)
     cr_assert_eq(o.status, 2);
     cr_assert(strstr(o.err, "usage") != NULL);
 }
+
+/* `swf help` names every command, each once with its description in one
+ * column; every command it names is one `swf` runs (an unknown name is a
+ * usage error, exit 2, whatever its arguments). */
+Test(cli_run, help_lists_each_command_with_its_description_in_one_column)
+{
+    static const char *const names[] = {
+        "dev",      "validate", "run",      "db",           "register",     "start",
+        "describe", "list",     "history",  "export",       "import",       "admin",
+        "replay",   "timeline", "graph",    "task-success", "task-failure", "task-heartbeat",
+        "signal",   "cancel",   "terminate"};
+    outcome_t o;
+    run(&o, "help");
+    cr_assert_eq(o.status, 0, "stderr: %s", o.err);
+    cr_assert(strncmp(o.out, "usage: swf COMMAND", 18) == 0, "%s", o.out);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char head[64];
+        snprintf(head, sizeof(head), "\n  %s ", names[i]);
+        cr_assert(strstr(o.out, head) != NULL, "help does not list %s:\n%s", names[i], o.out);
+    }
+    size_t described = 0;
+    for (char *line = strstr(o.out, "commands:\n") + 10; *line != '\0';) {
+        char *end = strchr(line, '\n');
+        cr_assert_not_null(end);
+        size_t len = (size_t)(end - line);
+        cr_assert(len > 2 && line[0] == ' ' && line[1] == ' ' && line[2] != ' ',
+                  "not a command line: %.*s", (int)len, line);
+        if (len > 32 && line[31] == ' ' && line[30] == ' ' && line[32] != ' ') {
+            described++; /* synopsis and description on one line */
+        } else {
+            char *next = end + 1;
+            cr_assert(strncmp(next, "                                ", 32) == 0 && next[32] != ' ',
+                      "no description in column 33 after: %.*s", (int)len, line);
+            end = strchr(next, '\n');
+            cr_assert_not_null(end);
+            described++;
+        }
+        line = end + 1;
+    }
+    cr_assert_geq(described, sizeof(names) / sizeof(names[0]));
+
+    run(&o, "no-such-command --input x");
+    cr_assert_eq(o.status, 2);
+    cr_assert(strstr(o.err, "unknown command \"no-such-command\"") != NULL, "%s", o.err);
+}
