@@ -259,6 +259,10 @@ swf_error_t *swf_history_pg_connect(const char *conninfo, swf_history_store_t **
     if (PQstatus(conn) != CONNECTION_OK) {
         swf_error_t *err = pg_error(conn, NULL);
         PQfinish(conn);
+        /* libpq's defaults (a local socket) are rarely what was meant. */
+        if ((conninfo == NULL || conninfo[0] == '\0') && getenv("SWF_DATABASE_URL") == NULL)
+            swf_error_set_cause(err, "SWF_DATABASE_URL is not set, so libpq's defaults were tried;"
+                                     " set it to the database's URL (`swf dev` prints one)");
         return err;
     }
     swf_error_t *err = session_setup(conn);

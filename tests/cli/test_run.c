@@ -263,3 +263,18 @@ Test(cli_run, help_lists_each_command_with_its_description_in_one_column)
     cr_assert_eq(o.status, 2);
     cr_assert(strstr(o.err, "unknown command \"no-such-command\"") != NULL, "%s", o.err);
 }
+
+/* A command that needs the database, with SWF_DATABASE_URL unset and no
+ * server where libpq looks by default: the error says which variable to
+ * set. */
+Test(cli_run, a_missing_database_url_is_named)
+{
+    unsetenv("SWF_DATABASE_URL");
+    setenv("PGHOST", dir, 1); /* a folder with no server's socket in it */
+    outcome_t o;
+    run(&o, "list");
+    unsetenv("PGHOST");
+    cr_assert_eq(o.status, 3, "%s", o.err);
+    cr_assert(strstr(o.err, "swf list: database connection: ") == o.err, "%s", o.err);
+    cr_assert(strstr(o.err, "\n  SWF_DATABASE_URL is not set") != NULL, "%s", o.err);
+}
