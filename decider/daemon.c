@@ -523,7 +523,7 @@ static swf_error_t *dead_letters(swf_decider_t *d, rd_kafka_message_t **km, swf_
                                            m->partition, m->offset, m->payload, m->len);
         keys[np] = m->key ? strndup(m->key, m->key_len) : NULL;
         const char *s = swf_json_str(docs[np]);
-        posts[np] = (swf_history_post_t){d->cfg.kafka.dlq, keys[np], s, strlen(s)};
+        posts[np] = (swf_history_post_t){d->cfg.kafka.dlq, keys[np], s, strlen(s), false};
         logf_(d, "dead letter (partition %d offset %lld): %s", (int)m->partition,
               (long long)m->offset, swf_error_message(why[i]));
         np++;
@@ -621,7 +621,7 @@ static swf_error_t *publication_add(swf_decider_t *d, publication_t *p, const ch
     p->docs[p->n] = doc;
     p->topics[p->n] = topic;
     p->ids[p->n] = id;
-    p->posts[p->n] = (swf_history_post_t){topic, id, s, strlen(s)};
+    p->posts[p->n] = (swf_history_post_t){topic, id, s, strlen(s), false};
     p->keys[p->n] = (swf_history_outbox_key_t){id, ev->id};
     p->n++;
     return NULL;
@@ -669,22 +669,33 @@ static void publish(swf_decider_t *d, batch_t *b)
     pthread_mutex_unlock(&d->lock);
 }
 
-/* Sends publications as one: acknowledged, hooked, outbox rows deleted. A
- * failure leaves the rows to swf-history's republishing. */
+/* Sends publications as one: acknowledged, hooked, outbox rows deleted.
+ * The rows of tasks Kafka did not take stay for swf-history's
+ * republishing; those of the tasks it took go, so that none is sent
+ * twice. */
 static void publication_send(swf_decider_t *d, publication_t *all)
 {
     int64_t clock_us = mono_us();
-    swf_error_t *err = swf_kafka_poster_send(d->poster, all->posts, all->n);
+    swf_error_t *failed = swf_kafka_poster_send(d->poster, all->posts, all->n);
     stat_time(&d->stats.publish_us, &clock_us);
-    if (err == NULL) {
-        stat_add(&d->stats.tasks_published, all->n);
-        for (size_t i = 0; d->cfg.on_published != NULL && i < all->n; i++)
+    size_t sent = 0;
+    for (size_t i = 0; i < all->n; i++) {
+        if (!all->posts[i].sent)
+            continue;
+        if (d->cfg.on_published != NULL)
             d->cfg.on_published(d->cfg.hook_arg, all->posts[i].key);
-        err = swf_history_outbox_delete_send(d->outbox, all->keys, all->n);
-        if (err != NULL)
-            swf_error_prefix(err, "deleting published outbox rows");
+        all->keys[sent++] = all->keys[i];
     }
+    stat_add(&d->stats.tasks_published, sent);
+    swf_error_t *err = sent > 0 ? swf_history_outbox_delete_send(d->outbox, all->keys, sent) : NULL;
+    if (err != NULL)
+        swf_error_prefix(err, "deleting published outbox rows");
     stat_time(&d->stats.outbox_us, &clock_us);
+    if (failed != NULL) {
+        logf_(d, "publishing activity tasks: %zu of %zu not taken: %s (swf-history will republish)",
+              all->n - sent, all->n, swf_error_message(failed));
+        swf_error_free(failed);
+    }
     if (err != NULL) {
         logf_(d, "publishing activity tasks: %s (swf-history will republish)",
               swf_error_message(err));

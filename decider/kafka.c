@@ -447,10 +447,12 @@ swf_error_t *swf_kafka_poster_topic(swf_kafka_poster_t *p, const char *topic)
     return err;
 }
 
-swf_error_t *swf_kafka_poster_send(void *ctx, const swf_history_post_t *msgs, size_t n)
+swf_error_t *swf_kafka_poster_send(void *ctx, swf_history_post_t *msgs, size_t n)
 {
     swf_kafka_poster_t *p = ctx;
     swf_error_t *err = NULL;
+    for (size_t i = 0; i < n; i++)
+        msgs[i].sent = false;
     for (size_t i = 0; i < n && err == NULL; i++)
         err = swf_kafka_poster_topic(p, msgs[i].topic);
     if (err != NULL || n == 0)
@@ -461,6 +463,8 @@ swf_error_t *swf_kafka_poster_send(void *ctx, const swf_history_post_t *msgs, si
     for (size_t i = 0; i < n; i++)
         out[i] = (swf_kafka_out_t){msgs[i].topic, msgs[i].key, msgs[i].payload, msgs[i].len, 0};
     err = swf_kafka_send(p->producer, out, n);
+    for (size_t i = 0; i < n; i++)
+        msgs[i].sent = out[i].result == RD_KAFKA_RESP_ERR_NO_ERROR;
     free(out);
     return err;
 }

@@ -113,6 +113,6 @@ void swf_kafka_poster_free(swf_kafka_poster_t *poster);
 swf_error_t *swf_kafka_poster_topic(swf_kafka_poster_t *poster, const char *topic);
 /* ctx is a swf_kafka_poster_t; msgs are swf_history_post_t. */
 struct swf_history_post;
-swf_error_t *swf_kafka_poster_send(void *ctx, const struct swf_history_post *msgs, size_t n);
+swf_error_t *swf_kafka_poster_send(void *ctx, struct swf_history_post *msgs, size_t n);
 
 #endif

@@ -93,6 +93,13 @@ static const char *const migrations[] = {
     "  last_heartbeat timestamptz,"
     "  PRIMARY KEY (execution_id, scheduled_event_id));"
     "INSERT INTO activity_timeouts " SWF_HISTORY__ACTIVITY_TIMEOUTS_FROM_EVENTS ";",
+
+    /* 5: the timers of closed executions go. The append statements of
+     * schema 4 and before left them when an execution closed with a timer
+     * open (a timeout or a terminate during a Wait), and swf-history
+     * posted them again and again. */
+    "DELETE FROM timers t USING executions x"
+    " WHERE x.execution_id = t.execution_id AND x.status <> 'open';",
 };
 
 #define MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

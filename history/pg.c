@@ -323,12 +323,16 @@ swf_error_t *swf_history_pg_new(const char *conninfo, swf_history_store_t **out)
 #define APPEND_INSERT APPEND_INSERT_ROWS ")"
 
 /*
- * The projections of what an append statement inserted: timers, the
- * outbox, activity_timeouts (an activity with a timeout in, its close or
- * its execution's out, its heartbeats noted; one scheduled and closed in
- * the same statement never goes in, and one scheduled and beaten in it goes
- * in with its heartbeat: the statement's writes do not see each other's
- * rows, so `ah` finds no row of an activity scheduled in it).
+ * The projections of what an append statement inserted: timers (a timer
+ * started in, its firing, its cancel or its execution's close out: a
+ * close leaves open timers behind in the events, a timeout or a terminate
+ * while a Wait runs, and swf-history must not fire them), the outbox (a
+ * task in unless its activity or its execution closed in the same
+ * statement, as in an imported history, whose tasks must not run again;
+ * a closed execution's rows out), activity_timeouts (an activity with a timeout in, its close or
+ * its execution's out, its heartbeats noted; one scheduled and closed in the same statement never
+ * goes in, and one scheduled and beaten in it goes in with its heartbeat: the statement's writes do
+ * not see each other's rows, so `ah` finds no row of an activity scheduled in it).
  *
  * They read the rows the INSERT returns (only the winners' events), grouped
  * per timer and per activity, and join nothing to the input: the planner
@@ -353,19 +357,19 @@ swf_error_t *swf_history_pg_new(const char *conninfo, swf_history_store_t **out)
     "  ORDER BY x, a->>'timerId', i DESC),"                                                        \
     " ts AS ("                                                                                     \
     "  INSERT INTO timers (execution_id, timer_id, fire_at, started_event_id)"                     \
-    "  SELECT x, timer_id, fire_at, i FROM tl WHERE t = 'TimerStarted'"                            \
+    "  SELECT x, timer_id, fire_at, i FROM tl"                                                     \
+    "  WHERE t = 'TimerStarted' AND x NOT IN (SELECT x FROM xc)"                                   \
     "  ON CONFLICT (execution_id, timer_id) DO UPDATE"                                             \
     "  SET fire_at = excluded.fire_at, started_event_id = excluded.started_event_id),"             \
     " td AS ("                                                                                     \
-    "  DELETE FROM timers tt USING tl"                                                             \
-    "  WHERE tl.t <> 'TimerStarted' AND tt.execution_id = tl.x AND tt.timer_id = tl.timer_id),"    \
-    " ob AS ("                                                                                     \
-    "  INSERT INTO outbox (execution_id, event_id, topic)"                                         \
-    "  SELECT x, i, a#>>'{taskList,name}' FROM iv WHERE t = 'ActivityTaskScheduled'),"             \
+    "  DELETE FROM timers tt USING (SELECT x, timer_id FROM tl WHERE t <> 'TimerStarted'"          \
+    "   UNION ALL SELECT x, NULL FROM xc) k"                                                       \
+    "  WHERE tt.execution_id = k.x AND (k.timer_id IS NULL OR tt.timer_id = k.timer_id)),"         \
     " ak AS MATERIALIZED ("                                                                        \
     "  SELECT x, CASE WHEN t = 'ActivityTaskScheduled' THEN i"                                     \
     "    ELSE (a->>'scheduledEventId')::bigint END AS sid,"                                        \
     "   bool_or(t IN (" SWF_HISTORY__ACTIVITY_CLOSING ")) AS closed,"                              \
+    "   min(a#>>'{taskList,name}') FILTER (WHERE t = 'ActivityTaskScheduled') AS list,"            \
     "   bool_or(t = 'ActivityTaskScheduled'"                                                       \
     "     AND (a ? 'startToCloseTimeout' OR a ? 'heartbeatTimeout')) AS timed,"                    \
     "   min(tm) FILTER (WHERE t = 'ActivityTaskScheduled') AS at,"                                 \
@@ -379,6 +383,11 @@ swf_error_t *swf_history_pg_new(const char *conninfo, swf_history_store_t **out)
     "  FROM iv WHERE t IN ('ActivityTaskScheduled', "                                              \
     "'ActivityTaskHeartbeatRecorded', " SWF_HISTORY__ACTIVITY_CLOSING ")"                          \
     "  GROUP BY 1, 2),"                                                                            \
+    " ob AS ("                                                                                     \
+    "  INSERT INTO outbox (execution_id, event_id, topic)"                                         \
+    "  SELECT x, sid, list FROM ak"                                                                \
+    "  WHERE list IS NOT NULL AND NOT closed AND x NOT IN (SELECT x FROM xc)),"                    \
+    " od AS (DELETE FROM outbox o USING xc WHERE o.execution_id = xc.x),"                          \
     " ai AS ("                                                                                     \
     "  INSERT INTO activity_timeouts (execution_id, scheduled_event_id, scheduled_time,"           \
     "    start_to_close, heartbeat, last_heartbeat)"                                               \
@@ -477,13 +486,11 @@ static const char append_activity_sql[] = APPEND_INPUT
     "    attributes AS a),"
     " iv AS MATERIALIZED (SELECT * FROM ins WHERE t IN "
     "('ActivityTaskScheduled', " SWF_HISTORY__ACTIVITY_CLOSING ") ORDER BY x, i),"
-    " ob AS ("
-    "  INSERT INTO outbox (execution_id, event_id, topic)"
-    "  SELECT x, i, a#>>'{taskList,name}' FROM iv WHERE t = 'ActivityTaskScheduled'),"
     " ak AS MATERIALIZED ("
     "  SELECT x, CASE WHEN t = 'ActivityTaskScheduled' THEN i"
     "    ELSE (a->>'scheduledEventId')::bigint END AS sid,"
     "   bool_or(t <> 'ActivityTaskScheduled') AS closed,"
+    "   min(a#>>'{taskList,name}') FILTER (WHERE t = 'ActivityTaskScheduled') AS list,"
     "   bool_or(t = 'ActivityTaskScheduled'"
     "     AND (a ? 'startToCloseTimeout' OR a ? 'heartbeatTimeout')) AS timed,"
     "   min(tm) FILTER (WHERE t = 'ActivityTaskScheduled') AS at,"
@@ -492,6 +499,9 @@ static const char append_activity_sql[] = APPEND_INPUT
     "   min((a->>'heartbeatTimeout')::float8)"
     "     FILTER (WHERE t = 'ActivityTaskScheduled') AS hb"
     "  FROM iv GROUP BY 1, 2),"
+    " ob AS ("
+    "  INSERT INTO outbox (execution_id, event_id, topic)"
+    "  SELECT x, sid, list FROM ak WHERE list IS NOT NULL AND NOT closed),"
     " ai AS ("
     "  INSERT INTO activity_timeouts (execution_id, scheduled_event_id, scheduled_time,"
     "    start_to_close, heartbeat)"
@@ -504,6 +514,21 @@ static const char append_activity_sql[] = APPEND_INPUT
 static bool is_string(json_object *v)
 {
     return v != NULL && json_object_is_type(v, json_type_string);
+}
+
+/* A timeout or timer attribute, when present, is a number of seconds the
+ * projections and swf-history can compute with. */
+static swf_error_t *seconds_check(const swf_history_append_t *a, int64_t id, json_object *attrs,
+                                  const char *name)
+{
+    json_object *v;
+    if (!swf_json_get(attrs, name, &v) ||
+        (swf_json_is_number(v) && json_object_get_double(v) >= 0 &&
+         json_object_get_double(v) <= SWF_LIMIT_TIMER_SECONDS))
+        return NULL;
+    return swf_error_new(SWF_E_INPUT, NULL,
+                         "execution %s: event %lld: %s must be a number of seconds from 0 to %g",
+                         a->execution_id, (long long)id, name, SWF_LIMIT_TIMER_SECONDS);
 }
 
 /* Checks one append before it goes to the database: the shapes the
@@ -542,8 +567,12 @@ static swf_error_t *append_check(const swf_history_append_t *a)
             return swf_error_new(SWF_E_INPUT, NULL,
                                  "execution %s: event %lld: attributes must be an object",
                                  a->execution_id, (long long)id);
+        swf_error_t *err = NULL;
         switch (ev->type) {
         case SWF_EVENT_WORKFLOW_EXECUTION_STARTED:
+            err = seconds_check(a, id, ev->attrs, "executionStartToCloseTimeout");
+            if (err != NULL)
+                return err;
             if (swf_json_get(ev->attrs, "workflowId", &v) &&
                 (!is_string(v) || json_object_get_string_len(v) == 0 ||
                  json_object_get_string_len(v) > SWF_LIMIT_NAME_BYTES))
@@ -559,14 +588,8 @@ static swf_error_t *append_check(const swf_history_append_t *a)
                 return swf_error_new(SWF_E_INPUT, NULL,
                                      "execution %s: event %lld: timerId must be a string",
                                      a->execution_id, (long long)id);
-            if (ev->type == SWF_EVENT_TIMER_STARTED &&
-                swf_json_get(ev->attrs, "startToFireTimeout", &v) &&
-                (!swf_json_is_number(v) || !(json_object_get_double(v) >= 0) ||
-                 json_object_get_double(v) > 1e9))
-                return swf_error_new(SWF_E_INPUT, NULL,
-                                     "execution %s: event %lld: startToFireTimeout must be a "
-                                     "number of seconds from 0 to 1e9",
-                                     a->execution_id, (long long)id);
+            if (ev->type == SWF_EVENT_TIMER_STARTED)
+                return seconds_check(a, id, ev->attrs, "startToFireTimeout");
             break;
         case SWF_EVENT_ACTIVITY_TASK_SCHEDULED:
             if (!swf_json_get(ev->attrs, "taskList", &v) ||
@@ -574,6 +597,11 @@ static swf_error_t *append_check(const swf_history_append_t *a)
                 return swf_error_new(SWF_E_INPUT, NULL,
                                      "execution %s: event %lld: taskList.name must be a string",
                                      a->execution_id, (long long)id);
+            err = seconds_check(a, id, ev->attrs, "startToCloseTimeout");
+            if (err == NULL)
+                err = seconds_check(a, id, ev->attrs, "heartbeatTimeout");
+            if (err != NULL)
+                return err;
             break;
         default:
             break;

@@ -83,6 +83,9 @@ extern const char swf_history__outbox_delete_sql[]; /* "swf_outbox_delete" */
     "'ActivityTaskCompleted', 'ActivityTaskFailed', 'ActivityTaskTimedOut', "                      \
     "'ActivityTaskCanceled'"
 
+/* SWF_LIMIT_TIMER_SECONDS (protocol/limits.h), written for SQL. */
+#define SWF_HISTORY__TIMER_SECONDS_SQL "1e12"
+
 /* Clears a result; NULL does nothing. */
 void swf_history__pg_clear(PGresult *res);
 

@@ -138,21 +138,24 @@ void swf_history_service_stats(swf_history_service_t *s, swf_history_service_sta
 typedef struct posts {
     swf_history_post_t *items;
     json_object **docs;
+    int *rows; /* the claimed row each post is made of */
     size_t n, cap;
 } posts_t;
 
-static void posts_add(posts_t *p, const char *topic, const char *key, json_object *doc)
+static void posts_add(posts_t *p, int row, const char *topic, const char *key, json_object *doc)
 {
     if (p->n == p->cap) {
         p->cap = p->cap ? p->cap * 2 : 32;
         p->items = realloc(p->items, p->cap * sizeof(*p->items));
         p->docs = realloc(p->docs, p->cap * sizeof(*p->docs));
-        if (p->items == NULL || p->docs == NULL)
+        p->rows = realloc(p->rows, p->cap * sizeof(*p->rows));
+        if (p->items == NULL || p->docs == NULL || p->rows == NULL)
             abort();
     }
+    p->rows[p->n] = row;
     p->docs[p->n] = doc;
     const char *s = swf_json_str(doc);
-    p->items[p->n++] = (swf_history_post_t){topic, key, s, strlen(s)};
+    p->items[p->n++] = (swf_history_post_t){topic, key, s, strlen(s), false};
 }
 
 static void posts_free(posts_t *p)
@@ -161,6 +164,7 @@ static void posts_free(posts_t *p)
         json_object_put(p->docs[i]);
     free(p->items);
     free(p->docs);
+    free(p->rows);
 }
 
 /* True when the row named `key` was not posted within repost_ms; records
@@ -179,15 +183,27 @@ static bool due_again(swf_history_service_t *s, json_object *seen, const char *k
 static const char timers_sql[] =
     "SELECT t.execution_id, t.timer_id, t.started_event_id FROM timers t"
     " JOIN events e ON e.execution_id = t.execution_id AND e.event_id = t.started_event_id"
+    " JOIN executions x ON x.execution_id = t.execution_id AND x.status = 'open'"
     " WHERE e.event_time + (t.fire_at - e.event_time) * $1::float8 <= now()"
     " ORDER BY t.fire_at LIMIT $2 FOR UPDATE OF t SKIP LOCKED";
+
+/* The seconds of an execution timeout, of an activity's start-to-close or
+ * heartbeat timeout, as stored; NULL when not a number. Appends are checked
+ * (history/pg.c, append_check), but rows of older versions were not, and
+ * one bad row must not fail every tick: at most SWF_LIMIT_TIMER_SECONDS,
+ * inside PostgreSQL's interval range. */
+#define EXECUTION_TIMEOUT                                                                          \
+    "(CASE WHEN jsonb_typeof(e.attributes->'executionStartToCloseTimeout') = 'number'"             \
+    " THEN "                                                                                       \
+    "least((e.attributes->>'executionStartToCloseTimeout')::float8,"                               \
+    " " SWF_HISTORY__TIMER_SECONDS_SQL ") END)"
+#define SECONDS(column) "least(" column ", " SWF_HISTORY__TIMER_SECONDS_SQL ")"
 
 static const char exec_timeouts_sql[] =
     "SELECT x.execution_id FROM executions x"
     " JOIN events e ON e.execution_id = x.execution_id AND e.event_id = 1"
     " WHERE x.status = 'open' AND e.attributes ? 'executionStartToCloseTimeout'"
-    " AND x.start_time + (e.attributes->>'executionStartToCloseTimeout')::float8 * $1::float8"
-    "     * interval '1 second' <= now()"
+    " AND x.start_time + " EXECUTION_TIMEOUT " * $1::float8 * interval '1 second' <= now()"
     " LIMIT $2 FOR UPDATE OF x SKIP LOCKED";
 
 /* Open activities past a deadline, from the activity_timeouts projection
@@ -196,16 +212,16 @@ static const char exec_timeouts_sql[] =
  * schedule-to-close is the closest meaning), and HEARTBEAT from the last
  * heartbeat recorded, or the scheduling. */
 #define START_TO_CLOSE_DUE                                                                         \
-    "(a.start_to_close IS NOT NULL"                                                                \
-    "  AND a.scheduled_time + a.start_to_close * $1::float8 * interval '1 second' <= now())"
+    "(a.start_to_close IS NOT NULL AND a.scheduled_time + " SECONDS(                               \
+        "a.start_to_close") "  * $1::float8 * interval '1 second' <= now())"
 static const char activity_timeouts_sql[] =
     "SELECT a.execution_id, a.scheduled_event_id,"
     "  CASE WHEN " START_TO_CLOSE_DUE " THEN 'START_TO_CLOSE' ELSE 'HEARTBEAT' END"
     " FROM activity_timeouts a"
     " WHERE " START_TO_CLOSE_DUE
     "  OR (a.heartbeat IS NOT NULL AND coalesce(a.last_heartbeat, a.scheduled_time) +"
-    "    a.heartbeat * $1::float8 * interval '1 second' <= now())"
-    " LIMIT $2";
+    "    " SECONDS("a.heartbeat") " * $1::float8 * interval '1 second' <= now())"
+                                  " LIMIT $2";
 
 /* An outbox row names its ActivityTaskScheduled event, whose attributes
  * are the task (rows of schema 2 carry a copy in payload). */
@@ -251,15 +267,39 @@ static swf_error_t *step(swf_history_service_t *s, const char *sql, const char *
         row(s, res, r, &p, seen, now, &n);
     if (p.n > 0)
         err = s->cfg.send(s->cfg.send_ctx, p.items, p.n);
-    if (err == NULL && delete_outbox && PQntuples(res) > 0) {
+    if (delete_outbox && PQntuples(res) > 0) {
+        /* The rows sent, and those that make no task (logged), go; a task
+         * Kafka did not take stays for the next tick. One that Kafka will
+         * never take (too large for the broker) fails every tick with its
+         * reason, but holds back no other task. */
+        bool *kept = calloc((size_t)PQntuples(res), sizeof(*kept));
         swf_history_outbox_key_t *keys = calloc((size_t)PQntuples(res), sizeof(*keys));
-        if (keys == NULL)
+        if (kept == NULL || keys == NULL)
             abort();
-        for (int r = 0; r < PQntuples(res); r++)
-            keys[r] = (swf_history_outbox_key_t){PQgetvalue(res, r, 0),
-                                                 strtoll(PQgetvalue(res, r, 1), NULL, 10)};
-        err = swf_history_outbox_delete(s->store, keys, (size_t)PQntuples(res));
+        for (size_t i = 0; err != NULL && i < p.n; i++) {
+            kept[p.rows[i]] = !p.items[i].sent;
+            n -= !p.items[i].sent;
+        }
+        size_t nk = 0;
+        for (int r = 0; r < PQntuples(res); r++) {
+            if (!kept[r])
+                keys[nk++] = (swf_history_outbox_key_t){PQgetvalue(res, r, 0),
+                                                        strtoll(PQgetvalue(res, r, 1), NULL, 10)};
+        }
+        swf_error_t *unsent = err;
+        err = nk > 0 ? swf_history_outbox_delete(s->store, keys, nk) : NULL;
         free(keys);
+        free(kept);
+        if (err == NULL)
+            err = swf_history__pg_commit(pg->conn);
+        if (err != NULL) {
+            swf_history__pg_rollback(pg->conn);
+            swf_error_free(unsent);
+        } else {
+            __atomic_add_fetch(count, n, __ATOMIC_RELAXED);
+            err = unsent;
+        }
+        goto done;
     }
     if (err == NULL)
         err = swf_history__pg_commit(pg->conn);
@@ -268,10 +308,12 @@ static swf_error_t *step(swf_history_service_t *s, const char *sql, const char *
 out:
     if (err != NULL)
         swf_history__pg_rollback(pg->conn);
+done:
     swf_history__pg_clear(res);
     posts_free(&p);
-    if (!delete_outbox) {
-        /* The memory of this step's kind of row is what this query saw. */
+    if (!delete_outbox && err == NULL) {
+        /* The memory of this step's kind of row is what this query saw
+         * (after a failure, what it did not post is due at the next tick). */
         json_object_object_foreach(seen, k, v)
         {
             json_object_object_add(s->posted, k, json_object_get(v));
@@ -290,7 +332,7 @@ static void timer_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p
     snprintf(key, sizeof(key), "timer\x1f%s\x1f%s\x1f%lld", x, t, (long long)started);
     if (!due_again(s, seen, key, now))
         return;
-    posts_add(p, s->cfg.inbox_topic, x, swf_msg_timer_fired_new(x, t, started));
+    posts_add(p, r, s->cfg.inbox_topic, x, swf_msg_timer_fired_new(x, t, started));
     (*count)++;
 }
 
@@ -302,7 +344,7 @@ static void exec_timeout_row(swf_history_service_t *s, PGresult *res, int r, pos
     snprintf(key, sizeof(key), "timeout\x1f%s", x);
     if (!due_again(s, seen, key, now))
         return;
-    posts_add(p, s->cfg.inbox_topic, x, swf_msg_execution_timed_out_new(x));
+    posts_add(p, r, s->cfg.inbox_topic, x, swf_msg_execution_timed_out_new(x));
     (*count)++;
 }
 
@@ -315,7 +357,7 @@ static void activity_timeout_row(swf_history_service_t *s, PGresult *res, int r,
     snprintf(key, sizeof(key), "activity\x1f%s\x1f%lld", x, (long long)sched);
     if (!due_again(s, seen, key, now))
         return;
-    posts_add(p, s->cfg.inbox_topic, x, swf_msg_activity_timed_out_new(x, sched, type));
+    posts_add(p, r, s->cfg.inbox_topic, x, swf_msg_activity_timed_out_new(x, sched, type));
     (*count)++;
 }
 
@@ -327,7 +369,7 @@ static void sweep_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p
     snprintf(key, sizeof(key), "decide\x1f%s", x);
     if (!due_again(s, seen, key, now))
         return;
-    posts_add(p, s->cfg.inbox_topic, x, swf_msg_decide_new(x));
+    posts_add(p, r, s->cfg.inbox_topic, x, swf_msg_decide_new(x));
     (*count)++;
 }
 
@@ -359,7 +401,7 @@ static void outbox_row(swf_history_service_t *s, PGresult *res, int r, posts_t *
         interned = json_object_new_string(topic);
         json_object_object_add(tick_topics, topic, interned);
     }
-    posts_add(p, json_object_get_string(interned), x, doc);
+    posts_add(p, r, json_object_get_string(interned), x, doc);
     (*count)++;
 }
 
@@ -371,7 +413,7 @@ static void outbox_row(swf_history_service_t *s, PGresult *res, int r, posts_t *
  * Scheduled/Started) and no activity without a result. */
 static const char skip_sql[] =
     "SELECT x.execution_id, (extract(epoch FROM x.start_time) * 1000)::bigint,"
-    "  (e.attributes->>'executionStartToCloseTimeout')::float8,"
+    "  " EXECUTION_TIMEOUT ","
     "  t.timer_id, t.started_event_id, (extract(epoch FROM t.fire_at) * 1000)::bigint,"
     "  (extract(epoch FROM now()) * 1000)::bigint,"
     "  (SELECT v.event_type FROM events v WHERE v.execution_id = x.execution_id"
@@ -437,7 +479,7 @@ static void skip_execution(swf_history_service_t *s, PGresult *res, int from, in
         int64_t due = strtoll(PQgetvalue(res, r, 5), NULL, 10) + map_get(timer_skips, key, 0);
         snprintf(key, sizeof(key), "timer\x1f%s\x1f%s\x1f%s", x, t, started);
         if (due <= now + skip && due_again(s, seen, key, now_ms)) {
-            posts_add(p, s->cfg.inbox_topic, x,
+            posts_add(p, r, s->cfg.inbox_topic, x,
                       swf_msg_timer_fired_new(x, t, strtoll(started, NULL, 10)));
             s->stats.timers_fired++;
         }
@@ -445,7 +487,7 @@ static void skip_execution(swf_history_service_t *s, PGresult *res, int from, in
     char key[600];
     snprintf(key, sizeof(key), "timeout\x1f%s", x);
     if (deadline <= now + skip && due_again(s, seen, key, now_ms)) {
-        posts_add(p, s->cfg.inbox_topic, x, swf_msg_execution_timed_out_new(x));
+        posts_add(p, from, s->cfg.inbox_topic, x, swf_msg_execution_timed_out_new(x));
         s->stats.executions_timed_out++;
     }
 }
@@ -478,9 +520,11 @@ static swf_error_t *skip_step(swf_history_service_t *s)
     s->skips = skips;
     json_object_put(s->timer_skips);
     s->timer_skips = timer_skips;
-    json_object_object_foreach(seen, k, v)
-    {
-        json_object_object_add(s->posted, k, json_object_get(v));
+    if (err == NULL) {
+        json_object_object_foreach(seen, k, v)
+        {
+            json_object_object_add(s->posted, k, json_object_get(v));
+        }
     }
     json_object_put(seen);
     posts_free(&p);
@@ -488,32 +532,44 @@ static swf_error_t *skip_step(swf_history_service_t *s)
     return err;
 }
 
+/* Keeps the first error of a tick's steps in *first. */
+static void keep_first(swf_error_t **first, swf_error_t *err)
+{
+    if (*first == NULL)
+        *first = err;
+    else
+        swf_error_free(err);
+}
+
+/*
+ * Every step runs even when one before it failed: a step that fails on
+ * one row (Kafka refusing a message, a value PostgreSQL cannot compute
+ * with) must not hold up timers, timeouts and republishing for every
+ * execution. The tick returns the first failure.
+ */
 swf_error_t *swf_history_service_tick(swf_history_service_t *s)
 {
     char scale[32], age[32];
     swf_error_t *err = swf_history__pg_ready(swf_history__pg(s->store));
-    if (err == NULL && s->cfg.time_skip)
-        err = skip_step(s);
+    if (err != NULL) {
+        __atomic_add_fetch(&s->stats.ticks, 1, __ATOMIC_RELAXED);
+        return err;
+    }
+    if (s->cfg.time_skip)
+        keep_first(&err, skip_step(s));
     snprintf(scale, sizeof(scale), "%.9g", s->cfg.time_scale);
-    if (err == NULL)
-        err = step(s, timers_sql, scale, timer_row, &s->stats.timers_fired, false);
-    if (err == NULL)
-        err = step(s, exec_timeouts_sql, scale, exec_timeout_row, &s->stats.executions_timed_out,
-                   false);
-    if (err == NULL)
-        err = step(s, activity_timeouts_sql, "1", activity_timeout_row,
-                   &s->stats.activities_timed_out, false);
-    if (err == NULL) {
-        snprintf(age, sizeof(age), "%d", s->cfg.outbox_age_ms);
-        tick_topics = json_object_new_object();
-        err = step(s, outbox_sql, age, outbox_row, &s->stats.outbox_republished, true);
-        json_object_put(tick_topics);
-        tick_topics = NULL;
-    }
-    if (err == NULL) {
-        snprintf(age, sizeof(age), "%d", s->cfg.sweep_age_ms);
-        err = step(s, sweep_sql, age, sweep_row, &s->stats.decides_posted, false);
-    }
+    keep_first(&err, step(s, timers_sql, scale, timer_row, &s->stats.timers_fired, false));
+    keep_first(&err, step(s, exec_timeouts_sql, scale, exec_timeout_row,
+                          &s->stats.executions_timed_out, false));
+    keep_first(&err, step(s, activity_timeouts_sql, "1", activity_timeout_row,
+                          &s->stats.activities_timed_out, false));
+    snprintf(age, sizeof(age), "%d", s->cfg.outbox_age_ms);
+    tick_topics = json_object_new_object();
+    keep_first(&err, step(s, outbox_sql, age, outbox_row, &s->stats.outbox_republished, true));
+    json_object_put(tick_topics);
+    tick_topics = NULL;
+    snprintf(age, sizeof(age), "%d", s->cfg.sweep_age_ms);
+    keep_first(&err, step(s, sweep_sql, age, sweep_row, &s->stats.decides_posted, false));
     /* Forget posts whose rows are no longer due (each step re-adds its own). */
     if (json_object_object_length(s->posted) > 100000) {
         json_object_put(s->posted);

@@ -68,11 +68,13 @@ typedef struct swf_history_post {
     const char *key;
     const char *payload;
     size_t len;
+    bool sent; /* set by the sender: this message was acknowledged */
 } swf_history_post_t;
 
 /* Publishes every message and returns only when each was acknowledged
- * (NULL) or one failed (an error); creates topics it does not know. */
-typedef swf_error_t *(*swf_history_send_fn)(void *ctx, const swf_history_post_t *msgs, size_t n);
+ * (NULL) or one failed (an error; each message's `sent` says which went);
+ * creates topics it does not know. */
+typedef swf_error_t *(*swf_history_send_fn)(void *ctx, swf_history_post_t *msgs, size_t n);
 
 typedef struct swf_history_service_config {
     const char *conninfo;

@@ -34,6 +34,16 @@
  * instead (decider/asl/exec.c, history_limit_check). */
 #define SWF_LIMIT_HISTORY_EVENTS 2000000
 
+/* Seconds of a Task's TimeoutSeconds or HeartbeatSeconds and of a Wait's
+ * Seconds, written in the definition or selected at run time by a *Path
+ * or a JSONata expression (AWS: 99,999,999). A value past it fails the
+ * state with States.Runtime. */
+#define SWF_LIMIT_STATE_SECONDS 99999999
+/* Seconds of any timer or timeout a history stores: a Wait's Timestamp may
+ * be as late as the year 9999 (RFC 3339), and PostgreSQL's intervals hold
+ * this much (about 31,700 years) with room. An append with more is
+ * refused. */
+#define SWF_LIMIT_TIMER_SECONDS 1e12
 /* Items of one Map state. */
 #define SWF_LIMIT_MAP_ITEMS 1000000
 

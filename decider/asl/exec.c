@@ -1017,10 +1017,15 @@ static swf_error_t *jsonata_number(json_object *holder, const char *field, json_
     json_object *v = NULL;
     swf_error_t *err = jsonata_field(holder, field, bindings, &v, present);
     if (err == NULL && *present) {
+        /* The messages are part of recorded decisions: the first one is
+         * kept as it was, so that older histories replay. */
         if (!swf_json_is_number(v) || json_object_get_double(v) < 0 ||
             json_object_get_double(v) != floor(json_object_get_double(v)))
             err = swf_error_states(ERR_QUERY, "%s must be a non-negative integer, not %s", field,
                                    swf_json_str(v));
+        else if (json_object_get_double(v) > SWF_LIMIT_STATE_SECONDS)
+            err = swf_error_states(ERR_QUERY, "%s must be at most %d, not %s", field,
+                                   SWF_LIMIT_STATE_SECONDS, swf_json_str(v));
         else
             *out = json_object_get_double(v);
     }
@@ -1129,6 +1134,10 @@ static swf_error_t *task_seconds(frame_t *f, const char *field, const char *path
     if (!json_object_is_type(val, json_type_int) || json_object_get_int64(val) <= 0) {
         err = swf_error_states(ERR_RUNTIME, "%s '%s' must select a positive integer, not %s",
                                path_field, json_object_get_string(v), swf_json_str(val));
+    } else if (json_object_get_int64(val) > SWF_LIMIT_STATE_SECONDS) {
+        err =
+            swf_error_states(ERR_RUNTIME, "%s '%s' must select at most %d, not %s", path_field,
+                             json_object_get_string(v), SWF_LIMIT_STATE_SECONDS, swf_json_str(val));
     } else {
         *out = json_object_get_int64(val);
     }
@@ -1316,17 +1325,20 @@ static step_t enter_wait(swf_asl_exec_t *ex, frame_t *f, const swf_asl_env_t *en
         } else if (swf_json_get(f->state, "SecondsPath", &v)) {
             err = swf_asl_path_eval(json_object_get_string(v), eff, env, &val);
             if (err == NULL) {
-                if (json_object_is_type(val, json_type_int) && json_object_get_int64(val) >= 0)
-                    seconds = (double)json_object_get_int64(val);
-                else if (json_object_is_type(val, json_type_double) &&
-                         json_object_get_double(val) >= 0 &&
-                         json_object_get_double(val) == floor(json_object_get_double(val)) &&
-                         json_object_get_double(val) < 9e15)
-                    seconds = json_object_get_double(val);
-                else
+                double d = json_object_is_type(val, json_type_int)
+                               ? (double)json_object_get_int64(val)
+                               : json_object_get_double(val);
+                if (!swf_json_is_number(val) || !(d >= 0) || d != floor(d))
                     err = swf_error_states(ERR_RUNTIME,
                                            "SecondsPath '%s' must select a non-negative integer, "
-                                           "not %s", json_object_get_string(v), swf_json_str(val));
+                                           "not %s",
+                                           json_object_get_string(v), swf_json_str(val));
+                else if (d > SWF_LIMIT_STATE_SECONDS)
+                    err = swf_error_states(
+                        ERR_RUNTIME, "SecondsPath '%s' must select at most %d, not %s",
+                        json_object_get_string(v), SWF_LIMIT_STATE_SECONDS, swf_json_str(val));
+                else
+                    seconds = d;
             }
         } else if (swf_json_get(f->state, "TimestampPath", &v)) {
             err = swf_asl_path_eval(json_object_get_string(v), eff, env, &val);

@@ -40,7 +40,7 @@
 /* AWS limits that are part of the language rather than of our resources. */
 #define STATE_NAME_CHARS_MAX 80
 #define RETRY_ATTEMPTS_MAX 99999999
-#define SECONDS_MAX 99999999
+#define SECONDS_MAX SWF_LIMIT_STATE_SECONDS
 
 /* ---- the problem list ---------------------------------------------------- */
 

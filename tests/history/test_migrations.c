@@ -53,6 +53,12 @@ Test(history_migrations, upgrades_an_older_database_in_place)
             " ('old', 4, 'ActivityTaskScheduled', now(), '{}'),"
             " ('old', 5, 'ActivityTaskCompleted', now(), '{\"scheduledEventId\": 2}'),"
             " ('old', 6, 'ActivityTaskHeartbeatRecorded', now(), '{\"scheduledEventId\": 3}')"));
+    /* Timers the statements of schema 4 and before left behind: one of an
+     * execution terminated during its Wait, one of the open execution. */
+    cr_assert_not_null(fixture_sql(
+        db, "INSERT INTO executions VALUES ('gone', 'gone', 'm', '1', 'terminated', now(), now(),"
+            " 5);"
+            "INSERT INTO timers VALUES ('gone', 't1', now(), 4), ('old', 't1', now(), 4)"));
     cr_assert_str_eq(
         fixture_sql(db,
                     "SELECT count(*) FROM pg_indexes WHERE indexname = 'executions_status_start'"),
@@ -80,6 +86,8 @@ Test(history_migrations, upgrades_an_older_database_in_place)
                                      " start_to_close, heartbeat, last_heartbeat IS NOT NULL),"
                                      " ', ' ORDER BY scheduled_event_id) FROM activity_timeouts"),
                      "3  2 t");
+    /* 5: the closed execution's timer is gone, the open one's kept. */
+    cr_assert_str_eq(fixture_sql(db, "SELECT string_agg(execution_id, ',') FROM timers"), "old");
 }
 
 Test(history_migrations, refuses_a_newer_database)

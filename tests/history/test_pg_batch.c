@@ -169,7 +169,8 @@ Test(history_pg_batch, batches_of_steps_keep_the_projections)
     for (int i = 0; i < 3; i++)
         ok(errors[i]);
     cr_assert_str_eq(rows(db, TIMEOUT_ROWS), "x1/2 30  1000; x2/2 60 5 2000");
-    cr_assert_str_eq(rows(db, OUTBOX_ROWS), "x1/2 q; x1/3 r; x2/2 q; x3/2 q");
+    /* x3's canceled activity has no task to publish. */
+    cr_assert_str_eq(rows(db, OUTBOX_ROWS), "x1/2 q; x1/3 r; x2/2 q");
     /* Round 2: x1's timed activity completes and a new one is scheduled;
      * x2's times out; x3 goes on with a step. */
     swf_event_t r2x1[3] = {
@@ -193,7 +194,7 @@ Test(history_pg_batch, batches_of_steps_keep_the_projections)
         ok(errors[i]);
     const char *want = "x1/6 7  4000; x3/5  9 6000";
     cr_assert_str_eq(rows(db, TIMEOUT_ROWS), want);
-    cr_assert_str_eq(rows(db, OUTBOX_ROWS), "x1/2 q; x1/3 r; x1/6 q; x2/2 q; x3/2 q; x3/5 s");
+    cr_assert_str_eq(rows(db, OUTBOX_ROWS), "x1/2 q; x1/3 r; x1/6 q; x2/2 q; x3/5 s");
     /* Round 3, with a heartbeat and a timer (the statement for steps):
      * x1's activity is beaten, x2 starts a timer and an activity that is
      * beaten in the same append. */
