@@ -74,6 +74,7 @@ struct swf_decider {
     swf_kafka_poster_t *poster;
     swf_decider_cache_t *cache;
     volatile sig_atomic_t stop;
+    uint64_t revokes; /* partition revokes so far (the decider's thread only) */
     swf_decider_stats_t stats;
     int backoff_ms; /* the pause before a failed batch is retried */
     /* The pipeline (see "the pipeline" below): the batch the committer
@@ -177,6 +178,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t code,
      * partitions are still ours, and its states go into the cache, to be
      * dropped below with the others. */
     flight_end(d, -1);
+    d->revokes++;
     /* Another decider owns these executions now: their cached states would
      * only go stale (they stay correct, as loads continue from the cached
      * id, but they take memory for nothing). */
@@ -472,6 +474,7 @@ typedef struct batch {
     bool retry;       /* some appends lost a race: another round is due */
     swf_error_t *err; /* the whole batch failed (the database, Kafka): retried */
     int64_t clock_us;
+    uint64_t revokes; /* the decider's revokes before its messages were taken */
 } batch_t;
 
 static work_t *batch_work(batch_t *b, const char *id, int32_t partition)
@@ -751,6 +754,10 @@ static void *publisher_main(void *arg)
  * back into the cache. The Kafka messages stay (batch_done destroys them). */
 static void batch_clear(batch_t *b, swf_decider_t *d, bool keep)
 {
+    /* After a revoke, the batch may hold executions of partitions that are
+     * no longer ours (taken before the revoke): their states must not go
+     * into the cache, where they would go stale under the new owner. */
+    keep = keep && b->revokes == d->revokes;
     for (size_t i = 0; i < b->n; i++) {
         work_t *w = &b->works[i];
         if (keep && !w->failed && w->st != NULL)
@@ -962,9 +969,11 @@ static void batch_append(swf_decider_t *d, batch_t *b, swf_history_store_t *stor
 }
 
 /* The rounds after `first` on this thread: reload and redo what lost a
- * race, append, until nothing lost or the rounds are spent (works that
- * still lost wrote nothing; a later "decide", or the sweep, settles them),
- * then publish what is not published yet. */
+ * race, append, until nothing lost, then publish what is not published
+ * yet. Works that still lost when the rounds are spent wrote nothing, and
+ * their messages (an activity's result, which nothing else brings back)
+ * must come again: the batch fails, to be retried as a whole (what went
+ * in changes nothing the second time). */
 static void batch_rounds(swf_decider_t *d, batch_t *b, int first)
 {
     for (int round = first; round < CONFLICT_ROUNDS && b->err == NULL; round++) {
@@ -974,6 +983,11 @@ static void batch_rounds(swf_decider_t *d, batch_t *b, int first)
         batch_append(d, b, d->store);
         if (!b->retry)
             break;
+        if (round + 1 == CONFLICT_ROUNDS) {
+            b->err = swf_error_new(SWF_E_CONFLICT, NULL, "lost the append race %d times in a row",
+                                   CONFLICT_ROUNDS);
+            swf_error_set_retriable(b->err, true);
+        }
     }
     if (b->err == NULL)
         publish(d, b);
@@ -981,9 +995,10 @@ static void batch_rounds(swf_decider_t *d, batch_t *b, int first)
 
 /* Processes a batch from start to end on this thread; NULL when its
  * offsets may be committed. The messages stay the caller's. */
-static swf_error_t *batch_process(swf_decider_t *d, rd_kafka_message_t **km, size_t n)
+static swf_error_t *batch_process(swf_decider_t *d, rd_kafka_message_t **km, size_t n,
+                                  uint64_t revokes)
 {
-    batch_t b = {.km = km, .nkm = n};
+    batch_t b = {.km = km, .nkm = n, .revokes = revokes};
     batch_parse(d, &b);
     if (b.err == NULL)
         batch_rounds(d, &b, 0);
@@ -1051,7 +1066,7 @@ static void batch_done(swf_decider_t *d, batch_t *b)
             usleep(50000);
         if (d->stop)
             break;
-        err = batch_process(d, b->km, b->nkm);
+        err = batch_process(d, b->km, b->nkm, b->revokes);
         passed = err == NULL;
         if (passed)
             logf_(d, "batch of %zu messages passed after %u failures", b->nkm, failures);
@@ -1062,7 +1077,9 @@ static void batch_done(swf_decider_t *d, batch_t *b)
     stat_add(&d->stats.messages, b->nkm);
     __atomic_store_n(&d->stats.cached, (uint64_t)swf_decider_cache_count(d->cache),
                      __ATOMIC_RELAXED);
-    if (passed && !d->stop)
+    /* Also when stopping: the batch is appended, and its messages must not
+     * come again to the next owner (a signal would be recorded twice). */
+    if (passed)
         offsets_commit(d, b->km, b->nkm);
     for (size_t i = 0; i < b->nkm; i++)
         rd_kafka_message_destroy(b->km[i]);
@@ -1134,11 +1151,12 @@ static bool flight_end(swf_decider_t *d, int timeout_ms)
             break;
     }
     bool done = d->flight_done;
+    batch_t *b = d->flight;
+    if (done)
+        d->flight = NULL;
     pthread_mutex_unlock(&d->lock);
     if (!done)
         return false;
-    batch_t *b = d->flight;
-    d->flight = NULL;
     batch_done(d, b);
     return true;
 }
@@ -1248,6 +1266,7 @@ void swf_decider_run(swf_decider_t *d)
     while (!d->stop) {
         if (km == NULL && (km = calloc(d->cfg.batch_max, sizeof(*km))) == NULL)
             abort();
+        uint64_t revokes = d->revokes;
         size_t n = gather(d, km);
         flight_end(d, n == 0 ? 1 : 0);
         if (n == 0)
@@ -1257,6 +1276,7 @@ void swf_decider_run(swf_decider_t *d)
             abort();
         b->km = km;
         b->nkm = n;
+        b->revokes = revokes;
         km = NULL;
         batch_parse(d, b);
         if (b->err == NULL && d->flight != NULL && batch_overlaps(b, d->flight))
@@ -1337,14 +1357,18 @@ void swf_decider_free(swf_decider_t *d)
 {
     if (d == NULL)
         return;
+    FILE *log = d->cfg.log; /* d may be freed by the time the call below returns */
     if (d->consumer != NULL &&
         !swf_bounded_call(consumer_close, decider_free_rest, d, SWF_DECIDER_CLOSE_MS)) {
         /* d now belongs to the call that overran: freed if it ever ends. */
-        logf_(d,
-              "the inbox consumer did not leave its group within %d ms (Kafka did not confirm): "
-              "abandoned; its partitions move to other deciders after the group's session "
-              "timeout",
-              SWF_DECIDER_CLOSE_MS);
+        if (log != NULL) {
+            fprintf(log,
+                    "swf-decider: the inbox consumer did not leave its group within %d ms (Kafka "
+                    "did not confirm): abandoned; its partitions move to other deciders after "
+                    "the group's session timeout\n",
+                    SWF_DECIDER_CLOSE_MS);
+            fflush(log);
+        }
         return;
     }
     decider_free_rest(d);

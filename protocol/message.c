@@ -501,8 +501,16 @@ swf_error_t *swf_msg_activity_task_new(const char *secret, const char *execution
     return NULL;
 }
 
-json_object *swf_msg_dead_letter_new(const char *reason, const char *topic, int32_t partition,
-                                     int64_t offset, const char *payload, size_t len)
+/* Moves a cut back to the start of a UTF-8 sequence. */
+static size_t cut_at_char(const char *payload, size_t keep)
+{
+    while (keep > 0 && ((unsigned char)payload[keep] & 0xC0) == 0x80)
+        keep--;
+    return keep;
+}
+
+static json_object *dead_letter_build(const char *reason, const char *topic, int32_t partition,
+                                      int64_t offset, const char *payload, size_t len, size_t keep)
 {
     json_object *o = json_object_new_object();
     swf_json_add(o, "v", json_object_new_int(SWF_MSG_VERSION));
@@ -512,14 +520,6 @@ json_object *swf_msg_dead_letter_new(const char *reason, const char *topic, int3
         swf_json_add(o, "topic", text(topic));
     swf_json_add(o, "partition", json_object_new_int(partition));
     swf_json_add(o, "offset", json_object_new_int64(offset));
-    if (payload == NULL)
-        len = 0;
-    size_t keep = len;
-    if (keep > SWF_MSG_MAX_BYTES / 2) { /* cut, not inside a UTF-8 sequence */
-        keep = SWF_MSG_MAX_BYTES / 2;
-        while (keep > 0 && ((unsigned char)payload[keep] & 0xC0) == 0x80)
-            keep--;
-    }
     swf_json_add(o, "message", swf_json_new_text(payload ? payload : "", keep));
     if (keep > 0 && swf_json_utf8_invalid_at(payload, keep) < keep) {
         /* The text above has U+FFFD for the bad bytes; these are the bytes. */
@@ -533,6 +533,25 @@ json_object *swf_msg_dead_letter_new(const char *reason, const char *topic, int3
     if (keep < len)
         swf_json_add(o, "truncated", json_object_new_boolean(1));
     return o;
+}
+
+json_object *swf_msg_dead_letter_new(const char *reason, const char *topic, int32_t partition,
+                                     int64_t offset, const char *payload, size_t len)
+{
+    if (payload == NULL)
+        len = 0;
+    /* Half a message's bytes of the original, cut between characters; less
+     * when escaping makes it longer (a control character takes six bytes
+     * in JSON, and bytes that are not UTF-8 come twice, as U+FFFD and in
+     * base64), so that the dead letter itself fits in a message. */
+    size_t keep = len > SWF_MSG_MAX_BYTES / 2 ? cut_at_char(payload, SWF_MSG_MAX_BYTES / 2) : len;
+    for (;;) {
+        json_object *o = dead_letter_build(reason, topic, partition, offset, payload, len, keep);
+        if (keep == 0 || strlen(swf_json_str(o)) <= SWF_MSG_MAX_BYTES)
+            return o;
+        json_object_put(o);
+        keep = cut_at_char(payload, keep / 2);
+    }
 }
 
 const char *swf_msg_str(json_object *msg)

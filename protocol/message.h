@@ -157,7 +157,8 @@ swf_error_t *swf_msg_activity_task_new(const char *secret, const char *execution
 /* A dead-letter entry: {"v":1,"type":"dead-letter","reason":..., "topic":...,
  * "partition":..., "offset":..., "message": the original text (as a string,
  * since it may not be JSON)}. Bytes beyond SWF_MSG_MAX_BYTES / 2 of the
- * original are cut. */
+ * original are cut, and more when escaping would make the entry longer
+ * than SWF_MSG_MAX_BYTES ("truncated": true says so). */
 json_object *swf_msg_dead_letter_new(const char *reason, const char *topic, int32_t partition,
                                      int64_t offset, const char *payload, size_t len);
 

@@ -250,6 +250,27 @@ Test(message, dead_letter_cuts_between_characters)
     free(big);
 }
 
+/* A message whose escaped text is six times its bytes (control
+ * characters), or that is not UTF-8 (U+FFFD and base64): the entry is cut
+ * further, so that it fits in a message itself (Kafka refused the 3 MB
+ * entry of 600 KB of \x01, for good, and the decider retried it forever). */
+Test(message, dead_letter_fits_in_a_message_whatever_it_holds)
+{
+    size_t n = 600 * 1024;
+    char *big = malloc(n);
+    for (int kind = 0; kind < 2; kind++) {
+        memset(big, kind == 0 ? 0x01 : 0xFF, n);
+        json_object *d = swf_msg_dead_letter_new("not JSON", "swf.inbox", 3, 9, big, n);
+        size_t len = strlen(swf_json_str(d));
+        cr_expect_leq(len, SWF_MSG_MAX_BYTES, "kind %d: %zu bytes", kind, len);
+        cr_expect_gt(len, SWF_MSG_MAX_BYTES / 4, "kind %d: cut no more than it must", kind);
+        json_object *t;
+        cr_expect(swf_json_get(d, "truncated", &t) && json_object_get_boolean(t));
+        json_object_put(d);
+    }
+    free(big);
+}
+
 /* Free text from outside JSON (a command's stderr, a shell argument) may be
  * any bytes; the builders make messages the receiver takes. */
 Test(message, builders_make_utf8_of_any_text)
