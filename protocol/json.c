@@ -247,6 +247,33 @@ const char *swf_json_str(json_object *v)
                                           JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
+bool swf_json_holds_nul(json_object *v)
+{
+    switch (json_object_get_type(v)) {
+    case json_type_string:
+        return memchr(json_object_get_string(v), '\0', (size_t)json_object_get_string_len(v)) !=
+               NULL;
+    case json_type_array:
+        for (size_t i = 0; i < json_object_array_length(v); i++) {
+            if (swf_json_holds_nul(json_object_array_get_idx(v, i)))
+                return true;
+        }
+        return false;
+    case json_type_object: {
+        /* Member names are C strings in json-c: they end at a U+0000. */
+        json_object_object_foreach(v, key, member)
+        {
+            (void)key;
+            if (swf_json_holds_nul(member))
+                return true;
+        }
+        return false;
+    }
+    default:
+        return false;
+    }
+}
+
 bool swf_json_is_number(json_object *v)
 {
     return json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);

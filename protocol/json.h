@@ -58,6 +58,10 @@ json_object *swf_json_copy(json_object *v);
 /* True when v is a JSON number (int or double). */
 bool swf_json_is_number(json_object *v);
 
+/* True when a string value in v holds U+0000 (json-c's member names are C
+ * strings, which end at one). */
+bool swf_json_holds_nul(json_object *v);
+
 /* The JSON type name used in messages: "null", "boolean", "number", "string",
  * "array", "object". */
 const char *swf_json_type_name(json_object *v);

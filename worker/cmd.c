@@ -15,14 +15,18 @@
  *                          unless stderr's last line is a JSON object
  *                          {"error": NAME, "cause": TEXT}: then those
  *   killed by signal n     swf.Signal.<n>
- *   stdout is not JSON     swf.InvalidOutput
+ *   stdout is not JSON     swf.InvalidOutput (also when it holds \u0000,
+ *                          which a history cannot store)
  *   stdout too large       swf.OutputTooLarge (also when the answer would
  *                          exceed the Kafka message limit)
  *   ran past the task's startToCloseTimeout: killed, States.Timeout
  *
- * While a command runs, a heartbeat goes out every third of the task's
- * heartbeatTimeout. Up to N commands run at once, each on a thread of its
- * own that feeds, drains and waits for its child; the main thread only polls
+ * A command has ended when its shell exits: what it printed by then (and
+ * within 0.1 s after) is its output; processes it left running in the
+ * background are not waited for, even while they hold its stdout. While a
+ * command runs, a heartbeat goes out every third of the task's
+ * heartbeatTimeout, also after it closed its stdout and stderr. Up to N commands run at once, each
+ * on a thread of its own that feeds, drains and waits for its child; the main thread only polls
  * (the library's in-flight limit is N, so polling at the limit takes nothing
  * and keeps the group membership alive). Children run in a process group of
  * their own, so a Ctrl-C at the terminal reaches swf-worker alone: it stops
@@ -52,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,6 +71,9 @@ extern char **environ;
 #define CONCURRENCY_MAX 1024
 /* Bytes of stderr kept: the last line may carry {"error","cause"}. */
 #define STDERR_TAIL_BYTES 8192
+/* How long output is still read after the command exits, while processes it
+ * left running hold its pipes. */
+#define EXIT_GRACE_S 0.1
 /* Bytes of stderr given as the cause of a failure. */
 #define CAUSE_TAIL_BYTES 1024
 /* Task lists one process may serve. */
@@ -120,6 +128,18 @@ static void log_error(const char *what, swf_error_t *err)
             swf_error_cause(err) ? ": " : "", swf_error_cause(err) ? swf_error_cause(err) : "");
 }
 
+/* Makes room for cap - 1 bytes and a terminator. */
+static void output_reserve(output_t *o, size_t cap)
+{
+    if (cap <= o->cap)
+        return;
+    char *nb = realloc(o->buf, cap);
+    if (nb == NULL)
+        abort();
+    o->buf = nb;
+    o->cap = cap;
+}
+
 /* Appends what a pipe holds; false at end of file. */
 static bool drain(int fd, output_t *o)
 {
@@ -132,9 +152,11 @@ static bool drain(int fd, output_t *o)
     size_t k = (size_t)n;
     if (o->tail && o->len + k > o->max) {
         /* keep the newest max bytes */
+        output_reserve(o, o->max + 1);
         if (k >= o->max) {
             memcpy(o->buf, chunk + k - o->max, o->max);
             o->len = o->max;
+            o->buf[o->len] = '\0';
             return true;
         }
         size_t drop = o->len + k - o->max;
@@ -148,11 +170,7 @@ static bool drain(int fd, output_t *o)
         size_t cap = o->cap ? o->cap : 4096;
         while (cap < o->len + k + 1)
             cap *= 2;
-        char *nb = realloc(o->buf, cap);
-        if (nb == NULL)
-            abort();
-        o->buf = nb;
-        o->cap = cap;
+        output_reserve(o, cap);
     }
     memcpy(o->buf + o->len, chunk, k);
     o->len += k;
@@ -309,13 +327,22 @@ static void run_job(shared_t *sh, swf_worker_t *w, swf_worker_task_t *t)
         hb = 0.1;
     double next_hb = hb > 0 ? start + hb : 0;
     double stc = swf_worker_task_start_to_close_timeout_s(t);
-    bool timed_out = false, out_open = true, err_open = true;
+    bool timed_out = false, out_open = true, err_open = true, exited = false;
+    int status = 0;
+    double exited_at = 0;
+    /* The command's end is watched as well as its pipes: one that closes
+     * them and goes on must still get heartbeats and be killed at its
+     * timeout, and one that exits while something it left behind holds
+     * them is answered once it exits (what the pipes hold by then, and
+     * for EXIT_GRACE_S after, is its output). A pidfd tells when it exits;
+     * without one (kernels before 5.3), polls in short steps do. */
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (input_len == 0) {
         close(in_p[1]);
         in_p[1] = -1;
     }
-    while (out_open || err_open) {
-        struct pollfd fds[3];
+    while (!exited || out_open || err_open) {
+        struct pollfd fds[4];
         int n = 0;
         if (in_p[1] >= 0)
             fds[n++] = (struct pollfd){.fd = in_p[1], .events = POLLOUT};
@@ -323,14 +350,24 @@ static void run_job(shared_t *sh, swf_worker_t *w, swf_worker_task_t *t)
             fds[n++] = (struct pollfd){.fd = out_p[0], .events = POLLIN};
         if (err_open)
             fds[n++] = (struct pollfd){.fd = err_p[0], .events = POLLIN};
+        if (!exited && pidfd >= 0)
+            fds[n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
         double now = now_s(), wait = 1.0;
-        if (hb > 0 && next_hb - now < wait)
+        if (hb > 0 && !exited && next_hb - now < wait)
             wait = next_hb - now;
         if (stc > 0 && !timed_out && start + stc - now < wait)
             wait = start + stc - now;
+        if (!exited && pidfd < 0 && wait > 0.01)
+            wait = 0.01;
+        if (exited && exited_at + EXIT_GRACE_S - now < wait)
+            wait = exited_at + EXIT_GRACE_S - now;
         int rc = poll(fds, (nfds_t)n, wait > 0 ? (int)(wait * 1000) + 1 : 0);
         if (rc < 0 && errno != EINTR)
             break;
+        if (!exited && waitpid(pid, &status, WNOHANG) == pid) {
+            exited = true;
+            exited_at = now_s();
+        }
         for (int i = 0; rc > 0 && i < n; i++) {
             if (fds[i].revents == 0)
                 continue;
@@ -357,13 +394,16 @@ static void run_job(shared_t *sh, swf_worker_t *w, swf_worker_task_t *t)
             }
             next_hb = now + hb;
         }
-        if (stc > 0 && !timed_out && now >= start + stc) {
+        if (stc > 0 && !timed_out && !exited && now >= start + stc) {
             timed_out = true;
             kill(-pid, SIGKILL); /* the whole process group */
         }
+        if (exited && now >= exited_at + EXIT_GRACE_S)
+            break; /* what it left running keeps the pipes: not waited for */
     }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    if (pidfd >= 0)
+        close(pidfd);
+    while (!exited && waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     if (timed_out) {
         fail_name = strdup("States.Timeout");
@@ -394,7 +434,12 @@ static void run_job(shared_t *sh, swf_worker_t *w, swf_worker_task_t *t)
 answer:
     if (fail_name == NULL) {
         e = swf_worker_complete(w, t, result);
-        if (e != NULL && swf_error_code(e) == SWF_E_LIMIT) {
+        if (e != NULL && swf_error_code(e) == SWF_E_INPUT) {
+            fail_name = strdup("swf.InvalidOutput");
+            fail_cause = strdup(swf_error_message(e));
+            swf_error_free(e);
+            e = NULL;
+        } else if (e != NULL && swf_error_code(e) == SWF_E_LIMIT) {
             fail_name = strdup("swf.OutputTooLarge");
             fail_cause = strdup(swf_error_message(e));
             swf_error_free(e);
@@ -577,6 +622,13 @@ int swf_worker_cmd_main(int argc, char **argv)
         empty = 0;
         if (echo) {
             err = swf_worker_complete(w, t, swf_worker_task_input(t));
+            if (err != NULL && swf_error_code(err) == SWF_E_LIMIT) {
+                /* As for a command's result (worker.h): answered, not dropped. */
+                swf_error_t *fe =
+                    swf_worker_fail(w, t, "swf.OutputTooLarge", swf_error_message(err));
+                swf_error_free(err);
+                err = fe;
+            }
             if (err != NULL) {
                 log_error("answer", err);
                 swf_error_free(err);

@@ -358,9 +358,12 @@ static swf_error_t *make_client(swf_worker_t *w, const char *brokers, rd_kafka_t
             goto out;
         rd_kafka_conf_set_rebalance_cb(conf, on_rebalance);
     } else {
-        /* idempotence keeps a task's heartbeats and answer in order */
+        /* idempotence keeps a task's heartbeats and answer in order; the
+         * size limit is queue_send's (SWF_WORKER_MESSAGE_BYTES_MAX), not
+         * librdkafka's default of 1,000,000 bytes, below it */
         if ((err = swf_worker__conf_set(conf, "enable.idempotence", "true")) ||
-            (err = swf_worker__conf_set(conf, "linger.ms", "0")))
+            (err = swf_worker__conf_set(conf, "linger.ms", "0")) ||
+            (err = swf_worker__conf_set(conf, "message.max.bytes", "2000000")))
             goto out;
         rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
     }
@@ -616,8 +619,21 @@ static swf_error_t *answer(swf_worker_t *w, swf_worker_task_t *t, json_object *m
     return NULL;
 }
 
+/* The history stores JSON in PostgreSQL's jsonb, which has no U+0000: a
+ * message holding it is refused where it is read (KAFKA.md). */
+static swf_error_t *nul_check(json_object *v, const char *what)
+{
+    if (!swf_json_holds_nul(v))
+        return NULL;
+    return swf_error_new(SWF_E_INPUT, NULL,
+                         "the %s holds the character U+0000, which a history cannot store", what);
+}
+
 swf_error_t *swf_worker_complete(swf_worker_t *w, swf_worker_task_t *task, json_object *result)
 {
+    swf_error_t *nul = nul_check(result, "result");
+    if (nul != NULL)
+        return nul;
     json_object *m = message_new("activity.completed", task);
     swf_json_add(m, "result", swf_json_ref(result));
     swf_json_add(m, "identity", json_object_new_string(w->identity));
@@ -644,6 +660,9 @@ swf_error_t *swf_worker_heartbeat(swf_worker_t *w, swf_worker_task_t *task, json
 {
     if (task->worker != w)
         abort();
+    swf_error_t *nul = nul_check(details, "heartbeat's details");
+    if (nul != NULL)
+        return nul;
     json_object *m = message_new("activity.heartbeat", task);
     if (details != NULL)
         swf_json_add(m, "details", swf_json_ref(details));
@@ -757,7 +776,13 @@ swf_error_t *swf_worker_poll(swf_worker_t *w, int timeout_ms, swf_worker_task_t 
     pthread_mutex_lock(&w->lock);
     err = w->lost;
     w->lost = NULL;
-    bool full = err == NULL && w->in_flight >= w->max_in_flight;
+    if (err != NULL) {
+        /* Before the pause state is touched: it must keep saying whether
+         * the partitions are paused (they stay so until a later poll). */
+        pthread_mutex_unlock(&w->lock);
+        return err;
+    }
+    bool full = w->in_flight >= w->max_in_flight;
     if (full && !w->paused)
         full = !slot_wait(w, timeout_ms);
     bool overdue = mono_ms() - w->polled_ms >= SWF_WORKER_FULL_POLL_MS;
@@ -768,8 +793,6 @@ swf_error_t *swf_worker_poll(swf_worker_t *w, int timeout_ms, swf_worker_task_t 
     bool change = full != w->paused;
     w->paused = full;
     pthread_mutex_unlock(&w->lock);
-    if (err != NULL)
-        return err;
     if (change)
         pause_all(w, full);
     w->polled_ms = mono_ms();

@@ -92,8 +92,9 @@ swf_error_t *swf_worker_poll(swf_worker_t *w, int timeout_ms, swf_worker_task_t 
  * Answers a task with its result (JSON, may be NULL for JSON null): sends
  * activity.completed. The answer is queued; Kafka acknowledges it later, and
  * only then is the task's offset committed. SWF_E_LIMIT when the message
- * would exceed SWF_WORKER_MESSAGE_BYTES_MAX (the task stays unanswered: fail
- * it instead); SWF_E_KAFKA when it cannot be queued.
+ * would exceed SWF_WORKER_MESSAGE_BYTES_MAX, SWF_E_INPUT when the result
+ * holds U+0000, which a history cannot store (either way the task stays
+ * unanswered: fail it instead); SWF_E_KAFKA when it cannot be queued.
  */
 swf_error_t *swf_worker_complete(swf_worker_t *w, swf_worker_task_t *task, json_object *result);
 
@@ -110,6 +111,7 @@ swf_error_t *swf_worker_fail(swf_worker_t *w, swf_worker_task_t *task, const cha
  * Tells swf the task is still being worked on: sends activity.heartbeat with
  * details (JSON; NULL leaves details out). Needed at least once per the
  * task's heartbeatTimeout when it has one. Does not answer the task.
+ * SWF_E_INPUT when the details hold U+0000.
  */
 swf_error_t *swf_worker_heartbeat(swf_worker_t *w, swf_worker_task_t *task, json_object *details);
 

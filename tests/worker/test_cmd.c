@@ -5,6 +5,8 @@
 
 #include <sys/stat.h>
 
+#include "protocol/message.h"
+
 #define LIST "cmd"
 #define BIN SWF_BINARY_DIR "/swf-worker"
 
@@ -305,4 +307,242 @@ Test(swf_worker, usage_errors_exit_2)
     char *bad_list[] = {BIN, "--task-list", "a/b", "--echo", NULL};
     cr_assert_eq(WEXITSTATUS(fx_stop(fx_spawn(&k, bad_list), 0, 30000)), 1);
     fx_kafka_stop(&k);
+}
+
+/* ---- what a command or Kafka can do that the tests above did not cover ----
+ * Each stops its swf-worker before asserting, so a failure leaves no process. */
+
+/* Publishes a task with its own startToCloseTimeout (seconds). */
+static void publish_stc(fx_kafka_t *k, const char *exec, const char *act, double hb, int stc)
+{
+    json_object *t = fx_task(exec, act, "{}", hb);
+    json_object_object_add(t, "startToCloseTimeout", json_object_new_int(stc));
+    fx_publish_task(k, LIST, t);
+    json_object_put(t);
+}
+
+/* The next answer (heartbeats counted and skipped) within max_ms, or NULL. */
+static json_object *next_answer(rd_kafka_t *inbox, int max_ms, int *heartbeats)
+{
+    for (;;) {
+        json_object *m = fx_read(inbox, max_ms, NULL);
+        if (m == NULL || strcmp(swf_json_get_string(m, "type"), "activity.heartbeat") != 0)
+            return m;
+        if (heartbeats)
+            (*heartbeats)++;
+        json_object_put(m);
+    }
+}
+
+/* Ends swf-worker whatever it is doing; true when it was still running. */
+static bool kill_worker(pid_t pid, int *status)
+{
+    bool alive = waitpid(pid, status, WNOHANG) == 0;
+    if (alive) {
+        kill(pid, SIGKILL);
+        waitpid(pid, status, 0);
+    }
+    return alive;
+}
+
+/* Runs a command that fails after writing 60,000 bytes of stderr ending in
+ * END, and checks swf-worker lives and answers with the last 1 KiB. */
+static void expect_stderr_tail(const char *execution_id, const char *command)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    publish(&k, execution_id, "1", "{}", 0);
+    char *argv[] = {BIN, "--task-list", LIST, "--exec", (char *)command, NULL};
+    pid_t pid = fx_spawn(&k, argv);
+    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
+    json_object *ans = next_answer(inbox, 30000, NULL);
+    int status = 0;
+    bool alive = kill_worker(pid, &status);
+    cr_expect(alive, "swf-worker died: %s %d", WIFSIGNALED(status) ? "signal" : "exit status",
+              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    fx_reader_free(inbox);
+    fx_kafka_stop(&k);
+    cr_assert_not_null(ans, "no answer");
+    assert_failed(ans, "swf.ExitCode.1", NULL);
+    const char *cause = swf_json_get_string(ans, "cause");
+    cr_assert_eq(strlen(cause), 1024);
+    cr_assert_str_eq(cause + 1021, "END");
+    json_object_put(ans);
+}
+
+/* A command whose stderr comes in reads larger than the 8 KiB tail kept of
+ * it: drain() copied the newest 8 KiB into a buffer never allocated (NULL on
+ * the first read)... */
+Test(swf_worker, stderr_over_8k_in_one_read_is_kept_as_its_tail)
+{
+    expect_stderr_tail("exec-r1", "f=$(mktemp); head -c 60000 /dev/zero | tr '\\0' x > $f; "
+                                  "printf END >> $f; cat $f >&2; rm -f $f; exit 1");
+}
+
+/* ...or, after a small first read, into the 4 KiB buffer that read had
+ * allocated (a heap overflow). */
+Test(swf_worker, stderr_over_8k_after_a_small_read_is_kept_as_its_tail)
+{
+    expect_stderr_tail("exec-r1b", "f=$(mktemp); head -c 60000 /dev/zero | tr '\\0' x > $f; "
+                                   "printf END >> $f; printf y >&2; sleep 0.5; cat $f >&2; "
+                                   "rm -f $f; exit 1");
+}
+
+/* A command that closes stdout and stderr and then hangs: the timeout the
+ * task set must still kill it (KAFKA.md: States.Timeout), and heartbeats
+ * must go on while it runs. run_job left its poll loop once both pipes
+ * closed and blocked in waitpid() until the command ended by itself. */
+Test(swf_worker, a_command_that_closes_its_output_and_hangs_is_killed_at_its_timeout)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    publish_stc(&k, "exec-r2", "1", 0.6, 2); /* heartbeat every 0.2 s, killed after 2 s */
+    char *argv[] = {BIN, "--task-list", LIST, "--exec", "exec >&- 2>&-; sleep 25", NULL};
+    pid_t pid = fx_spawn(&k, argv);
+    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
+    int hb = 0;
+    json_object *ans = next_answer(inbox, 15000, &hb);
+    kill_worker(pid, NULL);
+    fx_reader_free(inbox);
+    fx_kafka_stop(&k);
+    cr_expect_gt(hb, 2, "%d heartbeat(s) while the command ran", hb);
+    cr_assert_not_null(ans, "no answer 15 s after a 2 s startToCloseTimeout (%d heartbeats)", hb);
+    assert_failed(ans, "States.Timeout", NULL);
+    json_object_put(ans);
+}
+
+/* A command that leaves a background child holding its stdout: the command
+ * printed its result and exited at once, yet it is answered only when the
+ * child ends (or is killed at the task's timeout: States.Timeout), and the
+ * shell stays an unreaped zombie meanwhile. */
+Test(swf_worker, a_background_child_holding_stdout_does_not_hold_the_answer)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    publish_stc(&k, "exec-r3", "1", 0, 20);
+    char *argv[] = {BIN, "--task-list", LIST, "--exec", "sleep 25 & echo '{\"ok\":1}'", NULL};
+    pid_t pid = fx_spawn(&k, argv);
+    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
+    json_object *ans = next_answer(inbox, 10000, NULL);
+    char ps[128];
+    snprintf(ps, sizeof(ps), "ps -o stat= --ppid %d | grep -c '^Z'", (int)pid);
+    FILE *f = popen(ps, "r");
+    int zombies = 0;
+    if (f != NULL) {
+        if (fscanf(f, "%d", &zombies) != 1)
+            zombies = 0;
+        pclose(f);
+    }
+    kill_worker(pid, NULL);
+    fx_reader_free(inbox);
+    fx_kafka_stop(&k);
+    cr_expect_eq(zombies, 0, "%d zombie child(ren) of swf-worker", zombies);
+    cr_assert_not_null(ans, "no answer 10 s after the command printed its result and exited");
+    assert_result(ans, "{\"ok\":1}");
+    json_object_put(ans);
+}
+
+/* A result holding \u0000 is valid JSON but an answer the decider refuses
+ * (KAFKA.md, "Dead letters": the history cannot store it), so the task would
+ * stay unanswered until its timeout. It must be a failure the state machine
+ * sees (swf.InvalidOutput), not a completion that is dead-lettered. */
+Test(swf_worker, a_result_holding_u0000_is_not_sent_as_a_completion)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    publish(&k, "exec-r4", "1", "{}", 0);
+    char *argv[] = {BIN, "--task-list", LIST, "--exec", "printf '{\"a\":\"x\\\\u0000y\"}'", NULL};
+    pid_t pid = fx_spawn(&k, argv);
+    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
+    json_object *ans = next_answer(inbox, 30000, NULL);
+    kill_worker(pid, NULL);
+    fx_reader_free(inbox);
+    fx_kafka_stop(&k);
+    cr_assert_not_null(ans);
+    const char *text = swf_json_str(ans);
+    swf_msg_t msg;
+    swf_error_t *err = swf_msg_parse(text, strlen(text), SWF_TOKEN_DEV_SECRET, &msg);
+    cr_expect_null(err, "the decider refuses the answer %s: %s", text,
+                   err ? swf_error_message(err) : "");
+    if (err == NULL)
+        swf_msg_clear(&msg);
+    swf_error_free(err);
+    assert_failed(ans, "swf.InvalidOutput", NULL);
+    json_object_put(ans);
+}
+
+/* --echo answers with the task's own input. A task within the 1 MiB limit
+ * whose answer is not (the answer carries the identity, up to 256 bytes,
+ * where the task had its short ids) was left unanswered: echo logs the
+ * SWF_E_LIMIT and frees the task, which abandons it (no answer ever, and the
+ * partition's commits stop there until a restart, which does the same). As
+ * --exec does, it must answer swf.OutputTooLarge. */
+Test(swf_worker, echo_answers_a_task_whose_echo_is_too_large)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    json_object *t = fx_task("e", "1", "\"\"", 0);
+    size_t base = strlen(swf_json_str(t));
+    size_t fill = SWF_MSG_MAX_BYTES - 16 - base;
+    char *s = malloc(fill + 1);
+    cr_assert_not_null(s);
+    memset(s, 'a', fill);
+    s[fill] = '\0';
+    json_object_object_add(t, "input", json_object_new_string(s));
+    free(s);
+    const char *text = swf_json_str(t);
+    cr_assert_leq(strlen(text), SWF_MSG_MAX_BYTES);
+    /* a producer that may send a whole 1 MiB message, as the decider's */
+    char errstr[512];
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", k.brokers, errstr, sizeof(errstr));
+    rd_kafka_conf_set(conf, "message.max.bytes", "2000000", errstr, sizeof(errstr));
+    rd_kafka_t *p = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+    cr_assert_not_null(p);
+    cr_assert_eq(rd_kafka_producev(p, RD_KAFKA_V_TOPIC("swf.tasks." LIST), RD_KAFKA_V_KEY("e", 1),
+                                   RD_KAFKA_V_VALUE((void *)text, strlen(text)),
+                                   RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
+                 0);
+    cr_assert_eq(rd_kafka_flush(p, 30000), 0);
+    rd_kafka_destroy(p);
+    json_object_put(t);
+    char identity[257];
+    memset(identity, 'w', 256);
+    identity[256] = '\0';
+    char *argv[] = {BIN, "--task-list", LIST, "--echo", "--identity", identity, NULL};
+    pid_t pid = fx_spawn(&k, argv);
+    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
+    json_object *ans = next_answer(inbox, 20000, NULL);
+    kill_worker(pid, NULL);
+    fx_reader_free(inbox);
+    fx_kafka_stop(&k);
+    cr_assert_not_null(ans, "the task was never answered");
+    assert_failed(ans, "swf.OutputTooLarge", NULL);
+    json_object_put(ans);
+}
+
+/* KAFKA.md: "the answer must fit in a 1 MiB message". The worker's producer
+ * keeps librdkafka's message.max.bytes (1,000,000), so a result of 1,020,000
+ * bytes, well within 1 MiB, was refused as swf.OutputTooLarge. */
+Test(swf_worker, a_result_within_1mib_is_sent)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    publish(&k, "exec-r6", "1", "{}", 0);
+    char *argv[] = {BIN,
+                    "--task-list",
+                    LIST,
+                    "--exec",
+                    "printf '\"'; head -c 1020000 /dev/zero | tr '\\0' x; printf '\"'",
+                    NULL};
+    pid_t pid = fx_spawn(&k, argv);
+    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
+    json_object *ans = next_answer(inbox, 30000, NULL);
+    kill_worker(pid, NULL);
+    fx_reader_free(inbox);
+    fx_kafka_stop(&k);
+    cr_assert_not_null(ans);
+    cr_assert_str_eq(swf_json_get_string(ans, "type"), "activity.completed", "%s: %s",
+                     swf_json_get_string(ans, "error"), swf_json_get_string(ans, "cause"));
+    json_object_put(ans);
 }

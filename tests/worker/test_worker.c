@@ -5,6 +5,7 @@
 #include "tests/worker/kafka_fixture.h"
 
 #include "protocol/bounded.h"
+#include "protocol/message.h"
 
 #include "worker/worker.h"
 
@@ -613,4 +614,179 @@ Test(worker_config, an_identity_that_is_not_utf8_is_refused)
     cr_expect(strstr(swf_error_message(err), "not UTF-8") != NULL, "%s", swf_error_message(err));
     cr_expect_null(w);
     swf_error_free(err);
+}
+
+/* ---- lost answers, and dead letters at the message limit ---------------- */
+
+/* A worker full for over a second pauses its partitions. An answer Kafka
+ * refuses is reported by a later poll, which also clears the paused flag
+ * but returns before resuming the partitions: when that poll finds the
+ * worker full and paused (the refusal came late, as after an outage, while
+ * the next task runs) and that task ends within the second, the partitions
+ * stay paused for good, and the worker never takes a task again. */
+Test(worker, a_lost_answer_while_paused_does_not_leave_the_partitions_paused)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    publish(&k, "exec-p1", "1", "{}", 0);
+    swf_worker_t *w = worker_new(&k, 1);
+    swf_worker_task_t *t = poll_task(w, 60000);
+    cr_assert_not_null(t);
+    publish(&k, "exec-p2", "2", "{}", 0);
+    /* The inbox refuses the answer to task 1, 4 s later. */
+    cr_assert_eq(rd_kafka_mock_broker_push_request_error_rtts(k.mock, 1, 0 /* ApiKey Produce */, 1,
+                                                              RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE,
+                                                              4000),
+                 0);
+    cr_assert_null(swf_worker_complete(w, t, NULL));
+    swf_worker_task_free(t);
+    /* Task 2 is taken and runs meanwhile: full, then paused. */
+    swf_worker_task_t *t2 = NULL;
+    bool lost = false;
+    for (int i = 0; i < 150 && !lost; i++) {
+        swf_worker_task_t *x = NULL;
+        swf_error_t *err = swf_worker_poll(w, 200, &x);
+        if (x != NULL) {
+            cr_assert_null(t2, "two tasks at max_in_flight 1");
+            t2 = x;
+            cr_log_info("task 2 at poll %d", i);
+        }
+        if (err != NULL) {
+            cr_log_info("the lost answer at poll %d: %s", i, swf_error_message(err));
+            lost = true;
+            swf_error_free(err);
+        }
+    }
+    cr_assert(lost, "the refused answer was never reported");
+    cr_assert_not_null(t2, "task 2 never came");
+    /* Task 2 ends now (had it run on for another second, the worker would
+     * have paused again, and the next free slot would have resumed). */
+    swf_error_t *err2 = swf_worker_complete(w, t2, NULL);
+    cr_assert_null(err2, "%s", swf_error_message(err2));
+    swf_worker_task_free(t2);
+    /* Idle now: new tasks, on either partition, must be taken. */
+    publish(&k, "exec-p3", "3", "{}", 0);
+    publish(&k, "exec-p4", "4", "{}", 0);
+    t = poll_task(w, 20000);
+    cr_assert_not_null(t, "an idle worker took no task for 20 s after a lost answer");
+    swf_worker_task_free(t);
+    swf_worker_free(w);
+    fx_kafka_stop(&k);
+}
+
+/* Sends a message as is (any bytes, up to 2,000,000) to the task topic. */
+static void produce_raw(fx_kafka_t *k, const char *key, const char *payload, size_t len)
+{
+    char errstr[512];
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", k->brokers, errstr, sizeof(errstr));
+    rd_kafka_conf_set(conf, "message.max.bytes", "2000000", errstr, sizeof(errstr));
+    rd_kafka_t *p = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+    cr_assert_not_null(p, "%s", errstr);
+    cr_assert_eq(rd_kafka_producev(p, RD_KAFKA_V_TOPIC(TOPIC), RD_KAFKA_V_KEY(key, strlen(key)),
+                                   RD_KAFKA_V_VALUE((void *)payload, len),
+                                   RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
+                 0);
+    cr_assert_eq(rd_kafka_flush(p, 30000), 0);
+    rd_kafka_destroy(p);
+}
+
+/* After a bad message keyed `key`: a task with the same key (the same
+ * partition, after it) is handed out and answered with no poll failing,
+ * the partition's commits pass both, and the bad one is in the dead
+ * letters with a reason holding `reason`. Stops the cluster. */
+static void expect_dead_lettered_and_passed(fx_kafka_t *k, const char *key, const char *reason)
+{
+    publish(k, key, "1", "{}", 0);
+    swf_worker_t *w = worker_new(k, 1);
+    swf_worker_task_t *t = NULL;
+    char first_error[512] = "";
+    for (int i = 0; i < 300 && t == NULL; i++) {
+        swf_error_t *err = swf_worker_poll(w, 200, &t);
+        if (err != NULL && !*first_error)
+            snprintf(first_error, sizeof(first_error), "%s", swf_error_message(err));
+        swf_error_free(err);
+    }
+    cr_expect_str_empty(first_error, "poll: %s", first_error);
+    cr_assert_not_null(t, "the task after the bad message never came");
+    int32_t part = swf_worker_task_partition(t);
+    cr_assert_null(swf_worker_complete(w, t, NULL));
+    swf_worker_task_free(t);
+    swf_worker_free(w);
+    cr_expect_eq(fx_committed(k, "swf-workers." LIST, TOPIC, part), 2,
+                 "the partition's commits stop at the message that was not dead-lettered");
+    rd_kafka_t *dlq = fx_reader(k, "swf.dlq", 1);
+    json_object *d = fx_read(dlq, 10000, NULL);
+    cr_assert_not_null(d, "no dead-letter entry");
+    cr_assert_not_null(strstr(swf_json_get_string(d, "reason"), reason), "%s",
+                       swf_json_get_string(d, "reason"));
+    json_object_put(d);
+    fx_reader_free(dlq);
+    fx_kafka_stop(k);
+}
+
+/* A malformed message is dead-lettered (KAFKA.md: "a malformed task:
+ * dead-letter it, commit, go on"). One of 500 kB with one byte that is not
+ * UTF-8 gives an entry of the text (512 KiB cut) plus its base64: 1.17 MB,
+ * over the 1 MiB a worker may send, and the entry was never sent. */
+Test(worker, a_large_message_that_is_not_utf8_reaches_the_dead_letter_topic)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    size_t n = 500000;
+    char *big = malloc(n + 1);
+    cr_assert_not_null(big);
+    memset(big, 'a', n);
+    big[0] = '\xFF';
+    big[n] = '\0';
+    fx_publish(&k, TOPIC, "exec-d1", big);
+    free(big);
+    expect_dead_lettered_and_passed(&k, "exec-d1", "not UTF-8");
+}
+
+/* The same with a message over 1 MiB whose text is UTF-8 but escape-heavy
+ * (an input holding JSON encoded as a string, as many are): each \" of the
+ * kept 512 KiB becomes \\\" in the entry, which doubles it past 1 MiB. */
+Test(worker, an_oversized_escape_heavy_message_reaches_the_dead_letter_topic)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    size_t n = 1100000;
+    char *big = malloc(n + 1);
+    cr_assert_not_null(big);
+    size_t at = (size_t)snprintf(big, n, "{\"type\":\"activity.task\",\"input\":\"");
+    while (at + 2 < n - 2) {
+        big[at++] = '\\';
+        big[at++] = '"';
+    }
+    big[at++] = '"';
+    big[at++] = '}';
+    big[at] = '\0';
+    produce_raw(&k, "exec-d2", big, at);
+    free(big);
+    expect_dead_lettered_and_passed(&k, "exec-d2", "exceeds");
+}
+
+/* A dead-letter entry of 1,000,000 to 1,048,576 bytes is within the 1 MiB
+ * the worker checks (queue_send) and the protocol allows, but over the
+ * message.max.bytes its producer keeps from librdkafka (1,000,000): refused
+ * with MSG_SIZE_TOO_LARGE, never dead-lettered, the partition's commits
+ * stopped. Here: a 1.1 MB message whose kept 512 KiB holds 490,000 quotes
+ * (each escaped to two bytes): an entry of about 1,015,000 bytes. */
+Test(worker, a_dead_letter_entry_just_under_1mib_is_sent)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    size_t n = 1100000;
+    char *big = malloc(n);
+    cr_assert_not_null(big);
+    memset(big, 'a', n);
+    memset(big, '"', 490000);
+    produce_raw(&k, "exec-d3", big, n);
+    json_object *entry =
+        swf_msg_dead_letter_new("message exceeds 1048576 bytes", TOPIC, 0, 0, big, n);
+    cr_log_info("the entry has %zu bytes", strlen(swf_json_str(entry)));
+    json_object_put(entry);
+    free(big);
+    expect_dead_lettered_and_passed(&k, "exec-d3", "exceeds");
 }
