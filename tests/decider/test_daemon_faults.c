@@ -267,7 +267,7 @@ Test(daemon_faults, a_stopped_decider_commits_what_it_appended_no_signal_twice, 
     mine_stop(&b);
     swf_history_store_free(store);
     swf_dev_stop(dev);
-    cr_expect(committed, "the stopped decider did not commit the offsets of the batch it appended");
+    cr_assert(committed, "the stopped decider did not commit the offsets of the batch it appended");
     cr_assert_eq(signals, 1,
                  "one signal sent, %d recorded: the next decider read %llu message(s) again",
                  signals, (unsigned long long)again);
