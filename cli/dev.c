@@ -154,6 +154,8 @@ void swf_dev_decider_remove(swf_dev_t *dev, int i)
     swf_decider_stop(dev->deciders[i].d);
     pthread_join(dev->deciders[i].thread, NULL);
     dev->deciders[i].running = false;
+    swf_decider_free(dev->deciders[i].d); /* its consumer leaves the group */
+    dev->deciders[i].d = NULL;
 }
 
 swf_error_t *swf_dev_start(const swf_dev_options_t *opt, swf_dev_t **out)
@@ -244,8 +246,10 @@ void swf_dev_stop(swf_dev_t *dev)
 {
     if (dev == NULL)
         return;
-    for (int i = 0; i < dev->ndeciders; i++)
-        swf_decider_stop(dev->deciders[i].d);
+    for (int i = 0; i < dev->ndeciders; i++) {
+        if (dev->deciders[i].d != NULL)
+            swf_decider_stop(dev->deciders[i].d);
+    }
     if (dev->svc_running) {
         swf_history_service_stop(dev->svc);
         pthread_join(dev->svc_thread, NULL);

@@ -59,7 +59,8 @@ rd_kafka_mock_cluster_t *swf_dev_mock_cluster(swf_dev_t *dev);
 swf_decider_t *swf_dev_decider(swf_dev_t *dev, int i);
 /* Starts one more decider thread; returns its index. */
 swf_error_t *swf_dev_decider_add(swf_dev_t *dev, int *index);
-/* Stops the i-th decider (its thread ends, it leaves the group). */
+/* Stops the i-th decider: its thread ends, it leaves the group and is
+ * freed (swf_dev_decider then gives NULL for it). */
 void swf_dev_decider_remove(swf_dev_t *dev, int i);
 /* Stops every thread, removes the clusters; NULL does nothing. */
 void swf_dev_stop(swf_dev_t *dev);

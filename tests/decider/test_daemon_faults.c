@@ -2,7 +2,7 @@
  * test_daemon_faults.c - the decider daemon (decider/daemon.c) on its error,
  * stop and rebalance paths. Real throwaway PostgreSQL and
  * librdkafka's mock cluster (cli/dev.h), with deciders the test starts and
- * stops itself (swf_dev_decider_remove does not leave the group).
+ * stops itself, to stop one in the middle of a batch.
  */
 #include <criterion/criterion.h>
 #include <librdkafka/rdkafka.h>
