@@ -27,6 +27,7 @@ swf_decider_state_t *swf_decider_state_new(const char *token_secret)
     st->activities = json_object_new_object();
     st->scheduled = json_object_new_object();
     st->timers = json_object_new_object();
+    st->requests = json_object_new_object();
     return st;
 }
 
@@ -38,6 +39,7 @@ void swf_decider_state_free(swf_decider_state_t *st)
     json_object_put(st->activities);
     json_object_put(st->scheduled);
     json_object_put(st->timers);
+    json_object_put(st->requests);
     free(st);
 }
 
@@ -74,6 +76,13 @@ swf_error_t *swf_decider_state_apply(swf_decider_state_t *st, const swf_event_t 
     case SWF_EVENT_DECISION_TASK_STARTED:
         st->decision_started_id = ev->id;
         break;
+    case SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED:
+    case SWF_EVENT_WORKFLOW_EXECUTION_CANCEL_REQUESTED: {
+        const char *rid = swf_json_get_string(ev->attrs, "requestId");
+        if (rid != NULL)
+            json_object_object_add(st->requests, rid, json_object_new_boolean(1));
+        break;
+    }
     case SWF_EVENT_DECISION_TASK_COMPLETED:
     case SWF_EVENT_DECISION_TASK_TIMED_OUT:
         st->decision_scheduled_id = 0;

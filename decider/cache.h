@@ -41,6 +41,9 @@ typedef struct swf_decider_state {
     json_object *scheduled;
     /* Pending timers: timerId -> startedEventId. */
     json_object *timers;
+    /* The request ids of the signals and cancel requests recorded: id ->
+     * true (a request delivered again is not recorded again). */
+    json_object *requests;
     /* The open decision task: its DecisionTaskScheduled id (0: none) and
      * its DecisionTaskStarted id (0: not started). */
     int64_t decision_scheduled_id;

@@ -307,15 +307,23 @@ static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *
         swf_json_add(a, "timeoutType", json_object_new_string("START_TO_CLOSE"));
         return work_add(w, SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT, now, a);
     case SWF_MSG_SIGNAL:
+        if (m->request_id != NULL && swf_json_get(w->st->requests, m->request_id, &v))
+            goto ignored; /* delivered again */
         a = obj();
         swf_json_add(a, "signalName", json_object_new_string(m->signal_name));
         swf_json_add(a, "input", swf_json_ref(m->input));
+        if (m->request_id != NULL)
+            swf_json_add(a, "requestId", json_object_new_string(m->request_id));
         *wake = true;
         return work_add(w, SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED, now, a);
     case SWF_MSG_CANCEL:
+        if (m->request_id != NULL && swf_json_get(w->st->requests, m->request_id, &v))
+            goto ignored;
         a = obj();
         if (m->cause != NULL)
             swf_json_add(a, "cause", json_object_new_string(m->cause));
+        if (m->request_id != NULL)
+            swf_json_add(a, "requestId", json_object_new_string(m->request_id));
         *wake = true;
         return work_add(w, SWF_EVENT_WORKFLOW_EXECUTION_CANCEL_REQUESTED, now, a);
     case SWF_MSG_TERMINATE:
@@ -330,7 +338,9 @@ static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *
     }
 ignored:
     stat_add(&d->stats.ignored, 1);
-    logf_(d, "execution %s: %s for %s%s changes nothing (already answered, closed or unknown)",
+    logf_(d,
+          "execution %s: %s for %s%s changes nothing (already answered or recorded, closed, or "
+          "unknown)",
           w->id, swf_msg_type_name(m->type), m->activity_id ? "activity " : "",
           m->activity_id ? m->activity_id : (m->timer_id ? m->timer_id : "it"));
     return NULL;

@@ -16,8 +16,10 @@
 #include "protocol/message.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "protocol/hash.h"
 #include "protocol/json.h"
@@ -249,11 +251,15 @@ swf_error_t *swf_msg_from_json(json_object *obj, const char *secret, swf_msg_t *
             err = get_str(obj, "signalName", true, SWF_MSG_NAME_BYTES, &m.signal_name);
         if (err == NULL && swf_json_get(obj, "input", &v))
             m.input = swf_json_ref(v);
+        if (err == NULL)
+            err = get_str(obj, "requestId", false, SWF_MSG_NAME_BYTES, &m.request_id);
         break;
     case SWF_MSG_CANCEL:
         err = get_str(obj, "executionId", true, SWF_MSG_NAME_BYTES, &m.execution_id);
         if (err == NULL)
             err = get_str(obj, "cause", false, SWF_MSG_CAUSE_BYTES, &m.cause);
+        if (err == NULL)
+            err = get_str(obj, "requestId", false, SWF_MSG_NAME_BYTES, &m.request_id);
         break;
     case SWF_MSG_TERMINATE:
         err = get_str(obj, "executionId", true, SWF_MSG_NAME_BYTES, &m.execution_id);
@@ -337,6 +343,7 @@ void swf_msg_clear(swf_msg_t *m)
     free(m->timeout_type);
     free(m->timer_id);
     free(m->signal_name);
+    free(m->request_id);
     json_object_put(m->input);
     free(m->reason);
     free(m->activity_type);
@@ -431,12 +438,27 @@ json_object *swf_msg_execution_timed_out_new(const char *execution_id)
     return msg_for(SWF_MSG_EXECUTION_TIMED_OUT, execution_id);
 }
 
+/* A request id of 128 random bits, in hex; none (no member) when the
+ * system gives no random bytes. Kafka may deliver a message more than
+ * once; the decider records a request id once. */
+static void request_id_add(json_object *o)
+{
+    unsigned char raw[16];
+    if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+        return;
+    char hex[2 * sizeof(raw) + 1];
+    for (size_t i = 0; i < sizeof(raw); i++)
+        snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+    swf_json_add(o, "requestId", json_object_new_string(hex));
+}
+
 json_object *swf_msg_signal_new(const char *execution_id, const char *signal_name,
                                 json_object *input)
 {
     json_object *o = msg_for(SWF_MSG_SIGNAL, execution_id);
     swf_json_add(o, "signalName", text(signal_name));
     swf_json_add(o, "input", swf_json_ref(input));
+    request_id_add(o);
     return o;
 }
 
@@ -445,6 +467,7 @@ json_object *swf_msg_cancel_new(const char *execution_id, const char *cause)
     json_object *o = msg_for(SWF_MSG_CANCEL, execution_id);
     if (cause != NULL)
         swf_json_add(o, "cause", text(cause));
+    request_id_add(o);
     return o;
 }
 

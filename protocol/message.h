@@ -84,6 +84,7 @@ typedef struct swf_msg {
     char *timer_id;             /* timer.fired */
     int64_t started_event_id;   /* timer.fired */
     char *signal_name;          /* signal */
+    char *request_id;           /* signal, cancel (optional): the same request again */
     json_object *input;         /* signal (may be JSON null), activity.task */
     char *reason;               /* terminate (optional) */
     /* activity.task only. */

@@ -451,3 +451,65 @@ Test(daemon_faults, an_unparseable_message_whose_dead_letter_is_too_big_stalls_n
                  "the decider stalled behind one bad message: %llu batches, %llu dead letters",
                  (unsigned long long)st.batches, (unsigned long long)st.dead_letters);
 }
+
+/* ---- a request delivered twice ---------------------------------------------- */
+
+/* Kafka may deliver a message twice (a crash, a commit lost in a
+ * rebalance): a signal or cancel request whose requestId the history
+ * records is not recorded again, in a later batch or in the same one, and
+ * the id goes into the event. Two requests of their own are two events. */
+Test(daemon_faults, a_request_delivered_twice_is_recorded_once, .timeout = 300)
+{
+    swf_dev_options_t opt = {.deciders = 0, .time_scale = 1};
+    swf_dev_t *dev = NULL;
+    check(swf_dev_start(&opt, &dev));
+    swf_history_store_t *store;
+    check(swf_history_pg_new(swf_dev_conninfo(dev), &store));
+    int version = 0;
+    start_def3(store, "req-0", &version);
+    mine_t a;
+    mine_start(dev, &a, "decider-a", NULL, NULL);
+    const char *b = swf_dev_brokers(dev);
+    send_to(b, -1, "req-0", swf_msg_decide_new("req-0"));
+    wait_events(store, "req-0", SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 1);
+
+    json_object *sig = swf_msg_signal_new("req-0", "hello", NULL);
+    const char *rid = swf_json_get_string(sig, "requestId");
+    cr_assert(rid != NULL && strlen(rid) == 32, "signal without a request id: %s",
+              swf_json_str(sig));
+    char kept[40];
+    snprintf(kept, sizeof(kept), "%s", rid);
+    send_to(b, -1, "req-0", json_object_get(sig));
+    wait_events(store, "req-0", SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED, 1);
+    send_to(b, -1, "req-0", json_object_get(sig));                       /* a later batch */
+    send_to(b, -1, "req-0", swf_msg_signal_new("req-0", "hello", NULL)); /* another request */
+    wait_events(store, "req-0", SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED, 2);
+    json_object *cancel = swf_msg_cancel_new("req-0", "twice in one batch");
+    send_to(b, -1, "req-0", json_object_get(cancel));
+    send_to(b, -1, "req-0", json_object_get(cancel));
+    wait_events(store, "req-0", SWF_EVENT_WORKFLOW_EXECUTION_CANCELED, 1);
+    usleep(500000);
+    mine_stop(&a);
+
+    swf_event_list_t events = {0};
+    check(swf_history_load(store, "req-0", 0, 0, &events));
+    int signals = 0, cancels = 0;
+    bool first_has_id = false;
+    for (size_t i = 0; i < events.count; i++) {
+        const swf_event_t *ev = &events.items[i];
+        if (ev->type == SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED) {
+            const char *got = swf_json_get_string(ev->attrs, "requestId");
+            first_has_id = first_has_id || (got != NULL && strcmp(got, kept) == 0);
+            signals++;
+        }
+        cancels += ev->type == SWF_EVENT_WORKFLOW_EXECUTION_CANCEL_REQUESTED;
+    }
+    swf_event_list_free(&events);
+    json_object_put(sig);
+    json_object_put(cancel);
+    swf_history_store_free(store);
+    swf_dev_stop(dev);
+    cr_assert_eq(signals, 2, "%d signals recorded for two requests, one sent twice", signals);
+    cr_assert(first_has_id, "the event does not carry the request id");
+    cr_assert_eq(cancels, 1, "%d cancel requests recorded for one sent twice", cancels);
+}

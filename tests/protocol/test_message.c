@@ -92,10 +92,18 @@ Test(message, execution_messages_round_trip)
     cr_assert_null(parse_obj(swf_msg_signal_new("e", "Go", in), &m));
     cr_assert_str_eq(m.signal_name, "Go");
     cr_assert_str_eq(json_object_get_string(m.input), "hi");
+    /* Each request gets an id of its own: 128 random bits in hex. */
+    cr_assert_not_null(m.request_id);
+    cr_assert_eq(strspn(m.request_id, "0123456789abcdef"), 32);
+    cr_assert_eq(strlen(m.request_id), 32);
+    json_object *again = swf_msg_signal_new("e", "Go", in);
+    cr_assert_str_neq(swf_json_get_string(again, "requestId"), m.request_id);
+    json_object_put(again);
     swf_msg_clear(&m);
     json_object_put(in);
     cr_assert_null(parse_obj(swf_msg_cancel_new("e", "user"), &m));
     cr_assert_str_eq(m.cause, "user");
+    cr_assert_eq(strlen(m.request_id), 32);
     swf_msg_clear(&m);
     cr_assert_null(parse_obj(swf_msg_terminate_new("e", "stop", NULL, false), &m));
     cr_assert_str_eq(m.reason, "stop");
