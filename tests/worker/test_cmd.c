@@ -312,15 +312,6 @@ Test(swf_worker, usage_errors_exit_2)
 /* ---- what a command or Kafka can do that the tests above did not cover ----
  * Each stops its swf-worker before asserting, so a failure leaves no process. */
 
-/* Publishes a task with its own startToCloseTimeout (seconds). */
-static void publish_stc(fx_kafka_t *k, const char *exec, const char *act, double hb, int stc)
-{
-    json_object *t = fx_task(exec, act, "{}", hb);
-    json_object_object_add(t, "startToCloseTimeout", json_object_new_int(stc));
-    fx_publish_task(k, LIST, t);
-    json_object_put(t);
-}
-
 /* The next answer (heartbeats counted and skipped) within max_ms, or NULL. */
 static json_object *next_answer(rd_kafka_t *inbox, int max_ms, int *heartbeats)
 {
@@ -340,34 +331,66 @@ static bool kill_worker(pid_t pid, int *status)
     bool alive = waitpid(pid, status, WNOHANG) == 0;
     if (alive) {
         kill(pid, SIGKILL);
-        waitpid(pid, status, 0);
+        waitpid(pid, NULL, 0);
     }
     return alive;
+}
+
+/* What one task did to a swf-worker --exec COMMAND. */
+typedef struct one_run {
+    json_object *answer; /* the first answer, or NULL */
+    int heartbeats;      /* before it */
+    bool alive;          /* swf-worker was still running then */
+    int status;          /* else how it ended */
+    int zombies;         /* unreaped children of swf-worker then */
+} one_run_t;
+
+/* Publishes one task (heartbeatTimeout hb, startToCloseTimeout stc; 0:
+ * none), runs swf-worker --exec command on it, waits up to wait_ms for the
+ * answer, then ends swf-worker whatever it is doing, so that a failing
+ * assertion leaves no process behind. */
+static one_run_t run_one(const char *execution_id, double hb, int stc, const char *command,
+                         int wait_ms)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    json_object *t = fx_task(execution_id, "1", "{}", hb);
+    if (stc > 0)
+        json_object_object_add(t, "startToCloseTimeout", json_object_new_int(stc));
+    fx_publish_task(&k, LIST, t);
+    json_object_put(t);
+    char *argv[] = {BIN, "--task-list", LIST, "--exec", (char *)command, NULL};
+    pid_t pid = fx_spawn(&k, argv);
+    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
+    one_run_t r = {0};
+    r.answer = next_answer(inbox, wait_ms, &r.heartbeats);
+    char ps[128];
+    snprintf(ps, sizeof(ps), "ps -o stat= --ppid %d | grep -c '^Z'", (int)pid);
+    FILE *f = popen(ps, "r");
+    if (f != NULL) {
+        if (fscanf(f, "%d", &r.zombies) != 1)
+            r.zombies = 0;
+        pclose(f);
+    }
+    r.alive = kill_worker(pid, &r.status);
+    fx_reader_free(inbox);
+    fx_kafka_stop(&k);
+    return r;
 }
 
 /* Runs a command that fails after writing 60,000 bytes of stderr ending in
  * END, and checks swf-worker lives and answers with the last 1 KiB. */
 static void expect_stderr_tail(const char *execution_id, const char *command)
 {
-    fx_kafka_t k;
-    fx_kafka_start(&k, LIST);
-    publish(&k, execution_id, "1", "{}", 0);
-    char *argv[] = {BIN, "--task-list", LIST, "--exec", (char *)command, NULL};
-    pid_t pid = fx_spawn(&k, argv);
-    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
-    json_object *ans = next_answer(inbox, 30000, NULL);
-    int status = 0;
-    bool alive = kill_worker(pid, &status);
-    cr_expect(alive, "swf-worker died: %s %d", WIFSIGNALED(status) ? "signal" : "exit status",
-              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-    fx_reader_free(inbox);
-    fx_kafka_stop(&k);
-    cr_assert_not_null(ans, "no answer");
-    assert_failed(ans, "swf.ExitCode.1", NULL);
-    const char *cause = swf_json_get_string(ans, "cause");
+    one_run_t r = run_one(execution_id, 0, 0, command, 30000);
+    cr_expect(r.alive, "swf-worker died: %s %d", WIFSIGNALED(r.status) ? "signal" : "exit status",
+              WIFSIGNALED(r.status) ? WTERMSIG(r.status) : WEXITSTATUS(r.status));
+    cr_assert_not_null(r.answer, "no answer");
+    assert_failed(r.answer, "swf.ExitCode.1", NULL);
+    const char *cause = swf_json_get_string(r.answer, "cause");
     cr_assert_eq(strlen(cause), 1024);
     cr_assert_str_eq(cause + 1021, "END");
-    json_object_put(ans);
+    json_object_put(r.answer);
 }
 
 /* A command whose stderr comes in reads larger than the 8 KiB tail kept of
@@ -394,21 +417,13 @@ Test(swf_worker, stderr_over_8k_after_a_small_read_is_kept_as_its_tail)
  * closed and blocked in waitpid() until the command ended by itself. */
 Test(swf_worker, a_command_that_closes_its_output_and_hangs_is_killed_at_its_timeout)
 {
-    fx_kafka_t k;
-    fx_kafka_start(&k, LIST);
-    publish_stc(&k, "exec-r2", "1", 0.6, 2); /* heartbeat every 0.2 s, killed after 2 s */
-    char *argv[] = {BIN, "--task-list", LIST, "--exec", "exec >&- 2>&-; sleep 25", NULL};
-    pid_t pid = fx_spawn(&k, argv);
-    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
-    int hb = 0;
-    json_object *ans = next_answer(inbox, 15000, &hb);
-    kill_worker(pid, NULL);
-    fx_reader_free(inbox);
-    fx_kafka_stop(&k);
-    cr_expect_gt(hb, 2, "%d heartbeat(s) while the command ran", hb);
-    cr_assert_not_null(ans, "no answer 15 s after a 2 s startToCloseTimeout (%d heartbeats)", hb);
-    assert_failed(ans, "States.Timeout", NULL);
-    json_object_put(ans);
+    /* heartbeat every 0.2 s, killed after 2 s */
+    one_run_t r = run_one("exec-r2", 0.6, 2, "exec >&- 2>&-; sleep 25", 15000);
+    cr_expect_gt(r.heartbeats, 2, "%d heartbeat(s) while the command ran", r.heartbeats);
+    cr_assert_not_null(r.answer, "no answer 15 s after a 2 s startToCloseTimeout (%d heartbeats)",
+                       r.heartbeats);
+    assert_failed(r.answer, "States.Timeout", NULL);
+    json_object_put(r.answer);
 }
 
 /* A command that leaves a background child holding its stdout: the command
@@ -417,29 +432,11 @@ Test(swf_worker, a_command_that_closes_its_output_and_hangs_is_killed_at_its_tim
  * shell stays an unreaped zombie meanwhile. */
 Test(swf_worker, a_background_child_holding_stdout_does_not_hold_the_answer)
 {
-    fx_kafka_t k;
-    fx_kafka_start(&k, LIST);
-    publish_stc(&k, "exec-r3", "1", 0, 20);
-    char *argv[] = {BIN, "--task-list", LIST, "--exec", "sleep 25 & echo '{\"ok\":1}'", NULL};
-    pid_t pid = fx_spawn(&k, argv);
-    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
-    json_object *ans = next_answer(inbox, 10000, NULL);
-    char ps[128];
-    snprintf(ps, sizeof(ps), "ps -o stat= --ppid %d | grep -c '^Z'", (int)pid);
-    FILE *f = popen(ps, "r");
-    int zombies = 0;
-    if (f != NULL) {
-        if (fscanf(f, "%d", &zombies) != 1)
-            zombies = 0;
-        pclose(f);
-    }
-    kill_worker(pid, NULL);
-    fx_reader_free(inbox);
-    fx_kafka_stop(&k);
-    cr_expect_eq(zombies, 0, "%d zombie child(ren) of swf-worker", zombies);
-    cr_assert_not_null(ans, "no answer 10 s after the command printed its result and exited");
-    assert_result(ans, "{\"ok\":1}");
-    json_object_put(ans);
+    one_run_t r = run_one("exec-r3", 0, 20, "sleep 25 & echo '{\"ok\":1}'", 10000);
+    cr_expect_eq(r.zombies, 0, "%d zombie child(ren) of swf-worker", r.zombies);
+    cr_assert_not_null(r.answer, "no answer 10 s after the command printed its result and exited");
+    assert_result(r.answer, "{\"ok\":1}");
+    json_object_put(r.answer);
 }
 
 /* A result holding \u0000 is valid JSON but an answer the decider refuses
@@ -448,18 +445,9 @@ Test(swf_worker, a_background_child_holding_stdout_does_not_hold_the_answer)
  * sees (swf.InvalidOutput), not a completion that is dead-lettered. */
 Test(swf_worker, a_result_holding_u0000_is_not_sent_as_a_completion)
 {
-    fx_kafka_t k;
-    fx_kafka_start(&k, LIST);
-    publish(&k, "exec-r4", "1", "{}", 0);
-    char *argv[] = {BIN, "--task-list", LIST, "--exec", "printf '{\"a\":\"x\\\\u0000y\"}'", NULL};
-    pid_t pid = fx_spawn(&k, argv);
-    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
-    json_object *ans = next_answer(inbox, 30000, NULL);
-    kill_worker(pid, NULL);
-    fx_reader_free(inbox);
-    fx_kafka_stop(&k);
-    cr_assert_not_null(ans);
-    const char *text = swf_json_str(ans);
+    one_run_t r = run_one("exec-r4", 0, 0, "printf '{\"a\":\"x\\\\u0000y\"}'", 30000);
+    cr_assert_not_null(r.answer);
+    const char *text = swf_json_str(r.answer);
     swf_msg_t msg;
     swf_error_t *err = swf_msg_parse(text, strlen(text), SWF_TOKEN_DEV_SECRET, &msg);
     cr_expect_null(err, "the decider refuses the answer %s: %s", text,
@@ -467,8 +455,8 @@ Test(swf_worker, a_result_holding_u0000_is_not_sent_as_a_completion)
     if (err == NULL)
         swf_msg_clear(&msg);
     swf_error_free(err);
-    assert_failed(ans, "swf.InvalidOutput", NULL);
-    json_object_put(ans);
+    assert_failed(r.answer, "swf.InvalidOutput", NULL);
+    json_object_put(r.answer);
 }
 
 /* --echo answers with the task's own input. A task within the 1 MiB limit
@@ -526,23 +514,11 @@ Test(swf_worker, echo_answers_a_task_whose_echo_is_too_large)
  * bytes, well within 1 MiB, was refused as swf.OutputTooLarge. */
 Test(swf_worker, a_result_within_1mib_is_sent)
 {
-    fx_kafka_t k;
-    fx_kafka_start(&k, LIST);
-    publish(&k, "exec-r6", "1", "{}", 0);
-    char *argv[] = {BIN,
-                    "--task-list",
-                    LIST,
-                    "--exec",
-                    "printf '\"'; head -c 1020000 /dev/zero | tr '\\0' x; printf '\"'",
-                    NULL};
-    pid_t pid = fx_spawn(&k, argv);
-    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
-    json_object *ans = next_answer(inbox, 30000, NULL);
-    kill_worker(pid, NULL);
-    fx_reader_free(inbox);
-    fx_kafka_stop(&k);
-    cr_assert_not_null(ans);
-    cr_assert_str_eq(swf_json_get_string(ans, "type"), "activity.completed", "%s: %s",
-                     swf_json_get_string(ans, "error"), swf_json_get_string(ans, "cause"));
-    json_object_put(ans);
+    one_run_t r = run_one(
+        "exec-r6", 0, 0, "printf '\"'; head -c 1020000 /dev/zero | tr '\\0' x; printf '\"'", 30000);
+    cr_assert_not_null(r.answer);
+    cr_assert_str_eq(swf_json_get_string(r.answer, "type"), "activity.completed", "%s: %s",
+                     swf_json_get_string(r.answer, "error"),
+                     swf_json_get_string(r.answer, "cause"));
+    json_object_put(r.answer);
 }
