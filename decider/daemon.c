@@ -164,30 +164,60 @@ void swf_decider_config_env(swf_decider_config_t *cfg)
 
 /* ---- rebalances ----------------------------------------------------------- */
 
+/* Whether the group hands over only the partitions that move (Kafka's
+ * cooperative assignors, which a properties file may choose): they are
+ * then added and taken away one list at a time, not assigned whole. */
+static bool incremental(rd_kafka_t *rk)
+{
+    const char *protocol = rd_kafka_rebalance_protocol(rk);
+    return protocol != NULL && strcmp(protocol, "COOPERATIVE") == 0;
+}
+
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t code,
                          rd_kafka_topic_partition_list_t *parts, void *opaque)
 {
     swf_decider_t *d = opaque;
+    rd_kafka_error_t *failed = NULL;
+    rd_kafka_resp_err_t refused = RD_KAFKA_RESP_ERR_NO_ERROR;
     if (code == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-        rd_kafka_assign(rk, parts);
-        __atomic_store_n(&d->stats.partitions, (uint64_t)parts->cnt, __ATOMIC_RELAXED);
+        if (incremental(rk))
+            failed = rd_kafka_incremental_assign(rk, parts);
+        else
+            refused = rd_kafka_assign(rk, parts);
+        uint64_t held = (uint64_t)parts->cnt;
+        if (incremental(rk))
+            held += __atomic_load_n(&d->stats.partitions, __ATOMIC_RELAXED);
+        __atomic_store_n(&d->stats.partitions, held, __ATOMIC_RELAXED);
         logf_(d, "assigned %d inbox partitions", parts->cnt);
-        return;
+    } else {
+        /* The batch in flight ends first: its offsets are committed while
+         * the partitions are still ours, and its states go into the cache,
+         * to be dropped below with the others. */
+        flight_end(d, -1);
+        d->revokes++;
+        /* Another decider owns these executions now: their cached states
+         * would only go stale (they stay correct, as loads continue from
+         * the cached id, but they take memory for nothing). */
+        size_t dropped = 0;
+        for (int i = 0; i < parts->cnt; i++)
+            dropped += swf_decider_cache_drop_partition(d->cache, parts->elems[i].partition);
+        uint64_t held = __atomic_load_n(&d->stats.partitions, __ATOMIC_RELAXED);
+        if (code == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS && incremental(rk)) {
+            failed = rd_kafka_incremental_unassign(rk, parts);
+            held = held > (uint64_t)parts->cnt ? held - (uint64_t)parts->cnt : 0;
+        } else {
+            refused = rd_kafka_assign(rk, NULL);
+            held = 0;
+        }
+        __atomic_store_n(&d->stats.partitions, held, __ATOMIC_RELAXED);
+        logf_(d, "revoked %d inbox partitions, dropped %zu cached executions", parts->cnt, dropped);
     }
-    /* The batch in flight ends first: its offsets are committed while the
-     * partitions are still ours, and its states go into the cache, to be
-     * dropped below with the others. */
-    flight_end(d, -1);
-    d->revokes++;
-    /* Another decider owns these executions now: their cached states would
-     * only go stale (they stay correct, as loads continue from the cached
-     * id, but they take memory for nothing). */
-    size_t dropped = 0;
-    for (int i = 0; i < parts->cnt; i++)
-        dropped += swf_decider_cache_drop_partition(d->cache, parts->elems[i].partition);
-    __atomic_store_n(&d->stats.partitions, 0, __ATOMIC_RELAXED);
-    logf_(d, "revoked %d inbox partitions, dropped %zu cached executions", parts->cnt, dropped);
-    rd_kafka_assign(rk, NULL);
+    if (failed != NULL) {
+        logf_(d, "rebalance: %s", rd_kafka_error_string(failed));
+        rd_kafka_error_destroy(failed);
+    }
+    if (refused != RD_KAFKA_RESP_ERR_NO_ERROR)
+        logf_(d, "rebalance: %s", rd_kafka_err2str(refused));
 }
 
 /* ---- building events ------------------------------------------------------ */

@@ -272,27 +272,44 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *parts, void *opaque)
 {
     swf_worker_t *w = opaque;
+    /* Kafka's cooperative assignors (a properties file may choose one)
+     * hand over only the partitions that move, to be added and taken away
+     * one list at a time rather than assigned whole. */
+    const char *protocol = rd_kafka_rebalance_protocol(rk);
+    bool incremental = protocol != NULL && strcmp(protocol, "COOPERATIVE") == 0;
+    rd_kafka_error_t *failed = NULL;
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-        rd_kafka_assign(rk, parts);
+        if (incremental)
+            failed = rd_kafka_incremental_assign(rk, parts);
+        else
+            rd_kafka_assign(rk, parts);
         pthread_mutex_lock(&w->lock);
         bool paused = w->paused;
         pthread_mutex_unlock(&w->lock);
         if (paused)
             rd_kafka_pause_partitions(rk, parts);
-        return;
+    } else {
+        /* Revoked (or an error): commit what is acknowledged, then forget
+         * the partitions; their open tasks are still answered, and the
+         * next owner may deliver them again. */
+        commits_flush(w, true);
+        pthread_mutex_lock(&w->lock);
+        for (int i = 0; i < parts->cnt; i++) {
+            partition_t *p = partition_find(w, parts->elems[i].partition);
+            if (p != NULL)
+                partition_drop(w, p);
+        }
+        pthread_mutex_unlock(&w->lock);
+        if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS && incremental)
+            failed = rd_kafka_incremental_unassign(rk, parts);
+        else
+            rd_kafka_assign(rk, NULL);
     }
-    /* Revoked (or an error): commit what is acknowledged, then forget the
-     * partitions; their open tasks are still answered, and the next owner
-     * may deliver them again. */
-    commits_flush(w, true);
-    pthread_mutex_lock(&w->lock);
-    for (int i = 0; i < parts->cnt; i++) {
-        partition_t *p = partition_find(w, parts->elems[i].partition);
-        if (p != NULL)
-            partition_drop(w, p);
+    if (failed != NULL) {
+        /* Only a misuse of librdkafka's API fails here; the consumer then
+         * reports it through the poll. */
+        rd_kafka_error_destroy(failed);
     }
-    pthread_mutex_unlock(&w->lock);
-    rd_kafka_assign(rk, NULL);
 }
 
 /* ---- lifecycle ---- */

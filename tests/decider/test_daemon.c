@@ -23,6 +23,7 @@
 #include "protocol/message.h"
 #include "protocol/time.h"
 #include "protocol/token.h"
+#include "tests/kafka_props.h"
 
 /* Task with Retry, Wait, Parallel with a Task in each branch, Map over 5 items. */
 static const char *DEF =
@@ -395,6 +396,33 @@ Test(daemon, pipelined_batches_keep_each_execution_in_order, .timeout = 600)
     cr_assert_eq(st.conflicts, 0, "one decider lost %llu races to itself",
                  (unsigned long long)st.conflicts);
     rig_down(&rig);
+}
+
+/* A properties file (SWF_KAFKA_CONFIG_FILE) may pick Kafka's cooperative
+ * assignor, whose rebalances hand over only the partitions that move: the
+ * decider must take and give them back incrementally, or it stops at the
+ * first rebalance and nothing runs. */
+Test(daemon, deciders_share_the_work_under_the_cooperative_assignor, .timeout = 600)
+{
+    char path[32];
+    kafka_props_use("partition.assignment.strategy=cooperative-sticky\n", path);
+    rig_t rig;
+    rig_up(&rig, 2, false);
+    enum { N = 6 };
+    start_executions(rig.dev, rig.store, N, "coop");
+    expect_like_local(rig.store, "coop", N);
+    /* Both deciders hold inbox partitions once the group settled. */
+    swf_decider_stats_t a = {0}, b = {0};
+    for (int i = 0; i < 1200 && (a.partitions == 0 || b.partitions == 0); i++) {
+        swf_decider_stats(swf_dev_decider(rig.dev, 0), &a);
+        swf_decider_stats(swf_dev_decider(rig.dev, 1), &b);
+        if (a.partitions == 0 || b.partitions == 0)
+            usleep(50000);
+    }
+    cr_assert(a.partitions > 0 && b.partitions > 0, "partitions: %llu and %llu",
+              (unsigned long long)a.partitions, (unsigned long long)b.partitions);
+    rig_down(&rig);
+    unlink(path);
 }
 
 static void *run_decider(void *arg)

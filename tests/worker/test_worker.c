@@ -3,6 +3,7 @@
  * the in-flight limit holds, malformed tasks are dead-lettered, tokens pass
  * through unverified. */
 #include "tests/worker/kafka_fixture.h"
+#include "tests/kafka_props.h"
 
 #include "protocol/bounded.h"
 #include "protocol/message.h"
@@ -230,6 +231,54 @@ Test(worker, in_flight_limit_is_honoured_and_no_task_is_lost)
         cr_assert_eq(seen[i], 1, "task %d seen %d times", i, seen[i]);
     swf_worker_free(w);
     fx_kafka_stop(&k);
+}
+
+/* A properties file (SWF_KAFKA_CONFIG_FILE) may pick Kafka's cooperative
+ * assignor: a worker must then take and give back partitions one list at
+ * a time, or it gets none and no task runs. Two workers share the tasks;
+ * the second one's join moves some partitions away from the first. */
+Test(worker, workers_share_tasks_under_the_cooperative_assignor)
+{
+    char path[32];
+    kafka_props_use("partition.assignment.strategy=cooperative-sticky\n", path);
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    enum { N = 12 };
+    publish(&k, "exec-coop-0", "0", "{}", 0);
+    swf_worker_t *w[2] = {worker_new(&k, 4), NULL};
+    int seen[N] = {0};
+    swf_worker_task_t *t = poll_task(w[0], 60000);
+    cr_assert_not_null(t, "the first worker got no task");
+    seen[atoi(swf_worker_task_activity_id(t))]++;
+    cr_assert_null(swf_worker_complete(w[0], t, NULL));
+    swf_worker_task_free(t);
+    w[1] = worker_new(&k, 4);
+    for (int i = 1; i < N; i++) {
+        char exec[32], act[32];
+        snprintf(exec, sizeof(exec), "exec-coop-%d", i);
+        snprintf(act, sizeof(act), "%d", i);
+        publish(&k, exec, act, "{}", 0);
+    }
+    int got = 1;
+    for (int round = 0; round < 600 && got < N; round++) {
+        for (int i = 0; i < 2; i++) {
+            t = NULL;
+            cr_assert_null(swf_worker_poll(w[i], 100, &t));
+            if (t == NULL)
+                continue;
+            int a = atoi(swf_worker_task_activity_id(t));
+            if (seen[a]++ == 0)
+                got++;
+            cr_assert_null(swf_worker_complete(w[i], t, NULL));
+            swf_worker_task_free(t);
+        }
+    }
+    for (int i = 0; i < N; i++)
+        cr_assert_geq(seen[i], 1, "task %d never came", i);
+    swf_worker_free(w[1]);
+    swf_worker_free(w[0]);
+    fx_kafka_stop(&k);
+    unlink(path);
 }
 
 Test(worker, malformed_task_goes_to_the_dead_letter_topic_with_the_reason)
