@@ -5,6 +5,8 @@
  */
 #include "cli/cli.h"
 
+#include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 typedef struct command {
@@ -100,8 +102,22 @@ int swf_cli_main(int argc, char **argv)
         return SWF_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            int code = commands[i].run(argc - 1, argv + 1);
+            /* Output that did not reach stdout (a full disk, a closed
+             * descriptor) is a failure, whatever the command concluded: a
+             * cut history or report must not pass for a whole one. */
+            errno = 0;
+            bool bad = fflush(stdout) != 0 || ferror(stdout);
+            if (bad && (code == SWF_EXIT_OK || code == SWF_EXIT_NO)) {
+                int e = errno;
+                fprintf(stderr, "swf %s: writing the output failed%s%s\n", argv[1], e ? ": " : "",
+                        e ? strerror(e) : "");
+                code = SWF_EXIT_ERROR;
+            }
+            clearerr(stdout);
+            return code;
+        }
     }
     fprintf(stderr, "swf: unknown command \"%s\"\n", argv[1]);
     usage(stderr);

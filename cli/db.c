@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,9 +163,19 @@ int swf_cli_start(int argc, char **argv)
             input_arg = argv[++i];
         else if (strcmp(argv[i], "--workflow-id") == 0 && i + 1 < argc)
             workflow_id = argv[++i];
-        else if (strcmp(argv[i], "--version") == 0 && i + 1 < argc)
-            version = atoi(argv[++i]);
-        else if (argv[i][0] != '-' && name == NULL)
+        else if (strcmp(argv[i], "--version") == 0 && i + 1 < argc) {
+            /* A version is a number from 1 (what register printed); anything
+             * else would silently start the latest one. */
+            const char *v = argv[++i];
+            char *end;
+            errno = 0;
+            long n = strtol(v, &end, 10);
+            if (end == v || *end != '\0' || errno != 0 || n < 1 || n > INT_MAX) {
+                fprintf(stderr, "swf start: --version \"%s\": a version is a number from 1\n", v);
+                return usage(use);
+            }
+            version = (int)n;
+        } else if (argv[i][0] != '-' && name == NULL)
             name = argv[i];
         else
             return usage(use);

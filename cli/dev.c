@@ -275,6 +275,52 @@ void swf_dev_stop(swf_dev_t *dev)
 
 /* ---- the mock worker ------------------------------------------------------ */
 
+swf_error_t *swf_cli_mocks_check(json_object *mocks)
+{
+    if (!json_object_is_type(mocks, json_type_object))
+        return swf_error_new(SWF_E_INPUT, NULL, "mocks must be a JSON object");
+    json_object_object_foreach(mocks, state, list)
+    {
+        if (!json_object_is_type(list, json_type_array) || json_object_array_length(list) == 0)
+            return swf_error_new(SWF_E_INPUT, NULL,
+                                 "\"%s\": must be a non-empty array of responses "
+                                 "({\"Return\": ...}, {\"Throw\": ...} or {\"Echo\": true})",
+                                 state);
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+            json_object *r = json_object_array_get_idx(list, i), *v;
+            bool one =
+                json_object_is_type(r, json_type_object) && json_object_object_length(r) == 1;
+            if (one && swf_json_get(r, "Return", &v))
+                continue;
+            if (one && swf_json_get(r, "Echo", &v) && json_object_is_type(v, json_type_boolean) &&
+                json_object_get_boolean(v))
+                continue;
+            if (one && swf_json_get(r, "Throw", &v)) {
+                json_object *e = NULL, *c = NULL;
+                bool ok =
+                    json_object_is_type(v, json_type_object) && swf_json_get(v, "Error", &e) &&
+                    json_object_is_type(e, json_type_string) && json_object_get_string_len(e) > 0;
+                size_t members = 1;
+                if (ok && swf_json_get(v, "Cause", &c)) {
+                    ok = json_object_is_type(c, json_type_string);
+                    members++;
+                }
+                if (ok && (size_t)json_object_object_length(v) == members)
+                    continue;
+                return swf_error_new(SWF_E_INPUT, NULL,
+                                     "\"%s\"[%zu]: a Throw is {\"Error\": \"...\", "
+                                     "\"Cause\": \"...\"} (Cause optional, both strings)",
+                                     state, i);
+            }
+            return swf_error_new(SWF_E_INPUT, NULL,
+                                 "\"%s\"[%zu]: a response must hold exactly one of Return, "
+                                 "Throw or Echo (true)",
+                                 state, i);
+        }
+    }
+    return NULL;
+}
+
 struct swf_dev_worker {
     rd_kafka_t *consumer, *producer;
     swf_kafka_names_t names;
@@ -552,8 +598,11 @@ int swf_cli_dev(int argc, char **argv)
     int deciders = 1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--deciders") == 0 && i + 1 < argc) {
-            deciders = atoi(argv[++i]);
-            if (deciders < 0 || deciders > DEV_DECIDERS_MAX) {
+            const char *v = argv[++i];
+            char *end;
+            long n = strtol(v, &end, 10);
+            deciders = end == v || *end != '\0' || n < 0 || n > DEV_DECIDERS_MAX ? -1 : (int)n;
+            if (deciders < 0) {
                 fprintf(stderr, "swf dev: --deciders is 0 to %d\n", DEV_DECIDERS_MAX);
                 return SWF_EXIT_USAGE;
             }
@@ -681,8 +730,11 @@ int swf_cli_run_dev(int argc, char **argv)
         input = json_object_new_object();
     if (err == NULL && mocks_path != NULL) {
         err = swf_json_read_file(mocks_path, SWF_LIMIT_JSON_BYTES, &mocks);
-        if (err == NULL && !json_object_is_type(mocks, json_type_object))
-            err = swf_error_new(SWF_E_INPUT, NULL, "%s: mocks must be a JSON object", mocks_path);
+        if (err == NULL) {
+            err = swf_cli_mocks_check(mocks);
+            if (err != NULL)
+                swf_error_prefix(err, "%s", mocks_path);
+        }
     }
     if (err != NULL)
         goto done;

@@ -83,6 +83,14 @@ void swf_dev_worker_stop(swf_dev_worker_t *w);
  * array of strings without duplicates. */
 json_object *swf_dev_task_lists(json_object *definition);
 
+/* Checks a mocks document before anything runs (`swf run --local` and
+ * `--dev`): an object mapping a state name to a non-empty array of
+ * responses, each exactly one of {"Return": JSON}, {"Throw": {"Error":
+ * STRING, "Cause": STRING}} (Cause optional) or {"Echo": true}. A mock of
+ * another shape would otherwise be ignored (the Task echoing its input) or
+ * answered differently by --local and --dev. SWF_E_INPUT naming the place. */
+swf_error_t *swf_cli_mocks_check(json_object *mocks);
+
 /* `swf run --dev ...` (called by swf_cli_run). */
 int swf_cli_run_dev(int argc, char **argv);
 

@@ -39,6 +39,9 @@
 #include "protocol/token.h"
 
 #define FOLLOW_POLL_MS 100
+/* The pause between loads while the database does not answer (a restart,
+ * a dropped connection), which is waited out like every process does. */
+#define FOLLOW_RETRY_MS 500
 /* Events read per query, so a long history is read in bounded pieces. */
 #define FOLLOW_BATCH_EVENTS 1000
 /* Inputs, results and causes longer than this are cut in a line. */
@@ -87,13 +90,22 @@ static void line(follow_t *f, int64_t event_id, int64_t ms, const char *fmt, ...
     fputc('\n', f->out);
 }
 
-/* "Charge" at top level, "Fulfil[0]/PackItems[1]/Pack" inside. */
+/* "Charge" at top level, "Fulfil[0]/PackItems[1]/Pack" inside. A name
+ * longer than buf keeps its end (the state itself) behind "...". */
 static void state_name(char *buf, size_t size, const char *path, const char *state)
 {
-    if (path != NULL && path[0] != '\0')
-        snprintf(buf, size, "%s/%s", path, state ? state : "?");
-    else
-        snprintf(buf, size, "%s", state ? state : "?");
+    const char *p = path != NULL ? path : "", *st = state ? state : "?";
+    size_t plen = strlen(p), slen = strlen(st), len = plen + (plen ? 1 : 0) + slen;
+    if (len < size) {
+        snprintf(buf, size, "%s%s%s", p, plen ? "/" : "", st);
+        return;
+    }
+    char *full = malloc(len + 1);
+    if (full == NULL)
+        abort();
+    snprintf(full, len + 1, "%s%s%s", p, plen ? "/" : "", st);
+    snprintf(buf, size, "...%s", full + len - (size - 4));
+    free(full);
 }
 
 static void on_trace(void *ctx, const swf_asl_trace_t *t)
@@ -299,15 +311,30 @@ int swf_cli_follow(const char *execution_id, FILE *out)
     int64_t last = 0;
     int code = -1;
     swf_event_list_t events = {0};
+    bool down = false; /* the database went away while following */
     while (code < 0) {
         swf_event_list_clear(&events);
         err = swf_history_load(s, execution_id, last, FOLLOW_BATCH_EVENTS, &events);
+        if (err != NULL && swf_error_code(err) == SWF_E_DB && swf_error_retriable(err)) {
+            /* A restart or a dropped connection is waited out, as every
+             * other process does; the next load connects again. */
+            if (!down)
+                fprintf(stderr, "swf: following %s: %s; retrying until the database answers\n",
+                        execution_id, swf_error_message(err));
+            down = true;
+            swf_error_free(err);
+            sleep_ms(FOLLOW_RETRY_MS);
+            continue;
+        }
         if (err != NULL) {
             fprintf(stderr, "swf: following %s: %s\n", execution_id, swf_error_message(err));
             swf_error_free(err);
             code = SWF_EXIT_ERROR;
             break;
         }
+        if (down)
+            fprintf(stderr, "swf: following %s: the database answers again\n", execution_id);
+        down = false;
         for (size_t i = 0; i < events.count && code < 0; i++) {
             const swf_event_t *ev = &events.items[i];
             assert(ev->id == last + 1);

@@ -348,7 +348,10 @@ static void emit_node(graph_t *g, const char *id, const char *name, const char *
     char label[1024];
     const char *fill = "white";
     const char *style = NULL;
-    int n = snprintf(label, sizeof(label), "%s\n(%s)", name, type);
+    /* snprintf returns what it would have written: a name longer than the
+     * label is cut, and `n` must not point past the buffer. */
+#define LABEL_USED(n) ((n) < 0 ? 0 : (size_t)(n) >= sizeof(label) ? (int)sizeof(label) - 1 : (n))
+    int n = LABEL_USED(snprintf(label, sizeof(label), "%s\n(%s)", name, type));
     if (g->traced) {
         node_stats_t zero = {0}, *st = &zero;
         json_object *v;
@@ -364,21 +367,23 @@ static void emit_node(graph_t *g, const char *id, const char *name, const char *
                    : st->retried   ? "#fff59d"
                    : st->succeeded ? "#a5d6a7"
                                    : "#90caf9";
-            int m = snprintf(label + n, sizeof(label) - (size_t)n, "\n%ld visit%s", st->entered,
-                             st->entered == 1 ? "" : "s");
-            n += m;
+            n = LABEL_USED(n + snprintf(label + n, sizeof(label) - (size_t)n, "\n%ld visit%s",
+                                        st->entered, st->entered == 1 ? "" : "s"));
             if (st->retried)
-                n += snprintf(label + n, sizeof(label) - (size_t)n, ", %ld retr%s", st->retried,
-                              st->retried == 1 ? "y" : "ies");
+                n = LABEL_USED(n + snprintf(label + n, sizeof(label) - (size_t)n, ", %ld retr%s",
+                                            st->retried, st->retried == 1 ? "y" : "ies"));
             if (st->caught)
-                n += snprintf(label + n, sizeof(label) - (size_t)n, ", %ld caught", st->caught);
+                n = LABEL_USED(
+                    n + snprintf(label + n, sizeof(label) - (size_t)n, ", %ld caught", st->caught));
             if (st->failed)
-                n += snprintf(label + n, sizeof(label) - (size_t)n, ", %ld failed", st->failed);
+                n = LABEL_USED(
+                    n + snprintf(label + n, sizeof(label) - (size_t)n, ", %ld failed", st->failed));
             if (st->entered > st->succeeded + st->failed + st->caught)
                 snprintf(label + n, sizeof(label) - (size_t)n, ", %ld open",
                          st->entered - st->succeeded - st->failed - st->caught);
         }
     }
+#undef LABEL_USED
     fprintf(out, "%*s", indent, "");
     dot_str(out, id);
     fprintf(out, " [shape=%s, label=", shape);

@@ -87,9 +87,21 @@ swf_error_t *swf_cli_replay_run(const swf_event_list_t *events,
 
     swf_asl_decisions_t derived = {0};
     size_t task_from = 0;
+    int64_t closed_at = 0; /* the id of the event that closed the execution */
     swf_error_t *err = NULL;
     for (size_t i = 0; i < n && err == NULL; i++) {
         const swf_event_t *ev = &events->items[i];
+        /* Nothing happens to a closed execution: an event after its close
+         * is a history no engine wrote (the interpreter would pass over it
+         * and the report would say all is well). */
+        if (closed_at > 0) {
+            err = swf_error_new(
+                SWF_E_INPUT, NULL, "event %lld (%s) comes after the execution closed at event %lld",
+                (long long)ev->id, swf_event_type_name(ev->type), (long long)closed_at);
+            break;
+        }
+        if (swf_event_type_is_close(ev->type))
+            closed_at = ev->id;
         if (i == 0 && opt->definition != NULL) {
             swf_event_t sub = *ev;
             sub.attrs = started_attrs_with(ev->attrs, opt->definition);

@@ -150,8 +150,11 @@ int swf_cli_run(int argc, char **argv)
     }
     if (mocks_path != NULL) {
         err = swf_json_read_file(mocks_path, SWF_LIMIT_JSON_BYTES, &mocks);
-        if (err == NULL && !json_object_is_type(mocks, json_type_object))
-            err = swf_error_new(SWF_E_INPUT, NULL, "%s: mocks must be a JSON object", mocks_path);
+        if (err == NULL) {
+            err = swf_cli_mocks_check(mocks);
+            if (err != NULL)
+                swf_error_prefix(err, "%s", mocks_path);
+        }
         if (err != NULL) {
             fprintf(stderr, "swf: mocks: %s\n", swf_error_message(err));
             goto done;
@@ -173,7 +176,11 @@ int swf_cli_run(int argc, char **argv)
         goto done;
     }
     if (history) {
+        /* The history is printed whatever the outcome; the exit status still
+         * says how the execution ended, as without --history. */
         rc = print_history(store, "local");
+        if (rc == SWF_EXIT_OK && res.status != SWF_ASL_SUCCEEDED)
+            rc = SWF_EXIT_NO;
     } else {
         json_object *o = result_json(&res);
         print_json_line(o);

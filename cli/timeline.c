@@ -70,26 +70,35 @@ static char *xstrdup(const char *s)
     return d;
 }
 
-static void open_key(char *buf, size_t size, const char *path, size_t path_len, const char *state,
-                     size_t state_len)
+/* "path\x1fstate", malloc'd: paths of nested Parallels and Maps have no
+ * length limit, and a key cut short would merge different states. */
+static char *open_key(const char *path, size_t path_len, const char *state, size_t state_len)
 {
-    snprintf(buf, size, "%.*s\x1f%.*s", (int)path_len, path, (int)state_len, state);
+    char *key = malloc(path_len + state_len + 2);
+    if (key == NULL)
+        abort();
+    memcpy(key, path, path_len);
+    key[path_len] = '\x1f';
+    memcpy(key + path_len + 1, state, state_len);
+    key[path_len + 1 + state_len] = '\0';
+    return key;
 }
 
 static long open_find(timeline_t *tl, const char *path, size_t path_len, const char *state,
                       size_t state_len)
 {
-    char key[1024];
-    open_key(key, sizeof(key), path, path_len, state, state_len);
+    char *key = open_key(path, path_len, state, state_len);
     json_object *v;
-    return swf_json_get(tl->open, key, &v) ? (long)json_object_get_int64(v) : -1;
+    long i = swf_json_get(tl->open, key, &v) ? (long)json_object_get_int64(v) : -1;
+    free(key);
+    return i;
 }
 
 static void open_del(timeline_t *tl, const entry_t *e)
 {
-    char key[1024];
-    open_key(key, sizeof(key), e->path, strlen(e->path), e->state, strlen(e->state));
+    char *key = open_key(e->path, strlen(e->path), e->state, strlen(e->state));
     json_object_object_del(tl->open, key);
+    free(key);
 }
 
 /* The parent of a frame path "P/B[j]": the open entry of state B at path P. */
@@ -143,9 +152,9 @@ static void on_trace(void *ctx, const swf_asl_trace_t *t)
             }
             p->kids[p->nkids++] = (long)tl->count;
         }
-        char key[1024];
-        open_key(key, sizeof(key), t->path, strlen(t->path), t->state, strlen(t->state));
+        char *key = open_key(t->path, strlen(t->path), t->state, strlen(t->state));
         json_object_object_add(tl->open, key, json_object_new_int64((int64_t)tl->count));
+        free(key);
         tl->count++;
         return;
     }

@@ -444,6 +444,7 @@ typedef struct driver {
     const char *db;
     const char *mocks_file;
     int appended;
+    bool cut; /* drop the follower's connection half way */
     char error[512];
 } driver_t;
 
@@ -467,7 +468,9 @@ static void *drive(void *arg)
     swf_history_store_t *mem = swf_history_mem_new();
     json_object *mocks = NULL;
     swf_local_result_t result = {0};
-    swf_error_t *err = swf_history_pg_new(d->db, &s);
+    char conninfo[1024];
+    snprintf(conninfo, sizeof(conninfo), "%s application_name=swf_test_driver", d->db);
+    swf_error_t *err = swf_history_pg_new(conninfo, &s);
     char id[64] = "";
     for (int i = 0; err == NULL && id[0] == '\0' && i < WAIT_MS / 10; i++) {
         swf_history_execution_t *items = NULL;
@@ -506,6 +509,21 @@ static void *drive(void *arg)
         err = swf_history_append(s, id, (int64_t)i + 1, &local.items[i], n);
         d->appended = (int)(i + n);
         sleep_ms(5);
+        if (d->cut && i == 11) {
+            /* Every other session of the database ends, as in a restart. */
+            PGconn *c = PQconnectdb(d->db);
+            PGresult *r =
+                PQexec(c, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                          " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                          " AND application_name <> 'swf_test_driver'");
+            if (PQresultStatus(r) != PGRES_TUPLES_OK || atoi(PQgetvalue(r, 0, 0)) < 1)
+                err = swf_error_new(
+                    SWF_E_INTERNAL, NULL, "ending the follower's session: %s %s", PQerrorMessage(c),
+                    PQresultStatus(r) == PGRES_TUPLES_OK ? PQgetvalue(r, 0, 0) : "");
+            PQclear(r);
+            PQfinish(c);
+            sleep_ms(300);
+        }
     }
     if (err != NULL) {
         snprintf(d->error, sizeof(d->error), "%s", swf_error_message(err));
@@ -526,7 +544,7 @@ static int start_wait(const char *db, const char *mocks, driver_t *d)
 {
     cr_assert_eq(swf(db, "register", "order", SWF_SOURCE_DIR "/examples/order.asl.json", NULL), 0,
                  "%s", errors);
-    *d = (driver_t){.db = db, .mocks_file = mocks};
+    *d = (driver_t){.db = db, .mocks_file = mocks, .cut = d->cut};
     pthread_t t;
     cr_assert_eq(pthread_create(&t, NULL, drive, d), 0);
     int code = swf(db, "start", "order", "--input", "@" SWF_SOURCE_DIR "/examples/order.input.json",
@@ -539,7 +557,7 @@ static int start_wait(const char *db, const char *mocks, driver_t *d)
 Test(cli_control, start_wait_follows_an_execution_to_its_success)
 {
     const char *db = fixture_db();
-    driver_t d;
+    driver_t d = {0};
     int code = start_wait(db, SWF_SOURCE_DIR "/examples/order.mocks.json", &d);
     cr_assert_eq(code, 0, "stdout:\n%s\nstderr:\n%s", output, errors);
     cr_assert(d.appended > 20);
@@ -591,10 +609,23 @@ Test(cli_control, start_wait_follows_an_execution_to_its_success)
     inbox_free(m, 1);
 }
 
+/* A connection the database drops while following (a restart) is waited
+ * out, as by every other process: the story goes on to the end. */
+Test(cli_control, start_wait_waits_out_a_dropped_connection)
+{
+    const char *db = fixture_db();
+    driver_t d = {.cut = true};
+    int code = start_wait(db, SWF_SOURCE_DIR "/examples/order.mocks.json", &d);
+    cr_assert_eq(code, 0, "stdout:\n%s\nstderr:\n%s", output, errors);
+    cr_assert(strstr(errors, "retrying until the database answers") != NULL, "%s", errors);
+    cr_assert(strstr(errors, "the database answers again") != NULL, "%s", errors);
+    cr_assert(strstr(output, "execution succeeded\n{") != NULL, "%s", output);
+}
+
 Test(cli_control, start_wait_reports_a_failed_execution_and_exits_1)
 {
     const char *db = fixture_db();
-    driver_t d;
+    driver_t d = {0};
     int code = start_wait(db, SWF_SOURCE_DIR "/examples/order.declined.mocks.json", &d);
     cr_assert_eq(code, 1, "stdout:\n%s\nstderr:\n%s", output, errors);
     cr_assert(strstr(output, "caught Payment.Declined in Charge, next Declined") != NULL, "%s",

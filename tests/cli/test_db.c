@@ -215,6 +215,35 @@ Test(cli_db, commands_refuse_bad_input_and_write_nothing)
     unlink(bad);
 }
 
+/* `--version` took atoi's reading: "abc", "-5", "1.5" and a number past
+ * INT_MAX all started some version (0 meaning the latest) instead of being
+ * refused; a script pinning a version by a variable that came out empty
+ * or wrong ran whatever was newest. */
+Test(cli_db, start_refuses_a_version_that_is_not_a_number_from_one)
+{
+    const char *db = fixture_db();
+    char def[] = "/tmp/swf-cli-def-XXXXXX";
+    close(mkstemp(def));
+    write_file(def, definition);
+    cr_assert_eq(swf(db, "register", "hello", def, NULL), 0);
+    cr_assert_eq(swf(db, "register", "hello", def, NULL), 0);
+    unlink(def);
+    static const char *const bad[] = {"abc", "",   "-5",         "0",
+                                      "1.5", "2x", "4294967297", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_assert_eq(swf(db, "start", "hello", "--version", bad[i], NULL), 2, "--version \"%s\"",
+                     bad[i]);
+        cr_assert_str_eq(output, "");
+    }
+    cr_assert_str_eq(fixture_sql(db, "SELECT count(*) FROM executions"), "0");
+    cr_assert_eq(swf(db, "start", "hello", "--version", "1", NULL), 0);
+    char id[64];
+    snprintf(id, sizeof(id), "%.63s", output);
+    trim(id);
+    cr_assert_eq(swf(db, "describe", id, NULL), 0);
+    cr_assert(strstr(output, "hello (version 1)") != NULL, "%s", output);
+}
+
 Test(cli_db, describe_list_history_and_rebuild)
 {
     const char *db = fixture_db();

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "protocol/json.h"
 
@@ -39,5 +41,47 @@ Test(dev, run_dev_prints_what_run_local_prints, .timeout = 600)
                   swf_json_str(local));
         json_object_put(dev);
         json_object_put(local);
+    }
+}
+
+/* --dev answered a malformed mock differently from --local (a response
+ * without Return, Throw or Echo was echoed, a Throw without Error became
+ * States.TaskFailed); both now refuse it before anything starts. */
+Test(dev, run_dev_refuses_malformed_mocks_like_run_local)
+{
+    const char *mocks[] = {"{\"Charge\":[{\"Bogus\":1}]}", "{\"Charge\":[{\"Throw\":{}}]}",
+                           "{\"Charge\":{\"Return\":{}}}"};
+    for (int i = 0; i < 3; i++) {
+        char path[] = "/tmp/swf-dev-mocks-XXXXXX";
+        int fd = mkstemp(path);
+        cr_assert(fd >= 0);
+        FILE *f = fdopen(fd, "w");
+        fputs(mocks[i], f);
+        fclose(f);
+        for (int m = 0; m < 2; m++) {
+            char cmd[2048];
+            snprintf(cmd, sizeof(cmd),
+                     "env -u SWF_DATABASE_URL -u SWF_KAFKA_BROKERS %s/swf run %s "
+                     "%s/examples/order.asl.json --mocks %s >/dev/null 2>&1",
+                     SWF_BINARY_DIR, m ? "--dev" : "--local", SWF_SOURCE_DIR, path);
+            int rc = system(cmd);
+            cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 3, "%s with %s: status %d",
+                      m ? "--dev" : "--local", mocks[i], rc);
+        }
+        unlink(path);
+    }
+}
+
+/* --deciders took atoi's reading: "two" ran with no decider at all. */
+Test(dev, deciders_must_be_a_number)
+{
+    const char *bad[] = {"two", "", "2x", "-1", "17"};
+    for (int i = 0; i < 5; i++) {
+        char cmd[512];
+        snprintf(cmd, sizeof(cmd), "timeout 30 %s/swf dev --deciders '%s' >/dev/null 2>&1",
+                 SWF_BINARY_DIR, bad[i]);
+        int rc = system(cmd);
+        cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 2, "--deciders \"%s\": status %d", bad[i],
+                  rc);
     }
 }

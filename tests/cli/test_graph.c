@@ -113,3 +113,30 @@ Test(cli_graph, bad_arguments)
     cr_assert_eq(swf("graph", NULL), 2);
     cr_assert_eq(swf("graph", "--history", "/nonexistent.jsonl", NULL), 3);
 }
+
+/* A definition file is drawn as it is (graph does not validate it): a state
+ * name longer than a node's label buffer, coloured by an execution, made
+ * the label's length run past the buffer and the next writes land beyond
+ * it (a crash). The label is cut instead. */
+Test(cli_graph, a_state_name_longer_than_a_label_is_cut_not_a_crash)
+{
+    size_t len = 500000;
+    char *name = malloc(len + 1);
+    memset(name, 'S', len);
+    name[len] = '\0';
+    const char *path = "/tmp/swf-graph-long-name.json";
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f,
+            "{\"StartAt\":\"A\",\"States\":{\"A\":{\"Type\":\"Pass\",\"End\":true},"
+            "\"%s\":{\"Type\":\"Pass\",\"End\":true}}}",
+            name);
+    fclose(f);
+    free(name);
+    cr_assert_eq(
+        swf("graph", path, "--history", SWF_SOURCE_DIR "/tests/histories/src__debug.jsonl", NULL),
+        1, "%s", output);
+    cr_assert(strstr(output, "never reached") != NULL, "%s", output);
+    cr_assert(strstr(output, "}\n") != NULL);
+    unlink(path);
+}

@@ -471,3 +471,42 @@ Test(cli_replay, altered_histories_stop_with_a_reason)
     for (size_t i = 0; i < nf; i++)
         json_object_put(histories[i]);
 }
+
+/* An event appended after the close (a second close, a late activity
+ * answer, a second start) is a history no engine writes: the interpreter
+ * passes over it, so replay used to report "all decisions match" and exit
+ * 0. It must name the event and the close instead (as admin check does). */
+Test(cli_replay, an_event_after_the_close_does_not_replay)
+{
+    swf_event_list_t ev = {0};
+    record_order(&ev);
+    cr_assert(swf_event_type_is_close(ev.items[ev.count - 1].type));
+    const swf_event_type_t extra[] = {SWF_EVENT_ACTIVITY_TASK_STARTED,
+                                      SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED,
+                                      SWF_EVENT_WORKFLOW_EXECUTION_STARTED};
+    for (size_t k = 0; k < sizeof(extra) / sizeof(extra[0]); k++) {
+        swf_event_list_t more = {0};
+        for (size_t i = 0; i < ev.count; i++)
+            swf_event_list_push(&more, ev.items[i].type, ev.items[i].time_ms,
+                                swf_json_ref(ev.items[i].attrs));
+        /* The attributes of an event of that type earlier in the history. */
+        json_object *attrs = NULL;
+        for (size_t i = 0; i < ev.count && attrs == NULL; i++) {
+            if (ev.items[i].type == extra[k])
+                attrs = swf_json_ref(ev.items[i].attrs);
+        }
+        cr_assert_not_null(attrs);
+        swf_event_list_push(&more, extra[k], ev.items[ev.count - 1].time_ms, attrs);
+        write_history(&more, "/tmp/swf-replay-after-close.jsonl");
+        cr_assert_eq(swf("replay", "--file", "/tmp/swf-replay-after-close.jsonl", NULL), 1, "%s",
+                     output);
+        char want[160];
+        snprintf(want, sizeof(want), "event %zu (%s) comes after the execution closed at event %zu",
+                 ev.count + 1, swf_event_type_name(extra[k]), ev.count);
+        cr_assert(strstr(output, want) != NULL, "%s", output);
+        cr_assert(strstr(output, "decisions match") == NULL, "%s", output);
+        swf_event_list_free(&more);
+    }
+    swf_event_list_free(&ev);
+    unlink("/tmp/swf-replay-after-close.jsonl");
+}

@@ -278,3 +278,76 @@ Test(cli_run, a_missing_database_url_is_named)
     cr_assert(strstr(o.err, "swf list: database connection: ") == o.err, "%s", o.err);
     cr_assert(strstr(o.err, "\n  SWF_DATABASE_URL is not set") != NULL, "%s", o.err);
 }
+
+/* Mocks map a state to an ARRAY of responses (README, the conformance
+ * contract). A mock of another shape was passed over: the Task echoed its
+ * input and the run "succeeded" (exit 0), with the user's Throw never
+ * thrown. Every such shape is refused before anything runs. */
+Test(cli_run, mocks_that_are_not_lists_of_responses_are_refused)
+{
+    static const char *const bad[] = {
+        "{\"T\":{\"Throw\":{\"Error\":\"Boom\"}}}",             /* a response, not a list */
+        "{\"T\":[]}",                                           /* no response */
+        "{\"T\":[{\"Echo\":false}]}",                           /* Echo is true or absent */
+        "{\"T\":[{\"Return\":1,\"Throw\":{\"Error\":\"E\"}}]}", /* two at once */
+        "{\"T\":[{\"Throw\":{\"Error\":\"E\",\"Cause\":7}}]}",  /* a Cause is text */
+        "{\"T\":[{\"Return\":1}],\"U\":5}",                     /* any state's entry */
+    };
+    const char *def =
+        write_file("d.json", "{\"StartAt\":\"T\",\"States\":{\"T\":{\"Type\":\"Task\","
+                             "\"Resource\":\"arn:aws:lambda:x:1:function:f\","
+                             "\"End\":true}}}");
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        outcome_t o;
+        char args[1024];
+        snprintf(args, sizeof(args), "run --local %s --mocks %s", def,
+                 write_file("m.json", bad[i]));
+        run(&o, args);
+        cr_assert_eq(o.status, 3, "%s: exit %d, stdout %s", bad[i], o.status, o.out);
+        cr_assert_str_eq(o.out, "", "%s", bad[i]);
+        cr_assert(strstr(o.err, "m.json: \"") != NULL, "%s: %s", bad[i], o.err);
+    }
+    /* The good shapes still run. */
+    outcome_t o;
+    char args[1024];
+    snprintf(args, sizeof(args), "run --local %s --mocks %s", def,
+             write_file("m.json", "{\"T\":[{\"Throw\":{\"Error\":\"E\"}},{\"Echo\":true}]}"));
+    run(&o, args);
+    cr_assert_eq(o.status, 1, "%s", o.err);
+    cr_assert(strstr(o.out, "\"error\":\"E\"") != NULL, "%s", o.out);
+}
+
+/* "Exit status: 0 succeeded, 1 failed or invalid" holds with --history too
+ * (it exited 0 for a failed execution). */
+Test(cli_run, history_of_a_failed_execution_exits_one)
+{
+    outcome_t o;
+    char args[1024];
+    snprintf(args, sizeof(args), "run --local %s --history",
+             write_file("d.json", "{\"StartAt\":\"F\",\"States\":{\"F\":{\"Type\":\"Fail\","
+                                  "\"Error\":\"Nope\"}}}"));
+    run(&o, args);
+    cr_assert_eq(o.status, 1, "%s", o.err);
+    cr_assert(strstr(o.out, "\"eventType\":\"WorkflowExecutionFailed\"") != NULL, "%s", o.out);
+}
+
+/* Output that cannot be written (a full disk) is a failure, not exit 0 with
+ * a cut history. */
+Test(cli_run, output_that_cannot_be_written_fails)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd), "%s run --local %s --history >/dev/full 2>%s/err", SWF,
+             write_file("d.json", PASS_MACHINE), dir);
+    int rc = system(cmd);
+    cr_assert(WIFEXITED(rc));
+    cr_assert_eq(WEXITSTATUS(rc), 3);
+    char err[8192], p[600];
+    snprintf(p, sizeof(p), "%s/err", dir);
+    slurp(p, err, sizeof(err));
+    cr_assert(strstr(err, "swf run: writing the output failed") != NULL, "%s", err);
+    snprintf(cmd, sizeof(cmd), "%s validate %s >/dev/full 2>/dev/null", SWF,
+             write_file("d.json", PASS_MACHINE));
+    rc = system(cmd);
+    cr_assert(WIFEXITED(rc));
+    cr_assert_eq(WEXITSTATUS(rc), 3);
+}

@@ -112,3 +112,47 @@ Test(cli_timeline, bad_arguments)
     cr_assert_eq(swf("timeline", NULL), 2);
     cr_assert_eq(swf("timeline", "--file", "/nonexistent.jsonl", NULL), 3);
 }
+
+/* Open states were looked up by "path + state" keys cut at 1 KiB: below 14
+ * Parallels with names of 80 characters (a valid definition) the keys of
+ * different states ran together and the innermost states vanished from the
+ * timeline without a word. */
+Test(cli_timeline, states_nested_past_a_kilobyte_of_path_are_all_shown)
+{
+    /* Innermost: a Parallel Q whose two branches wait at once (W1, W2). */
+    char *def = strdup("{\"StartAt\":\"Q\",\"States\":{\"Q\":{\"Type\":\"Parallel\",\"End\":true,"
+                       "\"Branches\":[{\"StartAt\":\"W1\",\"States\":{\"W1\":{\"Type\":\"Wait\","
+                       "\"Seconds\":5,\"End\":true}}},{\"StartAt\":\"W2\",\"States\":{\"W2\":{"
+                       "\"Type\":\"Wait\",\"Seconds\":5,\"End\":true}}}]}}}");
+    for (int d = 0; d < 14; d++) {
+        char name[81];
+        snprintf(name, sizeof(name), "P%02d%077d", d, 0);
+        size_t n = strlen(def) + 2 * strlen(name) + 128;
+        char *outer = malloc(n);
+        snprintf(outer, n,
+                 "{\"StartAt\":\"%s\",\"States\":{\"%s\":{\"Type\":\"Parallel\",\"End\":true,"
+                 "\"Branches\":[%s]}}}",
+                 name, name, def);
+        free(def);
+        def = outer;
+    }
+    const char *def_path = "/tmp/swf-timeline-deep.json", *hist = "/tmp/swf-timeline-deep.jsonl";
+    FILE *f = fopen(def_path, "w");
+    cr_assert_not_null(f);
+    fputs(def, f);
+    fclose(f);
+    free(def);
+    cr_assert_eq(swf("validate", def_path, NULL), 0, "%s", output);
+    cr_assert_eq(swf("run", "--local", def_path, "--history", NULL), 0, "%s", output);
+    f = fopen(hist, "w");
+    cr_assert_not_null(f);
+    fputs(output, f);
+    fclose(f);
+
+    cr_assert_eq(swf("timeline", "--file", hist, NULL), 0, "%s", output);
+    cr_assert(strstr(output, "Q (Parallel)  succeeded") != NULL, "%s", output);
+    cr_assert(strstr(output, "W1 (Wait)  succeeded") != NULL, "%s", output);
+    cr_assert(strstr(output, "W2 (Wait)  succeeded") != NULL, "%s", output);
+    unlink(def_path);
+    unlink(hist);
+}
