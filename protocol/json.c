@@ -279,6 +279,21 @@ bool swf_json_is_number(json_object *v)
     return json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);
 }
 
+bool swf_json_as_int64(json_object *v, int64_t *out)
+{
+    if (json_object_is_type(v, json_type_int)) {
+        *out = json_object_get_int64(v);
+        return true;
+    }
+    if (!json_object_is_type(v, json_type_double))
+        return false;
+    double d = json_object_get_double(v);
+    if (!isfinite(d) || d != floor(d) || d < -9223372036854775808.0 || d >= 9223372036854775808.0)
+        return false;
+    *out = (int64_t)d;
+    return true;
+}
+
 const char *swf_json_type_name(json_object *v)
 {
     switch (json_object_get_type(v)) {

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <json-c/json.h>
 
 #include "protocol/error.h"
@@ -57,6 +58,13 @@ json_object *swf_json_copy(json_object *v);
 
 /* True when v is a JSON number (int or double). */
 bool swf_json_is_number(json_object *v);
+
+/* True when v is an integer as JSON Schema counts them (a number with no
+ * fractional part: 12, 12.0 and 1.2e1 alike) within int64_t; *out gets it.
+ * Other languages' encoders may write a whole number with a fraction or an
+ * exponent (Python's json.dumps(12.0) gives "12.0"), which json-c keeps as a
+ * double. */
+bool swf_json_as_int64(json_object *v, int64_t *out);
 
 /* True when a string value in v holds U+0000 (json-c's member names are C
  * strings, which end at one). */

@@ -100,15 +100,52 @@ static swf_error_t *get_int(json_object *obj, const char *key, int64_t min, int6
     json_object *v;
     if (!swf_json_get(obj, key, &v))
         return swf_error_new(SWF_E_INPUT, NULL, "missing \"%s\"", key);
-    if (!json_object_is_type(v, json_type_int))
+    int64_t n;
+    if (!swf_json_as_int64(v, &n))
         return swf_error_new(SWF_E_INPUT, NULL, "\"%s\" must be an integer, not %s", key,
                              swf_json_type_name(v));
-    int64_t n = json_object_get_int64(v);
     if (n < min)
         return swf_error_new(SWF_E_INPUT, NULL, "\"%s\" must be at least %lld", key,
                              (long long)min);
     *out = n;
     return NULL;
+}
+
+/* An optional string member cut to at most max bytes, between characters
+ * (KAFKA.md: a longer cause is cut, not refused, so that the failure of an
+ * activity is still recorded). */
+static swf_error_t *get_str_cut(json_object *obj, const char *key, size_t max, char **out)
+{
+    json_object *v;
+    if (!swf_json_get(obj, key, &v))
+        return NULL;
+    if (!json_object_is_type(v, json_type_string))
+        return swf_error_new(SWF_E_INPUT, NULL, "\"%s\" must be a string, not %s", key,
+                             swf_json_type_name(v));
+    const char *s = json_object_get_string(v);
+    size_t len = (size_t)json_object_get_string_len(v);
+    if (len > max) {
+        len = max;
+        while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
+            len--;
+    }
+    *out = strndup(s, len);
+    if (*out == NULL)
+        abort();
+    return NULL;
+}
+
+/* An optional request id; an empty one is no id (the schemas want at least
+ * one character, and an empty id recorded once would make every later
+ * request without a real id look like a duplicate). */
+static swf_error_t *get_request_id(json_object *obj, char **out)
+{
+    swf_error_t *err = get_str(obj, "requestId", false, SWF_MSG_NAME_BYTES, out);
+    if (err == NULL && *out != NULL && **out == '\0') {
+        free(*out);
+        *out = NULL;
+    }
+    return err;
 }
 
 /* An optional positive number of seconds; 0 when absent. */
@@ -186,12 +223,16 @@ swf_error_t *swf_msg_from_json(json_object *obj, const char *secret, swf_msg_t *
     if (!json_object_is_type(obj, json_type_object))
         return swf_error_new(SWF_E_INPUT, NULL, "a message must be a JSON object, not %s",
                              swf_json_type_name(obj));
-    if (!swf_json_get(obj, "v", &v))
-        return swf_error_new(SWF_E_INPUT, NULL, "missing \"v\" (the protocol version, 1)");
-    if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) != SWF_MSG_VERSION)
+    const char *type = swf_json_get_string(obj, "type");
+    int64_t version;
+    if (!swf_json_get(obj, "v", &v)) {
+        /* Optional on activity.task alone (KAFKA.md; older publishers). */
+        if (swf_msg_type_parse(type) != SWF_MSG_ACTIVITY_TASK)
+            return swf_error_new(SWF_E_INPUT, NULL, "missing \"v\" (the protocol version, 1)");
+    } else if (!swf_json_as_int64(v, &version) || version != SWF_MSG_VERSION) {
         return swf_error_new(SWF_E_INPUT, NULL, "unsupported protocol version \"v\": %s",
                              swf_json_str(v));
-    const char *type = swf_json_get_string(obj, "type");
+    }
     if (type == NULL)
         return swf_error_new(SWF_E_INPUT, NULL, "missing \"type\"");
     m.type = swf_msg_type_parse(type);
@@ -216,7 +257,7 @@ swf_error_t *swf_msg_from_json(json_object *obj, const char *secret, swf_msg_t *
         if (err == NULL)
             err = get_str(obj, "error", true, SWF_MSG_NAME_BYTES, &m.error);
         if (err == NULL)
-            err = get_str(obj, "cause", false, SWF_MSG_CAUSE_BYTES, &m.cause);
+            err = get_str_cut(obj, "cause", SWF_MSG_CAUSE_BYTES, &m.cause);
         if (err == NULL)
             err = get_str(obj, "identity", false, SWF_MSG_NAME_BYTES, &m.identity);
         break;
@@ -252,14 +293,14 @@ swf_error_t *swf_msg_from_json(json_object *obj, const char *secret, swf_msg_t *
         if (err == NULL && swf_json_get(obj, "input", &v))
             m.input = swf_json_ref(v);
         if (err == NULL)
-            err = get_str(obj, "requestId", false, SWF_MSG_NAME_BYTES, &m.request_id);
+            err = get_request_id(obj, &m.request_id);
         break;
     case SWF_MSG_CANCEL:
         err = get_str(obj, "executionId", true, SWF_MSG_NAME_BYTES, &m.execution_id);
         if (err == NULL)
             err = get_str(obj, "cause", false, SWF_MSG_CAUSE_BYTES, &m.cause);
         if (err == NULL)
-            err = get_str(obj, "requestId", false, SWF_MSG_NAME_BYTES, &m.request_id);
+            err = get_request_id(obj, &m.request_id);
         break;
     case SWF_MSG_TERMINATE:
         err = get_str(obj, "executionId", true, SWF_MSG_NAME_BYTES, &m.execution_id);

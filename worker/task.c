@@ -49,15 +49,16 @@ static swf_error_t *get_int(json_object *obj, const char *key, int64_t min, int6
     json_object *v = NULL;
     if (!swf_json_get(obj, key, &v))
         return bad("missing field %s", key);
-    if (!json_object_is_type(v, json_type_int))
+    if (!swf_json_as_int64(v, out))
         return bad("field %s is not an integer", key);
-    *out = json_object_get_int64(v);
     if (*out < min)
         return bad("field %s is out of range", key);
     return NULL;
 }
 
-/* An optional positive number of seconds; 0 when absent. */
+/* An optional positive number of seconds; 0 when absent. No upper bound:
+ * the schema has none, and a Task's TimeoutSeconds may be as large as
+ * SWF_LIMIT_STATE_SECONDS (more than three years). */
 static swf_error_t *get_seconds(json_object *obj, const char *key, double *out)
 {
     json_object *v = NULL;
@@ -67,7 +68,7 @@ static swf_error_t *get_seconds(json_object *obj, const char *key, double *out)
     if (!swf_json_is_number(v))
         return bad("field %s is not a number", key);
     double d = json_object_get_double(v);
-    if (!isfinite(d) || d <= 0 || d > 366.0 * 86400.0)
+    if (!isfinite(d) || d <= 0)
         return bad("field %s is out of range", key);
     *out = d;
     return NULL;
@@ -85,8 +86,8 @@ static swf_error_t *check(swf_worker_task_t *t)
     if (strcmp(type, "activity.task") != 0)
         return swf_error_new(SWF_E_INPUT, NULL, "type %.64s is not activity.task", type);
     /* "v" is optional on tasks; when present it must be a version we speak. */
-    if (swf_json_get(m, "v", &v) &&
-        (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) != 1))
+    int64_t version;
+    if (swf_json_get(m, "v", &v) && (!swf_json_as_int64(v, &version) || version != 1))
         return bad("field %s is not 1", "v");
     if ((err = get_str(m, "taskToken", true, SWF_TOKEN_MAX_BYTES, &t->token)) ||
         (err = get_str(m, "executionId", true, SWF_WORKER_NAME_BYTES_MAX, &t->execution_id)) ||

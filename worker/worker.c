@@ -582,18 +582,32 @@ static json_object *message_new(const char *type, const swf_worker_task_t *t)
     return m;
 }
 
-/* A string cut to at most max bytes, not inside a UTF-8 sequence, with
+/* The length of s[0..n) cut to at most max bytes, not inside a UTF-8 sequence. */
+static size_t cut_len(const char *s, size_t n, size_t max)
+{
+    if (n <= max)
+        return n;
+    n = max;
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--;
+    return n;
+}
+
+/* A string of at most max bytes, not cut inside a UTF-8 sequence, with
  * U+FFFD for each byte that is not UTF-8 (a command's stderr may hold
- * anything; the decider refuses a message that is not UTF-8). */
+ * anything; the decider refuses a message that is not UTF-8). The bound
+ * holds after the replacement, which makes each bad byte three: the decider
+ * refuses a longer error name or cause. */
 static json_object *string_cut(const char *s, size_t max)
 {
-    size_t n = strlen(s);
-    if (n > max) {
-        n = max;
-        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-            n--;
-    }
-    return swf_json_new_text(s, n);
+    json_object *t = swf_json_new_text(s, cut_len(s, strlen(s), max));
+    const char *u = json_object_get_string(t);
+    size_t n = (size_t)json_object_get_string_len(t), k = cut_len(u, n, max);
+    if (k == n)
+        return t;
+    json_object *cut = json_object_new_string_len(u, (int)k);
+    json_object_put(t);
+    return cut;
 }
 
 static int64_t mono_ms(void)

@@ -4,6 +4,7 @@
  * is refused with a reason that names the problem.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -379,4 +380,101 @@ Test(message, nul_characters_are_refused)
     cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
     cr_expect_str_eq(json_object_get_string(m.input), "C:\\u0000");
     swf_msg_clear(&m);
+}
+
+/* Parses text, which must be accepted. */
+static void accepted(const char *text, swf_msg_t *m)
+{
+    swf_error_t *err = swf_msg_parse(text, strlen(text), SECRET, m);
+    cr_assert_null(err, "%s: %s", text, err ? swf_error_message(err) : "");
+}
+
+/* KAFKA.md and activity.task.schema.json: "v" is optional on a task (older
+ * publishers); swf dev's worker reads tasks with this parser. */
+Test(message, activity_task_without_v_is_accepted)
+{
+    char *tok = swf_token_make(SECRET, "ex", "5");
+    char text[512];
+    snprintf(text, sizeof(text),
+             "{\"type\":\"activity.task\",\"taskToken\":\"%s\",\"executionId\":\"ex\","
+             "\"activityId\":\"5\",\"activityType\":{\"name\":\"pay\"},\"input\":null,"
+             "\"attempt\":0,\"scheduledEventId\":12}",
+             tok);
+    swf_msg_t m;
+    accepted(text, &m);
+    cr_assert_eq(m.type, SWF_MSG_ACTIVITY_TASK);
+    swf_msg_clear(&m);
+    /* Still required on inbox messages. */
+    char *why = refusal("{\"type\":\"decide\",\"executionId\":\"e\"}");
+    cr_expect(strstr(why, "missing \"v\"") != NULL, "%s", why);
+    free(why);
+    free(tok);
+}
+
+/* JSON Schema's "integer" is any number without a fraction: 12.0 and 1.2e1
+ * are integers to a schema validator (and Python's json.dumps writes a float
+ * 12.0 so), so the parser takes them as well. */
+Test(message, whole_numbers_with_a_fraction_or_exponent_are_integers)
+{
+    swf_msg_t m;
+    accepted("{\"v\":1.0,\"type\":\"timer.fired\",\"executionId\":\"e\",\"timerId\":\"t\","
+             "\"startedEventId\":5.0}",
+             &m);
+    cr_assert_eq(m.started_event_id, 5);
+    swf_msg_clear(&m);
+    accepted("{\"v\":1e0,\"type\":\"activity.timedOut\",\"executionId\":\"e\","
+             "\"scheduledEventId\":1.2e1,\"timeoutType\":\"HEARTBEAT\"}",
+             &m);
+    cr_assert_eq(m.scheduled_event_id, 12);
+    swf_msg_clear(&m);
+    char *why = refusal("{\"v\":1,\"type\":\"timer.fired\",\"executionId\":\"e\",\"timerId\":\"t\","
+                        "\"startedEventId\":5.5}");
+    cr_expect(strstr(why, "must be an integer") != NULL, "%s", why);
+    free(why);
+    why = refusal("{\"v\":1.5,\"type\":\"decide\",\"executionId\":\"e\"}");
+    cr_expect(strstr(why, "version") != NULL, "%s", why);
+    free(why);
+}
+
+/* The schemas want a requestId of at least one character. An empty one was
+ * recorded as is (an event its schema refuses), and then every later
+ * request with an empty id was dropped as a duplicate of the first: it is
+ * now no id at all, as the messages already on Kafka still parse. */
+Test(message, an_empty_request_id_is_no_request_id)
+{
+    swf_msg_t m;
+    accepted("{\"v\":1,\"type\":\"signal\",\"executionId\":\"e\",\"signalName\":\"s\","
+             "\"requestId\":\"\"}",
+             &m);
+    cr_assert_null(m.request_id);
+    swf_msg_clear(&m);
+    accepted("{\"v\":1,\"type\":\"cancel\",\"executionId\":\"e\",\"requestId\":\"\"}", &m);
+    cr_assert_null(m.request_id);
+    swf_msg_clear(&m);
+    accepted("{\"v\":1,\"type\":\"cancel\",\"executionId\":\"e\",\"requestId\":\"r1\"}", &m);
+    cr_assert_str_eq(m.request_id, "r1");
+    swf_msg_clear(&m);
+}
+
+/* KAFKA.md: a cause is "at most 32,768 bytes (longer causes are cut)". A
+ * failure with a longer one was dead-lettered, leaving the task unanswered
+ * until its timeout (forever without one). */
+Test(message, a_failure_cause_over_the_limit_is_cut_between_characters)
+{
+    char *tok = swf_token_make(SECRET, "ex", "5");
+    size_t n = SWF_MSG_CAUSE_BYTES + 100;
+    char *cause = malloc(n + 1);
+    memset(cause, 'a', n);
+    /* "é" (2 bytes) across the limit */
+    cause[SWF_MSG_CAUSE_BYTES - 1] = '\xC3';
+    cause[SWF_MSG_CAUSE_BYTES] = '\xA9';
+    cause[n] = '\0';
+    swf_msg_t m;
+    swf_error_t *err = parse_obj(swf_msg_activity_failed_new(tok, "E", cause, NULL), &m);
+    cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
+    cr_assert_eq(strlen(m.cause), SWF_MSG_CAUSE_BYTES - 1);
+    cr_assert_eq(strncmp(m.cause, cause, SWF_MSG_CAUSE_BYTES - 1), 0);
+    swf_msg_clear(&m);
+    free(cause);
+    free(tok);
 }

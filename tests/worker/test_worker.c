@@ -427,6 +427,44 @@ Test(worker_task, parse_accepts_null_input_and_refuses_oversized_messages)
     free(big);
 }
 
+/* activity.task.schema.json bounds the timeouts only below (> 0), and a
+ * Task's TimeoutSeconds / HeartbeatSeconds may be up to
+ * SWF_LIMIT_STATE_SECONDS (99,999,999 s): such a task is a task, not a dead
+ * letter (the library refused anything over 366 days). */
+Test(worker_task, parse_accepts_timeouts_up_to_the_state_limit)
+{
+    const char *ok = "{\"type\":\"activity.task\",\"v\":1,\"taskToken\":\"t\",\"executionId\":"
+                     "\"e\",\"activityId\":\"1\",\"attempt\":0,\"scheduledEventId\":3,"
+                     "\"activityType\":{\"name\":\"x\"},\"input\":null,"
+                     "\"startToCloseTimeout\":99999999,\"heartbeatTimeout\":40000000}";
+    swf_worker_task_t *t = NULL;
+    swf_error_t *err = swf_worker_task_parse(ok, strlen(ok), &t);
+    cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
+    cr_assert_float_eq(swf_worker_task_start_to_close_timeout_s(t), 99999999.0, 1e-9);
+    cr_assert_float_eq(swf_worker_task_heartbeat_timeout_s(t), 40000000.0, 1e-9);
+    swf_worker_task_free(t);
+}
+
+/* Whole numbers written as 1.0 or 1.2e1 are integers to a schema validator
+ * (and Python's json.dumps writes a float 12.0 so). */
+Test(worker_task, parse_accepts_whole_numbers_written_as_doubles)
+{
+    const char *ok = "{\"type\":\"activity.task\",\"v\":1.0,\"taskToken\":\"t\",\"executionId\":"
+                     "\"e\",\"activityId\":\"1\",\"attempt\":2.0,\"scheduledEventId\":1.2e1,"
+                     "\"activityType\":{\"name\":\"x\"},\"input\":null}";
+    swf_worker_task_t *t = NULL;
+    swf_error_t *err = swf_worker_task_parse(ok, strlen(ok), &t);
+    cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
+    cr_assert_eq(swf_worker_task_attempt(t), 2);
+    cr_assert_eq(swf_worker_task_scheduled_event_id(t), 12);
+    swf_worker_task_free(t);
+    char *r = parse_reason("{\"type\":\"activity.task\",\"taskToken\":\"t\",\"executionId\":\"e\","
+                           "\"activityId\":\"1\",\"attempt\":0.5}");
+    cr_assert_not_null(r);
+    cr_assert_str_eq(r, "field attempt is not an integer");
+    free(r);
+}
+
 static int64_t mono_ms(void)
 {
     struct timespec ts;
@@ -838,4 +876,43 @@ Test(worker, a_dead_letter_entry_just_under_1mib_is_sent)
     json_object_put(entry);
     free(big);
     expect_dead_lettered_and_passed(&k, "exec-d3", "exceeds");
+}
+
+/* An error name or a cause that is not UTF-8 (a C caller's bytes, a
+ * command's stderr) has U+FFFD for each bad byte, three bytes for one: it
+ * was cut to its bound before that, so the failure could exceed the bound
+ * the decider enforces and be dead-lettered there, leaving the task
+ * unanswered. The failure must be one the decider accepts. */
+Test(worker, a_failure_that_is_not_utf8_stays_within_the_deciders_bounds)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    publish(&k, "exec-u", "1", "{}", 0);
+    swf_worker_t *w = worker_new(&k, 1);
+    swf_worker_task_t *t = poll_task(w, 60000);
+    cr_assert_not_null(t, "no task within 60 s");
+    char error[SWF_WORKER_NAME_BYTES_MAX + 1], cause[SWF_WORKER_CAUSE_BYTES_MAX + 1];
+    memset(error, 0xFF, sizeof(error) - 1);
+    error[sizeof(error) - 1] = '\0';
+    memset(cause, 0xFE, sizeof(cause) - 1);
+    cause[sizeof(cause) - 1] = '\0';
+    cr_assert_null(swf_worker_fail(w, t, error, cause));
+    swf_worker_task_free(t);
+
+    rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
+    json_object *f = fx_read(inbox, 60000, NULL);
+    cr_assert_not_null(f, "no answer on the inbox");
+    const char *text = swf_json_str(f);
+    swf_msg_t m;
+    swf_error_t *err = swf_msg_parse(text, strlen(text), SWF_TOKEN_DEV_SECRET, &m);
+    cr_assert_null(err, "the decider refuses the failure: %s", err ? swf_error_message(err) : "");
+    cr_assert_eq(m.type, SWF_MSG_ACTIVITY_FAILED);
+    cr_assert_leq(strlen(m.error), SWF_WORKER_NAME_BYTES_MAX);
+    cr_assert_gt(strlen(m.error), 0);
+    cr_assert_eq(strncmp(m.error, "\xEF\xBF\xBD", 3), 0, "bad bytes become U+FFFD");
+    swf_msg_clear(&m);
+    json_object_put(f);
+    fx_reader_free(inbox);
+    swf_worker_free(w);
+    fx_kafka_stop(&k);
 }

@@ -79,10 +79,24 @@ int main(int argc, char **argv)
             report("heartbeat", swf_worker_heartbeat(w, t, NULL));
         const char *error = NULL, *cause = NULL;
         json_object *result = work(swf_worker_task_input(t), &error, &cause);
-        if (result != NULL)
-            report("complete", swf_worker_complete(w, t, result));
-        else
+        if (result != NULL) {
+            err = swf_worker_complete(w, t, result);
+            /* A result too large for a message, or holding U+0000, is not
+             * sent (worker.h): fail the task rather than leave it unanswered. */
+            if (err != NULL &&
+                (swf_error_code(err) == SWF_E_LIMIT || swf_error_code(err) == SWF_E_INPUT)) {
+                report("fail",
+                       swf_worker_fail(w, t,
+                                       swf_error_code(err) == SWF_E_LIMIT ? "swf.OutputTooLarge"
+                                                                          : "swf.InvalidOutput",
+                                       swf_error_message(err)));
+                swf_error_free(err);
+                err = NULL;
+            }
+            report("complete", err);
+        } else {
             report("fail", swf_worker_fail(w, t, error, cause));
+        }
         json_object_put(result);
         swf_worker_task_free(t);
     }

@@ -14,6 +14,7 @@ const os = require('os');
 const { Kafka, logLevel } = require('kafkajs');
 
 const MAX_MESSAGE_BYTES = 1024 * 1024;
+const DEAD_LETTER_KEEP_BYTES = 512 * 1024; // of the original, in a dead-letter entry (KAFKA.md)
 const env = (name, dflt) => process.env[name] || dflt;
 const argIndex = process.argv.indexOf('--task-list');
 const taskList = argIndex > 0 ? process.argv[argIndex + 1] : 'upper';
@@ -44,6 +45,37 @@ function work(input) {
   return { text: input.text.toUpperCase() };
 }
 
+// The dead-letter entry of a message (KAFKA.md, "Dead letters"): the original
+// cut to 512 KiB, and less when escaping would make the entry over 1 MiB.
+function deadLetter(reason, partition, message)
+{
+    const value = message.value || Buffer.alloc(0);
+    let keep = Math.min(value.length, DEAD_LETTER_KEEP_BYTES);
+    for (;;) {
+        const raw = value.subarray(0, keep);
+        const text = raw.toString('utf8');
+        const entry = {
+            v : 1,
+            type : 'dead-letter',
+            reason : String(reason).slice(0, 1024),
+            topic,
+            partition,
+            offset : Number(message.offset),
+            consumer : group,
+            identity,
+            message : text,
+        };
+        if (!Buffer.from(text, 'utf8').equals(raw))
+            entry.messageBase64 = raw.toString('base64');
+        if (keep < value.length)
+            entry.truncated = true;
+        const data = JSON.stringify(entry);
+        if (Buffer.byteLength(data) <= MAX_MESSAGE_BYTES || keep === 0)
+            return data;
+        keep = Math.floor(keep / 2);
+    }
+}
+
 // The fields a worker needs (protocol/schemas/activity.task.schema.json).
 function checkTask(task) {
   if (task === null || typeof task !== 'object' || task.type !== 'activity.task') {
@@ -64,8 +96,12 @@ async function main() {
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
 
-  const send = (topicName, key, message) =>
-    producer.send({ topic: topicName, acks: -1, messages: [{ key, value: JSON.stringify(message) }] });
+  // value: a string of JSON, or an object to serialise
+  const send = (topicName, key, value) => producer.send({
+      topic : topicName,
+      acks : -1,
+      messages : [ {key, value : typeof value === 'string' ? value : JSON.stringify(value)} ],
+  });
 
   let stopping = false;
   const stop = async () => {
@@ -80,35 +116,51 @@ async function main() {
   console.error(`worker.js: ${identity} taking tasks of ${topic}`);
 
   await consumer.run({
-    eachMessage: async ({ partition, message }) => {
-      const key = message.key ? message.key.toString() : null;
-      let task;
-      try {
-        if (!message.value || message.value.length > MAX_MESSAGE_BYTES) throw new Error('empty or oversized message');
-        task = JSON.parse(message.value.toString());
-        checkTask(task);
-      } catch (e) {
-        await send(dlq, key, {
-          v: 1, type: 'dead-letter', reason: e.message, topic, partition, offset: Number(message.offset),
-          consumer: group, identity, message: message.value ? message.value.toString() : '',
-        });
-        return; // resolving commits the offset
-      }
-      const base = { v: 1, taskToken: task.taskToken };
-      if (task.heartbeatTimeout) {
-        // A long activity sends one at least every heartbeatTimeout seconds.
-        await send(inbox, task.executionId, { ...base, type: 'activity.heartbeat', details: { progress: 0 } });
-      }
-      let answer;
-      try {
-        answer = { ...base, type: 'activity.completed', result: work(task.input), identity };
-      } catch (e) {
-        const error = e instanceof ActivityError ? e.error : 'example.Crashed';
-        answer = { ...base, type: 'activity.failed', error, cause: String(e.cause || e).slice(0, 1024), identity };
-      }
-      await send(inbox, task.executionId, answer);
-      console.error(`worker.js: ${task.executionId}/${task.activityId}: ${answer.type}`);
-    },
+      eachMessage : async ({partition, message}) => {
+          const key = message.key; // a Buffer, passed on as it came (it need not be UTF-8)
+          let task;
+          try {
+              if (!message.value || message.value.length > MAX_MESSAGE_BYTES)
+                  throw new Error('empty or oversized message');
+              task = JSON.parse(message.value.toString());
+              checkTask(task);
+          } catch (e) {
+              await send(dlq, key, deadLetter(e.message || String(e), partition, message));
+              return; // resolving commits the offset
+          }
+          const base = {v : 1, taskToken : task.taskToken};
+          if (task.heartbeatTimeout) {
+              // A long activity sends one at least every heartbeatTimeout seconds.
+              await send(inbox, task.executionId,
+                         {...base, type : 'activity.heartbeat', details : {progress : 0}});
+          }
+          let answer;
+          let value;
+          try {
+              answer = {...base, type : 'activity.completed', result : work(task.input), identity};
+              if (answer.result === undefined)
+                  throw new Error('work() returned undefined, not JSON');
+              value = JSON.stringify(answer);
+              const bytes = Buffer.byteLength(value);
+              if (bytes > MAX_MESSAGE_BYTES) {
+                  throw new ActivityError('swf.OutputTooLarge',
+                                          `the answer would be ${bytes} bytes, more than the ${
+                                              MAX_MESSAGE_BYTES} of a message`);
+              }
+          } catch (e) {
+              const error = e instanceof ActivityError ? e.error : 'example.Crashed';
+              answer = {
+                  ...base,
+                  type : 'activity.failed',
+                  error,
+                  cause : String(e.cause || e).slice(0, 1024),
+                  identity
+              };
+              value = JSON.stringify(answer);
+          }
+          await send(inbox, task.executionId, value);
+          console.error(`worker.js: ${task.executionId}/${task.activityId}: ${answer.type}`);
+      },
   });
 }
 

@@ -11,6 +11,7 @@ means the task comes again (answering twice is harmless), never that it is
 lost.
 """
 import argparse
+import base64
 import json
 import os
 import signal
@@ -20,6 +21,7 @@ import sys
 from confluent_kafka import Consumer, Producer
 
 MAX_MESSAGE_BYTES = 1024 * 1024
+DEAD_LETTER_KEEP_BYTES = 512 * 1024  # of the original, in a dead-letter entry (KAFKA.md)
 
 
 def env(name, default):
@@ -51,6 +53,32 @@ class ActivityError(Exception):
         self.error, self.cause = error, cause
 
 
+def encode(message):
+    """A message as the bytes swf reads: strict JSON (no NaN), UTF-8."""
+    return json.dumps(message, ensure_ascii=False, allow_nan=False).encode()
+
+
+def dead_letter(reason, msg, topic, group, identity):
+    """The dead-letter entry of a message (KAFKA.md, "Dead letters"): the original
+    cut to 512 KiB, and less when escaping would make the entry over 1 MiB."""
+    value = msg.value() or b""
+    keep = min(len(value), DEAD_LETTER_KEEP_BYTES)
+    while True:
+        raw = value[:keep]
+        text = raw.decode("utf-8", "replace")
+        entry = {"v": 1, "type": "dead-letter", "reason": reason[:1024], "topic": topic,
+                 "partition": msg.partition(), "offset": msg.offset(), "consumer": group,
+                 "identity": identity, "message": text}
+        if text.encode("utf-8", "surrogatepass") != raw:
+            entry["messageBase64"] = base64.b64encode(raw).decode()
+        if keep < len(value):
+            entry["truncated"] = True
+        data = encode(entry)
+        if len(data) <= MAX_MESSAGE_BYTES or keep == 0:
+            return data
+        keep //= 2
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--task-list", default="upper")
@@ -70,7 +98,10 @@ def main():
         "enable.auto.commit": False,      # commit by hand, after the answer is acknowledged
         "auto.offset.reset": "earliest",  # tasks published before the group existed count too
     })
-    producer = Producer({"bootstrap.servers": brokers, "enable.idempotence": True})
+    # librdkafka's own bound on a message is 1,000,000 bytes, under the
+    # protocol's 1 MiB; the size is checked here instead.
+    producer = Producer({"bootstrap.servers": brokers, "enable.idempotence": True,
+                         "message.max.bytes": 2000000})
     consumer.subscribe([topic])
 
     stopping = []
@@ -78,10 +109,10 @@ def main():
     signal.signal(signal.SIGINT, lambda *_: stopping.append(1))
     print("worker.py: %s taking tasks of %s" % (identity, topic), file=sys.stderr, flush=True)
 
-    def send(topic_name, key, message):
-        """Produces one message and waits until Kafka acknowledged it."""
+    def send(topic_name, key, value):
+        """Produces one message (bytes) and waits until Kafka acknowledged it."""
         failures = []
-        producer.produce(topic_name, key=key, value=json.dumps(message).encode(),
+        producer.produce(topic_name, key=key, value=value,
                          on_delivery=lambda err, _msg: err and failures.append(err))
         if producer.flush(30) != 0 or failures:
             raise RuntimeError("answer not acknowledged: %s" % (failures or "timeout"))
@@ -93,35 +124,39 @@ def main():
         if msg.error():
             print("worker.py: consume: %s" % msg.error(), file=sys.stderr, flush=True)
             continue
-        key = msg.key().decode() if msg.key() else None
+        key = msg.key()  # bytes, passed on as they came (they need not be UTF-8)
         try:
             if len(msg.value() or b"") > MAX_MESSAGE_BYTES:
                 raise ValueError("message exceeds %d bytes" % MAX_MESSAGE_BYTES)
             task = json.loads(msg.value())
             check_task(task)
-        except ValueError as e:  # json.JSONDecodeError is a ValueError
-            send(dlq, key, {"v": 1, "type": "dead-letter", "reason": str(e), "topic": topic,
-                            "partition": msg.partition(), "offset": msg.offset(),
-                            "consumer": group, "identity": identity,
-                            "message": (msg.value() or b"").decode("utf-8", "replace")})
+        except Exception as e:  # not JSON, not UTF-8, nested too deep (RecursionError), ...
+            send(dlq, key, dead_letter(str(e) or type(e).__name__, msg, topic, group, identity))
             consumer.commit(message=msg, asynchronous=False)
             continue
 
         base = {"v": 1, "taskToken": task["taskToken"]}
         if task.get("heartbeatTimeout"):
             # A long activity sends one at least every heartbeatTimeout seconds.
-            send(inbox, task["executionId"], dict(base, type="activity.heartbeat",
-                                                  details={"progress": 0}))
+            send(inbox, task["executionId"], encode(dict(base, type="activity.heartbeat",
+                                                         details={"progress": 0})))
         try:
             answer = dict(base, type="activity.completed", result=work(task["input"]),
                           identity=identity)
+            value = encode(answer)  # a result that is not JSON fails here
+            if len(value) > MAX_MESSAGE_BYTES:
+                raise ActivityError("swf.OutputTooLarge",
+                                    "the answer would be %d bytes, more than the %d of a "
+                                    "message" % (len(value), MAX_MESSAGE_BYTES))
         except ActivityError as e:
-            answer = dict(base, type="activity.failed", error=e.error, cause=e.cause,
+            answer = dict(base, type="activity.failed", error=e.error, cause=e.cause[:1024],
                           identity=identity)
         except Exception as e:  # a bug in work(): report it, do not die
             answer = dict(base, type="activity.failed", error="example.Crashed",
                           cause=repr(e)[:1024], identity=identity)
-        send(inbox, task["executionId"], answer)
+        if answer["type"] == "activity.failed":
+            value = encode(answer)
+        send(inbox, task["executionId"], value)
         consumer.commit(message=msg, asynchronous=False)
         print("worker.py: %s/%s: %s" % (task["executionId"], task["activityId"], answer["type"]),
               file=sys.stderr, flush=True)
