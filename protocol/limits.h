@@ -56,8 +56,10 @@
 /* Items States.ArrayRange may produce (AWS: 1000). */
 #define SWF_LIMIT_ARRAY_RANGE_ITEMS 1000
 
-/* Bytes of the input of a States.Hash call (AWS: 10,000 characters). */
-#define SWF_LIMIT_HASH_INPUT_BYTES 10000
+/* Characters (UTF-16 code units, as AWS counts them) of the string argument
+ * of States.Hash, States.Base64Encode and States.Base64Decode (AWS: 10,000
+ * characters each). */
+#define SWF_LIMIT_INTRINSIC_STRING_CHARS 10000
 
 /* Decision tasks one local run may take before it is stopped as runaway
  * (an infinite loop of Pass/Choice states is caught per decision below). */

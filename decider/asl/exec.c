@@ -123,6 +123,7 @@ struct frame {
     double tolerated_pct;
     bool tolerance;
     json_object *items;
+    bool batched; /* items are ItemBatcher batches, already selected */
     char *child_error;
     char *child_cause;
     bool child_failed;
@@ -1497,38 +1498,57 @@ static swf_error_t *map_number(frame_t *f, json_object *eff, const char *field,
     return err;
 }
 
+/* The input of the iteration for item i: the ItemSelector (or Parameters)
+ * applied to it, or the item itself. */
+static swf_error_t *map_item_input(swf_asl_exec_t *ex, frame_t *f, size_t i, json_object *item,
+                                   json_object **input)
+{
+    json_object *sel;
+    *input = NULL;
+    if (!swf_json_get(f->state, "ItemSelector", &sel))
+        swf_json_get(f->state, "Parameters", &sel);
+    if (sel == NULL) {
+        *input = swf_json_ref(item);
+        return NULL;
+    }
+    json_object *mi = json_object_new_object(), *it = json_object_new_object();
+    swf_json_add(it, "Index", json_object_new_int64((int64_t)i));
+    swf_json_add(it, "Value", swf_json_ref(item));
+    swf_json_add(mi, "Item", it);
+    swf_error_t *err;
+    if (f->info->jsonata) {
+        json_object *b = jsonata_bindings(ex, f, false, NULL, NULL, mi, NULL);
+        bool defined = true;
+        err = swf_asl_jsonata_template_eval(sel, b, input, &defined);
+        if (err == NULL && !defined)
+            err = swf_error_states(ERR_QUERY, "ItemSelector has no value (undefined)");
+        json_object_put(b);
+    } else {
+        json_object *ctx = context_build(ex, f, mi, NULL);
+        swf_asl_env_t env = {.context = ctx, .variables = f->vars, .rng = &ex->rng};
+        err = swf_asl_template_eval(sel, f->effective, &env, input);
+        json_object_put(ctx);
+    }
+    if (err != NULL) {
+        json_object_put(*input);
+        *input = NULL;
+    }
+    return err;
+}
+
 static swf_error_t *map_start_child(swf_asl_exec_t *ex, frame_t *f)
 {
     size_t i = f->started;
-    json_object *item = json_object_array_get_idx(f->items, i), *sel, *input = NULL;
+    json_object *item = json_object_array_get_idx(f->items, i), *input = NULL;
     json_object *processor;
     if (!swf_json_get(f->state, "ItemProcessor", &processor))
         swf_json_get(f->state, "Iterator", &processor);
-    if (!swf_json_get(f->state, "ItemSelector", &sel))
-        swf_json_get(f->state, "Parameters", &sel);
-    if (sel != NULL) {
-        json_object *mi = json_object_new_object(), *it = json_object_new_object();
-        swf_json_add(it, "Index", json_object_new_int64((int64_t)i));
-        swf_json_add(it, "Value", swf_json_ref(item));
-        swf_json_add(mi, "Item", it);
-        swf_error_t *err;
-        if (f->info->jsonata) {
-            json_object *b = jsonata_bindings(ex, f, false, NULL, NULL, mi, NULL);
-            bool defined = true;
-            err = swf_asl_jsonata_template_eval(sel, b, &input, &defined);
-            if (err == NULL && !defined)
-                err = swf_error_states(ERR_QUERY, "ItemSelector has no value (undefined)");
-            json_object_put(b);
-        } else {
-            json_object *ctx = context_build(ex, f, mi, NULL);
-            swf_asl_env_t env = {.context = ctx, .variables = f->vars, .rng = &ex->rng};
-            err = swf_asl_template_eval(sel, f->effective, &env, &input);
-            json_object_put(ctx);
-        }
+    if (f->batched) {
+        input = swf_json_ref(item);
+    } else {
+        swf_error_t *err = map_item_input(ex, f, i, item, &input);
         if (err)
             return err;
-    } else {
-        input = swf_json_ref(item);
     }
     char *path = xprintf("%s%s%s[%zu]", f->path, *f->path ? "/" : "", f->name, i);
     frame_t *c = frame_new(ex, f, i, path, processor, input);
@@ -1538,6 +1558,103 @@ static swf_error_t *map_start_child(swf_asl_exec_t *ex, frame_t *f)
     f->started++;
     f->running++;
     enqueue(ex, c);
+    return NULL;
+}
+
+/* A limit of the ItemBatcher: `field` (a positive integer, or a JSONata
+ * expression in a JSONata state) or `path_field` (a reference path into the
+ * effective input). *out is 0 when neither is given. */
+static swf_error_t *batcher_limit(frame_t *f, json_object *batcher, const char *field,
+                                  const char *path_field, json_object *bindings,
+                                  const swf_asl_env_t *env, double *out)
+{
+    json_object *v, *val = NULL;
+    swf_error_t *err = NULL;
+    bool present = false;
+    *out = 0;
+    if (f->info->jsonata) {
+        err = jsonata_number(batcher, field, bindings, out, &present);
+    } else if (swf_json_get(batcher, field, &v)) {
+        *out = json_object_get_double(v);
+    } else if (swf_json_get(batcher, path_field, &v)) {
+        err = swf_asl_path_eval(json_object_get_string(v), f->effective, env, &val);
+        if (err == NULL &&
+            (!json_object_is_type(val, json_type_int) || json_object_get_int64(val) < 1))
+            err = swf_error_states(ERR_RUNTIME, "%s '%s' must select a positive integer, not %s",
+                                   path_field, json_object_get_string(v), swf_json_str(val));
+        else if (err == NULL)
+            *out = json_object_get_double(val);
+    }
+    json_object_put(val);
+    return err;
+}
+
+/* ItemBatcher: replaces *items by batches {"Items": [...]} (with
+ * "BatchInput" when given) of at most MaxItemsPerBatch items and
+ * MaxInputBytesPerBatch bytes, each item after ItemSelector (AWS,
+ * input-output-itembatcher.html). */
+static swf_error_t *map_batch(swf_asl_exec_t *ex, frame_t *f, json_object *batcher,
+                              const swf_asl_env_t *env, json_object **items)
+{
+    double max_items = 0, max_bytes = 0;
+    json_object *b =
+        f->info->jsonata ? jsonata_bindings(ex, f, false, NULL, NULL, NULL, NULL) : NULL;
+    json_object *bi = NULL, *batches = NULL, *batch = NULL, *list = NULL;
+    swf_error_t *err =
+        batcher_limit(f, batcher, "MaxItemsPerBatch", "MaxItemsPerBatchPath", b, env, &max_items);
+    if (err == NULL)
+        err = batcher_limit(f, batcher, "MaxInputBytesPerBatch", "MaxInputBytesPerBatchPath", b,
+                            env, &max_bytes);
+    json_object *tmpl;
+    if (err == NULL && swf_json_get(batcher, "BatchInput", &tmpl)) {
+        if (f->info->jsonata) {
+            bool defined = true;
+            err = swf_asl_jsonata_template_eval(tmpl, b, &bi, &defined);
+            if (err == NULL && !defined)
+                err = swf_error_states(ERR_QUERY, "BatchInput has no value (undefined)");
+        } else {
+            err = swf_asl_template_eval(tmpl, f->effective, env, &bi);
+        }
+    }
+    json_object_put(b);
+    if (err != NULL) {
+        json_object_put(bi);
+        return err;
+    }
+    size_t n = json_object_array_length(*items), in_batch = 0, bytes = 0;
+    size_t base =
+        strlen("{\"Items\":[]}") + (bi ? strlen(",\"BatchInput\":") + strlen(swf_json_str(bi)) : 0);
+    batches = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+        json_object *input = NULL;
+        err = map_item_input(ex, f, i, json_object_array_get_idx(*items, i), &input);
+        if (err != NULL)
+            break;
+        size_t size = strlen(swf_json_str(input)) + (in_batch > 0 ? 1 : 0);
+        if (batch != NULL && ((max_items > 0 && (double)in_batch >= max_items) ||
+                              (max_bytes > 0 && (double)(base + bytes + size) > max_bytes)))
+            batch = NULL;
+        if (batch == NULL) {
+            batch = json_object_new_object();
+            list = json_object_new_array();
+            if (bi != NULL)
+                swf_json_add(batch, "BatchInput", swf_json_ref(bi));
+            swf_json_add(batch, "Items", list);
+            json_object_array_add(batches, batch);
+            in_batch = bytes = 0;
+            size = strlen(swf_json_str(input));
+        }
+        json_object_array_add(list, input);
+        in_batch++;
+        bytes += size;
+    }
+    json_object_put(bi);
+    if (err != NULL) {
+        json_object_put(batches);
+        return err;
+    }
+    json_object_put(*items);
+    *items = batches;
     return NULL;
 }
 
@@ -1589,6 +1706,13 @@ static step_t enter_map(swf_asl_exec_t *ex, frame_t *f, const swf_asl_env_t *env
     json_object_put(f->effective);
     f->effective = eff;
     frame_clear_children(f);
+    json_object *batcher;
+    f->batched = swf_json_get(f->state, "ItemBatcher", &batcher) &&
+                 json_object_is_type(batcher, json_type_object);
+    if (f->batched && (err = map_batch(ex, f, batcher, env, &items)) != NULL) {
+        json_object_put(items);
+        return state_fail_with(ex, f, err);
+    }
     size_t n = json_object_array_length(items);
     f->items = items;
     f->nchildren = n;

@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,22 @@ static swf_error_t *arg_integer(const call_t *call, size_t i, int64_t *n)
         return fail(call, "the %s argument is too large", ordinal(i));
     *n = (int64_t)d;
     return NULL;
+}
+
+/* The length of a UTF-8 string in characters as AWS counts them (Java's
+ * String.length(): UTF-16 code units, so a character outside the Basic
+ * Multilingual Plane counts twice). The 10,000-character limits of
+ * States.Hash, States.Base64Encode and States.Base64Decode are in these
+ * units, not in bytes. */
+static size_t utf16_length(const char *s, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c & 0xC0) != 0x80) /* not a continuation byte */
+            n += c >= 0xF0 ? 2 : 1;
+    }
+    return n;
 }
 
 /* Out-of-memory inside json-c is not recoverable here, as in swf_error_new. */
@@ -472,6 +489,9 @@ static swf_error_t *fn_base64_encode(const call_t *call, json_object **out)
     size_t len;
     char *text = NULL;
     swf_error_t *err = arg_string(call, 0, &s, &len);
+    if (err == NULL && utf16_length(s, len) > SWF_LIMIT_INTRINSIC_STRING_CHARS)
+        err = fail(call, "the data is %zu characters; the limit is %d", utf16_length(s, len),
+                   SWF_LIMIT_INTRINSIC_STRING_CHARS);
     if (err == NULL)
         err = swf_base64_encode(s, len, &text);
     if (err == NULL)
@@ -488,6 +508,9 @@ static swf_error_t *fn_base64_decode(const call_t *call, json_object **out)
     swf_error_t *err = arg_string(call, 0, &s, &len);
     if (err != NULL)
         return err;
+    if (utf16_length(s, len) > SWF_LIMIT_INTRINSIC_STRING_CHARS)
+        return fail(call, "the data is %zu characters; the limit is %d", utf16_length(s, len),
+                    SWF_LIMIT_INTRINSIC_STRING_CHARS);
     err = swf_base64_decode(s, len, &bytes, &n);
     if (err != NULL) {
         swf_error_t *wrapped = fail(call, "%s", swf_error_message(err));
@@ -511,9 +534,11 @@ static swf_error_t *fn_hash(const call_t *call, json_object **out)
     if ((err = arg_string(call, 0, &data, &len)) != NULL ||
         (err = arg_string(call, 1, &name, &name_len)) != NULL)
         return err;
-    if (len > SWF_LIMIT_HASH_INPUT_BYTES)
+    /* The message is part of recorded decisions and is kept as it was (in
+     * bytes), so that older histories replay. */
+    if (utf16_length(data, len) > SWF_LIMIT_INTRINSIC_STRING_CHARS)
         return fail(call, "the data is %zu bytes; the limit is %d", len,
-                    SWF_LIMIT_HASH_INPUT_BYTES);
+                    SWF_LIMIT_INTRINSIC_STRING_CHARS);
     if (!swf_hash_alg_from_name(name, &alg))
         return fail(call, "unknown algorithm '%s' (MD5, SHA-1, SHA-256, SHA-384 or SHA-512)", name);
     uint8_t digest[SWF_HASH_MAX_BYTES];
@@ -582,7 +607,15 @@ static swf_error_t *fn_math_add(const call_t *call, json_object **out)
     swf_error_t *err;
     if ((err = arg_integer(call, 0, &a)) != NULL || (err = arg_integer(call, 1, &b)) != NULL)
         return err;
-    *out = must(json_object_new_int64(a + b)); /* each is at most 2^53: no overflow */
+    /* AWS: "You must specify integer values in the range of -2147483648 and
+     * 2147483647" (after rounding). The sum itself may leave that range. */
+    for (size_t i = 0; i < 2; i++) {
+        int64_t v = i == 0 ? a : b;
+        if (v < INT32_MIN || v > INT32_MAX)
+            return fail(call, "the %s argument %lld is outside -2147483648 to 2147483647",
+                        ordinal(i), (long long)v);
+    }
+    *out = must(json_object_new_int64(a + b)); /* each fits 32 bits: no overflow */
     return NULL;
 }
 

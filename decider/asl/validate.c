@@ -178,6 +178,7 @@ typedef struct vctx {
     size_t found;       /* problems added by this call */
     pathbuf_t pb;       /* where we are */
     json_object *names; /* every state name met so far, across all scopes */
+    json_object *labels; /* every Map Label met so far, across all scopes */
     size_t states;      /* states met so far, across all scopes */
     lang_t top_lang;    /* the machine's QueryLanguage, inherited by every state */
 } vctx_t;
@@ -1059,6 +1060,41 @@ static void check_parallel(vctx_t *c, const state_t *s)
     pb_cut(&c->pb, mark);
 }
 
+/* A Map Label (AWS, "Distributed Map state fields"): at most 40
+ * characters, unique within the definition, and without white space,
+ * wildcards (? *), brackets (< > { } [ ]), the special characters
+ * : ; , \ | ^ ~ $ # % & ` " and control characters (U+0000-001F,
+ * U+007F-009F). */
+static void check_label(vctx_t *c, const char *label)
+{
+    size_t chars = 0;
+    bool bad = false;
+    const unsigned char *p = (const unsigned char *)label;
+    while (*p != '\0') {
+        unsigned cp = *p;
+        size_t n = cp < 0x80 ? 1 : (cp & 0xE0) == 0xC0 ? 2 : (cp & 0xF0) == 0xE0 ? 3 : 4;
+        if (n == 2 && p[1] != '\0')
+            cp = ((cp & 0x1Fu) << 6) | (p[1] & 0x3Fu);
+        if (cp <= 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0xA0 ||
+            (cp < 0x80 && strchr("?*<>{}[]:;,\\|^~$#%&`\"", (int)cp) != NULL))
+            bad = true;
+        for (size_t k = 0; k < n && *p != '\0'; k++)
+            p++;
+        chars++;
+    }
+    if (chars == 0 || chars > 40)
+        problem_at(c, "Label", "Label must be 1 to 40 characters long, not %zu", chars);
+    if (bad)
+        problem_at(c, "Label",
+                   "Label must not contain white space, control characters or any of "
+                   "? * < > { } [ ] : ; , \\ | ^ ~ $ # %% & ` \"");
+    if (json_object_object_get_ex(c->labels, label, NULL))
+        problem_at(c, "Label", "Label \"%s\" is used by another Map state; labels must be unique",
+                   label);
+    else
+        json_object_object_add(c->labels, label, NULL);
+}
+
 static void check_map(vctx_t *c, const state_t *s)
 {
     json_object *v = NULL, *p = NULL;
@@ -1114,8 +1150,12 @@ static void check_map(vctx_t *c, const state_t *s)
             problem_at(c, objects[i], "%s must be an object, not %s", objects[i],
                        swf_json_type_name(v));
     }
-    if (field_get(s, "Label", &v) && !is_string(v))
-        problem_at(c, "Label", "Label must be a string, not %s", swf_json_type_name(v));
+    if (field_get(s, "Label", &v)) {
+        if (!is_string(v))
+            problem_at(c, "Label", "Label must be a string, not %s", swf_json_type_name(v));
+        else
+            check_label(c, json_object_get_string(v));
+    }
 }
 
 static void check_state(vctx_t *c, json_object *states, json_object *obj)
@@ -1359,7 +1399,10 @@ static void check_machine(vctx_t *c, json_object *m, const char *what, bool proc
 
 size_t swf_asl_validate(json_object *definition, swf_asl_problems_t *out)
 {
-    vctx_t c = {.out = out, .names = json_object_new_object(), .top_lang = LANG_JSONPATH};
+    vctx_t c = {.out = out,
+                .names = json_object_new_object(),
+                .labels = json_object_new_object(),
+                .top_lang = LANG_JSONPATH};
     pb_append(&c.pb, "$", 1);
     /* The machine's QueryLanguage is needed before any state is judged, and
      * the walk meets it in document order, so read it first. */
@@ -1368,6 +1411,7 @@ size_t swf_asl_validate(json_object *definition, swf_asl_problems_t *out)
         c.top_lang = LANG_JSONATA;
     check_machine(&c, definition, "a state machine definition", false);
     json_object_put(c.names);
+    json_object_put(c.labels);
     free(c.pb.s);
     return c.found;
 }

@@ -475,6 +475,38 @@ Test(intrinsic_encoding, base64)
     expect_intrinsic_failure("States.Base64Decode('//8=')", "UTF-8");
     expect_intrinsic_failure("States.Base64Encode(1)", "States.Base64Encode");
     expect_intrinsic_failure("States.Base64Decode(null)", "States.Base64Decode");
+    /* The 10,000-character limits count characters, not UTF-8 bytes. */
+    char *in = malloc(2 * 10001 * 2 + 64);
+    cr_assert_not_null(in);
+    char *p = in + sprintf(in, "{\"s\": \"");
+    for (int i = 0; i < 10000; i++)
+        p += sprintf(p, "\xc3\xa9"); /* U+00E9: 2 bytes, 1 character */
+    strcpy(p, "\"}");
+    swf_asl_env_t env = {0};
+    json_object *input = parse_json(in), *got = NULL;
+    const char *ok[] = {"States.Base64Encode($.s)", "States.Hash($.s, 'MD5')"};
+    for (size_t i = 0; i < 2; i++) {
+        swf_error_t *err = swf_asl_intrinsic_eval(ok[i], input, &env, &got);
+        cr_expect_null(err, "%s", ok[i]);
+        swf_error_free(err);
+        json_object_put(got);
+        got = NULL;
+    }
+    json_object_put(input);
+    strcpy(p, "\xc3\xa9\"}"); /* 10,001 characters */
+    input = parse_json(in);
+    const char *bad[] = {"States.Base64Encode($.s)", "States.Hash($.s, 'MD5')"};
+    for (size_t i = 0; i < 2; i++) {
+        swf_error_t *err = swf_asl_intrinsic_eval(bad[i], input, &env, &got);
+        cr_expect_not_null(err, "%s", bad[i]);
+        if (err != NULL)
+            cr_expect_str_eq(swf_error_name(err), "States.IntrinsicFailure");
+        swf_error_free(err);
+        json_object_put(got);
+        got = NULL;
+    }
+    json_object_put(input);
+    free(in);
 }
 
 Test(intrinsic_encoding, hash_in_every_algorithm)
@@ -499,7 +531,7 @@ Test(intrinsic_encoding, hash_failures)
     expect_intrinsic_failure("States.Hash(1, 'MD5')", "States.Hash");
     expect_intrinsic_failure("States.Hash('abc', null)", "States.Hash");
 
-    /* Longer than SWF_LIMIT_HASH_INPUT_BYTES, built without a path. */
+    /* Longer than SWF_LIMIT_INTRINSIC_STRING_CHARS, built without a path. */
     char expr[256];
     snprintf(expr, sizeof(expr),
              "States.Hash(States.Format('{}{}', States.JsonToString(States.ArrayRange(1, %d, 1)), "
@@ -532,6 +564,10 @@ Test(intrinsic_math, add)
     expect_intrinsic_failure("States.MathAdd('1', 1)", "States.MathAdd");
     expect_intrinsic_failure("States.MathAdd(1, null)", "States.MathAdd");
     expect_intrinsic_failure("States.MathAdd(1e300, 1)", "States.MathAdd");
+    /* Arguments must lie in -2147483648..2147483647 (AWS input validation). */
+    expect_value("States.MathAdd(-2147483648, 2147483647)", "{}", "-1");
+    expect_intrinsic_failure("States.MathAdd(2147483648, 0)", "outside");
+    expect_intrinsic_failure("States.MathAdd(0, -2147483649)", "outside");
 }
 
 static void check_random_range(const char *expr, swf_asl_env_t *env, int64_t lo, int64_t hi)
