@@ -17,6 +17,14 @@
  * AWS: 256 KiB. Ours is larger so that big Map inputs work; configurable. */
 #define SWF_LIMIT_PAYLOAD_BYTES (32u * 1024u * 1024u)
 
+/* Bytes of a Task's input (after InputPath and Parameters, or Arguments)
+ * when it is scheduled: the activity task travels as one Kafka message of
+ * at most 1 MiB (protocol/message.h), and 64 KiB of it are kept for the
+ * task's other fields (token, ids, state path). A larger input fails the
+ * state with States.DataLimitExceeded, as AWS fails a task input over its
+ * 256 KiB quota, instead of leaving a task no worker can receive. */
+#define SWF_LIMIT_TASK_INPUT_BYTES (960u * 1024u)
+
 /* Nesting depth of any JSON document we parse (json-c's tokener depth). */
 #define SWF_LIMIT_JSON_DEPTH 512
 

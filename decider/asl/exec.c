@@ -57,6 +57,7 @@
 #define ERR_HEARTBEAT "States.HeartbeatTimeout"
 #define ERR_NO_CHOICE "States.NoChoiceMatched"
 #define ERR_TOLERATED "States.ExceedToleratedFailureThreshold"
+#define ERR_DATA_LIMIT "States.DataLimitExceeded"
 
 typedef enum state_type {
     ST_PASS, ST_TASK, ST_CHOICE, ST_WAIT, ST_SUCCEED, ST_FAIL, ST_PARALLEL, ST_MAP,
@@ -720,6 +721,10 @@ static bool error_matches(const char *pattern, const char *error)
         return true;
     if (strcmp(error, ERR_RUNTIME) == 0)
         return false;
+    /* AWS: States.ALL "can't catch the States.DataLimitExceeded terminal
+     * error"; only its own name does. */
+    if (strcmp(error, ERR_DATA_LIMIT) == 0)
+        return false;
     if (strcmp(pattern, ERR_ALL) == 0)
         return true;
     if (strcmp(pattern, ERR_TASK_FAILED) == 0)
@@ -1191,6 +1196,11 @@ static step_t enter_task(swf_asl_exec_t *ex, frame_t *f, const swf_asl_env_t *en
     }
     json_object_put(ctx);
     json_object_put(eff);
+    size_t bytes = err == NULL ? strlen(swf_json_str(params)) : 0;
+    if (bytes > SWF_LIMIT_TASK_INPUT_BYTES)
+        err = swf_error_states(ERR_DATA_LIMIT,
+                               "the task's input is %zu bytes; an activity task carries at most %u",
+                               bytes, SWF_LIMIT_TASK_INPUT_BYTES);
     if (err != NULL) {
         json_object_put(params);
         free(token_buf);
