@@ -79,16 +79,24 @@
  * overflow its stack or exhaust its memory.
  *
  * Regular expressions (/.../ literals) are JavaScript syntax translated to
- * POSIX extended regular expressions (regcomp, part of libc): \d \w \s and
- * their negations, (?: ) groups and the i and m flags carry over; lazy
- * quantifiers, lookaround and \b do not, and are syntax errors.
+ * POSIX extended regular expressions (regcomp, part of libc), compiled and
+ * run in the C.UTF-8 locale so that . and [...] match characters, not bytes:
+ * \d \w (ASCII, as in JavaScript) \s and their negations, . (not a line
+ * end), (?: ) groups and the i and m flags carry over; lazy quantifiers,
+ * lookaround, back references and \b do not, and are syntax errors. POSIX
+ * alternation takes the longest match where JavaScript takes the first
+ * alternative that matches (/a|ab/ on "ab": "ab" here, "a" there).
  */
 #include "decider/asl/jsonata.h"
 
 #include <ctype.h>
+#include <wctype.h>
+#include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -840,7 +848,7 @@ static bool regex_translate(const char *src, buf_t *out, char err[128], unsigned
                 cls = in_class ? "0-9" : "[0-9]";
                 break;
             case 'w':
-                cls = in_class ? "[:alnum:]_" : "[[:alnum:]_]";
+                cls = in_class ? "A-Za-z0-9_" : "[A-Za-z0-9_]";
                 break;
             case 's':
                 cls = in_class ? "[:space:]" : "[[:space:]]";
@@ -849,7 +857,7 @@ static bool regex_translate(const char *src, buf_t *out, char err[128], unsigned
                 cls = in_class ? NULL : "[^0-9]";
                 break;
             case 'W':
-                cls = in_class ? NULL : "[^[:alnum:]_]";
+                cls = in_class ? NULL : "[^A-Za-z0-9_]";
                 break;
             case 'S':
                 cls = in_class ? NULL : "[^[:space:]]";
@@ -904,6 +912,8 @@ static bool regex_translate(const char *src, buf_t *out, char err[128], unsigned
             i += 2;
             if (++group < 32)
                 *noncapturing |= 1u << group;
+        } else if (c == '.') {
+            buf_str(out, "[^\n\r]"); /* as in JavaScript, not a line end */
         } else if (strchr("*+?}", c) && src[i + 1] == '?') {
             snprintf(err, 128, "lazy quantifiers (%c?) are not supported", c);
             return false;
@@ -913,6 +923,37 @@ static bool regex_translate(const char *src, buf_t *out, char err[128], unsigned
         }
     }
     return true;
+}
+
+/* The locale regular expressions are compiled and run in: C.UTF-8, so that
+ * `.` and [...] match whole characters (not bytes of one) and the i flag
+ * folds letters beyond ASCII, as in JavaScript. (locale_t)0 when the C
+ * library has no C.UTF-8: then they work on bytes. */
+static locale_t utf8_locale_v;
+static void utf8_locale_init(void)
+{
+    utf8_locale_v = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+    if (utf8_locale_v == (locale_t)0)
+        utf8_locale_v = newlocale(LC_CTYPE_MASK, "C.utf8", (locale_t)0);
+}
+static locale_t utf8_locale(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, utf8_locale_init);
+    return utf8_locale_v;
+}
+
+/* Runs the regular expression functions of libc in utf8_locale() until
+ * regex_locale_end(prev). */
+static locale_t regex_locale_begin(void)
+{
+    locale_t l = utf8_locale();
+    return l != (locale_t)0 ? uselocale(l) : (locale_t)0;
+}
+static void regex_locale_end(locale_t prev)
+{
+    if (prev != (locale_t)0)
+        uselocale(prev);
 }
 
 static bool regex_compile(parser_t *p, node_t *n, const char *src, const char *flags, size_t at)
@@ -929,7 +970,9 @@ static bool regex_compile(parser_t *p, node_t *n, const char *src, const char *f
         cflags |= REG_ICASE;
     if (strchr(flags, 'm'))
         cflags |= REG_NEWLINE;
+    locale_t prev = regex_locale_begin();
     int rc = regcomp(&n->re, buf_cstr(&b), cflags);
+    regex_locale_end(prev);
     free(b.s);
     if (rc != 0) {
         char msg[128];
@@ -2127,6 +2170,19 @@ static size_t utf8_length(const char *s, size_t n)
     return k;
 }
 
+/* The length of s[0..n) in UTF-16 code units, as JavaScript counts
+ * positions in a string (a code point past U+FFFF is two). */
+static size_t utf16_length(const char *s, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char b = (unsigned char)s[i];
+        k += (b & 0xC0) != 0x80;
+        k += b >= 0xF0;
+    }
+    return k;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Operators                                                                */
 /* ------------------------------------------------------------------------ */
@@ -3035,17 +3091,18 @@ static bool pattern_find(const val_t *pat, const char *s, size_t n, size_t off, 
                          size_t *mend, regmatch_t groups[10]);
 
 /* The match of a regular expression at groups[0] in s as JSONata shows it:
- * {match, <where>: its position in characters, groups: the captures}. */
+ * {match, <where>: its position in UTF-16 code units (JavaScript's
+ * match.index), groups: the captures}. */
 static json_object *match_object(const node_t *re, const char *s, const regmatch_t g[10],
                                  bool start_end)
 {
     json_object *m = json_object_new_object(), *groups = json_object_new_array();
-    size_t a = (size_t)g[0].rm_so, b = (size_t)g[0].rm_eo, at = utf8_length(s, a);
+    size_t a = (size_t)g[0].rm_so, b = (size_t)g[0].rm_eo, at = utf16_length(s, a);
     json_object_object_add(m, "match", json_object_new_string_len(s + a, (int)(b - a)));
     if (start_end) {
         json_object_object_add(m, "start", json_object_new_int64((int64_t)at));
         json_object_object_add(m, "end",
-                               json_object_new_int64((int64_t)(at + utf8_length(s + a, b - a))));
+                               json_object_new_int64((int64_t)(at + utf16_length(s + a, b - a))));
     } else {
         json_object_object_add(m, "index", json_object_new_int64((int64_t)at));
     }
@@ -3901,7 +3958,34 @@ static swf_error_t *fn_substring_after(call_t *c, val_t *out)
     return substring_around(c, out, false);
 }
 
-/* ASCII case mapping: other characters are kept as they are. */
+/* Decodes the UTF-8 code point at s[*i] (n bytes in all) and moves *i past
+ * it; a byte that starts no valid sequence is returned as it is. */
+static unsigned long utf8_next(const char *s, size_t n, size_t *i)
+{
+    unsigned char b = (unsigned char)s[*i];
+    size_t len = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+    if (len == 1 || *i + len > n) {
+        (*i)++;
+        return b;
+    }
+    unsigned long cp = b & (0x7F >> len);
+    for (size_t k = 1; k < len; k++) {
+        unsigned char cb = (unsigned char)s[*i + k];
+        if ((cb & 0xC0) != 0x80) {
+            (*i)++;
+            return b;
+        }
+        cp = (cp << 6) | (cb & 0x3F);
+    }
+    *i += len;
+    return cp;
+}
+
+/* Case mapping as JavaScript's toUpperCase and toLowerCase do it: each code
+ * point's simple mapping (the C library's, in C.UTF-8), plus the special
+ * cases users meet (ß is SS, İ is i with a dot above, Σ ending a word is
+ * ς). Without C.UTF-8,
+ * ASCII only. */
 static swf_error_t *change_case(call_t *c, val_t *out, bool upper)
 {
     const char *s;
@@ -3911,14 +3995,38 @@ static swf_error_t *change_case(call_t *c, val_t *out, bool upper)
     swf_error_t *err = want_string(c, 0, &s, &n);
     if (err)
         return err;
-    char *t = malloc(n + 1);
-    if (t == NULL)
-        abort();
-    for (size_t i = 0; i < n; i++)
-        t[i] = (char)(upper ? toupper((unsigned char)s[i]) : tolower((unsigned char)s[i]));
-    *out = string_val(t, n);
-    free(t);
-    return NULL;
+    locale_t l = utf8_locale();
+    buf_t b = {0};
+    unsigned long cp = 0, prev;
+    for (size_t i = 0; i < n;) {
+        size_t at = i;
+        prev = cp;
+        cp = utf8_next(s, n, &i);
+        if (cp >= 0x80 && i == at + 1) { /* not UTF-8: kept */
+            buf_ch(&b, s[at]);
+        } else if (cp < 0x80) {
+            buf_ch(&b, (char)(upper ? toupper((int)cp) : tolower((int)cp)));
+        } else if (upper && cp == 0xDF) {
+            buf_str(&b, "SS");
+        } else if (!upper && cp == 0x130) {
+            buf_str(&b, "i\xCC\x87");
+        } else if (!upper && cp == 0x3A3 && l != (locale_t)0 && at > 0 &&
+                   iswalpha_l((wint_t)prev, l) &&
+                   (i >= n || !iswalpha_l((wint_t)utf8_next(s, n, &(size_t){i}), l))) {
+            buf_str(&b, "\xCF\x82"); /* a word's last sigma is final */
+        } else if (l != (locale_t)0) {
+            utf8_put(
+                &b, (unsigned long)(upper ? towupper_l((wint_t)cp, l) : towlower_l((wint_t)cp, l)));
+        } else {
+            utf8_put(&b, cp);
+        }
+    }
+    if (b.over)
+        err = qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
+    else
+        *out = string_val(buf_cstr(&b), b.n);
+    free(b.s);
+    return err;
 }
 
 static swf_error_t *fn_uppercase(call_t *c, val_t *out)
@@ -3964,7 +4072,10 @@ static bool pattern_find(const val_t *pat, const char *s, size_t n, size_t off, 
         if (off > n)
             return false;
         regmatch_t m[10];
-        if (regexec(&pat->re->re, s + off, 10, m, off > 0 ? REG_NOTBOL : 0) != 0)
+        locale_t prev = regex_locale_begin();
+        int rc = regexec(&pat->re->re, s + off, 10, m, off > 0 ? REG_NOTBOL : 0);
+        regex_locale_end(prev);
+        if (rc != 0)
             return false;
         for (int i = 0; i < 10; i++) {
             groups[i] = m[i];
@@ -4043,6 +4154,7 @@ static swf_error_t *fn_split(call_t *c, val_t *out)
         err = want_limit(c, 2, &limit);
     if (err)
         return err;
+    limit = floor(limit); /* as JavaScript's String.split reads it */
     json_object *arr = json_object_new_array();
     const val_t *pat = arg(c, 1);
     if (!is_regex(pat) && json_object_get_string_len(pat->j) == 0) {
@@ -4114,13 +4226,15 @@ static swf_error_t *fn_replace(call_t *c, val_t *out)
     swf_error_t *err = want_string(c, 0, &s, &n);
     if (!err)
         err = want_pattern(c, 1);
-    if (!err)
+    const val_t *pat = arg(c, 1), *replacer = NULL;
+    if (!err && is_func(arg(c, 2)) && is_regex(pat)) /* f(match) gives each replacement */
+        replacer = arg(c, 2);
+    else if (!err)
         err = want_string(c, 2, &rep, &rn);
     if (!err)
         err = want_limit(c, 3, &limit);
     if (err)
         return err;
-    const val_t *pat = arg(c, 1);
     if (!is_regex(pat) && json_object_get_string_len(pat->j) == 0)
         return qerr("argument 2 (pattern) must not be an empty string");
     buf_t out_b = {0};
@@ -4131,7 +4245,24 @@ static swf_error_t *fn_replace(call_t *c, val_t *out)
             return qerr("the regular expression matches an empty string");
         }
         buf_add(&out_b, s + off, a - off);
-        if (!is_regex(pat)) {
+        if (replacer != NULL) {
+            val_t m = val_take(match_object(pat->re, s, g, true)), r;
+            err = apply(c->ctx, replacer, &m, 1, &UNDEF, &r);
+            val_free(&m);
+            if (!err) {
+                if (!defined(&r) || is_func(&r) || !is_string(r.j))
+                    err = qerr("the function given as argument 3 must return a string, not %s",
+                               type_name(&r));
+                else
+                    buf_add(&out_b, json_object_get_string(r.j),
+                            (size_t)json_object_get_string_len(r.j));
+                val_free(&r);
+            }
+            if (err) {
+                free(out_b.s);
+                return err;
+            }
+        } else if (!is_regex(pat)) {
             buf_add(&out_b, rep, rn);
         } else {
             for (size_t i = 0; i < rn; i++) {
@@ -4140,7 +4271,18 @@ static swf_error_t *fn_replace(call_t *c, val_t *out)
                     i++;
                 } else if (rep[i] == '$' && i + 1 < rn && isdigit((unsigned char)rep[i + 1])) {
                     int k = rep[++i] - '0';
-                    if (g[k].rm_so >= 0)
+                    /* the k-th capturing group: POSIX numbers (?:...) too */
+                    for (int posix = 1, seen = 0; k > 0 && posix < 10; posix++) {
+                        if (pat->re->re_noncapturing & (1u << posix))
+                            continue;
+                        if (++seen == k) {
+                            k = posix;
+                            break;
+                        }
+                        if (posix == 9)
+                            k = -1;
+                    }
+                    if (k >= 0 && k < 10 && g[k].rm_so >= 0)
                         buf_add(&out_b, s + g[k].rm_so, (size_t)(g[k].rm_eo - g[k].rm_so));
                 } else {
                     buf_ch(&out_b, rep[i]);

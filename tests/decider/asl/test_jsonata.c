@@ -421,6 +421,10 @@ Test(jsonata, fn_substring_before_and_after)
 Test(jsonata, fn_case_and_trim)
 {
     expect_value("$uppercase('abc Z')", "\"ABC Z\"");
+    /* JavaScript's toUpperCase/toLowerCase: every letter, not only ASCII */
+    expect_value("$uppercase('jos\u00e9 stra\u00dfe')", "\"JOS\u00c9 STRASSE\"");
+    expect_value("$lowercase('\u00c9COLE \u0416')", "\"\u00e9cole \u0436\"");
+    expect_value("$lowercase('\u039f\u0394\u039f\u03a3')", "\"\u03bf\u03b4\u03bf\u03c2\"");
     expect_value("$lowercase('ABC z')", "\"abc z\"");
     expect_value("$trim('  a \\n\\t b  ')", "\"a b\"");
     expect_value("$states.input.s.$uppercase()", "\"ABBBC\"");
@@ -805,6 +809,33 @@ Test(jsonata, a_regular_expression_called_gives_its_first_match)
     expect_undefined("'abc' ~> /x/");
     expect_value("$filter(['apple', 'berry', 'avocado'], /^a/)", "[\"apple\", \"avocado\"]");
     expect_value("$sift({'Ab': 1, 'b': 2}, function($v, $k) { $k ~> /^A/ })", "{\"Ab\": 1}");
+}
+
+Test(jsonata, regular_expressions_match_characters_not_bytes)
+{
+    /* JavaScript's . is one character, and not a line end */
+    expect_value("$replace('caf\u00e9', /.$/, 'x')", "\"cafx\"");
+    expect_value("$match('\u00e9', /^.$/).match", "\"\u00e9\"");
+    expect_value("$replace('\u00fcber', /[\u00fc\u00f6]/, 'u')", "\"uber\"");
+    expect_value("$contains('\u00c4', /\u00e4/i)", "true");
+    expect_undefined("$match('a\\nb', /a.b/)");
+    expect_value("$split('a\u00e9b', /./)", "[\"\", \"\", \"\", \"\"]");
+    /* \\w is ASCII only, as in JavaScript */
+    expect_value("$match('\u00e9a', /\\w+/).match", "\"a\"");
+    /* positions count UTF-16 code units, as JavaScript's match.index */
+    expect_value("$match('\U0001F600x', /x/).index", "2");
+}
+
+Test(jsonata, fn_replace_with_a_function_and_groups)
+{
+    expect_value("$replace('abc', /b/, function($m) { $uppercase($m.match) })", "\"aBc\"");
+    expect_value("$replace('x-y', /(\\w)-(\\w)/, function($m) { $m.groups[1] & $m.groups[0] })",
+                 "\"yx\"");
+    expect_error("$replace('abc', /b/, function($m) { 5 })", "must return a string");
+    /* $1 is the first capturing group: (?:...) is not one */
+    expect_value("$replace('ab', /(?:a)(b)/, '[$1]')", "\"[b]\"");
+    /* a fractional limit is truncated, as String.split does */
+    expect_value("$split('a,b,c', ',', 2.9)", "[\"a\", \"b\"]");
 }
 
 Test(jsonata, fn_match)
