@@ -186,6 +186,7 @@ struct swf_asl_exec {
     frame_t *graveyard;
     swf_asl_decisions_t *out; /* where decide() writes */
     swf_asl_rng_t rng;
+    swf_asl_env_t jsonata_env; /* what JSONata bindings carry (jsonata.h) */
     uint64_t transitions;
     json_object *output;
     char *error;
@@ -935,6 +936,10 @@ static json_object *jsonata_bindings(swf_asl_exec_t *ex, frame_t *f, bool has_re
                                      json_object *map_item, const char *token)
 {
     json_object *b = json_object_new_object();
+    /* The decision's generator and time, for $random, $uuid, $shuffle, $now
+     * and $millis: both come from the history, so a replay gets the same. */
+    ex->jsonata_env = (swf_asl_env_t){.rng = &ex->rng, .now_ms = ex->now_ms};
+    json_object_set_userdata(b, &ex->jsonata_env, NULL);
     if (f->vars != NULL) {
         json_object_object_foreach(f->vars, key, val)
             json_object_object_add(b, key, swf_json_ref(val));

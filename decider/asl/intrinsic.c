@@ -676,19 +676,8 @@ static swf_error_t *fn_uuid(const call_t *call, json_object **out)
 {
     swf_asl_rng_t local = rng_fallback();
     swf_asl_rng_t *rng = call->env != NULL && call->env->rng != NULL ? call->env->rng : &local;
-    uint8_t b[16];
-    for (int half = 0; half < 2; half++) {
-        uint64_t r = swf_asl_rng_next(rng);
-        for (int i = 0; i < 8; i++)
-            b[half * 8 + i] = (uint8_t)(r >> (8 * i));
-    }
-    b[6] = (uint8_t)((b[6] & 0x0f) | 0x40); /* version 4 */
-    b[8] = (uint8_t)((b[8] & 0x3f) | 0x80); /* variant 10xx (RFC 4122) */
-
-    char hex[33], text[37];
-    swf_hash_hex_encode(b, sizeof(b), hex);
-    snprintf(text, sizeof(text), "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16,
-             hex + 20);
+    char text[37];
+    swf_asl_rng_uuid(rng, text);
     *out = must(json_object_new_string(text));
     return NULL;
 }

@@ -58,12 +58,13 @@
  * as JSONata does, to 15 significant digits.
  *
  * Determinism: the engine replays executions, so an expression must give the
- * same value every time. $now, $millis, $random, $shuffle and $uuid would
- * not, and are refused with States.QueryEvaluationError instead of drawing
- * from a clock or a generator the expression cannot see; $toMillis and
- * $fromMillis are pure conversions and are there (use
- * $states.context.Execution.StartTime for "now": it is the same on every
- * replay).
+ * same value every time. $now and $millis give the time of the decision
+ * being made, and $random, $uuid (both Step Functions') and $shuffle draw
+ * from the decision's generator: the interpreter takes both from the
+ * history (env.h) and attaches them to the bindings (jsonata.h), so a
+ * replay gets the same values. Outside a decision $now and $millis are
+ * refused with States.QueryEvaluationError. $random(seed) is a function of
+ * its seed, as in Step Functions.
  *
  * Limits: an expression is at most SWF_LIMIT_JSONATA_BYTES long and nested
  * at most SWF_LIMIT_JSONATA_DEPTH deep; a range makes at most
@@ -1881,6 +1882,8 @@ struct closure {
 
 struct ctx {
     json_object *bindings; /* borrowed; may be NULL */
+    const swf_asl_env_t *env; /* the bindings' (jsonata.h); may be NULL */
+    swf_asl_rng_t fallback;   /* the generator when env has none */
     size_t steps;          /* work done so far */
     size_t built_bytes;    /* estimated bytes of the values built so far */
     int depth;             /* nested evaluations */
@@ -3689,12 +3692,80 @@ static swf_error_t *want_numbers(const call_t *c, size_t i, items_t *it)
     return charge(c->ctx, it->n);
 }
 
-static swf_error_t *fn_refused(call_t *c, val_t *out)
+/* The generator $random, $uuid and $shuffle draw from: the decision's
+ * (env.h), so that a replay draws the same, or a fixed seed. */
+static swf_asl_rng_t *ctx_rng(ctx_t *ctx)
 {
-    (void)c;
-    (void)out;
-    return qerr("is not supported: it is not deterministic, and the engine must give the "
-                "same value each time it replays an execution");
+    return ctx->env != NULL && ctx->env->rng != NULL ? ctx->env->rng : &ctx->fallback;
+}
+
+/* The time of the decision being made, or an error where there is none. */
+static swf_error_t *decision_now(const call_t *c, int64_t *ms)
+{
+    *ms = c->ctx->env != NULL ? c->ctx->env->now_ms : 0;
+    if (*ms == 0)
+        return qerr("has no time here: it gives the time of the decision being made, and this "
+                    "evaluation is not part of one");
+    return NULL;
+}
+
+/* $millis(): the decision's time in milliseconds since the epoch. Within an
+ * execution it is the time of the decision that evaluates the expression,
+ * recorded in the history, so a replay gives the same value (JSONata: every
+ * call within one evaluation gives the same value). */
+static swf_error_t *fn_millis(call_t *c, val_t *out)
+{
+    int64_t ms;
+    swf_error_t *err = decision_now(c, &ms);
+    return err ? err : number_val((double)ms, out);
+}
+
+static swf_error_t *fn_from_millis(call_t *c, val_t *out);
+
+/* $now([picture[, timezone]]): that time as $fromMillis writes it. */
+static swf_error_t *fn_now(call_t *c, val_t *out)
+{
+    int64_t ms;
+    swf_error_t *err = decision_now(c, &ms);
+    if (err)
+        return err;
+    val_t argv[3] = {UNDEF, UNDEF, UNDEF};
+    number_val((double)ms, &argv[0]);
+    for (size_t i = 0; i < c->argc && i < 2; i++)
+        argv[i + 1] = val_copy(&c->argv[i]);
+    call_t sub = {c->ctx, c->fn, argv, c->argc + 1};
+    err = fn_from_millis(&sub, out);
+    for (size_t i = 0; i < 3; i++)
+        val_free(&argv[i]);
+    return err;
+}
+
+/* $random([seed]) (Step Functions): a number from 0 up to 1 drawn from the
+ * decision's generator; with an integer seed, a pure function of it. */
+static swf_error_t *fn_random(call_t *c, val_t *out)
+{
+    swf_asl_rng_t seeded, *rng = ctx_rng(c->ctx);
+    if (has_arg(c, 0)) {
+        double seed;
+        swf_error_t *err = want_number(c, 0, &seed);
+        if (err)
+            return err;
+        if (seed != floor(seed) || fabs(seed) > 9007199254740992.0)
+            return qerr("argument 1 (seed) must be an integer");
+        seeded.state = (uint64_t)(int64_t)seed;
+        rng = &seeded;
+    }
+    return number_val(swf_asl_rng_unit(rng), out);
+}
+
+/* $uuid() (Step Functions): a version 4 UUID from the decision's generator,
+ * as States.UUID gives. */
+static swf_error_t *fn_uuid(call_t *c, val_t *out)
+{
+    char text[37];
+    swf_asl_rng_uuid(ctx_rng(c->ctx), text);
+    *out = string_val(text, 36);
+    return NULL;
 }
 
 static swf_error_t *fn_string(call_t *c, val_t *out)
@@ -4678,6 +4749,34 @@ static swf_error_t *fn_reverse(call_t *c, val_t *out)
     json_object *arr = json_object_new_array_ext((int)it.n);
     for (size_t k = it.n; k-- > 0;)
         json_object_array_add(arr, swf_json_ref(item_at(&it, k)));
+    *out = val_take(arr);
+    return NULL;
+}
+
+/* $shuffle(array): its items in an order drawn from the decision's
+ * generator (Fisher-Yates). */
+static swf_error_t *fn_shuffle(call_t *c, val_t *out)
+{
+    items_t it;
+    swf_error_t *err = want_array(c, 0, &it);
+    if (err || !has_arg(c, 0))
+        return err;
+    json_object **v = malloc((it.n ? it.n : 1) * sizeof(*v));
+    if (v == NULL)
+        abort();
+    for (size_t k = 0; k < it.n; k++)
+        v[k] = item_at(&it, k);
+    swf_asl_rng_t *rng = ctx_rng(c->ctx);
+    for (size_t k = it.n; k > 1; k--) {
+        size_t j = (size_t)(swf_asl_rng_unit(rng) * (double)k);
+        json_object *t = v[k - 1];
+        v[k - 1] = v[j < k ? j : k - 1];
+        v[j < k ? j : k - 1] = t;
+    }
+    json_object *arr = json_object_new_array_ext((int)it.n);
+    for (size_t k = 0; k < it.n; k++)
+        json_object_array_add(arr, swf_json_ref(v[k]));
+    free(v);
     *out = val_take(arr);
     return NULL;
 }
@@ -5722,11 +5821,11 @@ static const builtin_t builtins[] = {
     {"hash", fn_hash, 1, 2, false},
     {"parse", fn_parse, 1, 1, false},
     /* not deterministic: refused (see the top of the file) */
-    {"now", fn_refused, 0, 2, false},
-    {"millis", fn_refused, 0, 0, false},
-    {"random", fn_refused, 0, 1, false},
-    {"uuid", fn_refused, 0, 0, false},
-    {"shuffle", fn_refused, 1, 1, false},
+    {"now", fn_now, 0, 2, false},
+    {"millis", fn_millis, 0, 0, false},
+    {"random", fn_random, 0, 1, false},
+    {"uuid", fn_uuid, 0, 0, false},
+    {"shuffle", fn_shuffle, 1, 1, false},
 };
 
 static const builtin_t *builtin_find(const char *name)
@@ -5767,7 +5866,9 @@ swf_error_t *swf_asl_jsonata_eval(const char *expr, json_object *bindings, json_
     node_t *root = parse(expr, msg);
     if (root == NULL)
         return qerr("invalid JSONata expression: %s", msg);
-    ctx_t ctx = {.bindings = bindings};
+    ctx_t ctx = {.bindings = bindings,
+                 .env = bindings != NULL ? json_object_get_userdata(bindings) : NULL,
+                 .fallback = {0x5eed5eed5eed5eedULL}};
     frame_t *top = frame_new(NULL);
     val_t v = UNDEF;
     swf_error_t *err = eval(&ctx, root, &UNDEF, top, &v);

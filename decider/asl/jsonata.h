@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <json-c/json.h>
 
+#include "decider/asl/env.h"
 #include "protocol/error.h"
 
 /* Limits of the JSONata evaluator (with the others of protocol/limits.h in
@@ -53,7 +54,15 @@ swf_error_t *swf_asl_jsonata_check(const char *expr);
 
 /* Evaluates an expression (the text between {% and %}). `bindings` is an
  * object mapping variable names without '$' to values ({"states": {...},
- * "myVar": 1}); it may be NULL. */
+ * "myVar": 1}); it may be NULL.
+ *
+ * The built-ins that would read a clock or draw random numbers read the
+ * swf_asl_env_t (env.h) the interpreter attaches to `bindings` as its json-c
+ * userdata (json_object_set_userdata), so that a replay gives the same:
+ * $now() and $millis() give env->now_ms, the time of the decision being
+ * made (refused where there is none), and $random(), $uuid() and $shuffle()
+ * draw from env->rng (a fixed seed without one). The env is borrowed for
+ * the call. */
 swf_error_t *swf_asl_jsonata_eval(const char *expr, json_object *bindings, json_object **out,
                                   bool *defined);
 

@@ -1133,11 +1133,12 @@ Test(jsonata, fn_from_millis_picture_errors)
     expect_error("$fromMillis(0, '[]')", "empty component");
 }
 
-Test(jsonata, clock_functions_stay_refused)
+/* Without a decision (no env on the bindings) there is no time to give. */
+Test(jsonata, clock_functions_need_a_decision)
 {
-    expect_error("$now()", "not deterministic");
-    expect_error("$millis()", "not deterministic");
-    expect_error("$fromMillis($millis())", "not deterministic");
+    expect_error("$now()", "has no time here");
+    expect_error("$millis()", "has no time here");
+    expect_error("$fromMillis($millis())", "has no time here");
 }
 
 /* ---- errors ---- */
@@ -1240,7 +1241,7 @@ Test(jsonata, check_accepts_valid_expressions)
         "($a := 1; $a + 1)",
         "$contains($states.input.s, /^ab+c$/i)",
         "{'a': [1..3], 'b': $x ? 1 : 2}",
-        "$now()", /* valid syntax: refused when evaluated */
+        "$now()", /* valid syntax: refused when evaluated outside a decision */
         "($f := function($x) { $x }; $f(1))",
         "[1, 2] ~> $map(function($v) { $v })",
         "a^(>b, c)",
@@ -1254,13 +1255,63 @@ Test(jsonata, check_accepts_valid_expressions)
     }
 }
 
-Test(jsonata, non_deterministic_functions_are_refused)
+/* Evaluates expr with the ORDER bindings and `env` attached, as the
+ * interpreter attaches the decision's (jsonata.h); a new reference. */
+static json_object *eval_in_decision(const char *expr, swf_asl_env_t *env)
 {
-    expect_error("$now()", "not deterministic");
-    expect_error("$millis()", "not deterministic");
-    expect_error("$random()", "not deterministic");
-    expect_error("$uuid()", "not deterministic");
-    expect_error("$shuffle([1, 2])", "not deterministic");
+    json_object *b = parse_json(ORDER), *got = NULL;
+    json_object_set_userdata(b, env, NULL);
+    bool defined = false;
+    swf_error_t *err = swf_asl_jsonata_eval(expr, b, &got, &defined);
+    cr_assert_null(err, "%s failed: %s", expr, err ? swf_error_message(err) : "");
+    cr_assert(defined, "%s is undefined", expr);
+    json_object_put(b);
+    return got;
+}
+
+/* $now, $millis, $random, $uuid and $shuffle read the decision's time and
+ * generator: the same env gives the same values (a replay), another
+ * generator state other values. */
+Test(jsonata, clock_and_random_functions_read_the_decision)
+{
+    const char *expr = "{'now': $now(), 'year': $now('[Y0001]', '+0100'), 'millis': $millis(), "
+                       "'r': $random(), 'seeded': [$random(7), $random(7)], 'uuid': $uuid(), "
+                       "'shuffled': $shuffle([1, 2, 3, 4, 5, 6, 7, 8])}";
+    swf_asl_rng_t rng = {42};
+    swf_asl_env_t env = {.rng = &rng, .now_ms = 1795354573036};
+    json_object *first = eval_in_decision(expr, &env);
+    cr_expect_str_eq(swf_json_get_string(first, "now"), "2026-11-22T13:36:13.036Z");
+    cr_expect_str_eq(swf_json_get_string(first, "year"), "2026");
+    json_object *v;
+    cr_assert(swf_json_get(first, "millis", &v));
+    cr_expect_eq(json_object_get_int64(v), 1795354573036);
+    cr_assert(swf_json_get(first, "r", &v));
+    cr_expect(json_object_get_double(v) >= 0 && json_object_get_double(v) < 1);
+    cr_assert(swf_json_get(first, "seeded", &v));
+    cr_expect(swf_json_equal(json_object_array_get_idx(v, 0), json_object_array_get_idx(v, 1)),
+              "a seeded $random is a function of its seed: %s", swf_json_str(v));
+    const char *uuid = swf_json_get_string(first, "uuid");
+    cr_assert_not_null(uuid);
+    cr_expect_eq(strlen(uuid), 36);
+    cr_expect_eq(uuid[14], '4', "version 4: %s", uuid);
+    cr_assert(swf_json_get(first, "shuffled", &v));
+    cr_expect_eq(json_object_array_length(v), 8);
+    int seen = 0;
+    for (size_t i = 0; i < 8; i++)
+        seen |= 1 << json_object_get_int(json_object_array_get_idx(v, i));
+    cr_expect_eq(seen, 0x1fe, "a shuffle keeps every item once: %s", swf_json_str(v));
+
+    rng.state = 42; /* a replay of the same decision */
+    json_object *again = eval_in_decision(expr, &env);
+    cr_expect(swf_json_equal(first, again), "%s then %s", swf_json_str(first), swf_json_str(again));
+    rng.state = 43; /* another decision */
+    json_object *other = eval_in_decision(expr, &env);
+    cr_expect_str_neq(swf_json_get_string(other, "uuid"), uuid);
+    json_object_put(first);
+    json_object_put(again);
+    json_object_put(other);
+
+    expect_error("$random(1.5)", "must be an integer");
 }
 
 Test(jsonata, expression_length_is_limited)
