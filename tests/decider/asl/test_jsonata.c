@@ -1133,6 +1133,50 @@ Test(jsonata, fn_from_millis_picture_errors)
     expect_error("$fromMillis(0, '[]')", "empty component");
 }
 
+/* Expected values from jsonata-js 2.0.6, the version Step Functions runs,
+ * but where it strays from XPath's format-number on pictures no one uses
+ * ("#,##,##0" gives ",0," there; exact powers of ten in exponent pictures
+ * follow JavaScript's inexact log10). */
+Test(jsonata, fn_format_number)
+{
+    expect_value("$formatNumber(1234.5678, '#,##0.00')", "\"1,234.57\"");
+    expect_value("$formatNumber(12345.678, '$#,##0.00')", "\"$12,345.68\"");
+    expect_value("$formatNumber(-1, '$#,##0.00')", "\"-$1.00\"");
+    expect_value("$formatNumber(-1234, '#,##0;(#,##0)')", "\"(1,234)\"");
+    expect_value("$formatNumber(1e6, '#,###')", "\"1,000,000\"");
+    expect_value("$formatNumber(123456789, '#,##,###')", "\"1234,56,789\"");
+    expect_value("$formatNumber(0.5, '0%')", "\"50%\"");
+    expect_value("$formatNumber(0.0035, '0.00\u2030')", "\"3.50\u2030\"");
+    expect_value("$formatNumber(-12.5, '000.0')", "\"-012.5\"");
+    expect_value("$formatNumber(2.5, '0')", "\"2\"");            /* half to even */
+    expect_value("$formatNumber(99.995, '0.00')", "\"100.00\""); /* as $round rounds */
+    expect_value("$formatNumber(1.23456, '#,##0.00##')", "\"1.2346\"");
+    expect_value("$formatNumber(0.5, '#.#')", "\".5\"");
+    expect_value("$formatNumber(1, '#.##')", "\"1.0\"");
+    expect_value("$formatNumber(0, '#')", "\"0\"");
+    expect_value("$formatNumber(3.14159, '0.000e0')", "\"3.142e0\"");
+    expect_value("$formatNumber(0.00012, '0.0e00')", "\"1.2e-04\"");
+    expect_value("$formatNumber(2.675, '00.0e00')", "\"26.8e-01\"");
+    expect_value("$formatNumber(9.9999, '0.00e0')", "\"10.00e0\"");
+    expect_value("$formatNumber(0.5, '#.0e0')", "\"0.5e0\"");
+    expect_value("$formatNumber(1234.5, '#.##0,00', "
+                 "{'decimal-separator': ',', 'grouping-separator': '.'})",
+                 "\"1.234,50\"");
+    expect_value("$formatNumber(42, '\u0660\u0660\u0660', {'zero-digit': '\u0660'})",
+                 "\"\u0660\u0664\u0662\"");
+    expect_value("$states.input.items.price.$formatNumber($, '#0.00')",
+                 "[\"5.00\", \"15.00\", \"25.00\"]");
+    expect_undefined("$formatNumber($states.input.missing, '0')");
+    expect_error("$formatNumber(1, '#..#')", "more than one decimal separator");
+    expect_error("$formatNumber(1, '#;#;#')", "more than two sub-pictures");
+    expect_error("$formatNumber(1, '0%\u2030')", "more than one percent or per-mille");
+    expect_error("$formatNumber(1, '#,.0')", "grouping separator");
+    expect_error("$formatNumber(1, '0#')", "digit sign (#) must not follow a digit");
+    expect_error("$formatNumber(1, 'x')", "no digit");
+    expect_error("$formatNumber('1', '0')", "must be a number");
+    expect_error("$formatNumber(1, '0', {'zero-digit': 'ab'})", "one character");
+}
+
 /* Without a decision (no env on the bindings) there is no time to give. */
 Test(jsonata, clock_functions_need_a_decision)
 {
