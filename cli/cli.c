@@ -47,6 +47,9 @@ static const struct {
     {"validate FILE...", "check ASL definitions"},
     {"run --local DEFINITION [--input FILE] [--mocks FILE] [--history]",
      "run an execution in-process"},
+    {"run --dev DEFINITION [--input FILE] [--mocks FILE]",
+     "run an execution on swf dev's system (the running one when SWF_DATABASE_URL and "
+     "SWF_KAFKA_BROKERS are set)"},
     {"db migrate", "create or upgrade the schema"},
     {"register NAME FILE", "register a new version of a state machine"},
     {"start NAME [--input JSON|@FILE] [--workflow-id ID] [--version N] [--wait]",

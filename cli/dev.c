@@ -593,6 +593,20 @@ static void on_signal(int sig)
     dev_signaled = 1;
 }
 
+/* export NAME='VALUE', each ' in VALUE written '\'' so that the shell's
+ * eval (or `.`) reads VALUE back exactly. */
+static void print_export(const char *name, const char *value)
+{
+    printf("export %s='", name);
+    for (const char *p = value; *p != '\0'; p++) {
+        if (*p == '\'')
+            fputs("'\\''", stdout);
+        else
+            putchar(*p);
+    }
+    printf("'\n");
+}
+
 int swf_cli_dev(int argc, char **argv)
 {
     int deciders = 1;
@@ -626,9 +640,16 @@ int swf_cli_dev(int argc, char **argv)
         swf_error_free(err);
         return SWF_EXIT_ERROR;
     }
-    /* The conninfo has spaces: quote it for the shell. */
-    printf("export SWF_DATABASE_URL='%s'\n", swf_dev_conninfo(dev));
-    printf("export SWF_KAFKA_BROKERS='%s'\n", swf_dev_brokers(dev));
+    /* A signal during the start: stop without announcing a system that
+     * is about to go (a script sourcing these lines would use it). */
+    if (dev_signaled) {
+        fprintf(stderr, "swf dev: stopping\n");
+        swf_dev_stop(dev);
+        return SWF_EXIT_OK;
+    }
+    /* The conninfo has spaces (and may hold quotes): quote it for the shell. */
+    print_export("SWF_DATABASE_URL", swf_dev_conninfo(dev));
+    print_export("SWF_KAFKA_BROKERS", swf_dev_brokers(dev));
     fflush(stdout);
     fprintf(stderr,
             "swf dev: PostgreSQL, Kafka (mock), swf-history and %d decider(s) are up; "
@@ -705,6 +726,7 @@ int swf_cli_run_dev(int argc, char **argv)
     swf_dev_worker_t *worker = NULL;
     swf_history_store_t *store = NULL;
     rd_kafka_t *producer = NULL;
+    bool reused = false; /* of a running `swf dev`, named by the environment */
     char id[64];
     swf_error_t *err = swf_json_read_file(def_path, SWF_LIMIT_DEFINITION_BYTES, &def);
     if (err != NULL)
@@ -740,6 +762,7 @@ int swf_cli_run_dev(int argc, char **argv)
         goto done;
     const char *url = getenv("SWF_DATABASE_URL"), *brokers = getenv("SWF_KAFKA_BROKERS");
     bool reuse = url && url[0] && brokers && brokers[0];
+    reused = reuse;
     const char *scale = getenv("SWF_DEV_TIME_SCALE");
     swf_dev_options_t opt = {.conninfo = reuse ? url : NULL,
                              .brokers = reuse ? brokers : NULL,
@@ -813,6 +836,10 @@ int swf_cli_run_dev(int argc, char **argv)
 done:
     if (err != NULL) {
         fprintf(stderr, "swf run --dev: %s\n", swf_error_message(err));
+        if (reused && (swf_error_code(err) == SWF_E_DB || swf_error_code(err) == SWF_E_KAFKA))
+            fprintf(stderr, "swf run --dev: SWF_DATABASE_URL and SWF_KAFKA_BROKERS are set, so "
+                            "this run used that system (a `swf dev` that may have stopped); "
+                            "unset them to run on a throwaway one\n");
         swf_error_free(err);
     }
     swf_dev_worker_stop(worker);

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <glob.h>
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
@@ -46,6 +47,25 @@ struct swf_history_cluster {
     int reaper_fd; /* the write end of its pipe */
 };
 
+/* The newest /usr/lib/postgresql/N/bin holding initdb (Debian's layout:
+ * one folder per major version, none of them on PATH), into out. */
+static bool find_debian_bindir(char *out, size_t size)
+{
+    glob_t g;
+    int best = 0;
+    if (glob("/usr/lib/postgresql/*/bin/initdb", 0, NULL, &g) != 0)
+        return false;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        int v = atoi(g.gl_pathv[i] + strlen("/usr/lib/postgresql/"));
+        if (v > best && access(g.gl_pathv[i], X_OK) == 0) {
+            best = v;
+            snprintf(out, size, "/usr/lib/postgresql/%d/bin/", v);
+        }
+    }
+    globfree(&g);
+    return best > 0;
+}
+
 static void find_bindir(char *out, size_t size)
 {
     const char *env = getenv("SWF_PG_BINDIR");
@@ -57,7 +77,42 @@ static void find_bindir(char *out, size_t size)
         snprintf(out, size, "/usr/lib/postgresql/15/bin/");
         return;
     }
+    if (find_debian_bindir(out, size))
+        return;
     out[0] = '\0'; /* rely on PATH */
+}
+
+/* Whether prog can be run from bindir (or PATH when bindir is empty). */
+static bool have_program(const char *bindir, const char *prog)
+{
+    char path[1024];
+    if (bindir[0] != '\0') {
+        snprintf(path, sizeof(path), "%s%s", bindir, prog);
+        return access(path, X_OK) == 0;
+    }
+    const char *env = getenv("PATH");
+    while (env != NULL && *env != '\0') {
+        const char *end = strchr(env, ':');
+        size_t len = end ? (size_t)(end - env) : strlen(env);
+        snprintf(path, sizeof(path), "%.*s/%s", (int)len, len ? env : ".", prog);
+        if (access(path, X_OK) == 0)
+            return true;
+        env = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+/* In a child of run(): says why it gives up on stderr (the log, which
+ * becomes the error's cause) and exits. Only write(2): the parent may have
+ * threads. */
+static void child_fail(int status, const char *a, const char *b, const char *c)
+{
+    const char *parts[] = {a, b, c, "\n"};
+    for (int i = 0; i < 4; i++) {
+        if (write(2, parts[i], strlen(parts[i])) < 0)
+            break;
+    }
+    _exit(status);
 }
 
 /* Runs bindir/prog with args as the server user, output appended to log.
@@ -84,14 +139,17 @@ static int run(const swf_history_cluster_t *c, const char *log, char *const argv
             close(null);
         }
         if (c->drop && (setgroups(0, NULL) != 0 || setgid(c->gid) != 0 || setuid(c->uid) != 0))
-            _exit(126);
+            child_fail(126, "cannot switch to the server's user to run ", argv[0], "");
         if (chdir(c->dir) != 0)
-            _exit(126);
+            child_fail(126, "cannot enter ", c->dir,
+                       c->drop ? " as the server's user: every folder above it must let it "
+                                 "through (SWF_PG_TMPDIR)"
+                               : "");
         if (c->bindir[0] != '\0')
             execv(prog, argv);
         else
             execvp(argv[0], argv);
-        _exit(127);
+        child_fail(127, "cannot run ", prog, "");
     }
     int status;
     while (waitpid(pid, &status, 0) < 0) {
@@ -140,8 +198,15 @@ static swf_error_t *server_start(swf_history_cluster_t *c)
     snprintf(data, sizeof(data), "%s/data", c->dir);
     snprintf(log, sizeof(log), "%s/server.log", c->dir);
     char *start[] = {"pg_ctl", "-D", data, "-l", log, "-w", "-t", "60", "start", NULL};
-    if (run(c, log, start) != 0)
+    if (run(c, log, start) != 0) {
+        /* pg_ctl gave up (its time ran out, or it was interrupted: Ctrl-C
+         * reaches it too), but the server it launched runs in a session of
+         * its own and may be up or coming up: stop it, or it would outlive
+         * its folder. Without a postmaster.pid this fails at once. */
+        char *kill[] = {"pg_ctl", "-D", data, "-m", "immediate", "-w", "stop", NULL};
+        run(c, log, kill);
         return swf_error_new(SWF_E_IO, NULL, "the PostgreSQL server in %s did not start", c->dir);
+    }
     c->started = true;
     return NULL;
 }
@@ -250,10 +315,34 @@ swf_error_t *swf_history_cluster_start(swf_history_cluster_t **out)
     if (c == NULL)
         abort();
     find_bindir(c->bindir, sizeof(c->bindir));
+    /* initdb finds postgres beside itself, not on PATH. */
+    const char *progs[] = {"initdb", "pg_ctl", "postgres"};
+    size_t nprogs = c->bindir[0] != '\0' ? 3 : 2;
+    for (size_t i = 0; i < nprogs; i++) {
+        if (!have_program(c->bindir, progs[i])) {
+            swf_error_t *err = swf_error_new(
+                SWF_E_IO, NULL,
+                "no PostgreSQL server program %s in %s (install PostgreSQL 15 or newer, "
+                "or set SWF_PG_BINDIR to the folder of initdb, pg_ctl and postgres)",
+                progs[i], c->bindir[0] != '\0' ? c->bindir : "PATH");
+            free(c);
+            return err;
+        }
+    }
     const char *tmp = getenv("SWF_PG_TMPDIR");
-    /* Unix socket paths are short (108 bytes): keep the directory short too. */
-    snprintf(c->dir, sizeof(c->dir), "%s/swf-pg-XXXXXX",
-             tmp != NULL && strlen(tmp) < 40 ? tmp : "/tmp");
+    if (tmp == NULL || tmp[0] == '\0')
+        tmp = "/tmp";
+    /* Unix socket paths are short (108 bytes): keep the directory short too.
+     * The folder name goes into postgresql.conf, pg_ctl's shell command and
+     * the conninfo: refuse what one of them would misread (a space is fine). */
+    if (strlen(tmp) >= 40 || strpbrk(tmp, "'\"\\$`,\n\r\t") != NULL) {
+        free(c);
+        return swf_error_new(SWF_E_IO, NULL,
+                             "SWF_PG_TMPDIR \"%s\" must be shorter than 40 bytes and hold "
+                             "none of ' \" \\ $ ` , or control characters",
+                             tmp);
+    }
+    snprintf(c->dir, sizeof(c->dir), "%s/swf-pg-XXXXXX", tmp);
     if (mkdtemp(c->dir) == NULL) {
         swf_error_t *err =
             swf_error_new(SWF_E_IO, NULL, "cannot create %s: %s", c->dir, strerror(errno));
@@ -316,8 +405,11 @@ swf_error_t *swf_history_cluster_start(swf_history_cluster_t **out)
     err = server_start(c);
     if (err != NULL)
         goto out;
-    snprintf(c->conninfo, sizeof(c->conninfo), "host=%s port=5432 user=postgres dbname=postgres",
-             c->dir);
+    /* A value with a space must be quoted for libpq (no quote or backslash
+     * can be in it, see above). */
+    const char *q = strchr(c->dir, ' ') != NULL ? "'" : "";
+    snprintf(c->conninfo, sizeof(c->conninfo),
+             "host=%s%s%s port=5432 user=postgres dbname=postgres", q, c->dir, q);
 out:
     if (err != NULL) {
         char tail[512];

@@ -14,7 +14,11 @@
  * PostgreSQL refuses to run as root: when the process runs as root, initdb
  * and the server run as the `postgres` user (SWF_PG_USER overrides the name)
  * and the directory is handed to that user. The server binaries are looked
- * up in SWF_PG_BINDIR, then /usr/lib/postgresql/15/bin, then PATH.
+ * up in SWF_PG_BINDIR, then /usr/lib/postgresql/15/bin, then the newest
+ * /usr/lib/postgresql/N/bin, then PATH; a missing one is named in the error.
+ * The directory goes under SWF_PG_TMPDIR (default /tmp), which must be short
+ * (under 40 bytes) and free of quotes, backslashes, `$`, backquotes and
+ * commas; a space is fine (the conninfo quotes the host then).
  *
  * Ownership: the cluster handle owns its directory and server; the conninfo
  * string lives as long as the handle. Thread-safety: start and stop fork and

@@ -18,6 +18,8 @@ fi
 # The example workers' Kafka clients (worker/examples): Python's comes from Debian
 # above, JavaScript's (kafkajs, pinned by package-lock.json) from npm.
 if ! command -v npm >/dev/null 2>&1; then
+    # apt-get update ran above only when a package was missing.
+    [ -n "$missing" ] || $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null
 fi
 js="$(dirname "$0")/../worker/examples/js"
