@@ -510,17 +510,26 @@ static void *drive(void *arg)
         d->appended = (int)(i + n);
         sleep_ms(5);
         if (d->cut && i == 11) {
-            /* Every other session of the database ends, as in a restart. */
+            /* The follower's session ends, as in a restart. It connects
+             * only after `swf start` posted its decide message, so wait
+             * until a session (not the driver's) has read events. */
             PGconn *c = PQconnectdb(d->db);
-            PGresult *r =
-                PQexec(c, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-                          " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                          " AND application_name <> 'swf_test_driver'");
-            if (PQresultStatus(r) != PGRES_TUPLES_OK || atoi(PQgetvalue(r, 0, 0)) < 1)
-                err = swf_error_new(
-                    SWF_E_INTERNAL, NULL, "ending the follower's session: %s %s", PQerrorMessage(c),
-                    PQresultStatus(r) == PGRES_TUPLES_OK ? PQgetvalue(r, 0, 0) : "");
-            PQclear(r);
+            int ended = 0;
+            for (int tries = 0; tries < 300 && ended < 1 && PQstatus(c) == CONNECTION_OK; tries++) {
+                PGresult *r = PQexec(
+                    c, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                       " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                       " AND application_name <> 'swf_test_driver'"
+                       " AND query LIKE '%FROM events WHERE execution_id%'");
+                ended = PQresultStatus(r) == PGRES_TUPLES_OK ? atoi(PQgetvalue(r, 0, 0)) : 0;
+                PQclear(r);
+                if (ended < 1)
+                    sleep_ms(100);
+            }
+            if (ended < 1)
+                err = swf_error_new(SWF_E_INTERNAL, NULL,
+                                    "no follower's session to end within 30 s: %s",
+                                    PQerrorMessage(c));
             PQfinish(c);
             sleep_ms(300);
         }
