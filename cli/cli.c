@@ -59,7 +59,7 @@ static const struct {
      "list executions, newest first"},
     {"history ID [--json] [--reverse]", "print an execution's events"},
     {"export ID [FILE]", "write a history as JSON lines"},
-    {"import FILE", "load a history written by export"},
+    {"import FILE [--force]", "load a history written by export"},
     {"admin rebuild-projections", "recompute projections from the events"},
     {"admin check (ID... | --all)",
      "check histories: dense ids, one close, one result per activity, replay (exit 1 on a "

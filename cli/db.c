@@ -428,12 +428,35 @@ int swf_cli_export(int argc, char **argv)
     return SWF_EXIT_OK;
 }
 
+/*
+ * A history is imported only when the engine could have written it (ids,
+ * start and close, decision tasks, activities, timers: history/check.h),
+ * since deciders go on with an open one and swf-history acts on its timers
+ * and tasks. It is not replayed: one recorded under another deployment's
+ * token secret, or by an older interpreter, is still worth importing to
+ * look at. --force imports it anyway, its problems printed as warnings.
+ */
 int swf_cli_import(int argc, char **argv)
 {
-    if (argc != 2)
-        return usage("import FILE");
+    bool force = argc == 3 && strcmp(argv[2], "--force") == 0;
+    if (argc != 2 && !force)
+        return usage("import FILE [--force]");
     swf_event_list_t events = {0};
     swf_error_t *err = swf_event_list_read_file(argv[1], &events);
+    swf_check_problems_t problems = {0};
+    if (err == NULL)
+        err = swf_history_check_structure(&events, &problems);
+    if (err == NULL && problems.count > 0) {
+        fprintf(stderr, "swf import: %s: %s a history the engine could have written:\n", argv[1],
+                force ? "warning: importing anyway (--force) what is not" : "not");
+        for (size_t i = 0; i < problems.count; i++)
+            fprintf(stderr, "  %s\n", problems.items[i]);
+        if (!force)
+            err = swf_error_new(SWF_E_INPUT, NULL,
+                                "%zu problem%s; nothing imported (--force imports it anyway)",
+                                problems.count, problems.count == 1 ? "" : "s");
+    }
+    swf_check_problems_free(&problems);
     swf_history_store_t *s = NULL;
     char *id = NULL;
     if (err == NULL)

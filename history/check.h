@@ -62,6 +62,13 @@ typedef struct swf_check_problems {
  * error only when it cannot check at all (an empty list). */
 swf_error_t *swf_history_check_events(const swf_event_list_t *events, swf_check_problems_t *out);
 
+/* As swf_history_check_events, without the replay: the rules of ids,
+ * start and close, decision tasks, activities and timers only. What `swf
+ * import` asks of a file: a history recorded under another deployment's
+ * token secret, or by an older interpreter, is still a history, but one
+ * with an event after its close is not. */
+swf_error_t *swf_history_check_structure(const swf_event_list_t *events, swf_check_problems_t *out);
+
 /* Loads the whole history of `execution_id` from `store` and checks it.
  * Errors are the store's (SWF_E_NOTFOUND, SWF_E_DB, ...). */
 swf_error_t *swf_history_check_execution(swf_history_store_t *store, const char *execution_id,
