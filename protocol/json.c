@@ -396,3 +396,12 @@ const char *swf_json_get_string(json_object *v, const char *key)
         return NULL;
     return json_object_get_string(m);
 }
+
+size_t swf_utf8_cut(const char *s, size_t len, size_t max)
+{
+    if (len <= max)
+        return len;
+    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+        max--;
+    return max;
+}

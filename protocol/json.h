@@ -70,6 +70,10 @@ bool swf_json_as_int64(json_object *v, int64_t *out);
  * strings, which end at one). */
 bool swf_json_holds_nul(json_object *v);
 
+/* The length of s[0..len) cut to at most max bytes, never inside a UTF-8
+ * sequence (len when it fits). */
+size_t swf_utf8_cut(const char *s, size_t len, size_t max);
+
 /* The JSON type name used in messages: "null", "boolean", "number", "string",
  * "array", "object". */
 const char *swf_json_type_name(json_object *v);

@@ -123,13 +123,7 @@ static swf_error_t *get_str_cut(json_object *obj, const char *key, size_t max, c
         return swf_error_new(SWF_E_INPUT, NULL, "\"%s\" must be a string, not %s", key,
                              swf_json_type_name(v));
     const char *s = json_object_get_string(v);
-    size_t len = (size_t)json_object_get_string_len(v);
-    if (len > max) {
-        len = max;
-        while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
-            len--;
-    }
-    *out = strndup(s, len);
+    *out = strndup(s, swf_utf8_cut(s, (size_t)json_object_get_string_len(v), max));
     if (*out == NULL)
         abort();
     return NULL;
@@ -566,13 +560,6 @@ swf_error_t *swf_msg_activity_task_new(const char *secret, const char *execution
 }
 
 /* Moves a cut back to the start of a UTF-8 sequence. */
-static size_t cut_at_char(const char *payload, size_t keep)
-{
-    while (keep > 0 && ((unsigned char)payload[keep] & 0xC0) == 0x80)
-        keep--;
-    return keep;
-}
-
 static json_object *dead_letter_build(const char *reason, const char *topic, int32_t partition,
                                       int64_t offset, const char *payload, size_t len, size_t keep)
 {
@@ -608,13 +595,13 @@ json_object *swf_msg_dead_letter_new(const char *reason, const char *topic, int3
      * when escaping makes it longer (a control character takes six bytes
      * in JSON, and bytes that are not UTF-8 come twice, as U+FFFD and in
      * base64), so that the dead letter itself fits in a message. */
-    size_t keep = len > SWF_MSG_MAX_BYTES / 2 ? cut_at_char(payload, SWF_MSG_MAX_BYTES / 2) : len;
+    size_t keep = swf_utf8_cut(payload, len, SWF_MSG_MAX_BYTES / 2);
     for (;;) {
         json_object *o = dead_letter_build(reason, topic, partition, offset, payload, len, keep);
         if (keep == 0 || strlen(swf_json_str(o)) <= SWF_MSG_MAX_BYTES)
             return o;
         json_object_put(o);
-        keep = cut_at_char(payload, keep / 2);
+        keep = swf_utf8_cut(payload, keep, keep / 2);
     }
 }
 

@@ -582,17 +582,6 @@ static json_object *message_new(const char *type, const swf_worker_task_t *t)
     return m;
 }
 
-/* The length of s[0..n) cut to at most max bytes, not inside a UTF-8 sequence. */
-static size_t cut_len(const char *s, size_t n, size_t max)
-{
-    if (n <= max)
-        return n;
-    n = max;
-    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-        n--;
-    return n;
-}
-
 /* A string of at most max bytes, not cut inside a UTF-8 sequence, with
  * U+FFFD for each byte that is not UTF-8 (a command's stderr may hold
  * anything; the decider refuses a message that is not UTF-8). The bound
@@ -600,9 +589,9 @@ static size_t cut_len(const char *s, size_t n, size_t max)
  * refuses a longer error name or cause. */
 static json_object *string_cut(const char *s, size_t max)
 {
-    json_object *t = swf_json_new_text(s, cut_len(s, strlen(s), max));
+    json_object *t = swf_json_new_text(s, swf_utf8_cut(s, strlen(s), max));
     const char *u = json_object_get_string(t);
-    size_t n = (size_t)json_object_get_string_len(t), k = cut_len(u, n, max);
+    size_t n = (size_t)json_object_get_string_len(t), k = swf_utf8_cut(u, n, max);
     if (k == n)
         return t;
     json_object *cut = json_object_new_string_len(u, (int)k);

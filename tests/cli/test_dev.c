@@ -107,6 +107,18 @@ static bool cluster_left_in(const char *dir)
     return system(cmd) == 0;
 }
 
+/* Runs the script in dir, notes whether a cluster folder was left there,
+ * and removes dir; returns the script's status. */
+static int sh_script_then_clean(const char *script, const char *dir, bool *left)
+{
+    int rc = sh_script(script, dir);
+    *left = cluster_left_in(dir);
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    return rc;
+}
+
 /* SWF_PG_TMPDIR with a space: `swf dev` failed to start (the conninfo did
  * not parse); its exports must also read back whole through eval. */
 Test(dev, exports_eval_back_with_a_space_in_the_folder, .timeout = 300)
@@ -129,11 +141,8 @@ Test(dev, exports_eval_back_with_a_space_in_the_folder, .timeout = 300)
         "kill -TERM $p 2>/dev/null; wait $p || rc=12\n"
         "[ $rc = 0 ] || cat \"$d/err\" >&2\n"
         "exit $rc\n";
-    int rc = sh_script(script, dir);
-    bool left = cluster_left_in(dir);
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
+    bool left;
+    int rc = sh_script_then_clean(script, dir, &left);
     cr_assert_eq(rc, 0,
                  "status %d (10: export not read back, 11: swf list failed, 12: swf dev "
                  "failed)",
@@ -156,11 +165,8 @@ Test(dev, a_signal_during_the_start_prints_no_exports, .timeout = 300)
                          "wait $p; rc=$?\n"
                          "[ -s \"$d/env\" ] && { cat \"$d/env\" >&2; exit 20; }\n"
                          "exit $rc\n";
-    int rc = sh_script(script, dir);
-    bool left = cluster_left_in(dir);
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
+    bool left;
+    int rc = sh_script_then_clean(script, dir, &left);
     cr_assert_eq(rc, 0, "status %d (20: the exports were printed)", rc);
     cr_assert_not(left, "a cluster folder is left in %s", dir);
 }
