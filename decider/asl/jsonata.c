@@ -80,14 +80,12 @@
  * closures and the frames they keep), so no expression can hang the decider,
  * overflow its stack or exhaust its memory.
  *
- * Regular expressions (/.../ literals) are JavaScript syntax translated to
- * POSIX extended regular expressions (regcomp, part of libc), compiled and
- * run in the C.UTF-8 locale so that . and [...] match characters, not bytes:
- * \d \w (ASCII, as in JavaScript) \s and their negations, . (not a line
- * end), (?: ) groups and the i and m flags carry over; lazy quantifiers,
- * lookaround, back references and \b do not, and are syntax errors. POSIX
- * alternation takes the longest match where JavaScript takes the first
- * alternative that matches (/a|ab/ on "ab": "ab" here, "a" there).
+ * Regular expressions (/.../ literals) are JavaScript's, matched by
+ * regex.c with ECMAScript's backtracking semantics (the first alternative
+ * that matches, lazy quantifiers, lookaround, back references, named
+ * groups, \b), the literal scanned as jsonata-js scans it, and $match,
+ * $replace and $split step from match to match as jsonata-js's next() does.
+ * Their work counts against SWF_LIMIT_JSONATA_STEPS.
  */
 #include "decider/asl/jsonata.h"
 
@@ -95,8 +93,6 @@
 #include <wctype.h>
 #include <locale.h>
 #include <math.h>
-#include <pthread.h>
-#include <regex.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -104,6 +100,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decider/asl/regex.h"
 #include "protocol/hash.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
@@ -355,24 +352,22 @@ typedef struct builtin builtin_t;
 
 struct node {
     node_kind_t kind;
-    op_t op;            /* N_BINARY */
-    char *name;         /* N_NAME, N_VAR, N_BIND, N_CALL */
-    json_object *value; /* N_VALUE */
-    regex_t re;         /* N_REGEX */
-    bool re_compiled;
-    unsigned re_noncapturing; /* N_REGEX: bit k set when group k was (?:...) */
-    node_t *a, *b, *c;        /* operands */
-    node_list_t items;        /* steps, items, pairs, expressions or arguments */
-    node_list_t stages;       /* a path step's filters, applied to each step result */
-    node_list_t preds;        /* any other node's filters, applied to its value */
-    bool keep_array;          /* N_PATH: written a[] */
-    bool descending;          /* a term of N_SORT written >expr */
-    const builtin_t *fn;      /* N_CALL of a built-in's name */
-    node_t *group;            /* a{k: v}: an N_OBJECT grouping this node's value */
-    char *focus;              /* a path step written step@$focus */
-    char *index;              /* a path step written step#$index */
-    size_t index_at;          /* how many of the step's filters come before #$index */
-    size_t at;                /* N_CALL: offset in the expression, for messages */
+    op_t op;             /* N_BINARY */
+    char *name;          /* N_NAME, N_VAR, N_BIND, N_CALL */
+    json_object *value;  /* N_VALUE */
+    swf_asl_regex_t *re; /* N_REGEX */
+    node_t *a, *b, *c;   /* operands */
+    node_list_t items;   /* steps, items, pairs, expressions or arguments */
+    node_list_t stages;  /* a path step's filters, applied to each step result */
+    node_list_t preds;   /* any other node's filters, applied to its value */
+    bool keep_array;     /* N_PATH: written a[] */
+    bool descending;     /* a term of N_SORT written >expr */
+    const builtin_t *fn; /* N_CALL of a built-in's name */
+    node_t *group;       /* a{k: v}: an N_OBJECT grouping this node's value */
+    char *focus;         /* a path step written step@$focus */
+    char *index;         /* a path step written step#$index */
+    size_t index_at;     /* how many of the step's filters come before #$index */
+    size_t at;           /* N_CALL: offset in the expression, for messages */
 };
 
 static void node_free(node_t *n);
@@ -390,8 +385,7 @@ static void node_free(node_t *n)
         return;
     free(n->name);
     json_object_put(n->value);
-    if (n->re_compiled)
-        regfree(&n->re);
+    swf_asl_regex_free(n->re);
     node_free(n->a);
     node_free(n->b);
     node_free(n->c);
@@ -615,20 +609,25 @@ static void lex_string(parser_t *p, token_t *t)
 
 static void lex_regex(parser_t *p, token_t *t)
 {
+    /* as jsonata-js scans it: the closing / is one outside brackets of any
+     * kind, counted without regard to their kind, and not escaped; so /]/
+     * and /a{/ are unterminated there, and here */
     size_t start = ++p->pos;
-    bool in_class = false;
+    long depth = 0;
     while (p->pos < p->len) {
         char c = p->src[p->pos];
-        if (c == '\\' && p->pos + 1 < p->len) {
-            p->pos += 2;
-            continue;
+        bool escaped = p->src[p->pos - 1] == '\\';
+        if (c == '/' && depth == 0) {
+            size_t slashes = 0;
+            while (p->src[p->pos - 1 - slashes] == '\\')
+                slashes++;
+            if (slashes % 2 == 0)
+                break;
         }
-        if (c == '[')
-            in_class = true;
-        else if (c == ']')
-            in_class = false;
-        else if (c == '/' && !in_class)
-            break;
+        if (c != '\0' && !escaped && strchr("([{", c))
+            depth++;
+        else if (c != '\0' && !escaped && strchr(")]}", c))
+            depth--;
         p->pos++;
     }
     if (p->pos >= p->len) {
@@ -833,156 +832,14 @@ static bool expect(parser_t *p, op_t op)
 /* Regular expressions                                                      */
 /* ------------------------------------------------------------------------ */
 
-/* Translates a JavaScript regular expression into POSIX ERE. False, with a
- * message, for what ERE cannot express. */
-static bool regex_translate(const char *src, buf_t *out, char err[128], unsigned *noncapturing)
-{
-    bool in_class = false;
-    unsigned group = 0; /* POSIX numbers (?:...) too: the mask says which */
-    size_t n = strlen(src);
-    for (size_t i = 0; i < n; i++) {
-        char c = src[i];
-        if (c == '\\') {
-            char d = src[++i];
-            const char *cls = NULL;
-            switch (d) {
-            case 'd':
-                cls = in_class ? "0-9" : "[0-9]";
-                break;
-            case 'w':
-                cls = in_class ? "A-Za-z0-9_" : "[A-Za-z0-9_]";
-                break;
-            case 's':
-                cls = in_class ? "[:space:]" : "[[:space:]]";
-                break;
-            case 'D':
-                cls = in_class ? NULL : "[^0-9]";
-                break;
-            case 'W':
-                cls = in_class ? NULL : "[^A-Za-z0-9_]";
-                break;
-            case 'S':
-                cls = in_class ? NULL : "[^[:space:]]";
-                break;
-            case 'n':
-                cls = "\n";
-                break;
-            case 't':
-                cls = "\t";
-                break;
-            case 'r':
-                cls = "\r";
-                break;
-            default:
-                break;
-            }
-            if (cls != NULL) {
-                buf_str(out, cls);
-            } else if (strchr("DWS", d)) {
-                snprintf(err, 128, "\\%c inside [...] is not supported", d);
-                return false;
-            } else if (isalnum((unsigned char)d) || d == '\0') {
-                snprintf(err, 128, "the escape \\%c is not supported", d ? d : ' ');
-                return false;
-            } else if (in_class) {
-                if (d == ']' || d == '^' || d == '-') {
-                    snprintf(err, 128, "the escape \\%c inside [...] is not supported", d);
-                    return false;
-                }
-                buf_ch(out, d);
-            } else {
-                buf_ch(out, '\\');
-                buf_ch(out, d);
-            }
-        } else if (in_class) {
-            if (c == ']')
-                in_class = false;
-            buf_ch(out, c);
-        } else if (c == '[') {
-            in_class = true;
-            buf_ch(out, '[');
-            if (src[i + 1] == '^')
-                buf_ch(out, src[++i]);
-            if (src[i + 1] == ']')
-                buf_ch(out, src[++i]);
-        } else if (c == '(' && src[i + 1] == '?') {
-            if (src[i + 2] != ':') {
-                snprintf(err, 128, "lookahead and lookbehind are not supported");
-                return false;
-            }
-            buf_ch(out, '(');
-            i += 2;
-            if (++group < 32)
-                *noncapturing |= 1u << group;
-        } else if (c == '.') {
-            buf_str(out, "[^\n\r]"); /* as in JavaScript, not a line end */
-        } else if (strchr("*+?}", c) && src[i + 1] == '?') {
-            snprintf(err, 128, "lazy quantifiers (%c?) are not supported", c);
-            return false;
-        } else {
-            group += c == '(';
-            buf_ch(out, c);
-        }
-    }
-    return true;
-}
-
-/* The locale regular expressions are compiled and run in: C.UTF-8, so that
- * `.` and [...] match whole characters (not bytes of one) and the i flag
- * folds letters beyond ASCII, as in JavaScript. (locale_t)0 when the C
- * library has no C.UTF-8: then they work on bytes. */
-static locale_t utf8_locale_v;
-static void utf8_locale_init(void)
-{
-    utf8_locale_v = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-    if (utf8_locale_v == (locale_t)0)
-        utf8_locale_v = newlocale(LC_CTYPE_MASK, "C.utf8", (locale_t)0);
-}
-static locale_t utf8_locale(void)
-{
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, utf8_locale_init);
-    return utf8_locale_v;
-}
-
-/* Runs the regular expression functions of libc in utf8_locale() until
- * regex_locale_end(prev). */
-static locale_t regex_locale_begin(void)
-{
-    locale_t l = utf8_locale();
-    return l != (locale_t)0 ? uselocale(l) : (locale_t)0;
-}
-static void regex_locale_end(locale_t prev)
-{
-    if (prev != (locale_t)0)
-        uselocale(prev);
-}
-
 static bool regex_compile(parser_t *p, node_t *n, const char *src, const char *flags, size_t at)
 {
-    buf_t b = {0};
-    char err[128];
-    if (!regex_translate(src, &b, err, &n->re_noncapturing)) {
+    char err[160];
+    n->re = swf_asl_regex_new(src, strlen(src), flags, err, sizeof err);
+    if (n->re == NULL) {
         perr(p, at, "regular expression /%s/: %s", src, err);
-        free(b.s);
         return false;
     }
-    int cflags = REG_EXTENDED;
-    if (strchr(flags, 'i'))
-        cflags |= REG_ICASE;
-    if (strchr(flags, 'm'))
-        cflags |= REG_NEWLINE;
-    locale_t prev = regex_locale_begin();
-    int rc = regcomp(&n->re, buf_cstr(&b), cflags);
-    regex_locale_end(prev);
-    free(b.s);
-    if (rc != 0) {
-        char msg[128];
-        regerror(rc, &n->re, msg, sizeof msg);
-        perr(p, at, "regular expression /%s/: %s", src, msg);
-        return false;
-    }
-    n->re_compiled = true;
     return true;
 }
 
@@ -1882,16 +1739,16 @@ struct closure {
 };
 
 struct ctx {
-    json_object *bindings; /* borrowed; may be NULL */
+    json_object *bindings;    /* borrowed; may be NULL */
     const swf_asl_env_t *env; /* the bindings' (jsonata.h); may be NULL */
     swf_asl_rng_t fallback;   /* the generator when env has none */
-    size_t steps;          /* work done so far */
-    size_t built_bytes;    /* estimated bytes of the values built so far */
-    int depth;             /* nested evaluations */
-    int calls;             /* nested function calls */
-    bool error_in_lambda;  /* the error being returned came from a lambda */
-    frame_t *captured;     /* the arena: frames closures keep */
-    closure_t *closures;   /* the arena: every closure made */
+    size_t steps;             /* work done so far */
+    size_t built_bytes;       /* estimated bytes of the values built so far */
+    int depth;                /* nested evaluations */
+    int calls;                /* nested function calls */
+    bool error_in_lambda;     /* the error being returned came from a lambda */
+    frame_t *captured;        /* the arena: frames closures keep */
+    closure_t *closures;      /* the arena: every closure made */
 };
 
 static void frame_free(frame_t *f)
@@ -3091,17 +2948,23 @@ static size_t func_arity(const val_t *f)
     return 1; /* a regular expression, a transform, a composition */
 }
 
-static bool pattern_find(const val_t *pat, const char *s, size_t n, size_t off, size_t *mstart,
-                         size_t *mend, regmatch_t groups[10]);
+/* A match of a pattern (a string or a regular expression) in a string. */
+typedef struct {
+    size_t start, end; /* bytes */
+    size_t *caps;      /* a regular expression's: 2 * (groups + 1) byte offsets */
+    size_t groups;
+} found_t;
 
-/* The match of a regular expression at groups[0] in s as JSONata shows it:
- * {match, <where>: its position in UTF-16 code units (JavaScript's
- * match.index), groups: the captures}. */
-static json_object *match_object(const node_t *re, const char *s, const regmatch_t g[10],
-                                 bool start_end)
+static swf_error_t *pattern_find(ctx_t *ctx, const val_t *pat, const char *s, size_t n, size_t off,
+                                 found_t *f, bool *hit);
+
+/* The match f of a regular expression in s as JSONata shows it: {match,
+ * <where>: its position in UTF-16 code units (JavaScript's match.index),
+ * groups: the captures, null for a group that took no part}. */
+static json_object *match_object(const char *s, const found_t *f, bool start_end)
 {
     json_object *m = json_object_new_object(), *groups = json_object_new_array();
-    size_t a = (size_t)g[0].rm_so, b = (size_t)g[0].rm_eo, at = utf16_length(s, a);
+    size_t a = f->start, b = f->end, at = utf16_length(s, a);
     json_object_object_add(m, "match", json_object_new_string_len(s + a, (int)(b - a)));
     if (start_end) {
         json_object_object_add(m, "start", json_object_new_int64((int64_t)at));
@@ -3110,13 +2973,11 @@ static json_object *match_object(const node_t *re, const char *s, const regmatch
     } else {
         json_object_object_add(m, "index", json_object_new_int64((int64_t)at));
     }
-    for (size_t k = 1; k < 10 && k <= re->re.re_nsub; k++) {
-        if (re->re_noncapturing & (1u << k))
-            continue;
-        json_object_array_add(groups, g[k].rm_so < 0
+    for (size_t k = 1; k <= f->groups; k++) {
+        size_t ga = f->caps[2 * k], gb = f->caps[2 * k + 1];
+        json_object_array_add(groups, ga == SWF_ASL_REGEX_UNSET || gb == SWF_ASL_REGEX_UNSET
                                           ? NULL
-                                          : json_object_new_string_len(
-                                                s + g[k].rm_so, (int)(g[k].rm_eo - g[k].rm_so)));
+                                          : json_object_new_string_len(s + ga, (int)(gb - ga)));
     }
     json_object_object_add(m, "groups", groups);
     return m;
@@ -3130,13 +2991,16 @@ static swf_error_t *regex_apply(ctx_t *ctx, const val_t *re, const val_t *arg, v
     if (is_func(arg) || !is_string(arg->j))
         return qerr("a regular expression is called on a string, not %s", type_name(arg));
     const char *s = json_object_get_string(arg->j);
-    size_t n = (size_t)json_object_get_string_len(arg->j), a, b;
-    regmatch_t g[10];
-    if (pattern_find(re, s, n, 0, &a, &b, g)) {
-        *out = val_take(match_object(re->re, s, g, true));
-        return charge_bytes(ctx, built_size(out->j));
+    size_t n = (size_t)json_object_get_string_len(arg->j);
+    found_t f = {0};
+    bool hit;
+    swf_error_t *err = pattern_find(ctx, re, s, n, 0, &f, &hit);
+    if (!err && hit) {
+        *out = val_take(match_object(s, &f, true));
+        err = charge_bytes(ctx, built_size(out->j));
     }
-    return NULL;
+    free(f.caps);
+    return err;
 }
 
 /* The number of values in j, to count what copying it builds. */
@@ -4067,7 +3931,7 @@ static swf_error_t *change_case(call_t *c, val_t *out, bool upper)
     swf_error_t *err = want_string(c, 0, &s, &n);
     if (err)
         return err;
-    locale_t l = utf8_locale();
+    locale_t l = swf_asl_utf8_locale();
     buf_t b = {0};
     unsigned long cp = 0, prev;
     for (size_t i = 0; i < n;) {
@@ -4136,42 +4000,68 @@ static swf_error_t *fn_trim(call_t *c, val_t *out)
     return NULL;
 }
 
-/* Finds the next match of a pattern (string or regex) in s[off..n). */
-static bool pattern_find(const val_t *pat, const char *s, size_t n, size_t off, size_t *mstart,
-                         size_t *mend, regmatch_t groups[10])
+/* Finds the first match of a pattern (string or regex) in s[off..n):
+ * *hit, and the match in *f (whose caps it allocates; the caller frees
+ * them). A regular expression's work counts against the evaluation's
+ * steps. */
+static swf_error_t *pattern_find(ctx_t *ctx, const val_t *pat, const char *s, size_t n, size_t off,
+                                 found_t *f, bool *hit)
 {
+    *hit = false;
+    if (off > n)
+        return NULL;
     if (is_regex(pat)) {
-        if (off > n)
-            return false;
-        regmatch_t m[10];
-        locale_t prev = regex_locale_begin();
-        int rc = regexec(&pat->re->re, s + off, 10, m, off > 0 ? REG_NOTBOL : 0);
-        regex_locale_end(prev);
-        if (rc != 0)
-            return false;
-        for (int i = 0; i < 10; i++) {
-            groups[i] = m[i];
-            if (m[i].rm_so >= 0) {
-                groups[i].rm_so += (regoff_t)off;
-                groups[i].rm_eo += (regoff_t)off;
-            }
+        const swf_asl_regex_t *re = pat->re->re;
+        if (f->caps == NULL) {
+            f->groups = swf_asl_regex_groups(re);
+            f->caps = malloc(2 * (f->groups + 1) * sizeof *f->caps);
+            if (f->caps == NULL)
+                abort();
         }
-        *mstart = (size_t)groups[0].rm_so;
-        *mend = (size_t)groups[0].rm_eo;
-        return true;
+        size_t budget =
+            ctx->steps < SWF_LIMIT_JSONATA_STEPS ? SWF_LIMIT_JSONATA_STEPS - ctx->steps : 0;
+        size_t before = budget;
+        int r = swf_asl_regex_search(re, s, n, off, f->caps, &budget);
+        ctx->steps += before - budget;
+        if (r == SWF_ASL_REGEX_TOO_LONG)
+            return qerr("the expression does too much work (more than %d steps): the regular "
+                        "expression backtracks too much",
+                        SWF_LIMIT_JSONATA_STEPS);
+        if (r == SWF_ASL_REGEX_TOO_DEEP)
+            return qerr("the regular expression backtracks too deeply (more than %u choices held)",
+                        SWF_LIMIT_REGEX_BACKTRACK);
+        if (r == SWF_ASL_REGEX_MATCH) {
+            f->start = f->caps[0];
+            f->end = f->caps[1];
+            *hit = true;
+        }
+        return NULL;
     }
     const char *p = json_object_get_string(pat->j);
     size_t pn = (size_t)json_object_get_string_len(pat->j);
-    const char *at = off <= n ? find_bytes(s + off, n - off, p, pn) : NULL;
-    if (at == NULL)
-        return false;
-    *mstart = (size_t)(at - s);
-    *mend = *mstart + pn;
-    for (int i = 0; i < 10; i++)
-        groups[i].rm_so = groups[i].rm_eo = -1;
-    groups[0].rm_so = (regoff_t)*mstart;
-    groups[0].rm_eo = (regoff_t)*mend;
-    return true;
+    const char *at = find_bytes(s + off, n - off, p, pn);
+    if (at != NULL) {
+        f->start = (size_t)(at - s);
+        f->end = f->start + pn;
+        *hit = true;
+    }
+    return NULL;
+}
+
+/* The match after the one that ended at off (first: the first match), as
+ * jsonata-js's match.next() gives it: for a regular expression, none once a
+ * match reached the end of the string, and an error for a later match of
+ * nothing, which would never advance. */
+static swf_error_t *pattern_next(ctx_t *ctx, const val_t *pat, const char *s, size_t n, size_t off,
+                                 bool first, found_t *f, bool *hit)
+{
+    *hit = false;
+    if (!first && is_regex(pat) && off >= n)
+        return NULL;
+    swf_error_t *err = pattern_find(ctx, pat, s, n, off, f, hit);
+    if (!err && *hit && !first && f->end == f->start)
+        err = qerr("the regular expression matches an empty string");
+    return err;
 }
 
 static swf_error_t *want_pattern(const call_t *c, size_t i)
@@ -4188,15 +4078,19 @@ static swf_error_t *want_pattern(const call_t *c, size_t i)
 static swf_error_t *fn_contains(call_t *c, val_t *out)
 {
     const char *s;
-    size_t n, a, b;
-    regmatch_t g[10];
+    size_t n;
+    found_t f = {0};
+    bool hit;
     if (!has_arg(c, 0))
         return NULL;
     swf_error_t *err = want_string(c, 0, &s, &n);
     if (!err)
         err = want_pattern(c, 1);
     if (!err)
-        *out = bool_val(pattern_find(arg(c, 1), s, n, 0, &a, &b, g));
+        err = pattern_find(c->ctx, arg(c, 1), s, n, 0, &f, &hit);
+    if (!err)
+        *out = bool_val(hit);
+    free(f.caps);
     return err;
 }
 
@@ -4214,9 +4108,8 @@ static swf_error_t *want_limit(const call_t *c, size_t i, double *limit)
 static swf_error_t *fn_split(call_t *c, val_t *out)
 {
     const char *s;
-    size_t n, a, b;
+    size_t n;
     double limit;
-    regmatch_t g[10];
     if (!has_arg(c, 0))
         return NULL;
     swf_error_t *err = want_string(c, 0, &s, &n);
@@ -4237,17 +4130,23 @@ static swf_error_t *fn_split(call_t *c, val_t *out)
         free(starts);
     } else {
         size_t off = 0;
+        found_t f = {0};
+        bool hit, first = true;
         while ((double)json_object_array_length(arr) < limit) {
-            if (!pattern_find(pat, s, n, off, &a, &b, g)) {
-                json_object_array_add(arr, json_object_new_string_len(s + off, (int)(n - off)));
+            err = pattern_next(c->ctx, pat, s, n, off, first, &f, &hit);
+            if (err || !hit) {
+                if (!err)
+                    json_object_array_add(arr, json_object_new_string_len(s + off, (int)(n - off)));
                 break;
             }
-            if (b == a) {
-                json_object_put(arr);
-                return qerr("the regular expression matches an empty string");
-            }
-            json_object_array_add(arr, json_object_new_string_len(s + off, (int)(a - off)));
-            off = b;
+            json_object_array_add(arr, json_object_new_string_len(s + off, (int)(f.start - off)));
+            off = f.end;
+            first = false;
+        }
+        free(f.caps);
+        if (err) {
+            json_object_put(arr);
+            return err;
         }
     }
     *out = val_take(arr);
@@ -4287,12 +4186,56 @@ static swf_error_t *fn_join(call_t *c, val_t *out)
     return err ? err : charge(c->ctx, it.n);
 }
 
+/* A replacement string's $ references, as jsonata-js reads them: $$ is $,
+ * $0 the match, $N group N (as many digits as the number of groups has,
+ * one fewer when that names no group; a group that took no part gives
+ * nothing), and a $ that starts none of these is itself. */
+static void replace_refs(buf_t *b, const char *rep, size_t rn, const char *s, const found_t *f)
+{
+    size_t digits_max = 1;
+    for (size_t g = f->groups; g >= 10; g /= 10)
+        digits_max++;
+    for (size_t i = 0; i < rn; i++) {
+        if (rep[i] != '$' || i + 1 >= rn) {
+            buf_ch(b, rep[i]);
+            continue;
+        }
+        char d = rep[i + 1];
+        if (d == '$' || d == '0') {
+            if (d == '$')
+                buf_ch(b, '$');
+            else
+                buf_add(b, s + f->start, f->end - f->start);
+            i++;
+            continue;
+        }
+        /* JavaScript's parseInt of the next digits_max characters, or of
+         * one fewer when that is more than the groups */
+        size_t avail = rn - (i + 1), k, used;
+        for (size_t len = digits_max, pass = 0; pass < 2; pass++, len--) {
+            k = 0, used = 0;
+            while (used < len && used < avail && isdigit((unsigned char)rep[i + 1 + used]))
+                k = k * 10 + (size_t)(rep[i + 1 + used++] - '0');
+            if (!(digits_max > 1 && k > f->groups))
+                break;
+        }
+        if (used == 0) {
+            buf_ch(b, '$');
+            continue;
+        }
+        if (k >= 1 && k <= f->groups && f->caps[2 * k] != SWF_ASL_REGEX_UNSET &&
+            f->caps[2 * k + 1] != SWF_ASL_REGEX_UNSET)
+            buf_add(b, s + f->caps[2 * k], f->caps[2 * k + 1] - f->caps[2 * k]);
+        char text[24];
+        i += (size_t)snprintf(text, sizeof text, "%zu", k); /* parseInt's digits, less zeros */
+    }
+}
+
 static swf_error_t *fn_replace(call_t *c, val_t *out)
 {
-    const char *s, *rep;
-    size_t n, rn, a, b;
+    const char *s, *rep = NULL;
+    size_t n, rn = 0;
     double limit;
-    regmatch_t g[10];
     if (!has_arg(c, 0))
         return NULL;
     swf_error_t *err = want_string(c, 0, &s, &n);
@@ -4311,14 +4254,13 @@ static swf_error_t *fn_replace(call_t *c, val_t *out)
         return qerr("argument 2 (pattern) must not be an empty string");
     buf_t out_b = {0};
     size_t off = 0, count = 0;
-    while ((double)count < limit && pattern_find(pat, s, n, off, &a, &b, g)) {
-        if (b == a) {
-            free(out_b.s);
-            return qerr("the regular expression matches an empty string");
-        }
-        buf_add(&out_b, s + off, a - off);
+    found_t f = {0};
+    bool hit;
+    while ((double)count < limit &&
+           !(err = pattern_next(c->ctx, pat, s, n, off, count == 0, &f, &hit)) && hit) {
+        buf_add(&out_b, s + off, f.start - off);
         if (replacer != NULL) {
-            val_t m = val_take(match_object(pat->re, s, g, true)), r;
+            val_t m = val_take(match_object(s, &f, true)), r;
             err = apply(c->ctx, replacer, &m, 1, &UNDEF, &r);
             val_free(&m);
             if (!err) {
@@ -4330,49 +4272,24 @@ static swf_error_t *fn_replace(call_t *c, val_t *out)
                             (size_t)json_object_get_string_len(r.j));
                 val_free(&r);
             }
-            if (err) {
-                free(out_b.s);
-                return err;
-            }
         } else if (!is_regex(pat)) {
             buf_add(&out_b, rep, rn);
         } else {
-            for (size_t i = 0; i < rn; i++) {
-                if (rep[i] == '$' && i + 1 < rn && rep[i + 1] == '$') {
-                    buf_ch(&out_b, '$');
-                    i++;
-                } else if (rep[i] == '$' && i + 1 < rn && isdigit((unsigned char)rep[i + 1])) {
-                    int k = rep[++i] - '0';
-                    /* the k-th capturing group: POSIX numbers (?:...) too */
-                    for (int posix = 1, seen = 0; k > 0 && posix < 10; posix++) {
-                        if (pat->re->re_noncapturing & (1u << posix))
-                            continue;
-                        if (++seen == k) {
-                            k = posix;
-                            break;
-                        }
-                        if (posix == 9)
-                            k = -1;
-                    }
-                    if (k >= 0 && k < 10 && g[k].rm_so >= 0)
-                        buf_add(&out_b, s + g[k].rm_so, (size_t)(g[k].rm_eo - g[k].rm_so));
-                } else {
-                    buf_ch(&out_b, rep[i]);
-                }
-            }
+            replace_refs(&out_b, rep, rn, s, &f);
         }
-        off = b;
+        off = f.end;
         count++;
-        if ((err = charge(c->ctx, 1))) {
-            free(out_b.s);
-            return err;
-        }
+        if (err || (err = charge(c->ctx, 1)))
+            break;
     }
-    buf_add(&out_b, s + off, n - off);
-    if (out_b.over)
-        err = qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
-    else
-        *out = string_val(buf_cstr(&out_b), out_b.n);
+    free(f.caps);
+    if (!err) {
+        buf_add(&out_b, s + off, n - off);
+        if (out_b.over)
+            err = qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
+        else
+            *out = string_val(buf_cstr(&out_b), out_b.n);
+    }
     free(out_b.s);
     return err;
 }
@@ -4381,9 +4298,8 @@ static swf_error_t *fn_replace(call_t *c, val_t *out)
 static swf_error_t *fn_match(call_t *c, val_t *out)
 {
     const char *s;
-    size_t n, a, b, off = 0;
+    size_t n, off = 0;
     double limit;
-    regmatch_t g[10];
     if (!has_arg(c, 0))
         return NULL;
     swf_error_t *err = want_string(c, 0, &s, &n);
@@ -4394,18 +4310,21 @@ static swf_error_t *fn_match(call_t *c, val_t *out)
     if (err)
         return err;
     json_object *seq = json_object_new_array();
+    found_t f = {0};
+    bool hit;
     while ((double)json_object_array_length(seq) < limit &&
-           pattern_find(arg(c, 1), s, n, off, &a, &b, g)) {
-        if (b == a) {
-            json_object_put(seq);
-            return qerr("the regular expression matches an empty string");
-        }
-        json_object_array_add(seq, match_object(arg(c, 1)->re, s, g, false));
-        off = b;
-        if ((err = charge(c->ctx, 1))) {
-            json_object_put(seq);
-            return err;
-        }
+           !(err = pattern_next(c->ctx, arg(c, 1), s, n, off, json_object_array_length(seq) == 0,
+                                &f, &hit)) &&
+           hit) {
+        json_object_array_add(seq, match_object(s, &f, false));
+        off = f.end;
+        if ((err = charge(c->ctx, 1)))
+            break;
+    }
+    free(f.caps);
+    if (err) {
+        json_object_put(seq);
+        return err;
     }
     *out = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
     collapse(out);

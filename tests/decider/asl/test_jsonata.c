@@ -826,6 +826,38 @@ Test(jsonata, regular_expressions_match_characters_not_bytes)
     expect_value("$match('\U0001F600x', /x/).index", "2");
 }
 
+Test(jsonata, regular_expressions_follow_javascript)
+{
+    /* the first alternative that matches, not the longest (POSIX) */
+    expect_value("$match('ab', /a|ab/).match", "\"a\"");
+    expect_value("$match('<a><b>', /<.*?>/).match", "[\"<a>\", \"<b>\"]");
+    expect_value("$match('cost 42, $7', /(?<=\\$)\\d+/).match", "\"7\"");
+    expect_value("$replace('CamelCaseWord', /(?<=[a-z])([A-Z])/, '_$1')", "\"Camel_Case_Word\"");
+    expect_value("$match('scat cat', /\\bcat\\b/).index", "5");
+    expect_value("$replace('2024-01-15', /(?<y>\\d+)-(?<m>\\d+)-(\\d+)/, '$3.$2.$1')",
+                 "\"15.01.2024\"");
+    expect_value("$match('abcabc', /(abc)\\1/).groups", "[\"abc\"]");
+    /* a group of a loop's earlier iteration is forgotten, as in JavaScript */
+    expect_value("$match('ab', /(?:(a)|b)+/).groups", "[null]");
+    /* $0 is the match; $N takes as many digits as there are groups */
+    expect_value("$replace('abc', /b/, '[$0]')", "\"a[b]c\"");
+    expect_value("$replace('abcdefghijk', /(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)(k)/, '$11$10$12')",
+                 "\"kja2\"");
+    expect_value("$replace('abc', /(b)/, '[$2$]')", "\"a[$]c\"");
+    /* a match that reached the end is the last (jsonata-js's next()) */
+    expect_value("$replace('abc', /$/, '!')", "\"abc!\"");
+    expect_value("$split('a,b,', /,|$/)", "[\"a\", \"b\", \"\"]");
+    expect_value("$split('', /x*/)", "[\"\", \"\"]");
+    expect_error("$replace('abc', /x*/, '-')", "matches an empty string");
+    /* brackets are counted by jsonata-js's scanner, so these never end */
+    expect_error("$match('a]', /]/)", "unterminated regular expression");
+    expect_error("$match('a', /(/)", "unterminated regular expression");
+    expect_error("$match('a', /a**/)", "nothing to repeat");
+    /* catastrophic backtracking is an error, not a hang */
+    expect_error("$match('aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab', /^(a+)+$/)",
+                 "backtracks too much");
+}
+
 Test(jsonata, fn_replace_with_a_function_and_groups)
 {
     expect_value("$replace('abc', /b/, function($m) { $uppercase($m.match) })", "\"aBc\"");
@@ -1241,7 +1273,8 @@ Test(jsonata, syntax_errors_fail_check_and_eval)
         "$unknownFunction(1)",
         "$uppercase('a', 'b')",
         "$substring()",
-        "/ab+?/",
+        "/]/",
+        "/a{/",
         "function($x) $x",
         "function(1) { 1 }",
         "function($x, $x) { 1 }",
