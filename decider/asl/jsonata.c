@@ -12,8 +12,10 @@
  * (built-ins too: $map(a, $string)), partial application ($f(?, 1)), and
  * the built-in functions listed in the `builtins` table: the higher-order
  * ones ($map, $filter, $reduce, $single, $sift, $each, $sort with a
- * comparator), $toMillis (ISO 8601) and $fromMillis (ISO 8601, or a picture
- * such as '[D1o] [MNn] [Y0001], [h]:[m01] [P] [Z]'), $match, $pad,
+ * comparator), $toMillis and $fromMillis (ISO 8601, or a picture such as
+ * '[D1o] [MNn] [Y0001], [h]:[m01] [P] [Z]' or '[X]-W[W01]-[F1]'),
+ * $formatInteger and $parseInteger (XPath's format-integer: '#,##0', 'I',
+ * 'w;o'; the pictures are picture.c's), $match, $pad,
  * $zip, $spread, $error, $assert, URL encoding and decoding, $formatBase,
  * $formatNumber (XPath's format-number, as jsonata-js applies it), and Step
  * Functions' own $partition, $range, $hash, $parse, $random and $uuid. A regular
@@ -22,10 +24,8 @@
  * checked. Transforms (| location | update, deletions |) are functions
  * that copy their argument and change the copy. Not supported, each a
  * clear error: the parent operator (%), a group-by after # or @ bindings,
- * $toMillis with a picture, the picture components of $fromMillis for
- * weeks, roman numerals, words and numeric widths, the absent
- * $formatInteger and $parseInteger, $eval, and functions
- * inside arrays or objects (no function is JSON). Calling a name that is
+ * $eval, reading ISO week dates with $toMillis (as in jsonata-js), and
+ * functions inside arrays or objects (no function is JSON). Calling a name that is
  * neither a built-in nor bound in the expression ($lenght(x)) is a syntax
  * error: workflow variables are JSON, never functions.
  *

@@ -42,7 +42,7 @@
 #define QUERY_ERROR "States.QueryEvaluationError"
 
 /* Units of work (characters looked at) one $toMillis match may take. */
-#define MATCH_STEPS_MAX 10000000
+#define MATCH_STEPS_MAX 1000000
 
 /* Grouping separators of one decimal digit pattern: "#,###,###" has two. */
 #define GROUPS_MAX 64
@@ -1098,7 +1098,7 @@ static swf_error_t *marker_format(const marker_t *m, const date_fields_t *f, int
     switch (m->comp) {
     case 'Y':
         v = f->year;
-        if (m->digits > 0 && m->digits < 9) {
+        if (m->digits >= 0 && m->digits < 9) {
             int mod = 1;
             for (int k = 0; k < m->digits; k++)
                 mod *= 10;
@@ -1214,6 +1214,7 @@ static size_t run_of(const char *s, size_t n, size_t at, const char *set)
 }
 
 static const char *const word_tokens[] = {"and", " ", ",", "-"};
+#define WORD_MAX 12 /* letters of the longest word ("Seventeenth", "Thousandth") */
 
 /* The lengths of s[at..at+run] that are English words (with and, spaces,
  * commas and hyphens), longest first below `below`. */
@@ -1225,8 +1226,9 @@ static bool words_next_len(matcher_t *mt, size_t at, size_t run, size_t below, s
     const char *s = mt->s + at;
     ok[0] = true;
     for (size_t k = 1; k <= run; k++) {
-        mt->steps += 80;
-        for (size_t j = 0; j < k && !word[k]; j++) {
+        /* the last token ends at k and is at most WORD_MAX letters long */
+        mt->steps += WORD_MAX;
+        for (size_t j = k > WORD_MAX ? k - WORD_MAX : 0; j < k && !word[k]; j++) {
             if (!ok[j])
                 continue;
             uint64_t v;
@@ -1305,8 +1307,9 @@ static bool part_next_len(matcher_t *mt, const part_t *part, size_t at, size_t b
         }
         return false;
     }
-    if (m->names) {
-        /* the longest name (or its first max_w letters) the text starts with */
+    if (m->names || m->comp == 'P') {
+        /* the longest name (or its first max_w letters) the text starts with;
+         * am or pm whatever [P]'s presentation, as in jsonata-js */
         const char *const *names = m->comp == 'F' ? day_names : month_names;
         size_t count = m->comp == 'F' ? 7 : 12, best = 0;
         static const char *const ampm[] = {"am", "pm"};
@@ -1399,7 +1402,7 @@ static bool marker_read(const marker_t *m, const char *s, size_t n, double *v)
         *v = sign * (h * 60 + mins);
         return true;
     }
-    if (m->names) {
+    if (m->names || m->comp == 'P') {
         const char *const *names = m->comp == 'F' ? day_names : month_names;
         size_t count = m->comp == 'F' ? 7 : 12;
         if (m->comp == 'P') {
@@ -1444,10 +1447,8 @@ swf_error_t *swf_asl_picture_date_parse(const char *text, size_t text_len, const
     swf_error_t *err = picture_analyse(pic, pic_len, &p);
     for (size_t k = 0; !err && k < p.n; k++) {
         const marker_t *m = &p.parts[k].m;
-        if (!p.parts[k].literal && (m->comp == 'C' || m->comp == 'E' ||
-                                    (m->comp == 'P' && !m->names)))
-            err = perr("the component [%c] cannot be read (write [C] and [E] as text, and am/pm "
-                       "as [Pn] or [PN])",
+        if (!p.parts[k].literal && (m->comp == 'C' || m->comp == 'E'))
+            err = perr("the component [%c] cannot be read (write the calendar and era as text)",
                        m->comp);
     }
     if (err) {
