@@ -231,12 +231,12 @@ enum { C_LOWER, C_UPPER, C_TITLE };
 typedef struct int_pic {
     int kind, letter_case;
     bool ordinal;
-    uint32_t zero;       /* decimal: the digit family */
-    int mandatory;       /* decimal: digits always written (zero-padded) */
-    int optional;        /* decimal: # signs */
-    int every;           /* regular grouping: a separator every `every` digits */
-    uint32_t every_ch;   /* and its character */
-    int ngroups;         /* irregular grouping: separators at fixed places */
+    uint32_t zero;     /* decimal: the digit family */
+    int mandatory;     /* decimal: digits always written (zero-padded) */
+    int optional;      /* decimal: # signs */
+    int every;         /* regular grouping: a separator every `every` digits */
+    uint32_t every_ch; /* and its character */
+    int ngroups;       /* irregular grouping: separators at fixed places */
     struct {
         int pos; /* digits to the separator's right */
         uint32_t ch;
@@ -311,8 +311,8 @@ static swf_error_t *decimal_analyse(const char *s, size_t n, int_pic_t *p)
                             "digits",
                             (int)n, s);
             if (nsep == GROUPS_MAX)
-                return perr("the picture \"%.*s\" has more than %d grouping separators", (int)n,
-                            s, GROUPS_MAX);
+                return perr("the picture \"%.*s\" has more than %d grouping separators", (int)n, s,
+                            GROUPS_MAX);
             seps[nsep] = digits; /* digits on its left, for now */
             sep_ch[nsep++] = cp;
             prev_sep = true;
@@ -389,19 +389,17 @@ static swf_error_t *int_pic_analyse(const char *pic, size_t n, int_pic_t *p)
 
 /* English words. */
 static const char *const small_words[] = {
-    "Zero",    "One",     "Two",       "Three",    "Four",     "Five",    "Six",
-    "Seven",   "Eight",   "Nine",      "Ten",      "Eleven",   "Twelve",  "Thirteen",
-    "Fourteen", "Fifteen", "Sixteen",  "Seventeen", "Eighteen", "Nineteen"};
+    "Zero",     "One",     "Two",     "Three",     "Four",     "Five",    "Six",
+    "Seven",    "Eight",   "Nine",    "Ten",       "Eleven",   "Twelve",  "Thirteen",
+    "Fourteen", "Fifteen", "Sixteen", "Seventeen", "Eighteen", "Nineteen"};
 static const char *const small_ordinals[] = {
-    "Zeroth",     "First",      "Second",      "Third",      "Fourth",    "Fifth",
-    "Sixth",      "Seventh",    "Eighth",      "Ninth",      "Tenth",     "Eleventh",
-    "Twelfth",    "Thirteenth", "Fourteenth",  "Fifteenth",  "Sixteenth", "Seventeenth",
-    "Eighteenth", "Nineteenth"};
+    "Zeroth",     "First",     "Second",    "Third",       "Fourth",     "Fifth",     "Sixth",
+    "Seventh",    "Eighth",    "Ninth",     "Tenth",       "Eleventh",   "Twelfth",   "Thirteenth",
+    "Fourteenth", "Fifteenth", "Sixteenth", "Seventeenth", "Eighteenth", "Nineteenth"};
 static const char *const tens_words[] = {"Twenty", "Thirty",  "Forty",  "Fifty",
                                          "Sixty",  "Seventy", "Eighty", "Ninety"};
-static const char *const tens_ordinals[] = {"Twentieth", "Thirtieth",  "Fortieth",
-                                            "Fiftieth",  "Sixtieth",   "Seventieth",
-                                            "Eightieth", "Ninetieth"};
+static const char *const tens_ordinals[] = {"Twentieth", "Thirtieth",  "Fortieth",  "Fiftieth",
+                                            "Sixtieth",  "Seventieth", "Eightieth", "Ninetieth"};
 static const char *const scale_words[] = {"Thousand", "Million", "Billion", "Trillion"};
 
 /* v in English, British style as jsonata-js writes it: "One Hundred and
@@ -471,8 +469,8 @@ static swf_error_t *int_pic_format(const int_pic_t *p, double v, pbuf_t *b)
         return perr("%.17g is too large to write in letters, roman numerals or words (at most "
                     "2^53)",
                     v);
-    uint64_t u = (uint64_t)a;
-    if ((p->kind == K_LETTERS || p->kind == K_ROMAN) && u == 0) {
+    uint64_t u = p->kind != K_DECIMAL ? (uint64_t)a : 0; /* exact here */
+    if ((p->kind == K_LETTERS || p->kind == K_ROMAN) && a == 0) {
         /* SPEC: 0 has no letter or roman numeral and is written as "0";
          * jsonata-js writes nothing */
         pb_str(b, "0");
@@ -541,8 +539,9 @@ static swf_error_t *int_pic_format(const int_pic_t *p, double v, pbuf_t *b)
         int d = j < width - len ? 0 : digits[j - (width - len)] - '0';
         pb_cp(b, p->zero + (uint32_t)d);
     }
-    if (p->ordinal)
-        pb_str(b, ordinal_suffix(u));
+    if (p->ordinal) /* by the last two digits: a may be past any integer type */
+        pb_str(b, ordinal_suffix((uint64_t)(digits[len - 1] - '0') +
+                                 (len > 1 ? 10 * (uint64_t)(digits[len - 2] - '0') : 0)));
     return NULL;
 }
 
@@ -791,8 +790,8 @@ static int64_t first_week(int y, int m)
 typedef struct date_fields {
     int year, month, day, yday, wday; /* wday: Monday 1 to Sunday 7 */
     int hour, min, sec, ms;
-    int week, month_week;       /* [W] ISO week of the year, [w] week of the month */
-    int week_year, week_month;  /* [X] and [x]: the year and month those weeks are of */
+    int week, month_week;      /* [W] ISO week of the year, [w] week of the month */
+    int week_year, week_month; /* [X] and [x]: the year and month those weeks are of */
 } date_fields_t;
 
 static void date_fields(int64_t t, date_fields_t *f)
@@ -831,21 +830,21 @@ static void date_fields(int64_t t, date_fields_t *f)
     f->month_week = (int)((days - start) / 7) + 1;
 }
 
-static const char *const month_names[] = {"January", "February", "March",     "April",
-                                          "May",     "June",     "July",      "August",
-                                          "September", "October", "November", "December"};
+static const char *const month_names[] = {"January",   "February", "March",    "April",
+                                          "May",       "June",     "July",     "August",
+                                          "September", "October",  "November", "December"};
 static const char *const day_names[] = {"Monday", "Tuesday",  "Wednesday", "Thursday",
                                         "Friday", "Saturday", "Sunday"};
 
 /* One [component presentation, width] of a date picture. */
 typedef struct marker {
     char comp;
-    bool is_int;   /* written with ip, an integer picture */
+    bool is_int; /* written with ip, an integer picture */
     int_pic_t ip;
-    int names;     /* written as a name: 1 + C_LOWER, C_UPPER or C_TITLE; else 0 */
+    int names;        /* written as a name: 1 + C_LOWER, C_UPPER or C_TITLE; else 0 */
     int min_w, max_w; /* the width modifier; -1 where absent or * */
-    int digits;    /* Y, M, D: digits kept of the year, and read; else -1 */
-    bool zulu;     /* Z, z: UTC is written Z (the t modifier) */
+    int digits;       /* Y, M, D: digits kept of the year, and read; else -1 */
+    bool zulu;        /* Z, z: UTC is written Z (the t modifier) */
 } marker_t;
 
 /* "min" or "min-max" of a width modifier, each digits or *. */
@@ -894,9 +893,9 @@ static swf_error_t *marker_analyse(const char *t, size_t n, marker_t *m)
         return perr("the picture has an empty component []");
     m->comp = t[0];
     static const char comps[] = "YMDdFWwXxHhPmsfZzCE";
-    static const char *const defaults[] = {"1", "1", "1", "1", "n", "1", "1", "1", "1", "1",
-                                           "1", "n", "01", "01", "1", "01:01", "01:01", "n",
-                                           "n"};
+    static const char *const defaults[] = {"1", "1",     "1",     "1", "n", "1",  "1",
+                                           "1", "1",     "1",     "1", "n", "01", "01",
+                                           "1", "01:01", "01:01", "n", "n"};
     const char *known = strchr(comps, m->comp);
     if (m->comp == '\0' || known == NULL)
         return perr("the picture component [%.*s] is unknown (components are Y M D d F W w X "
@@ -926,8 +925,8 @@ static swf_error_t *marker_analyse(const char *t, size_t n, marker_t *m)
     if (p1[0] == 'n' || p1[0] == 'N') {
         m->names = 1 + (p1[0] == 'n' ? C_LOWER : n1 > 1 && p1[1] == 'n' ? C_TITLE : C_UPPER);
         if (!strchr("MxFPCE", m->comp))
-            return perr("the component [%.*s] has no names (months, days and am/pm have)",
-                        (int)n, t);
+            return perr("the component [%.*s] has no names (months, days and am/pm have)", (int)n,
+                        t);
         return NULL;
     }
     if (strchr("PCE", m->comp)) /* JSONATA: am/pm (or ISO) whatever the picture */
@@ -1061,8 +1060,7 @@ static swf_error_t *zone_format(const marker_t *m, int zone, pbuf_t *b)
     return int_pic_format(&m->ip, sign * (h * 100 + mins), b);
 }
 
-static swf_error_t *marker_format(const marker_t *m, const date_fields_t *f, int zone,
-                                  pbuf_t *b)
+static swf_error_t *marker_format(const marker_t *m, const date_fields_t *f, int zone, pbuf_t *b)
 {
     switch (m->comp) {
     case 'C':
@@ -1087,9 +1085,9 @@ static swf_error_t *marker_format(const marker_t *m, const date_fields_t *f, int
         if (m->max_w >= 0 && (size_t)m->max_w < len)
             len = (size_t)m->max_w; /* JSONATA: names are cut, never padded */
         for (size_t i = 0; i < len; i++) {
-            char c = m->names == 1 + C_UPPER                 ? upper(name[i])
-                     : m->names == 1 + C_LOWER || i > 0      ? lower(name[i])
-                                                             : name[i];
+            char c = m->names == 1 + C_UPPER            ? upper(name[i])
+                     : m->names == 1 + C_LOWER || i > 0 ? lower(name[i])
+                                                        : name[i];
             pb_add(b, &c, 1);
         }
         return NULL;
@@ -1255,8 +1253,7 @@ static bool words_next_len(matcher_t *mt, size_t at, size_t run, size_t below, s
 }
 
 /* The longest text below `below` bytes at `at` that part k may take. */
-static bool part_next_len(matcher_t *mt, const part_t *part, size_t at, size_t below,
-                          size_t *len)
+static bool part_next_len(matcher_t *mt, const part_t *part, size_t at, size_t below, size_t *len)
 {
     const char *s = mt->s;
     size_t n = mt->n, left = n - at;
@@ -1437,8 +1434,7 @@ static bool given_within(const bool *given, const char *all, const char *allowed
 }
 
 swf_error_t *swf_asl_picture_date_parse(const char *text, size_t text_len, const char *pic,
-                                        size_t pic_len, int64_t now_ms, double *ms,
-                                        bool *matched)
+                                        size_t pic_len, int64_t now_ms, double *ms, bool *matched)
 {
     *matched = false;
     if (text_len > SWF_LIMIT_PICTURE_BYTES)
@@ -1490,21 +1486,21 @@ swf_error_t *swf_asl_picture_date_parse(const char *text, size_t text_len, const
         goto out;
     /* Which date (Y M D, or Y d) and time (H m s f, or P h m s f) the text
      * gives; components outside the one chosen are ignored. */
-    bool year_day = !given_within(given, "YXMxWwdD", "YMD") && given_within(given, "YXMxWwdD",
-                                                                              "Yd");
+    bool year_day =
+        !given_within(given, "YXMxWwdD", "YMD") && given_within(given, "YXMxWwdD", "Yd");
     if (given_within(given, "YXMxWwdD", "Xxw") || given_within(given, "YXMxWwdD", "XW")) {
         err = perr("ISO week dates ([X] [W] [w] [x]) cannot be read");
         goto out;
     }
-    bool half_day = !given_within(given, "PHhmsf", "Hmsf") && given_within(given, "PHhmsf",
-                                                                            "Phmsf");
+    bool half_day =
+        !given_within(given, "PHhmsf", "Hmsf") && given_within(given, "PHhmsf", "Phmsf");
     /* Those before the first given are now's (JSONATA: except am/pm,
      * which is am); those after the last given the lowest; a gap between
      * given ones is an error. SPEC: jsonata-js completes a year and day of
      * the year ([Y]-[d]) with the day of the month, so that its time of
      * day is now's, not midnight. */
-    const char *order = year_day ? (half_day ? "YdPhmsf" : "YdHmsf")
-                                 : (half_day ? "YMDPhmsf" : "YMDHmsf");
+    const char *order =
+        year_day ? (half_day ? "YdPhmsf" : "YdHmsf") : (half_day ? "YMDPhmsf" : "YMDHmsf");
     bool started = false, ended = false;
     date_fields_t now;
     for (const char *c = order; *c; c++) {

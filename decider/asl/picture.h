@@ -54,7 +54,6 @@ swf_error_t *swf_asl_picture_date_format(int64_t ms, int zone_minutes, const cha
  * it is then an error. *matched is false (and no error) when the text does
  * not match the picture, as JSONata gives undefined then. */
 swf_error_t *swf_asl_picture_date_parse(const char *text, size_t text_len, const char *pic,
-                                        size_t pic_len, int64_t now_ms, double *ms,
-                                        bool *matched);
+                                        size_t pic_len, int64_t now_ms, double *ms, bool *matched);
 
 #endif

@@ -62,8 +62,8 @@ static void expect_millis(const char *text, const char *pic, double want)
 {
     double ms = -1;
     bool matched = false;
-    swf_error_t *err = swf_asl_picture_date_parse(text, strlen(text), pic, strlen(pic), NOW_MS,
-                                                  &ms, &matched);
+    swf_error_t *err =
+        swf_asl_picture_date_parse(text, strlen(text), pic, strlen(pic), NOW_MS, &ms, &matched);
     cr_expect_null(err, "'%s' with '%s' failed: %s", text, pic, err ? swf_error_message(err) : "");
     cr_expect(err != NULL || matched, "'%s' with '%s' did not match", text, pic);
     if (err == NULL && matched)
@@ -75,8 +75,8 @@ static void expect_no_match(const char *text, const char *pic)
 {
     double ms = -1;
     bool matched = true;
-    swf_error_t *err = swf_asl_picture_date_parse(text, strlen(text), pic, strlen(pic), NOW_MS,
-                                                  &ms, &matched);
+    swf_error_t *err =
+        swf_asl_picture_date_parse(text, strlen(text), pic, strlen(pic), NOW_MS, &ms, &matched);
     cr_expect_null(err, "'%s' with '%s' failed: %s", text, pic, err ? swf_error_message(err) : "");
     cr_expect(!matched, "'%s' with '%s' matched: %.17g", text, pic, ms);
     swf_error_free(err);
@@ -90,8 +90,8 @@ static void expect_err(swf_error_t *err, const char *what, const char *in_messag
         return;
     cr_expect_eq(swf_error_code(err), SWF_E_STATES);
     cr_expect_str_eq(swf_error_name(err), QEE);
-    cr_expect(strstr(swf_error_message(err), in_message) != NULL, "%s: \"%s\" lacks \"%s\"",
-              what, swf_error_message(err), in_message);
+    cr_expect(strstr(swf_error_message(err), in_message) != NULL, "%s: \"%s\" lacks \"%s\"", what,
+              swf_error_message(err), in_message);
     swf_error_free(err);
 }
 
@@ -125,9 +125,9 @@ static void expect_millis_error(const char *text, const char *pic, int64_t now_m
 {
     double ms;
     bool matched;
-    expect_err(swf_asl_picture_date_parse(text, strlen(text), pic, strlen(pic), now_ms, &ms,
-                                          &matched),
-               text, in_message);
+    expect_err(
+        swf_asl_picture_date_parse(text, strlen(text), pic, strlen(pic), now_ms, &ms, &matched),
+        text, in_message);
 }
 
 /* ---- $formatInteger ---- */
@@ -147,7 +147,10 @@ Test(picture, regular_grouping_repeats_over_the_whole_number)
     expect_int(1234567, "#,##0", "1,234,567");
     expect_int(1234567, "0,000", "1,234,567");
     expect_int(123, "#,##0", "123");
-    expect_int(1234567, "#\xc2\xa0##0", "1\xc2\xa0" "234\xc2\xa0" "567"); /* no-break space */
+    expect_int(1234567, "#\xc2\xa0##0",
+               "1\xc2\xa0"
+               "234\xc2\xa0"
+               "567"); /* no-break space */
     expect_int(1e20, "#,##0", "100,000,000,000,000,000,000");
 }
 
@@ -163,7 +166,7 @@ Test(picture, irregular_grouping_keeps_its_places_and_needs_digits_on_both_sides
 
 Test(picture, other_digit_families_write_their_digits)
 {
-    expect_int(1234, "\xd9\xa0", "\xd9\xa1\xd9\xa2\xd9\xa3\xd9\xa4");         /* Arabic-Indic */
+    expect_int(1234, "\xd9\xa0", "\xd9\xa1\xd9\xa2\xd9\xa3\xd9\xa4");      /* Arabic-Indic */
     expect_int(5, "\xef\xbc\x90\xef\xbc\x90", "\xef\xbc\x90\xef\xbc\x95"); /* fullwidth */
 }
 
@@ -244,7 +247,7 @@ Test(picture, bad_integer_pictures_are_errors)
     expect_int_error(5, "", "not supported");
     expect_int_error(5, "ww", "not supported");
     expect_int_error(5, "\xce\xb1", "not supported"); /* a numbering sequence from alpha */
-    expect_int_error(5, "#,###", "not supported");   /* no mandatory digit */
+    expect_int_error(5, "#,###", "not supported");    /* no mandatory digit */
     expect_int_error(5, "0\xd9\xa0", "one family");
     expect_int_error(5, "0#", "follows a mandatory digit");
     expect_int_error(5, "0,", "not between two digits");
