@@ -12,8 +12,10 @@
  * (built-ins too: $map(a, $string)), partial application ($f(?, 1)), and
  * the built-in functions listed in the `builtins` table: the higher-order
  * ones ($map, $filter, $reduce, $single, $sift, $each, $sort with a
- * comparator), $toMillis (ISO 8601) and $fromMillis (ISO 8601, or a picture
- * such as '[D1o] [MNn] [Y0001], [h]:[m01] [P] [Z]'), $match, $pad,
+ * comparator), $toMillis and $fromMillis (ISO 8601, or a picture such as
+ * '[D1o] [MNn] [Y0001], [h]:[m01] [P] [Z]' or '[X]-W[W01]-[F1]'),
+ * $formatInteger and $parseInteger (XPath's format-integer: '#,##0', 'I',
+ * 'w;o'; the pictures are picture.c's), $match, $pad,
  * $zip, $spread, $error, $assert, URL encoding and decoding, $formatBase,
  * $formatNumber (XPath's format-number, as jsonata-js applies it), and Step
  * Functions' own $partition, $range, $hash, $parse, $random and $uuid. A regular
@@ -22,10 +24,8 @@
  * checked. Transforms (| location | update, deletions |) are functions
  * that copy their argument and change the copy. Not supported, each a
  * clear error: the parent operator (%), a group-by after # or @ bindings,
- * $toMillis with a picture, the picture components of $fromMillis for
- * weeks, roman numerals, words and numeric widths, the absent
- * $formatInteger and $parseInteger, $eval, and functions
- * inside arrays or objects (no function is JSON). Calling a name that is
+ * $eval, reading ISO week dates with $toMillis (as in jsonata-js), and
+ * functions inside arrays or objects (no function is JSON). Calling a name that is
  * neither a built-in nor bound in the expression ($lenght(x)) is a syntax
  * error: workflow variables are JSON, never functions.
  *
@@ -88,6 +88,7 @@
  * Their work counts against SWF_LIMIT_JSONATA_STEPS.
  */
 #include "decider/asl/jsonata.h"
+#include "decider/asl/picture.h"
 
 #include <ctype.h>
 #include <wctype.h>
@@ -5781,224 +5782,21 @@ static swf_error_t *fn_to_millis(call_t *c, val_t *out)
     swf_error_t *err = want_string(c, 0, &s, &n);
     if (err)
         return err;
-    if (has_arg(c, 1))
-        return qerr("picture strings are not supported: without one, the timestamp is read as "
-                    "ISO 8601");
+    if (has_arg(c, 1)) {
+        /* with a picture (picture.c): what the text lacks is taken from
+         * the decision's time, as $now would give it */
+        const char *pic;
+        size_t npic;
+        bool matched;
+        int64_t now_ms = c->ctx->env != NULL ? c->ctx->env->now_ms : 0;
+        if ((err = want_string(c, 1, &pic, &npic)) ||
+            (err = swf_asl_picture_date_parse(s, n, pic, npic, now_ms, &millis, &matched)))
+            return err;
+        return matched ? number_val(millis, out) : NULL;
+    }
     if (strlen(s) != n || !iso8601_parse(s, &millis))
         return qerr("the timestamp \"%.60s\" is not ISO 8601 (YYYY-MM-DDTHH:MM:SS.sssZ)", s);
     return number_val(millis, out);
-}
-
-/* The fields of a time, in the time zone it is shown in. */
-typedef struct date_fields {
-    int year, month, day, yday, wday; /* wday: Monday 1 to Sunday 7 */
-    int hour, min, sec, ms;
-    int zone; /* minutes east of UTC */
-} date_fields_t;
-
-static void date_fields(int64_t ms_utc, int zone, date_fields_t *f, char iso[SWF_TIME_BUF])
-{
-    static const int before[] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
-    int64_t t = ms_utc + (int64_t)zone * 60000;
-    swf_time_format_ms(t, iso); /* YYYY-MM-DDTHH:MM:SS.mmmZ, years 0 to 9999 */
-    sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2d.%3d", &f->year, &f->month, &f->day, &f->hour, &f->min,
-           &f->sec, &f->ms);
-    bool leap = (f->year % 4 == 0 && f->year % 100 != 0) || f->year % 400 == 0;
-    f->yday = before[f->month - 1] + f->day + (leap && f->month > 2);
-    int64_t days = t >= 0 ? t / 86400000 : -((-t + 86399999) / 86400000);
-    f->wday = (int)(((days % 7) + 7 + 3) % 7) + 1; /* 1970-01-01 was a Thursday */
-    f->zone = zone;
-}
-
-/* A time zone offset as [Z] shows it: "01:01" (+05:30), "0101" (+0530) or
- * "0" (+5:30, +5), with a final t writing Z for UTC. */
-static bool zone_format(buf_t *b, int zone, const char *pres, bool gmt)
-{
-    size_t n = strlen(pres);
-    bool t = n > 0 && pres[n - 1] == 't';
-    char form[16], text[32];
-    snprintf(form, sizeof form, "%.*s", (int)(n - t), pres);
-    if (form[0] == '\0')
-        strcpy(form, "01:01");
-    int h = abs(zone) / 60, m = abs(zone) % 60;
-    char sign = zone < 0 ? '-' : '+';
-    if (strcmp(form, "01:01") == 0)
-        snprintf(text, sizeof text, "%c%02d:%02d", sign, h, m);
-    else if (strcmp(form, "0101") == 0)
-        snprintf(text, sizeof text, "%c%02d%02d", sign, h, m);
-    else if (strcmp(form, "0") == 0 && m == 0)
-        snprintf(text, sizeof text, "%c%d", sign, h);
-    else if (strcmp(form, "0") == 0)
-        snprintf(text, sizeof text, "%c%d:%02d", sign, h, m);
-    else
-        return false;
-    if (t && zone == 0 && !gmt)
-        strcpy(text, "Z");
-    if (gmt)
-        buf_str(b, "GMT");
-    buf_str(b, text);
-    return true;
-}
-
-static const char *ordinal_suffix(int v)
-{
-    if (v % 100 >= 11 && v % 100 <= 13)
-        return "th";
-    return v % 10 == 1 ? "st" : v % 10 == 2 ? "nd" : v % 10 == 3 ? "rd" : "th";
-}
-
-/* One [component presentation, width] of a picture (spaces removed). */
-static swf_error_t *date_component(buf_t *b, const char *marker, const date_fields_t *f)
-{
-    static const char *const months[] = {"january",   "february", "march",    "april",
-                                         "may",       "june",     "july",     "august",
-                                         "september", "october",  "november", "december"};
-    static const char *const days[] = {"monday", "tuesday",  "wednesday", "thursday",
-                                       "friday", "saturday", "sunday"};
-    char comp = marker[0], pres[32] = "", width[32] = "";
-    const char *comma = strchr(marker + 1, ',');
-    size_t pn = comma ? (size_t)(comma - marker - 1) : strlen(marker + 1);
-    if (pn >= sizeof pres || (comma && strlen(comma + 1) >= sizeof width))
-        return qerr("the picture component [%.20s] is too long", marker);
-    memcpy(pres, marker + 1, pn);
-    pres[pn] = '\0';
-    if (comma)
-        strcpy(width, comma + 1);
-    if (comp == 'Z' || comp == 'z') {
-        if (width[0] || !zone_format(b, f->zone, pres, comp == 'z'))
-            return qerr("the time zone component [%s] is not supported (use [Z01:01], "
-                        "[Z0101], [Z0] or [z], with t for Z)",
-                        marker);
-        return NULL;
-    }
-    if (comp == 'E' || comp == 'C') {
-        buf_str(b, "ISO");
-        return NULL;
-    }
-    int value;
-    switch (comp) {
-    case 'Y':
-        value = f->year;
-        break;
-    case 'M':
-        value = f->month;
-        break;
-    case 'D':
-        value = f->day;
-        break;
-    case 'd':
-        value = f->yday;
-        break;
-    case 'F':
-        value = f->wday;
-        break;
-    case 'H':
-        value = f->hour;
-        break;
-    case 'h':
-        value = f->hour % 12 == 0 ? 12 : f->hour % 12;
-        break;
-    case 'P':
-        value = f->hour < 12 ? 0 : 1;
-        break;
-    case 'm':
-        value = f->min;
-        break;
-    case 's':
-        value = f->sec;
-        break;
-    case 'f':
-        value = f->ms;
-        break;
-    default:
-        return qerr("the picture component [%s] is not supported (weeks, W w X x, are not)",
-                    marker);
-    }
-    if (pres[0] == '\0')
-        strcpy(pres, comp == 'F' || comp == 'P'   ? "n"
-                     : comp == 'm' || comp == 's' ? "01"
-                     : comp == 'f'                ? "001"
-                                                  : "1");
-    if (strcmp(pres, "N") == 0 || strcmp(pres, "n") == 0 || strcmp(pres, "Nn") == 0) {
-        const char *name = comp == 'M'   ? months[value - 1]
-                           : comp == 'F' ? days[value - 1]
-                           : comp == 'P' ? (value ? "pm" : "am")
-                                         : NULL;
-        if (name == NULL)
-            return qerr("the picture component [%s] has no name form", marker);
-        size_t max = strlen(name);
-        if (width[0]) { /* min[-max]: names are cut to max */
-            const char *dash = strchr(width, '-');
-            if (dash && isdigit((unsigned char)dash[1]))
-                max = (size_t)atoi(dash + 1);
-        }
-        for (size_t i = 0; name[i] && i < max; i++) {
-            bool upper = pres[0] == 'N' && (pres[1] != 'n' || i == 0);
-            buf_ch(b, upper ? (char)toupper((unsigned char)name[i]) : name[i]);
-        }
-        return NULL;
-    }
-    /* a decimal digit pattern (#s, then digits), possibly ordinal (o) */
-    size_t optional = 0, mandatory = 0, i = 0;
-    for (; pres[i] == '#'; i++)
-        optional++;
-    for (; isdigit((unsigned char)pres[i]); i++)
-        mandatory++;
-    bool ordinal = pres[i] == 'o';
-    if (mandatory == 0 || pres[i + ordinal] != '\0' || comp == 'P')
-        return qerr("the picture component [%s] is not supported (digits such as 01, or names "
-                    "N n Nn, are)",
-                    marker);
-    if (width[0])
-        return qerr("the width modifier of [%s] is not supported", marker);
-    if (comp == 'f' && (mandatory != 3 || optional || ordinal))
-        return qerr("fractional seconds are written [f001]");
-    if (comp == 'Y' && optional + mandatory >= 2) { /* [Y01] is the year's last two digits */
-        int mod = 1;
-        for (size_t k = 0; k < optional + mandatory && k < 9; k++)
-            mod *= 10;
-        value %= mod;
-    }
-    char text[32];
-    snprintf(text, sizeof text, "%0*d%s", (int)mandatory, value,
-             ordinal ? ordinal_suffix(value) : "");
-    buf_str(b, text);
-    return NULL;
-}
-
-/* $fromMillis's picture: literal text with [component] markers ([[ and ]]
- * are brackets). */
-static swf_error_t *date_picture(buf_t *b, const char *pic, const date_fields_t *f)
-{
-    for (size_t i = 0; pic[i]; i++) {
-        if ((pic[i] == '[' && pic[i + 1] == '[') || (pic[i] == ']' && pic[i + 1] == ']')) {
-            buf_ch(b, pic[i++]);
-            continue;
-        }
-        if (pic[i] != '[') {
-            buf_ch(b, pic[i]);
-            continue;
-        }
-        const char *end = strchr(pic + i, ']');
-        if (end == NULL)
-            return qerr("a component of the picture has no closing ]");
-        char marker[64];
-        size_t k = 0;
-        for (const char *p = pic + i + 1; p < end; p++) {
-            if (!isspace((unsigned char)*p) && k + 1 < sizeof marker)
-                marker[k++] = *p;
-        }
-        marker[k] = '\0';
-        if (k == 0)
-            return qerr("the picture has an empty component []");
-        swf_error_t *err = date_component(b, marker, f);
-        if (err)
-            return err;
-        i = (size_t)(end - pic);
-    }
-    if (b->over)
-        return qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
-    return NULL;
 }
 
 static swf_error_t *fn_from_millis(call_t *c, val_t *out)
@@ -6009,9 +5807,9 @@ static swf_error_t *fn_from_millis(call_t *c, val_t *out)
         return NULL;
     swf_error_t *err = want_number(c, 0, &millis);
     const char *pic = NULL;
-    size_t n;
+    size_t n, npic = 0;
     if (!err && has_arg(c, 1))
-        err = want_string(c, 1, &pic, &n);
+        err = want_string(c, 1, &pic, &npic);
     if (err)
         return err;
     if (has_arg(c, 2)) {
@@ -6032,15 +5830,53 @@ static swf_error_t *fn_from_millis(call_t *c, val_t *out)
     double shown = trunc(millis) + zone * 60000.0;
     if (!(shown >= -62167219200000.0 && shown < 253402300800000.0))
         return qerr("%.17g milliseconds is outside the years 0 to 9999", millis);
-    date_fields_t f;
-    char iso[SWF_TIME_BUF];
-    date_fields((int64_t)trunc(millis), zone, &f, iso);
-    buf_t b = {0};
-    err = date_picture(&b, pic ? pic : "[Y0001]-[M01]-[D01]T[H01]:[m01]:[s01].[f001][Z01:01t]", &f);
+    if (pic == NULL) {
+        pic = "[Y0001]-[M01]-[D01]T[H01]:[m01]:[s01].[f001][Z01:01t]";
+        npic = strlen(pic);
+    }
+    char *text;
+    size_t len;
+    err = swf_asl_picture_date_format((int64_t)trunc(millis), zone, pic, npic, &text, &len);
     if (!err)
-        *out = string_val(buf_cstr(&b), b.n);
-    free(b.s);
+        *out = string_val(text, len);
+    free(text);
     return err;
+}
+
+/* $formatInteger(number, picture): XPath's format-integer (picture.c). */
+static swf_error_t *fn_format_integer(call_t *c, val_t *out)
+{
+    double d;
+    const char *pic;
+    size_t n;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_number(c, 0, &d);
+    if (!err)
+        err = want_string(c, 1, &pic, &n);
+    char *text;
+    size_t len;
+    if (!err && !(err = swf_asl_picture_integer_format(d, pic, n, &text, &len))) {
+        *out = string_val(text, len);
+        free(text);
+    }
+    return err;
+}
+
+/* $parseInteger(string, picture): the inverse (picture.c). */
+static swf_error_t *fn_parse_integer(call_t *c, val_t *out)
+{
+    const char *s, *pic;
+    size_t n, npic;
+    double d;
+    if (!has_arg(c, 0))
+        return NULL;
+    swf_error_t *err = want_string(c, 0, &s, &n);
+    if (!err)
+        err = want_string(c, 1, &pic, &npic);
+    if (!err)
+        err = swf_asl_picture_integer_parse(s, n, pic, npic, &d);
+    return err ? err : number_val(d, out);
 }
 
 static const builtin_t builtins[] = {
@@ -6097,6 +5933,8 @@ static const builtin_t builtins[] = {
     {"power", fn_power, 2, 2, true},
     {"formatBase", fn_format_base, 1, 2, true},
     {"formatNumber", fn_format_number, 2, 3, true},
+    {"formatInteger", fn_format_integer, 2, 2, true},
+    {"parseInteger", fn_parse_integer, 2, 2, true},
     {"sqrt", fn_sqrt, 1, 1, true},
     {"type", fn_type, 1, 1, false},
     {"base64encode", fn_base64encode, 1, 1, true},
