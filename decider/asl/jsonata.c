@@ -462,6 +462,7 @@ typedef struct token {
     op_t op;
     double num;
     char *text;    /* TK_STR, TK_NAME, TK_VAR, TK_REGEX: decoded; owned */
+    size_t len;    /* TK_STR: the bytes of text, which may hold \u0000 */
     char flags[8]; /* TK_REGEX */
     size_t at;     /* offset in the expression, for messages */
 } token_t;
@@ -606,6 +607,7 @@ static void lex_string(parser_t *p, token_t *t)
     p->pos++;
     t->kind = TK_STR;
     t->text = b.s ? b.s : strdup("");
+    t->len = b.n;
 }
 
 static void lex_regex(parser_t *p, token_t *t)
@@ -1015,7 +1017,7 @@ static node_t *nud(parser_t *p, token_t *t)
     }
     case TK_STR:
         n = node_new(N_VALUE);
-        n->value = json_object_new_string(t->text);
+        n->value = json_object_new_string_len(t->text, (int)t->len);
         return n;
     case TK_TRUE:
     case TK_FALSE:

@@ -858,6 +858,14 @@ Test(jsonata, regular_expressions_follow_javascript)
                  "backtracks too much");
 }
 
+Test(jsonata, string_literals_may_hold_nul)
+{
+    /* \u0000 is a character like any other (the literal was cut there) */
+    expect_value("$length('a\\u0000b')", "3");
+    expect_value("$match('a\\u0000b', /\\0/).index", "1");
+    expect_value("'x\\u0000y' & 'z'", "\"x\\u0000yz\"");
+}
+
 Test(jsonata, fn_replace_with_a_function_and_groups)
 {
     expect_value("$replace('abc', /b/, function($m) { $uppercase($m.match) })", "\"aBc\"");
