@@ -2814,27 +2814,55 @@ static void tuples_free(tuples_t *ts)
 {
     for (size_t i = 0; i < ts->n; i++) {
         val_free(&ts->v[i].item);
-        frame_free(ts->v[i].vars);
+        if (ts->v[i].vars != NULL) /* NULL: moved to another stream */
+            frame_free(ts->v[i].vars);
     }
     free(ts->v);
     *ts = (tuples_t){0};
 }
 
+/* Binds the variables of `vars` (distinct names) in f, which has none yet:
+ * one pass, where frame_set would search f for each. */
+static void frame_set_all(frame_t *f, const frame_t *vars)
+{
+    if (vars->n == 0)
+        return;
+    f->b = malloc(vars->n * sizeof *f->b);
+    if (f->b == NULL)
+        abort();
+    for (size_t i = 0; i < vars->n; i++)
+        f->b[i] = (binding_t){vars->b[i].name, val_copy(&vars->b[i].v)};
+    f->n = f->cap = vars->n;
+}
+
+/* A copy of t; its variables are counted as work by the callers (a tuple
+ * carries one per @, # and % step so far). */
 static tuple_t tuple_copy(const tuple_t *t)
 {
     tuple_t c = {val_copy(&t->item), frame_new(NULL)};
-    for (size_t i = 0; i < t->vars->n; i++)
-        frame_set(c.vars, t->vars->b[i].name, &t->vars->b[i].v);
+    frame_set_all(c.vars, t->vars);
     return c;
+}
+
+/* Moves tuple i of ts (left empty, freed with ts) to the end of `to`. */
+static void tuple_move(tuples_t *to, tuples_t *ts, size_t i)
+{
+    tuples_add(to, ts->v[i]);
+    ts->v[i] = (tuple_t){UNDEF, NULL};
 }
 
 /* A frame over env with the tuple's variables; frame_release it after. */
 static frame_t *tuple_env(frame_t *env, const tuple_t *t)
 {
     frame_t *f = frame_new(env);
-    for (size_t i = 0; i < t->vars->n; i++)
-        frame_set(f, t->vars->b[i].name, &t->vars->b[i].v);
+    frame_set_all(f, t->vars);
     return f;
+}
+
+/* The work of copying a tuple or making its frame. */
+static swf_error_t *tuple_charge(ctx_t *ctx, const tuple_t *t)
+{
+    return charge(ctx, 1 + t->vars->n);
 }
 
 /* Binds each tuple's position in the stream to `name`. */
@@ -2850,14 +2878,16 @@ static void tuples_number(tuples_t *ts, const char *name)
 static swf_error_t *tuples_filter(ctx_t *ctx, const node_t *pred, frame_t *env, tuples_t *ts)
 {
     tuples_t kept = {0};
-    swf_error_t *err = charge(ctx, ts->n);
+    swf_error_t *err = NULL;
     for (size_t i = 0; i < ts->n && !err; i++) {
+        if ((err = tuple_charge(ctx, &ts->v[i])))
+            break;
         frame_t *f = tuple_env(env, &ts->v[i]);
         val_t r = UNDEF;
         err = eval(ctx, pred, &ts->v[i].item, f, &r);
         frame_release(f);
         if (!err && filter_keeps(&r, i, ts->n))
-            tuples_add(&kept, tuple_copy(&ts->v[i]));
+            tuple_move(&kept, ts, i);
         val_free(&r);
     }
     tuples_free(ts);
@@ -2894,6 +2924,8 @@ static swf_error_t *tuples_sort(ctx_t *ctx, const node_t *step, frame_t *env, tu
     swf_error_t *err = charge(ctx, n * terms);
     for (size_t i = 0; i < n && !err; i++) {
         idx[i] = i;
+        if ((err = tuple_charge(ctx, &ts->v[i])))
+            break;
         frame_t *f = tuple_env(env, &ts->v[i]);
         for (size_t t = 0; t < terms && !err; t++) {
             val_t *k = &o.keys[i * terms + t];
@@ -2908,7 +2940,7 @@ static swf_error_t *tuples_sort(ctx_t *ctx, const node_t *step, frame_t *env, tu
     if (!err) {
         tuples_t sorted = {0};
         for (size_t i = 0; i < n; i++)
-            tuples_add(&sorted, tuple_copy(&ts->v[idx[i]]));
+            tuple_move(&sorted, ts, idx[i]);
         tuples_free(ts);
         *ts = sorted;
     }
@@ -2941,8 +2973,10 @@ static swf_error_t *tuples_step(ctx_t *ctx, const node_t *step, frame_t *env, tu
 {
     tuples_t next = {0};
     bool into = step->kind == N_BLOCK && step->tuple;
-    swf_error_t *err = charge(ctx, ts->n);
+    swf_error_t *err = NULL;
     for (size_t i = 0; i < ts->n && !err; i++) {
+        if ((err = tuple_charge(ctx, &ts->v[i])))
+            break;
         frame_t *f = tuple_env(env, &ts->v[i]);
         val_t r = UNDEF;
         tuples_t inner = {0};
@@ -2957,7 +2991,9 @@ static swf_error_t *tuples_step(ctx_t *ctx, const node_t *step, frame_t *env, tu
         items_t it = items_of(&r);
         size_t n = streamed ? inner.n : it.n;
         if (!err)
-            err = charge_bytes(ctx, (VALUE_BYTES + SLOT_BYTES) * n);
+            err = charge(ctx, n * (1 + ts->v[i].vars->n));
+        if (!err)
+            err = charge_bytes(ctx, (VALUE_BYTES + SLOT_BYTES * (1 + ts->v[i].vars->n)) * n);
         for (size_t k = 0; k < n && !err; k++) {
             tuple_t t = tuple_copy(&ts->v[i]);
             if (streamed) {
@@ -3772,25 +3808,51 @@ static swf_error_t *group_tuples_env(ctx_t *ctx, const tuples_t *ts, const group
     *context = group_reduce(vals, g->n, true);
     if (g->n == 1)
         gone[g->members[0]] = true;
-    /* the variables' names: the tuples of a stream mostly bind the same */
+    /* the variables' names: the tuples of a stream bind the same, in the
+     * same order (names borrowed from the tree: equal pointers), but for a
+     * block a % reached into */
     names_t names = {0};
+    const frame_t *first = ts->v[g->members[0]].vars;
+    bool *aligned = calloc(g->n, sizeof *aligned);
+    if (aligned == NULL)
+        abort();
+    size_t work = g->n;
+    names.v = malloc((first->n + 1) * sizeof *names.v);
+    if (names.v == NULL)
+        abort();
+    for (size_t b = 0; b < first->n; b++) /* distinct: a frame binds a name once */
+        names.v[names.n++] = first->b[b].name;
+    names.cap = first->n + 1;
     for (size_t m = 0; m < g->n; m++) {
         const frame_t *vars = ts->v[g->members[m]].vars;
-        for (size_t b = 0; b < vars->n; b++)
+        aligned[m] = vars->n == first->n;
+        for (size_t b = 0; b < vars->n && aligned[m]; b++)
+            aligned[m] = vars->b[b].name == first->b[b].name;
+        for (size_t b = 0; b < vars->n && !aligned[m]; b++)
             names_add(&names, vars->b[b].name);
+        work += aligned[m] ? first->n : vars->n * (names.n + 1);
     }
-    swf_error_t *err = charge(ctx, g->n * (names.n + 1));
+    swf_error_t *err = charge(ctx, work);
     size_t built = g->n > 1 ? SLOT_BYTES * g->n : 0;
     for (size_t k = 0; k < names.n && !err; k++) {
         for (size_t m = 0; m < g->n; m++) {
-            const val_t *x = frame_lookup(ts->v[g->members[m]].vars, names.v[k]);
+            const frame_t *vars = ts->v[g->members[m]].vars;
+            const val_t *x = aligned[m] && k < first->n ? &vars->b[k].v
+                             : aligned[m]               ? NULL
+                                                        : frame_lookup((frame_t *)vars, names.v[k]);
             vals[m] = x != NULL ? x : &UNDEF;
         }
         val_t r = group_reduce(vals, g->n, false);
-        frame_set(*f, names.v[k], &r);
-        val_free(&r);
+        if ((*f)->n == (*f)->cap) { /* names distinct: no frame_set search */
+            (*f)->cap = (*f)->cap ? 2 * (*f)->cap : names.n;
+            (*f)->b = realloc((*f)->b, (*f)->cap * sizeof *(*f)->b);
+            if ((*f)->b == NULL)
+                abort();
+        }
+        (*f)->b[(*f)->n++] = (binding_t){names.v[k], r};
         built += g->n > 1 ? VALUE_BYTES + SLOT_BYTES * g->n : 0;
     }
+    free(aligned);
     free(names.v);
     free(vals);
     return err ? err : charge_bytes(ctx, built);
@@ -3819,6 +3881,8 @@ static swf_error_t *eval_group(ctx_t *ctx, const node_t *pairs, frame_t *env, co
     size_t ngroups = 0, cap = 0;
     swf_error_t *err = charge(ctx, nitems);
     for (size_t i = 0; i < nitems && !err; i++) {
+        if (ts && (err = tuple_charge(ctx, &ts->v[i])))
+            break;
         val_t item = ts ? val_copy(&ts->v[i].item) : it.n ? val_ref(item_at(&it, i)) : UNDEF;
         frame_t *f = ts ? tuple_env(env, &ts->v[i]) : env;
         for (size_t k = 0; k + 1 < pairs->items.n && !err; k += 2) {
