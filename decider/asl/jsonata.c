@@ -3247,8 +3247,11 @@ static swf_error_t *eval_into_tuples(ctx_t *ctx, const node_t *n, const val_t *i
             err = eval(ctx, n->items.v[i], item, f, out);
         }
         val_free(out);
-        if (!err)
-            err = eval_into_tuples(ctx, n->items.v[n->items.n - 1], item, f, out, tout, streamed);
+        const node_t *last = n->items.v[n->items.n - 1];
+        if (!err && last->preds.n > 0) /* its filters would see tuples: its value alone */
+            err = eval(ctx, last, item, f, out);
+        else if (!err)
+            err = eval_into_tuples(ctx, last, item, f, out, tout, streamed);
         frame_release(f);
     } else {
         err = eval_path(ctx, n, item, env, out, tout, streamed);
