@@ -1313,7 +1313,9 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
 {
     node_t *n = NULL, *r = NULL;
     if (left->group != NULL &&
-        (t->op == OP_LBRACE || t->op == OP_LBRACK || t->op == OP_AT || t->op == OP_HASH)) {
+        (t->op == OP_LBRACE ||
+         (left->kind != N_PATH && (t->op == OP_LBRACK || t->op == OP_AT || t->op == OP_HASH)))) {
+        /* as jsonata-js, a.b{...}[0] filters (or binds) the last step, b */
         perr(p, t->at,
              "a group-by (a{...}) can be followed by neither a filter, a binding nor "
              "another group-by");
@@ -1755,15 +1757,16 @@ static void seek_back(parser_t *p, node_t *path, size_t from, node_t *slot, slot
     }
 }
 
-static void resolve_parents(parser_t *p, node_t *n, slots_t *out);
+static void resolve_parents(parser_t *p, node_t *n, slots_t *out, bool self);
 
 /* The filters of `n` (its preds, or as a step its stages): a % in one at
- * level 1 is n's own input; deeper ones go one level less far from n. */
+ * level 1 is n's own input; deeper ones go one level less far from n. A
+ * filter that is a % alone ([%]) is left alone, as jsonata-js does. */
 static void resolve_filters(parser_t *p, node_t *n, node_list_t *filters, slots_t *out)
 {
     for (size_t i = 0; i < filters->n && !p->failed; i++) {
         slots_t f = {0};
-        resolve_parents(p, filters->v[i], &f);
+        resolve_parents(p, filters->v[i], &f, false);
         for (size_t k = 0; k < f.n && !p->failed; k++) {
             if (f.v[k]->level == 1)
                 seek_parent(p, n, f.v[k]);
@@ -1779,7 +1782,7 @@ static void resolve_path(parser_t *p, node_t *path, slots_t *pending)
     for (size_t s = 0; s < path->items.n && !p->failed; s++) {
         node_t *step = path->items.v[s];
         slots_t own = {0};
-        resolve_parents(p, step, &own);
+        resolve_parents(p, step, &own, true);
         resolve_filters(p, step, &step->stages, &own);
         if (s == 0 && step->kind == N_PARENT)
             slots_add(pending, step);
@@ -1790,8 +1793,8 @@ static void resolve_path(parser_t *p, node_t *path, slots_t *pending)
 }
 
 /* Resolves the % inside n; those n passes outward (with n itself when it
- * is a %) are added to `out`. */
-static void resolve_parents(parser_t *p, node_t *n, slots_t *out)
+ * is a % and `self`) are added to `out`. */
+static void resolve_parents(parser_t *p, node_t *n, slots_t *out, bool self)
 {
     if (n == NULL || p->failed)
         return;
@@ -1806,7 +1809,7 @@ static void resolve_parents(parser_t *p, node_t *n, slots_t *out)
         pass = false;
         break;
     case N_CALL:
-        resolve_parents(p, n->a, &dropped); /* the function called */
+        resolve_parents(p, n->a, &dropped, true); /* the function called */
         pass = !n->chained;
         break;
     case N_BINARY:
@@ -1818,17 +1821,17 @@ static void resolve_parents(parser_t *p, node_t *n, slots_t *out)
     if (n->kind != N_PATH) {
         slots_t *to = pass ? &own : &dropped;
         if (n->kind != N_CALL)
-            resolve_parents(p, n->a, to);
-        resolve_parents(p, n->b, to);
-        resolve_parents(p, n->c, to);
+            resolve_parents(p, n->a, to, true);
+        resolve_parents(p, n->b, to, true);
+        resolve_parents(p, n->c, to, true);
         for (size_t i = 0; i < n->items.n; i++)
-            resolve_parents(p, n->items.v[i], to);
+            resolve_parents(p, n->items.v[i], to, true);
     }
-    resolve_parents(p, n->group, &dropped);
+    resolve_parents(p, n->group, &dropped, true);
     resolve_filters(p, n, &n->preds, &own);
     free(dropped.v);
     slots_move(out, &own);
-    if (n->kind == N_PARENT)
+    if (n->kind == N_PARENT && self)
         slots_add(out, n);
 }
 
@@ -1856,7 +1859,7 @@ static node_t *parse(const char *expr, char err[256])
     }
     if (root != NULL) {
         slots_t top = {0};
-        resolve_parents(&p, root, &top);
+        resolve_parents(&p, root, &top, true);
         if (top.n > 0)
             perr(&p, top.v[0]->at,
                  "the object representing the parent (%%) cannot be derived from this "
@@ -3014,6 +3017,11 @@ static swf_error_t *tuples_step(ctx_t *ctx, const node_t *step, frame_t *env, tu
             tuple_t t = tuple_copy(&ts->v[i]);
             if (streamed) {
                 const tuple_t *u = &inner.v[k];
+                if ((err = charge(ctx, u->vars->n * (1 + t.vars->n)))) {
+                    val_free(&t.item);
+                    frame_free(t.vars);
+                    break;
+                }
                 for (size_t b = 0; b < u->vars->n; b++)
                     frame_set(t.vars, u->vars->b[b].name, &u->vars->b[b].v);
                 val_free(&t.item);
@@ -3043,9 +3051,6 @@ static swf_error_t *tuples_step(ctx_t *ctx, const node_t *step, frame_t *env, tu
     }
     tuples_free(ts);
     *ts = next;
-    /* a block's own filters (the first step's) filter the stream, as stages */
-    for (size_t i = 0; into && !err && i < step->preds.n; i++)
-        err = tuples_filter(ctx, step->preds.v[i], env, ts);
     if (!err)
         err = tuples_stages(ctx, step, env, ts);
     return err;
@@ -3247,7 +3252,7 @@ static swf_error_t *eval_into_tuples(ctx_t *ctx, const node_t *n, const val_t *i
     *out = UNDEF;
     *streamed = false;
     bool block = n->kind == N_BLOCK && n->items.n > 0 && n->group == NULL;
-    bool path = n->kind == N_PATH && n->preds.n == 0 && n->group == NULL;
+    bool path = n->kind == N_PATH && n->group == NULL;
     if (!n->tuple || !(block || path))
         return eval(ctx, n, item, env, out);
     swf_error_t *err = charge(ctx, 1);
@@ -3263,20 +3268,21 @@ static swf_error_t *eval_into_tuples(ctx_t *ctx, const node_t *n, const val_t *i
             err = eval(ctx, n->items.v[i], item, f, out);
         }
         val_free(out);
-        const node_t *last = n->items.v[n->items.n - 1];
-        if (!err && last->preds.n > 0) /* its filters would see tuples: its value alone */
-            err = eval(ctx, last, item, f, out);
-        else if (!err)
-            err = eval_into_tuples(ctx, last, item, f, out, tout, streamed);
+        if (!err)
+            err = eval_into_tuples(ctx, n->items.v[n->items.n - 1], item, f, out, tout, streamed);
         frame_release(f);
     } else {
         err = eval_path(ctx, n, item, env, out, tout, streamed);
-        if (!err && (out->flags & V_SEQ)) {
-            size_t len = json_object_array_length(out->j);
-            if (!(err = charge(ctx, len)))
-                err = charge_bytes(ctx, VALUE_BYTES + SLOT_BYTES * len);
-        }
     }
+    if (!err && (out->flags & V_SEQ)) {
+        size_t len = json_object_array_length(out->j);
+        if (!(err = charge(ctx, len)))
+            err = charge_bytes(ctx, VALUE_BYTES + SLOT_BYTES * len);
+    }
+    /* its filters filter the tuples (a first step's: those of each item) */
+    for (size_t i = 0; !err && i < n->preds.n; i++)
+        err = *streamed ? tuples_filter(ctx, n->preds.v[i], env, tout)
+                        : filter(ctx, n->preds.v[i], env, out);
     ctx->depth--;
     if (err) {
         val_free(out);

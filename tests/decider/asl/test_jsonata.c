@@ -1385,7 +1385,7 @@ Test(jsonata, syntax_errors_fail_check_and_eval)
         "function(1) { 1 }",
         "function($x, $x) { 1 }",
         "function($x)<n:n { 1 }",
-        "a{'k': 1}[0]",
+        "$a{'k': 1}[0]",
         "a#$i#$j",
         "1#$i.a",
         "true.a",
