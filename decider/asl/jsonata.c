@@ -56,7 +56,7 @@
  * a few hundred expressions: the results agree but where this file refuses
  * something, and for a variable that is not defined, an error here (Step
  * Functions rejects those too) and undefined there. The parent operator and
- * group-by after bindings were compared (25 Nov 2026) on some 400 more,
+ * group-by after bindings were compared (25 Nov 2026) on some 480 more,
  * jsonata-js's quirks included (a % it does not pass on out of a lambda, a
  * ~>, a group-by's pairs or a path's first step is undefined; a later
  * step's filters filter the whole tuple stream; a path's group-by groups
@@ -1734,8 +1734,9 @@ static void seek_parent(parser_t *p, node_t *step, node_t *slot)
         break;
     }
     default:
-        perr(p, slot->at, "the object representing the parent (%%) cannot be derived from this "
-                          "expression");
+        perr(p, slot->at,
+             "the object representing the parent (%%) cannot be derived from this "
+             "expression");
     }
 }
 

@@ -1075,8 +1075,10 @@ static const char *const ACCOUNT =
     "                              {\"name\": \"cap\", \"price\": 21}]},"
     "  {\"id\": \"o2\", \"Product\": [{\"name\": \"hat\", \"price\": 34},"
     "                              {\"name\": \"cloak\", \"price\": 107}]}]}},"
-    " \"l\": {\"loans\": [{\"isbn\": \"1\", \"who\": \"ann\"}, {\"isbn\": \"2\", \"who\": \"bob\"}],"
-    "       \"books\": [{\"isbn\": \"1\", \"title\": \"A\"}, {\"isbn\": \"2\", \"title\": \"B\"}]}}";
+    " \"l\": {\"loans\": [{\"isbn\": \"1\", \"who\": \"ann\"}, {\"isbn\": \"2\", \"who\": "
+    "\"bob\"}],"
+    "       \"books\": [{\"isbn\": \"1\", \"title\": \"A\"}, {\"isbn\": \"2\", \"title\": "
+    "\"B\"}]}}";
 
 Test(jsonata, parent_operator_is_the_item_of_the_step_before)
 {
@@ -1125,12 +1127,12 @@ Test(jsonata, parent_operator_is_undefined_where_jsonata_does_not_pass_it_on)
 Test(jsonata, parent_operator_errors)
 {
     const char *bad[] = {
-        "%",                              /* above the whole expression */
-        "$a.%",                           /* a variable has no parent */
-        "$a.Account.**.%",                /* nor descendants */
-        "$a.Account.Order.{'x': %.%.%}",  /* above $a */
-        "$a.Account.Order^(id).%",        /* nor an order-by */
-        "$a.Account.Order.{'a': 1}.%",    /* nor an object */
+        "%",                             /* above the whole expression */
+        "$a.%",                          /* a variable has no parent */
+        "$a.Account.**.%",               /* nor descendants */
+        "$a.Account.Order.{'x': %.%.%}", /* above $a */
+        "$a.Account.Order^(id).%",       /* nor an order-by */
+        "$a.Account.Order.{'a': 1}.%",   /* nor an object */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         swf_error_t *err = swf_asl_jsonata_check(bad[i]);
@@ -1160,8 +1162,7 @@ Test(jsonata, parent_chains_and_grouped_tuples_stay_within_the_limits)
     swf_error_t *err = swf_asl_jsonata_eval(expr, b, &got, &defined);
     cr_expect_not_null(err);
     if (err)
-        cr_expect(strstr(swf_error_message(err), "too much") != NULL, "%s",
-                  swf_error_message(err));
+        cr_expect(strstr(swf_error_message(err), "too much") != NULL, "%s", swf_error_message(err));
     swf_error_free(err);
     json_object_put(got);
     json_object_put(b);
