@@ -1055,6 +1055,9 @@ Test(jsonata, group_by_after_bindings_sees_each_tuples_variables)
                     "{\"ann\": 1, \"all\": 2, \"bob\": 1, \"cy\": 1}");
     /* a path's group-by groups the path it ends, however long */
     expect_value_in("$l.loans{'n': $count($)}.isbn", LIBRARY, "{\"n\": 3}");
+    /* as jsonata-js: a filter after a path's group-by filters its last step */
+    expect_value_in("$l.loans#$i{who: $i}[0]", LIBRARY, "{\"ann\": 0}");
+    expect_value_in("$l.loans{who: isbn}[1]", LIBRARY, "{\"bob\": \"2\"}");
     /* the path ended before its first binding: no tuples, one undefined item */
     expect_value_in("$l.nothing.x#$i{'a': 1}", LIBRARY, "{\"a\": 1}");
 }
@@ -1101,6 +1104,8 @@ Test(jsonata, parent_operator_is_the_item_of_the_step_before)
     expect_value_in("$a.Account.Order.Product[0].%.id", ACCOUNT, "\"o1\"");
     /* a % after a block looks into its last expression */
     expect_value_in("$a.Account.Order.(Product).%.id", ACCOUNT, "[\"o1\", \"o1\", \"o2\", \"o2\"]");
+    expect_value_in("$a.Account.Order.((Product)[0]).%.id", ACCOUNT, "[\"o1\", \"o2\"]");
+    expect_value_in("$a.Account.Order.Product[%.%].price", ACCOUNT, "[34, 21, 34, 107]");
     expect_value_in("$a.Account.Order#$i.Product.{'i': $i, 'o': %.id}", ACCOUNT,
                     "[{\"i\": 0, \"o\": \"o1\"}, {\"i\": 0, \"o\": \"o1\"},"
                     " {\"i\": 1, \"o\": \"o2\"}, {\"i\": 1, \"o\": \"o2\"}]");
@@ -1122,6 +1127,7 @@ Test(jsonata, parent_operator_is_undefined_where_jsonata_does_not_pass_it_on)
     expect_value("$states.input.items.$uppercase(%.s)", "[\"ABBBC\", \"ABBBC\", \"ABBBC\"]");
     expect_value_in("$a.Account.Order.Product{name: %.id}", ACCOUNT, "{}");
     expect_undefined("(%).x");
+    expect_undefined("$states.input.items[%]"); /* a filter that is a % alone */
 }
 
 Test(jsonata, parent_operator_errors)
