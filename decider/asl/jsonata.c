@@ -7,7 +7,11 @@
  * and chain (~>) operators, blocks with $v := bindings, the map operator
  * a.(expr), order-by (a^(<x, >y)), group-by (a{key: value}), positional
  * and context bindings in paths (a#$i, a@$v: from the first of them on, a
- * path is a stream of tuples carrying its variables), lambdas
+ * path is a stream of tuples carrying its variables; a group-by after them
+ * sees each tuple's), the parent operator (a.b.{'up': %.x}, %.% the
+ * grandparent: each % is settled when parsing, as jsonata-js does, to the
+ * step whose input item it is, which then binds that item in the tuples
+ * under a label only a % can name; see resolve_parents), lambdas
  * (function($x) { ... } or λ) with closures and recursion, function values
  * (built-ins too: $map(a, $string)), partial application ($f(?, 1)), and
  * the built-in functions listed in the `builtins` table: the higher-order
@@ -23,9 +27,9 @@
  * start, end, groups}). Function signatures (<n-n:n>) are accepted and not
  * checked. Transforms (| location | update, deletions |) are functions
  * that copy their argument and change the copy. Not supported, each a
- * clear error: the parent operator (%), a group-by after # or @ bindings,
- * $eval, reading ISO week dates with $toMillis (as in jsonata-js), and
- * functions inside arrays or objects (no function is JSON). Calling a name that is
+ * clear error: $eval, reading ISO week dates with $toMillis (as in
+ * jsonata-js), and functions inside arrays or objects (no function is
+ * JSON). Calling a name that is
  * neither a built-in nor bound in the expression ($lenght(x)) is a syntax
  * error: workflow variables are JSON, never functions.
  *
@@ -51,7 +55,18 @@
  * (21 Nov 2026) with jsonata-js 2.0.6, the version Step Functions runs, on
  * a few hundred expressions: the results agree but where this file refuses
  * something, and for a variable that is not defined, an error here (Step
- * Functions rejects those too) and undefined there.
+ * Functions rejects those too) and undefined there. The parent operator and
+ * group-by after bindings were compared (25 Nov 2026) on some 480 more,
+ * jsonata-js's quirks included (a % it does not pass on out of a lambda, a
+ * ~>, a group-by's pairs or a path's first step is undefined; a later
+ * step's filters filter the whole tuple stream; a path's group-by groups
+ * the whole path, a.b{...}.c too; a tuple grouped alone loses its item to
+ * the groups evaluated after it), with two differences: a group-by right
+ * after an order-by in a tuple stream (a#$i^(x){...}) sees the tuples'
+ * items and variables here, where jsonata-js 2.0.6 loses the stream and
+ * groups its internal tuple objects ({} for most keys); and a group-by of
+ * an empty tuple stream is an error here where jsonata-js fails with a
+ * JavaScript TypeError.
  *
  * Numbers are doubles, as in JavaScript; a result that is integral and fits
  * in an int64 is written as a json-c int, any other keeps JavaScript's
@@ -74,7 +89,8 @@
  * SWF_LIMIT_JSONATA_CALL_DEPTH deep and evaluations (which bound the C
  * stack, a recursion included) SWF_LIMIT_JSONATA_EVAL_DEPTH deep; one
  * evaluation does at most SWF_LIMIT_JSONATA_STEPS units of work (a node
- * evaluated, an item visited, a comparison made) and builds at most
+ * evaluated, an item visited, a comparison made, a variable of a path's
+ * tuple copied) and builds at most
  * SWF_LIMIT_JSONATA_BUILT_BYTES of new values (estimated, counted where
  * values are made: constructors, sequences, operators, function results,
  * closures and the frames they keep), so no expression can hang the decider,
@@ -340,6 +356,7 @@ typedef enum node_kind {
     N_SORT,      /* ^(terms): a path step sorting the sequence by items */
     N_HOLE,      /* ? as an argument: partial application */
     N_TRANSFORM, /* | a | b [, c] |: location, update, deletions */
+    N_PARENT,    /* %: name is the label its step binds (NULL: none does) */
 } node_kind_t;
 
 typedef struct node node_t;
@@ -368,6 +385,10 @@ struct node {
     char *focus;         /* a path step written step@$focus */
     char *index;         /* a path step written step#$index */
     size_t index_at;     /* how many of the step's filters come before #$index */
+    char *ancestor;      /* a path step binding its input item to this label for % */
+    bool tuple;          /* N_BLOCK, N_PATH: a % inside a later step reaches in */
+    bool chained;        /* N_CALL written a ~> $f(b): passes no % outward */
+    int level;           /* N_PARENT while parsing: how many steps up it still goes */
     size_t at;           /* N_CALL: offset in the expression, for messages */
 };
 
@@ -396,6 +417,7 @@ static void node_free(node_t *n)
     node_free(n->group);
     free(n->focus);
     free(n->index);
+    free(n->ancestor);
     free(n);
 }
 
@@ -473,6 +495,7 @@ typedef struct parser {
     token_t tok;
     bool prev_operand; /* the previous token ends an operand: '/' divides */
     int depth;
+    unsigned labels; /* labels given to steps a % refers to */
     bool failed;
     char err[256];
 } parser_t;
@@ -1072,6 +1095,11 @@ static node_t *nud(parser_t *p, token_t *t)
     }
     case OP_STAR:
         return path_of(node_new(N_WILDCARD));
+    case OP_PERCENT: /* the parent of the context item: resolve_parents finds its step */
+        n = node_new(N_PARENT);
+        n->level = 1;
+        n->at = t->at;
+        return n;
     case OP_DESCEND:
         return path_of(node_new(N_DESCEND));
     case OP_LPAREN:
@@ -1145,14 +1173,18 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
 {
     node_t *n = NULL, *r = NULL;
     if (left->group != NULL &&
-        (t->op == OP_LBRACE || t->op == OP_LBRACK || t->op == OP_AT || t->op == OP_HASH)) {
+        (t->op == OP_LBRACE ||
+         (left->kind != N_PATH && (t->op == OP_LBRACK || t->op == OP_AT || t->op == OP_HASH)))) {
+        /* as jsonata-js, a.b{...}[0] filters (or binds) the last step, b */
         perr(p, t->at,
              "a group-by (a{...}) can be followed by neither a filter, a binding nor "
              "another group-by");
         goto fail;
     }
-    if (left->group != NULL && (t->op == OP_DOT || t->op == OP_CARET)) {
-        /* a{...}.b goes on from the grouped object, as (a{...}).b */
+    if (left->group != NULL && left->kind != N_PATH && (t->op == OP_DOT || t->op == OP_CARET)) {
+        /* $v{...}.b goes on from the grouped object, as ($v{...}).b; a
+         * path's group-by (a.b{...}.c) groups the longer path, as in
+         * jsonata-js */
         node_t *block = node_new(N_BLOCK);
         list_add(&block->items, left);
         left = block;
@@ -1192,6 +1224,10 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
             n->keep_array |= r->keep_array;
             node_free(r);
         } else {
+            /* as jsonata-js: a later step's filters filter the step's whole
+             * result (the whole stream, once the path is a tuple stream) */
+            r->stages = r->preds;
+            r->preds = (node_list_t){0};
             list_add(&n->items, r);
         }
         return n;
@@ -1278,6 +1314,7 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
             list_add(&r->items, NULL);
             memmove(r->items.v + 1, r->items.v, (r->items.n - 1) * sizeof *r->items.v);
             r->items.v[0] = left;
+            r->chained = true;
             return r;
         }
         /* a ~> f, f a function value: f(a), or a composition when a is one */
@@ -1359,12 +1396,6 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
         return n;
     }
     case OP_LBRACE:
-        for (size_t i = 0; left->kind == N_PATH && i < left->items.n; i++) {
-            if (left->items.v[i]->focus != NULL || left->items.v[i]->index != NULL) {
-                perr(p, t->at, "a group-by after @ or # bindings is not supported");
-                goto fail;
-            }
-        }
         if ((r = parse_pairs(p)) == NULL)
             goto fail;
         left->group = r;
@@ -1490,6 +1521,181 @@ static void calls_check(parser_t *p, const node_t *n, const names_t *bound)
         calls_check(p, n->preds.v[i], bound);
 }
 
+/* The parent operator. As in jsonata-js, which step's item a % stands for is
+ * settled here, from the tree: a % in a path step (or in the step's filters,
+ * order-by terms, constructors, operands, arguments, blocks) is the item
+ * the previous step was applied to, %.% the one before, and so on; a step
+ * that is a % adds one level, one that is a block or a path inside one is
+ * searched from its end. The step found gets a label (char *ancestor, one
+ * per step) that it binds, in the path's tuple stream, to its input item
+ * for each item it gives; the % reads that variable. What jsonata-js does
+ * not pass on, this does not either: a % in a lambda, a transform, a ~>, a
+ * group-by's pairs, or in the first step of a path that is not itself a %,
+ * is left without a label, and is undefined. A % that would reach above
+ * the whole expression, or into a step that is neither a name, *, %, nor a
+ * block, is an error (S0217 there). */
+typedef struct slots {
+    node_t **v; /* N_PARENT nodes; node->level is how far up each still goes */
+    size_t n, cap;
+} slots_t;
+
+static void slots_add(slots_t *l, node_t *n)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 4;
+        l->v = realloc(l->v, l->cap * sizeof *l->v);
+        if (l->v == NULL)
+            abort();
+    }
+    l->v[l->n++] = n;
+}
+
+static void slots_move(slots_t *to, slots_t *from)
+{
+    for (size_t i = 0; i < from->n; i++)
+        slots_add(to, from->v[i]);
+    free(from->v);
+    *from = (slots_t){0};
+}
+
+/* Goes one step up from `step` for the % `slot`. */
+static void seek_parent(parser_t *p, node_t *step, node_t *slot)
+{
+    if (p->failed)
+        return;
+    switch (step->kind) {
+    case N_NAME:
+    case N_WILDCARD:
+        if (--slot->level == 0) {
+            if (step->ancestor == NULL) {
+                char label[32];
+                snprintf(label, sizeof label, "%%%u", p->labels++); /* no $name is spelt so */
+                step->ancestor = strdup(label);
+            }
+            free(slot->name);
+            slot->name = strdup(step->ancestor);
+        }
+        break;
+    case N_PARENT:
+        slot->level++;
+        break;
+    case N_BLOCK:
+        if (step->items.n > 0) {
+            step->tuple = true;
+            seek_parent(p, step->items.v[step->items.n - 1], slot);
+        }
+        break;
+    case N_PATH: {
+        step->tuple = true;
+        size_t i = step->items.n;
+        do
+            seek_parent(p, step->items.v[--i], slot);
+        while (slot->level > 0 && i > 0 && !p->failed);
+        break;
+    }
+    default:
+        perr(p, slot->at,
+             "the object representing the parent (%%) cannot be derived from this "
+             "expression");
+    }
+}
+
+/* Walks up the steps of `path` before step `from` for `slot`; a slot not
+ * spent when they end is the path's to pass on (`pending`). */
+static void seek_back(parser_t *p, node_t *path, size_t from, node_t *slot, slots_t *pending)
+{
+    size_t i = from;
+    while (slot->level > 0 && !p->failed) {
+        if (i == 0) {
+            slots_add(pending, slot);
+            return;
+        }
+        node_t *step = path->items.v[--i];
+        /* as jsonata-js: consecutive @ steps count as their first */
+        while (i > 0 && step->focus != NULL && path->items.v[i - 1]->focus != NULL)
+            step = path->items.v[--i];
+        seek_parent(p, step, slot);
+    }
+}
+
+static void resolve_parents(parser_t *p, node_t *n, slots_t *out, bool self);
+
+/* The filters of `n` (its preds, or as a step its stages): a % in one at
+ * level 1 is n's own input; deeper ones go one level less far from n. A
+ * filter that is a % alone ([%]) is left alone, as jsonata-js does. */
+static void resolve_filters(parser_t *p, node_t *n, node_list_t *filters, slots_t *out)
+{
+    for (size_t i = 0; i < filters->n && !p->failed; i++) {
+        slots_t f = {0};
+        resolve_parents(p, filters->v[i], &f, false);
+        for (size_t k = 0; k < f.n && !p->failed; k++) {
+            if (f.v[k]->level == 1)
+                seek_parent(p, n, f.v[k]);
+            else
+                f.v[k]->level--;
+        }
+        slots_move(out, &f);
+    }
+}
+
+static void resolve_path(parser_t *p, node_t *path, slots_t *pending)
+{
+    for (size_t s = 0; s < path->items.n && !p->failed; s++) {
+        node_t *step = path->items.v[s];
+        slots_t own = {0};
+        resolve_parents(p, step, &own, true);
+        resolve_filters(p, step, &step->stages, &own);
+        if (s == 0 && step->kind == N_PARENT)
+            slots_add(pending, step);
+        for (size_t k = 0; s > 0 && k < own.n; k++)
+            seek_back(p, path, s, own.v[k], pending);
+        free(own.v);
+    }
+}
+
+/* Resolves the % inside n; those n passes outward (with n itself when it
+ * is a % and `self`) are added to `out`. */
+static void resolve_parents(parser_t *p, node_t *n, slots_t *out, bool self)
+{
+    if (n == NULL || p->failed)
+        return;
+    slots_t own = {0}, dropped = {0};
+    bool pass = true;
+    switch (n->kind) {
+    case N_PATH:
+        resolve_path(p, n, &own);
+        break;
+    case N_LAMBDA:
+    case N_TRANSFORM:
+        pass = false;
+        break;
+    case N_CALL:
+        resolve_parents(p, n->a, &dropped, true); /* the function called */
+        pass = !n->chained;
+        break;
+    case N_BINARY:
+        pass = n->op != OP_CHAIN;
+        break;
+    default:
+        break;
+    }
+    if (n->kind != N_PATH) {
+        slots_t *to = pass ? &own : &dropped;
+        if (n->kind != N_CALL)
+            resolve_parents(p, n->a, to, true);
+        resolve_parents(p, n->b, to, true);
+        resolve_parents(p, n->c, to, true);
+        for (size_t i = 0; i < n->items.n; i++)
+            resolve_parents(p, n->items.v[i], to, true);
+    }
+    resolve_parents(p, n->group, &dropped, true);
+    resolve_filters(p, n, &n->preds, &own);
+    free(dropped.v);
+    slots_move(out, &own);
+    if (n->kind == N_PARENT && self)
+        slots_add(out, n);
+}
+
 /* Parses a whole expression. NULL with err set on failure. */
 static node_t *parse(const char *expr, char err[256])
 {
@@ -1511,6 +1717,19 @@ static node_t *parse(const char *expr, char err[256])
         perr(&p, p.tok.at, "unexpected %s", tok_describe(&p.tok, b));
         node_free(root);
         root = NULL;
+    }
+    if (root != NULL) {
+        slots_t top = {0};
+        resolve_parents(&p, root, &top, true);
+        if (top.n > 0)
+            perr(&p, top.v[0]->at,
+                 "the object representing the parent (%%) cannot be derived from this "
+                 "expression");
+        free(top.v);
+        if (p.failed) {
+            node_free(root);
+            root = NULL;
+        }
     }
     if (root != NULL) {
         names_t bound = {0};
@@ -2475,27 +2694,55 @@ static void tuples_free(tuples_t *ts)
 {
     for (size_t i = 0; i < ts->n; i++) {
         val_free(&ts->v[i].item);
-        frame_free(ts->v[i].vars);
+        if (ts->v[i].vars != NULL) /* NULL: moved to another stream */
+            frame_free(ts->v[i].vars);
     }
     free(ts->v);
     *ts = (tuples_t){0};
 }
 
+/* Binds the variables of `vars` (distinct names) in f, which has none yet:
+ * one pass, where frame_set would search f for each. */
+static void frame_set_all(frame_t *f, const frame_t *vars)
+{
+    if (vars->n == 0)
+        return;
+    f->b = malloc(vars->n * sizeof *f->b);
+    if (f->b == NULL)
+        abort();
+    for (size_t i = 0; i < vars->n; i++)
+        f->b[i] = (binding_t){vars->b[i].name, val_copy(&vars->b[i].v)};
+    f->n = f->cap = vars->n;
+}
+
+/* A copy of t; its variables are counted as work by the callers (a tuple
+ * carries one per @, # and % step so far). */
 static tuple_t tuple_copy(const tuple_t *t)
 {
     tuple_t c = {val_copy(&t->item), frame_new(NULL)};
-    for (size_t i = 0; i < t->vars->n; i++)
-        frame_set(c.vars, t->vars->b[i].name, &t->vars->b[i].v);
+    frame_set_all(c.vars, t->vars);
     return c;
+}
+
+/* Moves tuple i of ts (left empty, freed with ts) to the end of `to`. */
+static void tuple_move(tuples_t *to, tuples_t *ts, size_t i)
+{
+    tuples_add(to, ts->v[i]);
+    ts->v[i] = (tuple_t){UNDEF, NULL};
 }
 
 /* A frame over env with the tuple's variables; frame_release it after. */
 static frame_t *tuple_env(frame_t *env, const tuple_t *t)
 {
     frame_t *f = frame_new(env);
-    for (size_t i = 0; i < t->vars->n; i++)
-        frame_set(f, t->vars->b[i].name, &t->vars->b[i].v);
+    frame_set_all(f, t->vars);
     return f;
+}
+
+/* The work of copying a tuple or making its frame. */
+static swf_error_t *tuple_charge(ctx_t *ctx, const tuple_t *t)
+{
+    return charge(ctx, 1 + t->vars->n);
 }
 
 /* Binds each tuple's position in the stream to `name`. */
@@ -2511,14 +2758,16 @@ static void tuples_number(tuples_t *ts, const char *name)
 static swf_error_t *tuples_filter(ctx_t *ctx, const node_t *pred, frame_t *env, tuples_t *ts)
 {
     tuples_t kept = {0};
-    swf_error_t *err = charge(ctx, ts->n);
+    swf_error_t *err = NULL;
     for (size_t i = 0; i < ts->n && !err; i++) {
+        if ((err = tuple_charge(ctx, &ts->v[i])))
+            break;
         frame_t *f = tuple_env(env, &ts->v[i]);
         val_t r = UNDEF;
         err = eval(ctx, pred, &ts->v[i].item, f, &r);
         frame_release(f);
         if (!err && filter_keeps(&r, i, ts->n))
-            tuples_add(&kept, tuple_copy(&ts->v[i]));
+            tuple_move(&kept, ts, i);
         val_free(&r);
     }
     tuples_free(ts);
@@ -2555,6 +2804,8 @@ static swf_error_t *tuples_sort(ctx_t *ctx, const node_t *step, frame_t *env, tu
     swf_error_t *err = charge(ctx, n * terms);
     for (size_t i = 0; i < n && !err; i++) {
         idx[i] = i;
+        if ((err = tuple_charge(ctx, &ts->v[i])))
+            break;
         frame_t *f = tuple_env(env, &ts->v[i]);
         for (size_t t = 0; t < terms && !err; t++) {
             val_t *k = &o.keys[i * terms + t];
@@ -2569,7 +2820,7 @@ static swf_error_t *tuples_sort(ctx_t *ctx, const node_t *step, frame_t *env, tu
     if (!err) {
         tuples_t sorted = {0};
         for (size_t i = 0; i < n; i++)
-            tuples_add(&sorted, tuple_copy(&ts->v[idx[i]]));
+            tuple_move(&sorted, ts, idx[i]);
         tuples_free(ts);
         *ts = sorted;
     }
@@ -2580,24 +2831,65 @@ static swf_error_t *tuples_sort(ctx_t *ctx, const node_t *step, frame_t *env, tu
     return err;
 }
 
+static swf_error_t *eval_into_tuples(ctx_t *ctx, const node_t *n, const val_t *item, frame_t *env,
+                                     val_t *out, tuples_t *tout, bool *streamed);
+static swf_error_t *eval_group(ctx_t *ctx, const node_t *pairs, frame_t *env, const tuples_t *ts,
+                               val_t *v);
+
+/* Whether a path step makes the path a tuple stream from it on: it binds a
+ * variable (@, #, or its input item for a later %), or a % reaches into it. */
+static bool tuple_step(const node_t *step)
+{
+    return step->focus != NULL || step->index != NULL || step->ancestor != NULL ||
+           (step->kind == N_BLOCK && step->tuple);
+}
+
 /* One step over a tuple stream: each result item makes a tuple (the item
- * becomes the context, or with @$v is bound to $v and the context stays). */
+ * becomes the context, or with @$v is bound to $v and the context stays;
+ * #$i binds its position, and a step a later % refers to binds its input
+ * item to the %'s label). A block a % reaches into gives tuples itself: they
+ * join the tuple they came from. */
 static swf_error_t *tuples_step(ctx_t *ctx, const node_t *step, frame_t *env, tuples_t *ts)
 {
     tuples_t next = {0};
-    swf_error_t *err = charge(ctx, ts->n);
+    bool into = step->kind == N_BLOCK && step->tuple;
+    swf_error_t *err = NULL;
     for (size_t i = 0; i < ts->n && !err; i++) {
+        if ((err = tuple_charge(ctx, &ts->v[i])))
+            break;
         frame_t *f = tuple_env(env, &ts->v[i]);
         val_t r = UNDEF;
-        err = eval(ctx, step, &ts->v[i].item, f, &r);
+        tuples_t inner = {0};
+        bool streamed = false;
+        if (into)
+            err = eval_into_tuples(ctx, step, &ts->v[i].item, f, &r, &inner, &streamed);
+        else
+            err = eval(ctx, step, &ts->v[i].item, f, &r);
         frame_release(f);
         if (!err && is_func(&r))
             err = qerr("%s cannot be a path step", func_what(&r));
         items_t it = items_of(&r);
+        size_t n = streamed ? inner.n : it.n;
         if (!err)
-            err = charge_bytes(ctx, (VALUE_BYTES + SLOT_BYTES) * it.n);
-        for (size_t k = 0; k < it.n && !err; k++) {
+            err = charge(ctx, n * (1 + ts->v[i].vars->n));
+        if (!err)
+            err = charge_bytes(ctx, (VALUE_BYTES + SLOT_BYTES * (1 + ts->v[i].vars->n)) * n);
+        for (size_t k = 0; k < n && !err; k++) {
             tuple_t t = tuple_copy(&ts->v[i]);
+            if (streamed) {
+                const tuple_t *u = &inner.v[k];
+                if ((err = charge(ctx, u->vars->n * (1 + t.vars->n)))) {
+                    val_free(&t.item);
+                    frame_free(t.vars);
+                    break;
+                }
+                for (size_t b = 0; b < u->vars->n; b++)
+                    frame_set(t.vars, u->vars->b[b].name, &u->vars->b[b].v);
+                val_free(&t.item);
+                t.item = val_copy(&u->item);
+                tuples_add(&next, t);
+                continue;
+            }
             val_t x = val_ref(item_at(&it, k));
             if (step->focus != NULL) {
                 frame_set(t.vars, step->focus, &x);
@@ -2610,9 +2902,12 @@ static swf_error_t *tuples_step(ctx_t *ctx, const node_t *step, frame_t *env, tu
                 frame_set(t.vars, step->index, &pos);
                 val_free(&pos);
             }
+            if (step->ancestor != NULL)
+                frame_set(t.vars, step->ancestor, &ts->v[i].item);
             val_free(&x);
             tuples_add(&next, t);
         }
+        tuples_free(&inner);
         val_free(&r);
     }
     tuples_free(ts);
@@ -2661,34 +2956,35 @@ static swf_error_t *eval_sort(ctx_t *ctx, const node_t *step, json_object *in, f
     return err;
 }
 
-/* Steps first.. of path n over the tuple stream *ts (taken); the result is
- * the sequence of the last tuples' items. */
-static swf_error_t *eval_tuples(ctx_t *ctx, const node_t *n, size_t first, tuples_t *stream,
-                                frame_t *env, val_t *out)
+/* Steps first.. of path n over the tuple stream *ts, in place. */
+static swf_error_t *tuples_run(ctx_t *ctx, const node_t *n, size_t first, tuples_t *ts,
+                               frame_t *env)
 {
-    tuples_t ts = *stream;
     swf_error_t *err = NULL;
-    for (size_t s = first; s < n->items.n && !err && ts.n > 0; s++) {
+    for (size_t s = first; s < n->items.n && !err && ts->n > 0; s++) {
         const node_t *step = n->items.v[s];
         if (step->kind == N_SORT) {
-            err = tuples_sort(ctx, step, env, &ts);
+            err = tuples_sort(ctx, step, env, ts);
             if (!err)
-                err = tuples_stages(ctx, step, env, &ts);
+                err = tuples_stages(ctx, step, env, ts);
         } else {
-            err = tuples_step(ctx, step, env, &ts);
+            err = tuples_step(ctx, step, env, ts);
         }
     }
-    if (!err)
-        *out = tuples_items(&ts);
-    tuples_free(&ts);
     return err;
 }
 
+/* Path n on input. Its group-by, if any, groups the result (the tuples of
+ * a tuple stream). When tout is not NULL and the path becomes a tuple stream,
+ * the tuples are the result instead (*tout, *streamed set; no group-by): a
+ * % outside reaches into this path. */
 static swf_error_t *eval_path(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
-                              val_t *out)
+                              val_t *out, tuples_t *tout, bool *streamed)
 {
     swf_error_t *err = NULL;
+    bool grouped = false;
     val_t result = UNDEF;
+    *out = UNDEF;
     val_t *res = NULL;
     size_t nres = 0;
     /* The input sequence: `input` itself (cur == NULL), or cur's items. */
@@ -2700,13 +2996,26 @@ static swf_error_t *eval_path(ctx_t *ctx, const node_t *n, const val_t *input, f
         const node_t *step = n->items.v[s];
         bool last = s + 1 == n->items.n;
         val_free(&result);
-        if (step->focus != NULL || step->index != NULL) {
+        if (tuple_step(step)) {
             tuples_t ts = {0};
             if (cur != NULL)
                 ts = tuples_of(cur);
             else
                 tuples_add(&ts, (tuple_t){val_copy(input), frame_new(NULL)});
-            if ((err = eval_tuples(ctx, n, s, &ts, env, &result)))
+            err = tuples_run(ctx, n, s, &ts, env);
+            if (!err && tout != NULL) {
+                *tout = ts;
+                *streamed = true;
+                goto done;
+            }
+            if (!err && n->group != NULL) {
+                err = eval_group(ctx, n->group, env, &ts, &result);
+                grouped = true;
+            } else if (!err) {
+                result = tuples_items(&ts);
+            }
+            tuples_free(&ts);
+            if (err)
                 goto done;
             break;
         }
@@ -2773,7 +3082,7 @@ static swf_error_t *eval_path(ctx_t *ctx, const node_t *n, const val_t *input, f
         json_object_put(cur);
         cur = swf_json_ref(result.j);
     }
-    if (n->keep_array && defined(&result)) {
+    if (n->keep_array && defined(&result) && !grouped) {
         if (result.flags & V_SEQ) {
             result.flags |= V_KEEP;
         } else if (!is_array(result.j)) {
@@ -2782,6 +3091,8 @@ static swf_error_t *eval_path(ctx_t *ctx, const node_t *n, const val_t *input, f
             result = (val_t){seq, V_DEF | V_SEQ | V_KEEP, NULL, NULL, NULL};
         }
     }
+    if (n->group != NULL && !grouped && (err = eval_group(ctx, n->group, env, NULL, &result)))
+        goto done;
     *out = result;
     result = UNDEF;
 done:
@@ -2791,6 +3102,57 @@ done:
     json_object_put(cur);
     val_free(&result);
     return err;
+}
+
+/* A step a % outside reaches into (a block, the last expression of one, a
+ * path in it): its value, or the tuples of the path inside, whose variables
+ * (the labels of the steps the % refers to) join the outer stream. */
+static swf_error_t *eval_into_tuples(ctx_t *ctx, const node_t *n, const val_t *item, frame_t *env,
+                                     val_t *out, tuples_t *tout, bool *streamed)
+{
+    *out = UNDEF;
+    *streamed = false;
+    bool block = n->kind == N_BLOCK && n->items.n > 0 && n->group == NULL;
+    bool path = n->kind == N_PATH && n->group == NULL;
+    if (!n->tuple || !(block || path))
+        return eval(ctx, n, item, env, out);
+    swf_error_t *err = charge(ctx, 1);
+    if (err)
+        return err;
+    if (ctx->depth >= SWF_LIMIT_JSONATA_EVAL_DEPTH)
+        return qerr("the evaluation is nested more than %d deep", SWF_LIMIT_JSONATA_EVAL_DEPTH);
+    ctx->depth++;
+    if (block) {
+        frame_t *f = frame_new(env);
+        for (size_t i = 0; i + 1 < n->items.n && !err; i++) {
+            val_free(out);
+            err = eval(ctx, n->items.v[i], item, f, out);
+        }
+        val_free(out);
+        if (!err)
+            err = eval_into_tuples(ctx, n->items.v[n->items.n - 1], item, f, out, tout, streamed);
+        frame_release(f);
+    } else {
+        err = eval_path(ctx, n, item, env, out, tout, streamed);
+    }
+    if (!err && (out->flags & V_SEQ)) {
+        size_t len = json_object_array_length(out->j);
+        if (!(err = charge(ctx, len)))
+            err = charge_bytes(ctx, VALUE_BYTES + SLOT_BYTES * len);
+    }
+    /* its filters filter the tuples (a first step's: those of each item) */
+    for (size_t i = 0; !err && i < n->preds.n; i++)
+        err = *streamed ? tuples_filter(ctx, n->preds.v[i], env, tout)
+                        : filter(ctx, n->preds.v[i], env, out);
+    ctx->depth--;
+    if (err) {
+        val_free(out);
+        tuples_free(tout);
+        *streamed = false;
+        return err;
+    }
+    collapse(out);
+    return NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -3255,34 +3617,170 @@ static swf_error_t *eval_chain(ctx_t *ctx, const node_t *n, const val_t *input, 
     return err;
 }
 
-/* One group of a group-by: the items whose key expression `pair` gave the
- * same key. */
+/* One group of a group-by: the entries (items, or tuples) whose key
+ * expression `pair` gave the same key, in the order met. */
 typedef struct group {
-    size_t pair;      /* index of the key in the pairs */
-    val_t one;        /* the first item (undefined when there are none) */
-    json_object *seq; /* all items, arrays flattened (as $append does) */
-    size_t count;
+    const char *key; /* borrowed from the index object */
+    size_t pair;     /* index of the key in the pairs */
+    size_t *members;
+    size_t n, cap;
+    uint32_t array_index; /* the key as a JavaScript array index, when it is one */
+    bool is_index;
+    size_t order; /* when the key was first met */
 } group_t;
 
-/* v{k: e, ...} (in place): the items of v grouped by the key each k gives
- * them, and each group's value e evaluated with the group's items (one item
- * alone, else the sequence of them) as the context. Two key expressions
- * giving the same key is an error, as in JSONata. */
-static swf_error_t *eval_group(ctx_t *ctx, const node_t *pairs, frame_t *env, val_t *v)
+/* Whether `s` is a JavaScript array index ("0", "17": canonical digits below
+ * 2^32 - 1). Such keys come first in an object, ascending, then the others
+ * in the order made: jsonata-js builds the grouped object, and evaluates its
+ * values, in that order. */
+static bool js_array_index(const char *s, uint32_t *out)
 {
-    if (is_func(v))
+    size_t n = strlen(s);
+    if (n == 0 || n > 10 || (n > 1 && s[0] == '0'))
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)s[i]))
+            return false;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (v >= 4294967295u)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+static int group_js_order(const void *pa, const void *pb)
+{
+    const group_t *a = pa, *b = pb;
+    if (a->is_index != b->is_index)
+        return a->is_index ? -1 : 1;
+    if (a->is_index && a->array_index != b->array_index)
+        return a->array_index < b->array_index ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* The values of one variable (or the items) of a group's members as JSONata
+ * appends them: one defined value is itself; more make an array of them,
+ * arrays flattened (as $append). The array is a sequence (V_SEQ) when
+ * `seq`. */
+static val_t group_reduce(const val_t *const *vals, size_t n, bool seq)
+{
+    size_t count = 0, last = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (defined(vals[i])) {
+            count++;
+            last = i;
+        }
+    }
+    if (count == 0)
+        return UNDEF;
+    if (count == 1)
+        return val_copy(vals[last]);
+    json_object *arr = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+        if (defined(vals[i]))
+            seq_add_flat(arr, vals[i]->j);
+    }
+    return (val_t){arr, V_DEF | (seq ? V_SEQ : 0), NULL, NULL, NULL};
+}
+
+/* The context and variables of a group of tuples: each variable's values
+ * across the members reduced (group_reduce) into a frame over env. A member
+ * alone gives its item away: jsonata-js deletes it from the tuple, so a later
+ * group holding that tuple no longer sees it (`gone`). */
+static swf_error_t *group_tuples_env(ctx_t *ctx, const tuples_t *ts, const group_t *g, bool *gone,
+                                     frame_t *env, val_t *context, frame_t **f)
+{
+    *f = frame_new(env);
+    const val_t **vals = calloc(g->n, sizeof *vals);
+    if (vals == NULL)
+        abort();
+    for (size_t m = 0; m < g->n; m++)
+        vals[m] = gone[g->members[m]] ? &UNDEF : &ts->v[g->members[m]].item;
+    *context = group_reduce(vals, g->n, true);
+    if (g->n == 1)
+        gone[g->members[0]] = true;
+    /* the variables' names: the tuples of a stream bind the same, in the
+     * same order (names borrowed from the tree: equal pointers), but for a
+     * block a % reached into */
+    names_t names = {0};
+    const frame_t *first = ts->v[g->members[0]].vars;
+    bool *aligned = calloc(g->n, sizeof *aligned);
+    if (aligned == NULL)
+        abort();
+    size_t work = g->n;
+    names.v = malloc((first->n + 1) * sizeof *names.v);
+    if (names.v == NULL)
+        abort();
+    for (size_t b = 0; b < first->n; b++) /* distinct: a frame binds a name once */
+        names.v[names.n++] = first->b[b].name;
+    names.cap = first->n + 1;
+    for (size_t m = 0; m < g->n; m++) {
+        const frame_t *vars = ts->v[g->members[m]].vars;
+        aligned[m] = vars->n == first->n;
+        for (size_t b = 0; b < vars->n && aligned[m]; b++)
+            aligned[m] = vars->b[b].name == first->b[b].name;
+        for (size_t b = 0; b < vars->n && !aligned[m]; b++)
+            names_add(&names, vars->b[b].name);
+        work += aligned[m] ? first->n : vars->n * (names.n + 1);
+    }
+    swf_error_t *err = charge(ctx, work);
+    size_t built = g->n > 1 ? SLOT_BYTES * g->n : 0;
+    for (size_t k = 0; k < names.n && !err; k++) {
+        for (size_t m = 0; m < g->n; m++) {
+            const frame_t *vars = ts->v[g->members[m]].vars;
+            const val_t *x = aligned[m] && k < first->n ? &vars->b[k].v
+                             : aligned[m]               ? NULL
+                                                        : frame_lookup((frame_t *)vars, names.v[k]);
+            vals[m] = x != NULL ? x : &UNDEF;
+        }
+        val_t r = group_reduce(vals, g->n, false);
+        if ((*f)->n == (*f)->cap) { /* names distinct: no frame_set search */
+            (*f)->cap = (*f)->cap ? 2 * (*f)->cap : names.n;
+            (*f)->b = realloc((*f)->b, (*f)->cap * sizeof *(*f)->b);
+            if ((*f)->b == NULL)
+                abort();
+        }
+        (*f)->b[(*f)->n++] = (binding_t){names.v[k], r};
+        built += g->n > 1 ? VALUE_BYTES + SLOT_BYTES * g->n : 0;
+    }
+    free(aligned);
+    free(names.v);
+    free(vals);
+    return err ? err : charge_bytes(ctx, built);
+}
+
+/* v{k: e, ...}: the items of v (or, after @, # or % bindings, the tuples
+ * ts with their variables) grouped by the key each k gives them, and each
+ * group's value e evaluated with the group's items (one item alone, else the
+ * sequence of them) as the context, and for tuples the group's variables
+ * (each the values of its members, appended). Two key expressions giving
+ * the same key is an error, as in JSONata. The object replaces *v. */
+static swf_error_t *eval_group(ctx_t *ctx, const node_t *pairs, frame_t *env, const tuples_t *ts,
+                               val_t *v)
+{
+    if (ts == NULL && is_func(v))
         return qerr("%s cannot be grouped", func_what(v));
-    items_t it = items_of(v);
-    size_t nitems = it.n ? it.n : 1; /* no items: the keys see one undefined */
+    if (ts != NULL && ts->n == 0) /* jsonata-js fails too, reading a tuple that is not there */
+        return qerr("a group-by after @, # or %% bindings has no items to group");
+    items_t it = ts ? (items_t){NULL, NULL, 0} : items_of(v);
+    size_t nitems = ts ? ts->n : it.n ? it.n : 1; /* no items: the keys see one undefined */
     json_object *index = json_object_new_object(), *obj = json_object_new_object();
     group_t *groups = NULL;
+    bool *gone = calloc(nitems, sizeof *gone);
+    if (gone == NULL)
+        abort();
     size_t ngroups = 0, cap = 0;
     swf_error_t *err = charge(ctx, nitems);
     for (size_t i = 0; i < nitems && !err; i++) {
-        val_t item = it.n ? val_ref(item_at(&it, i)) : UNDEF;
+        if (ts && (err = tuple_charge(ctx, &ts->v[i])))
+            break;
+        val_t item = ts ? val_copy(&ts->v[i].item) : it.n ? val_ref(item_at(&it, i)) : UNDEF;
+        frame_t *f = ts ? tuple_env(env, &ts->v[i]) : env;
         for (size_t k = 0; k + 1 < pairs->items.n && !err; k += 2) {
             val_t key = UNDEF;
-            if ((err = eval(ctx, pairs->items.v[k], &item, env, &key)))
+            if ((err = eval(ctx, pairs->items.v[k], &item, f, &key)))
                 break;
             if (defined(&key) && (is_func(&key) || !is_string(key.j))) {
                 err = qerr("a group-by key must be a string, not %s", type_name(&key));
@@ -3302,45 +3800,74 @@ static swf_error_t *eval_group(ctx_t *ctx, const node_t *pairs, frame_t *env, va
                             abort();
                     }
                     g = &groups[ngroups];
-                    *g = (group_t){k / 2, val_copy(&item), json_object_new_array(), 0};
+                    *g = (group_t){.pair = k / 2, .order = ngroups};
                     json_object_object_add(index, name, json_object_new_int64((int64_t)ngroups));
                     ngroups++;
                 }
+                if (!err && g->n == g->cap) {
+                    g->cap = g->cap ? 2 * g->cap : 4;
+                    g->members = realloc(g->members, g->cap * sizeof *g->members);
+                    if (g->members == NULL)
+                        abort();
+                }
                 if (!err) {
-                    if (defined(&item))
-                        seq_add_flat(g->seq, item.j);
-                    g->count++;
+                    g->members[g->n++] = i;
                     err = charge_bytes(ctx, VALUE_BYTES + SLOT_BYTES);
                 }
             }
             val_free(&key);
         }
+        if (ts)
+            frame_release(f);
         val_free(&item);
     }
-    size_t gi = 0;
     json_object_object_foreach(index, name, at)
     {
-        if (err)
-            break;
-        (void)at;
-        group_t *g = &groups[gi++];
-        val_t context = g->count == 1
-                            ? val_copy(&g->one)
-                            : (val_t){swf_json_ref(g->seq), V_DEF | V_SEQ, NULL, NULL, NULL};
+        group_t *g = &groups[json_object_get_int64(at)];
+        g->key = name;
+        g->is_index = js_array_index(name, &g->array_index);
+    }
+    if (ngroups > 1)
+        qsort(groups, ngroups, sizeof *groups, group_js_order);
+    for (size_t gi = 0; gi < ngroups && !err; gi++) {
+        group_t *g = &groups[gi];
+        val_t context = UNDEF;
+        frame_t *f = env;
+        if (ts) {
+            err = group_tuples_env(ctx, ts, g, gone, env, &context, &f);
+        } else {
+            const val_t **vals = calloc(g->n, sizeof *vals);
+            val_t *items = calloc(g->n, sizeof *items);
+            if (vals == NULL || items == NULL)
+                abort();
+            for (size_t m = 0; m < g->n; m++) {
+                items[m] = it.n ? val_ref(item_at(&it, g->members[m])) : UNDEF;
+                vals[m] = &items[m];
+            }
+            context = group_reduce(vals, g->n, true);
+            for (size_t m = 0; m < g->n; m++)
+                val_free(&items[m]);
+            free(items);
+            free(vals);
+            if (context.flags & V_SEQ)
+                err = charge_bytes(ctx, SLOT_BYTES * g->n);
+        }
         val_t value = UNDEF;
-        err = eval(ctx, pairs->items.v[2 * g->pair + 1], &context, env, &value);
+        if (!err)
+            err = eval(ctx, pairs->items.v[2 * g->pair + 1], &context, f, &value);
         if (!err && is_func(&value))
-            err = qerr("%s cannot be the value of \"%s\"", func_what(&value), name);
+            err = qerr("%s cannot be the value of \"%s\"", func_what(&value), g->key);
         else if (!err && defined(&value))
-            json_object_object_add(obj, name, swf_json_ref(value.j));
+            json_object_object_add(obj, g->key, swf_json_ref(value.j));
         val_free(&value);
         val_free(&context);
+        if (f != env)
+            frame_release(f);
     }
-    for (size_t i = 0; i < ngroups; i++) {
-        val_free(&groups[i].one);
-        json_object_put(groups[i].seq);
-    }
+    for (size_t i = 0; i < ngroups; i++)
+        free(groups[i].members);
     free(groups);
+    free(gone);
     json_object_put(index);
     if (err) {
         json_object_put(obj);
@@ -3399,7 +3926,7 @@ static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_
         err = eval_var(ctx, n, input, env, out);
         break;
     case N_PATH:
-        err = eval_path(ctx, n, input, env, out);
+        err = eval_path(ctx, n, input, env, out, NULL, NULL);
         break;
     case N_NEG: {
         val_t a;
@@ -3431,7 +3958,7 @@ static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_
         break;
     case N_OBJECT: /* as jsonata-js: grouping the items of the context */
         *out = val_copy(input);
-        err = eval_group(ctx, n, env, out);
+        err = eval_group(ctx, n, env, NULL, out);
         break;
     case N_BLOCK: {
         frame_t *f = frame_new(env);
@@ -3470,11 +3997,17 @@ static swf_error_t *eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_
     case N_HOLE:
         err = qerr("? is only an argument of a call"); /* calls see it */
         break;
+    case N_PARENT: { /* bound by the step it refers to, in the tuple stream */
+        const val_t *bound = n->name ? frame_lookup(env, n->name) : NULL;
+        if (bound != NULL)
+            *out = val_copy(bound);
+        break;
+    }
     }
     for (size_t i = 0; !err && i < n->preds.n; i++)
         err = filter(ctx, n->preds.v[i], env, out);
-    if (!err && n->group != NULL)
-        err = eval_group(ctx, n->group, env, out);
+    if (!err && n->group != NULL && n->kind != N_PATH) /* a path groups its tuples itself */
+        err = eval_group(ctx, n->group, env, NULL, out);
     if (!err && (out->flags & V_SEQ)) {
         /* paths, wildcards and lookups over arrays: one unit per item */
         size_t len = json_object_array_length(out->j);

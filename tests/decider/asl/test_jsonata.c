@@ -1065,8 +1065,154 @@ Test(jsonata, context_binding_joins_two_arrays)
 
 Test(jsonata, bindings_errors)
 {
-    expect_error("$states.input.items#$i{name: $i}", "group-by after @ or #");
     expect_error("$states.input.items@$x[0]@$y", "must come before the step's filters");
+}
+
+Test(jsonata, later_step_filters_filter_the_whole_stream)
+{
+    /* as jsonata-js: once a path is a tuple stream, ($)[0] keeps its first */
+    expect_value_in("$l.loans#$i.($)[0].who", LIBRARY, "\"ann\"");
+    expect_value_in("$l.loans.($)[0].who", LIBRARY, "[\"ann\", \"bob\", \"cy\"]");
+}
+
+/* ---- group-by after # and @ bindings ---- */
+
+Test(jsonata, group_by_after_bindings_sees_each_tuples_variables)
+{
+    expect_value_in("$l.loans@$x.books@$b[$x.isbn = $b.isbn]{$x.who: $b.title}", LIBRARY,
+                    "{\"ann\": \"A\", \"bob\": \"B\", \"cy\": \"A\"}");
+    /* a group of several tuples sees each variable's values appended */
+    expect_value_in("$l.loans@$x.books@$b[$x.isbn = $b.isbn]{$b.title: $x.who}", LIBRARY,
+                    "{\"A\": [\"ann\", \"cy\"], \"B\": \"bob\"}");
+    expect_value_in("$l.loans@$x.books@$b[$x.isbn = $b.isbn]{$b.title: $count($x)}", LIBRARY,
+                    "{\"A\": 2, \"B\": 1}");
+    expect_value_in("$l.loans#$i{isbn: $i}", LIBRARY, "{\"1\": [0, 2], \"2\": 1}");
+    expect_value_in("$l.loans#$i{'all': $count($), who: 1}", LIBRARY,
+                    "{\"all\": 3, \"ann\": 1, \"bob\": 1, \"cy\": 1}");
+    /* jsonata-js 2.0.6 takes the item away from a tuple grouped alone, so a
+     * group evaluated after that one no longer counts it */
+    expect_value_in("$l.loans#$i{who: 1, 'all': $count($)}", LIBRARY,
+                    "{\"ann\": 1, \"all\": 2, \"bob\": 1, \"cy\": 1}");
+    /* a path's group-by groups the path it ends, however long */
+    expect_value_in("$l.loans{'n': $count($)}.isbn", LIBRARY, "{\"n\": 3}");
+    /* as jsonata-js: a filter after a path's group-by filters its last step */
+    expect_value_in("$l.loans#$i{who: $i}[0]", LIBRARY, "{\"ann\": 0}");
+    expect_value_in("$l.loans{who: isbn}[1]", LIBRARY, "{\"bob\": \"2\"}");
+    /* the path ended before its first binding: no tuples, one undefined item */
+    expect_value_in("$l.nothing.x#$i{'a': 1}", LIBRARY, "{\"a\": 1}");
+}
+
+Test(jsonata, group_by_after_bindings_errors)
+{
+    /* jsonata-js 2.0.6 fails too (reading a tuple that is not there) */
+    expect_error("$states.input.items#$i.nothing{'a': 1}", "no items to group");
+    expect_error("$states.input.items#$i{$i: name}", "key must be a string, not number");
+    expect_error("$states.input.items#$i{name: $i, 'a': $i, 'b': 2}", "comes twice");
+}
+
+/* ---- the parent operator (%) ---- */
+
+static const char *const ACCOUNT =
+    "{\"a\": {\"Account\": {\"name\": \"Firefly\", \"Order\": ["
+    "  {\"id\": \"o1\", \"Product\": [{\"name\": \"hat\", \"price\": 34},"
+    "                              {\"name\": \"cap\", \"price\": 21}]},"
+    "  {\"id\": \"o2\", \"Product\": [{\"name\": \"hat\", \"price\": 34},"
+    "                              {\"name\": \"cloak\", \"price\": 107}]}]}},"
+    " \"l\": {\"loans\": [{\"isbn\": \"1\", \"who\": \"ann\"}, {\"isbn\": \"2\", \"who\": "
+    "\"bob\"}],"
+    "       \"books\": [{\"isbn\": \"1\", \"title\": \"A\"}, {\"isbn\": \"2\", \"title\": "
+    "\"B\"}]}}";
+
+Test(jsonata, parent_operator_is_the_item_of_the_step_before)
+{
+    expect_value_in("$a.Account.Order.Product.{'p': name, 'o': %.id, 'acc': %.%.name}", ACCOUNT,
+                    "[{\"p\": \"hat\", \"o\": \"o1\", \"acc\": \"Firefly\"},"
+                    " {\"p\": \"cap\", \"o\": \"o1\", \"acc\": \"Firefly\"},"
+                    " {\"p\": \"hat\", \"o\": \"o2\", \"acc\": \"Firefly\"},"
+                    " {\"p\": \"cloak\", \"o\": \"o2\", \"acc\": \"Firefly\"}]");
+    expect_value_in("$a.Account.Order.Product.%.id", ACCOUNT, "[\"o1\", \"o1\", \"o2\", \"o2\"]");
+    expect_value_in("$a.Account.Order.Product.%.%.name", ACCOUNT,
+                    "[\"Firefly\", \"Firefly\", \"Firefly\", \"Firefly\"]");
+    expect_value_in("$a.Account.Order.Product[%.id = 'o2'].name", ACCOUNT, "[\"hat\", \"cloak\"]");
+    expect_value_in("$a.Account.Order.Product^(>%.id, price).name", ACCOUNT,
+                    "[\"hat\", \"cloak\", \"cap\", \"hat\"]");
+    expect_value_in("$a.Account.Order.Product.(name & '@' & %.id)", ACCOUNT,
+                    "[\"hat@o1\", \"cap@o1\", \"hat@o2\", \"cloak@o2\"]");
+    expect_value_in("$a.Account.Order.Product.($uppercase(%.id))", ACCOUNT,
+                    "[\"O1\", \"O1\", \"O2\", \"O2\"]");
+    /* the path is a tuple stream: [0] keeps the first of all the products */
+    expect_value_in("$a.Account.Order.Product[0].%.id", ACCOUNT, "\"o1\"");
+    /* a % after a block looks into its last expression */
+    expect_value_in("$a.Account.Order.(Product).%.id", ACCOUNT, "[\"o1\", \"o1\", \"o2\", \"o2\"]");
+    expect_value_in("$a.Account.Order.((Product)[0]).%.id", ACCOUNT, "[\"o1\", \"o2\"]");
+    expect_value_in("$a.Account.Order.Product[%.%].price", ACCOUNT, "[34, 21, 34, 107]");
+    expect_value_in("$a.Account.Order#$i.Product.{'i': $i, 'o': %.id}", ACCOUNT,
+                    "[{\"i\": 0, \"o\": \"o1\"}, {\"i\": 0, \"o\": \"o1\"},"
+                    " {\"i\": 1, \"o\": \"o2\"}, {\"i\": 1, \"o\": \"o2\"}]");
+    /* after @ the context stays: % is the item loans was applied to */
+    expect_value_in("$l.loans@$x.%.books[isbn = $x.isbn].title", ACCOUNT, "[\"A\", \"B\"]");
+    expect_value_in("$a.Account.Order.Product.{'o': %.id, 'p': price}{o: $sum(p)}", ACCOUNT,
+                    "{\"o1\": 55, \"o2\": 141}");
+    expect_value_in("$a.Account.Order#$o.Product{$string($o): $sum(price)}", ACCOUNT,
+                    "{\"0\": 55, \"1\": 141}");
+    expect_value_in("$a.Account.Order#$o.Product{name: $o}", ACCOUNT,
+                    "{\"hat\": [0, 1], \"cap\": 0, \"cloak\": 1}");
+}
+
+Test(jsonata, parent_operator_is_undefined_where_jsonata_does_not_pass_it_on)
+{
+    /* lambdas, ~>, group-by pairs and a path's first step keep their % */
+    expect_undefined("$states.input.items.$map([1], function($v) { %.s })");
+    expect_undefined("$states.input.items.(%.s ~> $uppercase())");
+    expect_value("$states.input.items.$uppercase(%.s)", "[\"ABBBC\", \"ABBBC\", \"ABBBC\"]");
+    expect_value_in("$a.Account.Order.Product{name: %.id}", ACCOUNT, "{}");
+    expect_undefined("(%).x");
+    expect_undefined("$states.input.items[%]"); /* a filter that is a % alone */
+}
+
+Test(jsonata, parent_operator_errors)
+{
+    const char *bad[] = {
+        "%",                             /* above the whole expression */
+        "$a.%",                          /* a variable has no parent */
+        "$a.Account.**.%",               /* nor descendants */
+        "$a.Account.Order.{'x': %.%.%}", /* above $a */
+        "$a.Account.Order^(id).%",       /* nor an order-by */
+        "$a.Account.Order.{'a': 1}.%",   /* nor an object */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        swf_error_t *err = swf_asl_jsonata_check(bad[i]);
+        cr_expect_not_null(err, "check accepted \"%s\"", bad[i]);
+        swf_error_free(err);
+        expect_error(bad[i], "cannot be derived from this expression");
+    }
+}
+
+Test(jsonata, parent_chains_and_grouped_tuples_stay_within_the_limits)
+{
+    /* each step binds a label: 1300 of them, carried by every tuple */
+    char *expr = malloc(SWF_LIMIT_JSONATA_BYTES);
+    cr_assert_not_null(expr);
+    size_t n = (size_t)snprintf(expr, SWF_LIMIT_JSONATA_BYTES, "$l");
+    for (int i = 0; i < 1300; i++)
+        n += (size_t)snprintf(expr + n, SWF_LIMIT_JSONATA_BYTES - n, ".loans[0].%%");
+    snprintf(expr + n, SWF_LIMIT_JSONATA_BYTES - n, ".loans#$i{who: $i}");
+    expect_value_in(expr, ACCOUNT, "{\"ann\": 0, \"bob\": 1}");
+    /* each % doubles the stream */
+    n = (size_t)snprintf(expr, SWF_LIMIT_JSONATA_BYTES, "$l");
+    for (int i = 0; i < 200; i++)
+        n += (size_t)snprintf(expr + n, SWF_LIMIT_JSONATA_BYTES - n, ".loans.%%");
+    snprintf(expr + n, SWF_LIMIT_JSONATA_BYTES - n, ".loans#$i{who: $count($i)}");
+    json_object *b = parse_json(ACCOUNT), *got = NULL;
+    bool defined = false;
+    swf_error_t *err = swf_asl_jsonata_eval(expr, b, &got, &defined);
+    cr_expect_not_null(err);
+    if (err)
+        cr_expect(strstr(swf_error_message(err), "too much") != NULL, "%s", swf_error_message(err));
+    swf_error_free(err);
+    json_object_put(got);
+    json_object_put(b);
+    free(expr);
 }
 
 /* ---- dates ---- */
@@ -1286,7 +1432,7 @@ Test(jsonata, syntax_errors_fail_check_and_eval)
         "function(1) { 1 }",
         "function($x, $x) { 1 }",
         "function($x)<n:n { 1 }",
-        "a{'k': 1}[0]",
+        "$a{'k': 1}[0]",
         "a#$i#$j",
         "1#$i.a",
         "true.a",
@@ -1297,7 +1443,11 @@ Test(jsonata, syntax_errors_fail_check_and_eval)
         "a@$x[0]@$y",
         "a[0]@$x",
         "a^(b)@$x",
-        "a#$i{'k': 1}",
+        "%",
+        "%.a",
+        "$states.%",
+        "a.**.%",
+        "a.{'b': %.%.c}",
         "|a|{}",
         "|a {}|",
         "$substring(?, 0, 1, ?)",
