@@ -2,8 +2,8 @@
  * bench_decider_memory - what one decider's cache of replayed executions
  * costs in memory, and that the cache setting bounds it.
  *
- * usage: bench_decider_memory [EXECUTIONS] [CACHE] [STEPS]
- * (defaults 10000 10000 5)
+ * usage: bench_decider_memory [EXECUTIONS] [CACHE] [STEPS] [PAD]
+ * (defaults 10000 10000 5 0)
  *
  * One decider (SWF_DECIDER_CACHE = CACHE) on the in-process harness
  * (throwaway PostgreSQL, mock Kafka, the harness's echo worker) runs
@@ -13,7 +13,9 @@
  * /proc/self/status) once everything has started and again when every
  * execution waits, the executions the cache holds, and the growth per
  * cached execution. Run it again with CACHE halved: the cache holds CACHE
- * entries and the growth follows it. The figure includes librdkafka's and
+ * entries and the growth follows it. PAD adds that many Pass states to
+ * the definition (between Inc and Check), to give it the size of a real
+ * one: a parsed definition costs about ten times its text. The figure includes librdkafka's and
  * the harness's own buffers, so the growth per entry is an upper bound;
  * the heap in use (mallinfo2, every arena) leaves out what the allocator
  * keeps for reuse after evictions, and follows the cache more closely.
@@ -65,21 +67,36 @@ int main(int argc, char **argv)
     int execs = argc > 1 ? atoi(argv[1]) : 10000;
     int cache = argc > 2 ? atoi(argv[2]) : 10000;
     int steps = argc > 3 ? atoi(argv[3]) : 5;
-    if (execs < 1 || cache < 1 || steps < 1) {
-        fprintf(stderr, "usage: bench_decider_memory [EXECUTIONS] [CACHE] [STEPS]\n");
+    int pad = argc > 4 ? atoi(argv[4]) : 0;
+    if (execs < 1 || cache < 1 || steps < 1 || pad < 0 || pad > 1000) {
+        fprintf(stderr, "usage: bench_decider_memory [EXECUTIONS] [CACHE] [STEPS] [PAD]\n");
         return 2;
     }
     char v[32];
     snprintf(v, sizeof(v), "%d", cache);
     setenv("SWF_DECIDER_CACHE", v, 1);
     setenv("SWF_KAFKA_FETCH_WAIT_MS", "1", 0);
-    char def_text[1024];
-    snprintf(def_text, sizeof(def_text),
-             "{\"StartAt\":\"Work\",\"States\":{"
-             "\"Work\":{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::activity:mem\","
-             "  \"Next\":\"Inc\"},"
-             "\"Inc\":{\"Type\":\"Pass\",\"Parameters\":{\"i.$\":\"States.MathAdd($.i, 1)\"},"
-             "  \"Next\":\"Check\"},"
+    size_t def_cap = 1024 + 160 * (size_t)pad, def_n = 0;
+    char *def_text = malloc(def_cap);
+    if (def_text == NULL)
+        abort();
+    def_n += (size_t)snprintf(def_text + def_n, def_cap - def_n,
+                              "{\"StartAt\":\"Work\",\"States\":{"
+                              "\"Work\":{\"Type\":\"Task\","
+                              "\"Resource\":\"arn:aws:states:::activity:mem\",\"Next\":\"Inc\"},"
+                              "\"Inc\":{\"Type\":\"Pass\",\"Parameters\":{\"i.$\":"
+                              "\"States.MathAdd($.i, 1)\"},\"Next\":\"%s\"},",
+                              pad > 0 ? "Pad1" : "Check");
+    for (int k = 1; k <= pad; k++) {
+        char next[16];
+        snprintf(next, sizeof(next), k < pad ? "Pad%d" : "Check", k + 1);
+        def_n += (size_t)snprintf(def_text + def_n, def_cap - def_n,
+                                  "\"Pad%d\":{\"Type\":\"Pass\",\"Parameters\":{\"i.$\":\"$.i\","
+                                  "\"note\":\"padding %d\",\"tags\":[\"a\",\"b\"]},"
+                                  "\"OutputPath\":\"$\",\"Next\":\"%s\"},",
+                                  k, k, next);
+    }
+    snprintf(def_text + def_n, def_cap - def_n,
              "\"Check\":{\"Type\":\"Choice\",\"Choices\":[{\"Variable\":\"$.i\","
              "  \"NumericLessThan\":%d,\"Next\":\"Work\"}],\"Default\":\"Hold\"},"
              "\"Hold\":{\"Type\":\"Wait\",\"Seconds\":3600,\"Next\":\"Done\"},"
@@ -149,14 +166,16 @@ int main(int argc, char **argv)
     long rss2 = rss_kib();
     double heap1 = heap_mib();
     double per = st.cached ? (heap1 - heap0) * 1024.0 / (double)st.cached : 0;
-    printf("cache setting %d, executions %d x %d steps: %llu cached; RSS %.1f MiB before, "
+    printf("definition %zu bytes; cache setting %d, executions %d x %d steps: %llu cached; RSS "
+           "%.1f MiB before, "
            "%.1f MiB after, %.1f MiB after malloc_trim; heap in use %.1f -> %.1f MiB "
            "(%.1f KiB per cached execution); %lld s\n",
-           cache, execs, steps, (unsigned long long)st.cached, rss0 / 1024.0, rss1 / 1024.0,
-           rss2 / 1024.0, heap0, heap1, per, (long long)(time(NULL) - t0));
+           strlen(def_text), cache, execs, steps, (unsigned long long)st.cached, rss0 / 1024.0,
+           rss1 / 1024.0, rss2 / 1024.0, heap0, heap1, per, (long long)(time(NULL) - t0));
     rd_kafka_destroy(producer);
     swf_dev_worker_stop(worker);
     json_object_put(input);
+    free(def_text);
     bench_rig_down(&rig);
     return st.cached <= (uint64_t)cache ? 0 : 1;
 }

@@ -152,6 +152,7 @@ struct swf_decider_cache {
     entry_t **buckets;
     entry_t *head, *tail;
     uint64_t hits, misses;
+    json_object *definitions; /* the definition's text -> its shared parsed copy */
 };
 
 static uint64_t hash(const char *s)
@@ -174,7 +175,34 @@ swf_decider_cache_t *swf_decider_cache_new(size_t max)
     c->buckets = calloc(c->nbuckets, sizeof(*c->buckets));
     if (c->buckets == NULL)
         abort();
+    c->definitions = json_object_new_object();
     return c;
+}
+
+void swf_decider_cache_share_definition(swf_decider_cache_t *c, const swf_event_t *ev)
+{
+    json_object *def, *shared;
+    if (ev->type != SWF_EVENT_WORKFLOW_EXECUTION_STARTED ||
+        !swf_json_get(ev->attrs, "definition", &def) || !json_object_is_type(def, json_type_object))
+        return;
+    /* the text is the key: PostgreSQL writes jsonb's keys in one order, so
+     * one definition always reads back as one text */
+    const char *text = json_object_to_json_string_ext(def, JSON_C_TO_STRING_PLAIN);
+    if (!swf_json_get(c->definitions, text, &shared)) {
+        if (json_object_object_length(c->definitions) >= SWF_DECIDER_SHARED_DEFINITIONS) {
+            json_object_put(c->definitions); /* the states using them keep theirs */
+            c->definitions = json_object_new_object();
+        }
+        shared = swf_json_ref(def);
+        json_object_object_add(c->definitions, text, shared);
+    }
+    if (shared != def)
+        json_object_object_add(ev->attrs, "definition", swf_json_ref(shared));
+}
+
+size_t swf_decider_cache_definitions(const swf_decider_cache_t *c)
+{
+    return (size_t)json_object_object_length(c->definitions);
 }
 
 static void list_unlink(swf_decider_cache_t *c, entry_t *e)
@@ -277,5 +305,6 @@ void swf_decider_cache_free(swf_decider_cache_t *c)
     while (c->head)
         swf_decider_state_free(entry_remove(c, c->head));
     free(c->buckets);
+    json_object_put(c->definitions);
     free(c);
 }

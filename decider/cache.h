@@ -71,6 +71,22 @@ void swf_decider_cache_put(swf_decider_cache_t *cache, const char *execution_id,
 /* Drops the entries of one inbox partition; returns how many. */
 size_t swf_decider_cache_drop_partition(swf_decider_cache_t *cache, int32_t partition);
 size_t swf_decider_cache_count(const swf_decider_cache_t *cache);
+/* Executions of one state machine version carry the same definition, and
+ * json-c holds a parsed one in about ten times the bytes of its text, so
+ * the cache keeps one parsed copy of each definition it meets (at most
+ * SWF_DECIDER_SHARED_DEFINITIONS; past that it starts the set afresh) and
+ * gives it to every execution of that definition: this replaces the
+ * definition in a WorkflowExecutionStarted event's attributes with the
+ * shared copy, before the event is applied. The interpreter never changes
+ * a definition, which is what makes sharing it safe; json-c's reference
+ * counts are not atomic, which is why a cache shares only among the
+ * executions of its own thread. Any other event is left alone. */
+#define SWF_DECIDER_SHARED_DEFINITIONS 256
+void swf_decider_cache_share_definition(swf_decider_cache_t *cache, const swf_event_t *ev);
+
+/* Definitions shared at the moment (for tests and the bench). */
+size_t swf_decider_cache_definitions(const swf_decider_cache_t *cache);
+
 /* Hits and misses so far. */
 void swf_decider_cache_stats(const swf_decider_cache_t *cache, uint64_t *hits, uint64_t *misses);
 

@@ -450,8 +450,10 @@ static bool work_state(swf_decider_t *d, work_t *w)
 static swf_error_t *work_prepare(swf_decider_t *d, work_t *w, const swf_event_list_t *loaded)
 {
     swf_error_t *err = NULL;
-    for (size_t i = 0; err == NULL && i < loaded->count; i++)
+    for (size_t i = 0; err == NULL && i < loaded->count; i++) {
+        swf_decider_cache_share_definition(d->cache, &loaded->items[i]);
         err = swf_decider_state_apply(w->st, &loaded->items[i]);
+    }
     if (err != NULL)
         return err;
     w->next_id = swf_asl_exec_last_event_id(w->st->exec) + 1;
@@ -648,9 +650,15 @@ static swf_error_t *publication_add(swf_decider_t *d, publication_t *p, const ch
     json_object *tl;
     const char *list =
         swf_json_get(ev->attrs, "taskList", &tl) ? swf_json_get_string(tl, "name") : NULL;
-    json_object *doc;
-    swf_error_t *err =
-        swf_msg_activity_task_new(d->cfg.secret, execution_id, ev->id, ev->attrs, &doc);
+    /* The task is built from a copy of the event's attributes: their values
+     * may be shared with the cached states (a constant of the definition,
+     * which executions share, or an input the state still holds), and
+     * json-c's reference counts are not atomic, so only the decider's
+     * thread may take or drop references to them; this runs on the
+     * committer's, and the publisher's frees the task. Copying only reads. */
+    json_object *attrs = swf_json_copy(ev->attrs), *doc;
+    swf_error_t *err = swf_msg_activity_task_new(d->cfg.secret, execution_id, ev->id, attrs, &doc);
+    json_object_put(attrs);
     if (err != NULL)
         return err;
     publication_grow(p);
