@@ -3,7 +3,7 @@
 # Safe to run again: apt-get skips what is installed. Needs root (or sudo).
 set -eu
 PKGS="build-essential cmake pkg-config libjson-c-dev libpq-dev librdkafka-dev libcriterion-dev
-      postgresql postgresql-contrib python3 docker-compose"
+      postgresql postgresql-contrib python3 python3-confluent-kafka docker-compose"
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 missing=""
