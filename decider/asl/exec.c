@@ -140,14 +140,24 @@ struct frame {
 
 typedef enum waiter_kind { W_ACTIVITY, W_TIMER } waiter_kind_t;
 
+/* An activity or timer not closed yet (answered, timed out, fired,
+ * cancelled). Closed ones are forgotten, but for a bit each (bits_t), so
+ * that a cached execution's memory follows what is open, not the length of
+ * its history. */
 typedef struct waiter {
+    int64_t seq; /* its activityId, or N of its timerId tN */
     waiter_kind_t kind;
-    frame_t *frame; /* NULL once abandoned or delivered */
-    bool open;
-    int64_t event_id; /* ActivityTaskScheduled / TimerStarted */
+    frame_t *frame;   /* NULL once abandoned */
+    int64_t event_id; /* ActivityTaskScheduled / TimerStarted, 0 until applied */
     char *state;      /* for the snapshot */
     char *path;
 } waiter_t;
+
+/* A growable set of small integers. */
+typedef struct bits {
+    uint8_t *v;
+    size_t cap; /* bytes */
+} bits_t;
 
 struct swf_asl_exec {
     swf_asl_status_t status;
@@ -173,13 +183,13 @@ struct swf_asl_exec {
     size_t expected_next;
     bool close_decided;
     bool cancel_requested;
-    /* Activities and timers by sequence number; event id -> sequence. */
+    /* The open activities and timers, by sequence number (ascending). */
     waiter_t *waiters;
-    size_t nwaiters, cap_waiters;
-    size_t open_waiters;   /* activities and timers not answered yet */
+    size_t open_waiters, cap_waiters;
+    int64_t last_seq;      /* activities and timers ever created */
+    bits_t timer_seqs;     /* the sequence numbers that are timers */
+    bits_t activity_ids;   /* the event ids of ActivityTaskScheduled */
     int64_t history_limit; /* the events a history may hold */
-    int64_t *event_seq;
-    size_t cap_event_seq;
     /* Ready queue (FIFO). */
     frame_t **queue;
     size_t qhead, qtail, qcap;
@@ -548,6 +558,8 @@ static frame_t *frame_new(swf_asl_exec_t *ex, frame_t *parent, size_t index, cha
     return f;
 }
 
+static waiter_t *waiter_find(swf_asl_exec_t *ex, int64_t seq);
+
 /* Stops a frame and everything below it: open activities are cancelled and
  * timers cancelled, by decisions. */
 static void frame_abandon(swf_asl_exec_t *ex, frame_t *f)
@@ -556,8 +568,8 @@ static void frame_abandon(swf_asl_exec_t *ex, frame_t *f)
         return;
     if ((f->phase == PH_ACTIVITY || f->phase == PH_TIMER || f->phase == PH_RETRY) &&
         !f->has_outcome && f->wait_seq > 0) {
-        waiter_t *w = &ex->waiters[f->wait_seq - 1];
-        if (w->open && w->frame == f) {
+        waiter_t *w = waiter_find(ex, f->wait_seq);
+        if (w != NULL && w->frame == f) {
             json_object *a = json_object_new_object();
             char id[32];
             if (w->kind == W_ACTIVITY) {
@@ -1074,33 +1086,73 @@ static step_t state_result(swf_asl_exec_t *ex, frame_t *f, json_object *result)
 
 /* ------------------------------------------------------ activities, timers */
 
-/* An activity or timer answered, cancelled or timed out. */
+static void bits_set(bits_t *b, int64_t k)
+{
+    size_t byte = (size_t)k / 8;
+    if (byte >= b->cap) {
+        size_t cap = b->cap ? b->cap : 16;
+        while (cap <= byte)
+            cap *= 2;
+        uint8_t *v = realloc(b->v, cap);
+        if (v == NULL)
+            abort();
+        memset(v + b->cap, 0, cap - b->cap);
+        b->v = v;
+        b->cap = cap;
+    }
+    b->v[byte] |= (uint8_t)(1u << (k % 8));
+}
+
+static bool bits_has(const bits_t *b, int64_t k)
+{
+    return k >= 0 && (size_t)k / 8 < b->cap && (b->v[k / 8] & (1u << (k % 8))) != 0;
+}
+
+/* The open activity or timer with this sequence number, or NULL. */
+static waiter_t *waiter_find(swf_asl_exec_t *ex, int64_t seq)
+{
+    size_t lo = 0, hi = ex->open_waiters;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (ex->waiters[mid].seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ex->open_waiters && ex->waiters[lo].seq == seq ? &ex->waiters[lo] : NULL;
+}
+
+/* An activity or timer answered, cancelled or timed out: forgotten. */
 static void waiter_close(swf_asl_exec_t *ex, waiter_t *w)
 {
-    if (w->open)
-        ex->open_waiters--;
-    w->open = false;
+    size_t i = (size_t)(w - ex->waiters);
+    assert(i < ex->open_waiters);
+    free(w->state);
+    free(w->path);
+    memmove(w, w + 1, (ex->open_waiters - i - 1) * sizeof(*w));
+    ex->open_waiters--;
 }
 
 static int64_t waiter_add(swf_asl_exec_t *ex, waiter_kind_t kind, frame_t *f)
 {
-    if (ex->nwaiters == ex->cap_waiters) {
-        size_t cap = ex->cap_waiters ? ex->cap_waiters * 2 : 64;
+    if (ex->open_waiters == ex->cap_waiters) {
+        size_t cap = ex->cap_waiters ? ex->cap_waiters * 2 : 8;
         waiter_t *w = realloc(ex->waiters, cap * sizeof(*w));
         if (w == NULL)
             abort();
         ex->waiters = w;
         ex->cap_waiters = cap;
     }
-    waiter_t *w = &ex->waiters[ex->nwaiters++];
+    waiter_t *w = &ex->waiters[ex->open_waiters++]; /* the newest has the highest seq */
     memset(w, 0, sizeof(*w));
+    w->seq = ++ex->last_seq;
     w->kind = kind;
     w->frame = f;
-    w->open = true;
-    ex->open_waiters++;
     w->state = xstrdup(f->name);
     w->path = xstrdup(f->path);
-    return (int64_t)ex->nwaiters;
+    if (kind == W_TIMER)
+        bits_set(&ex->timer_seqs, w->seq);
+    return w->seq;
 }
 
 static json_object *control_new(frame_t *f)
@@ -1160,7 +1212,7 @@ static step_t enter_task(swf_asl_exec_t *ex, frame_t *f, const swf_asl_env_t *en
 {
     const char *resource = swf_json_get_string(f->state, "Resource");
     bool token = resource && strstr(resource, ".waitForTaskToken") != NULL;
-    int64_t seq = (int64_t)ex->nwaiters + 1; /* the id the activity will get */
+    int64_t seq = ex->last_seq + 1; /* the id the activity will get */
     char activity_id[32];
     snprintf(activity_id, sizeof(activity_id), "%lld", (long long)seq);
     /* The callback pattern hands $$.Task.Token to someone else; it is the
@@ -2259,22 +2311,6 @@ static swf_error_t *nondeterminism(swf_asl_exec_t *ex, const swf_event_t *ev,
     return err;
 }
 
-static void map_event(swf_asl_exec_t *ex, int64_t event_id, int64_t seq)
-{
-    if ((size_t)event_id >= ex->cap_event_seq) {
-        size_t cap = ex->cap_event_seq ? ex->cap_event_seq : 256;
-        while (cap <= (size_t)event_id)
-            cap *= 2;
-        int64_t *m = realloc(ex->event_seq, cap * sizeof(*m));
-        if (m == NULL)
-            abort();
-        memset(m + ex->cap_event_seq, 0, (cap - ex->cap_event_seq) * sizeof(*m));
-        ex->event_seq = m;
-        ex->cap_event_seq = cap;
-    }
-    ex->event_seq[event_id] = seq;
-}
-
 static int64_t attr_int(json_object *attrs, const char *key)
 {
     json_object *v;
@@ -2287,12 +2323,11 @@ static int64_t attr_int(json_object *attrs, const char *key)
 static void deliver(swf_asl_exec_t *ex, int64_t seq, bool ok, json_object *result,
                     const char *error, const char *cause)
 {
-    waiter_t *w = &ex->waiters[seq - 1];
-    if (!w->open)
+    waiter_t *w = waiter_find(ex, seq);
+    if (w == NULL)
         return; /* a duplicate or late result changes nothing */
-    waiter_close(ex, w);
     frame_t *f = w->frame;
-    w->frame = NULL;
+    waiter_close(ex, w);
     if (f == NULL || f->dead || f->wait_seq != seq || f->has_outcome)
         return;
     f->has_outcome = true;
@@ -2303,15 +2338,19 @@ static void deliver(swf_asl_exec_t *ex, int64_t seq, bool ok, json_object *resul
     enqueue(ex, f);
 }
 
+/* The activity an event's scheduledEventId names: its sequence number
+ * while open, -1 once closed (a late answer, which changes nothing), 0 when
+ * it names no activity. */
 static int64_t activity_seq(swf_asl_exec_t *ex, const swf_event_t *ev)
 {
     int64_t sched = attr_int(ev->attrs, "scheduledEventId");
-    if (sched <= 0 || (size_t)sched >= ex->cap_event_seq)
+    if (sched <= 0 || !bits_has(&ex->activity_ids, sched))
         return 0;
-    int64_t seq = ex->event_seq[sched];
-    if (seq <= 0 || ex->waiters[seq - 1].kind != W_ACTIVITY)
-        return 0;
-    return seq;
+    for (size_t i = 0; i < ex->open_waiters; i++) {
+        if (ex->waiters[i].event_id == sched)
+            return ex->waiters[i].kind == W_ACTIVITY ? ex->waiters[i].seq : 0;
+    }
+    return -1;
 }
 
 static swf_error_t *apply_started(swf_asl_exec_t *ex, const swf_event_t *ev)
@@ -2433,19 +2472,22 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *ex, const swf_event_t *ev)
     case SWF_EVENT_ACTIVITY_TASK_SCHEDULED: {
         const char *id = swf_json_get_string(ev->attrs, "activityId");
         int64_t seq = id ? strtoll(id, NULL, 10) : 0;
-        if (seq <= 0 || (size_t)seq > ex->nwaiters)
+        if (seq <= 0 || seq > ex->last_seq || bits_has(&ex->timer_seqs, seq))
             return bad_event(ev, "unknown activityId");
-        ex->waiters[seq - 1].event_id = ev->id;
-        map_event(ex, ev->id, seq);
+        waiter_t *w = waiter_find(ex, seq);
+        if (w != NULL)
+            w->event_id = ev->id;
+        bits_set(&ex->activity_ids, ev->id);
         break;
     }
     case SWF_EVENT_TIMER_STARTED: {
         const char *id = swf_json_get_string(ev->attrs, "timerId");
         int64_t seq = id && id[0] == 't' ? strtoll(id + 1, NULL, 10) : 0;
-        if (seq <= 0 || (size_t)seq > ex->nwaiters)
+        if (seq <= 0 || seq > ex->last_seq || !bits_has(&ex->timer_seqs, seq))
             return bad_event(ev, "unknown timerId");
-        ex->waiters[seq - 1].event_id = ev->id;
-        map_event(ex, ev->id, seq);
+        waiter_t *w = waiter_find(ex, seq);
+        if (w != NULL)
+            w->event_id = ev->id;
         break;
     }
     case SWF_EVENT_ACTIVITY_TASK_STARTED:
@@ -2457,6 +2499,8 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *ex, const swf_event_t *ev)
         int64_t seq = activity_seq(ex, ev);
         if (seq == 0)
             return bad_event(ev, "scheduledEventId names no activity");
+        if (seq < 0)
+            break;
         json_object *result;
         if (!swf_json_get(ev->attrs, "result", &result))
             result = NULL;
@@ -2467,6 +2511,8 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *ex, const swf_event_t *ev)
         int64_t seq = activity_seq(ex, ev);
         if (seq == 0)
             return bad_event(ev, "scheduledEventId names no activity");
+        if (seq < 0)
+            break;
         const char *reason = swf_json_get_string(ev->attrs, "reason");
         deliver(ex, seq, false, NULL, reason ? reason : ERR_TASK_FAILED,
                 swf_json_get_string(ev->attrs, "details"));
@@ -2476,6 +2522,8 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *ex, const swf_event_t *ev)
         int64_t seq = activity_seq(ex, ev);
         if (seq == 0)
             return bad_event(ev, "scheduledEventId names no activity");
+        if (seq < 0)
+            break;
         const char *type = swf_json_get_string(ev->attrs, "timeoutType");
         const char *details = swf_json_get_string(ev->attrs, "details");
         bool hb = type && strcmp(type, "HEARTBEAT") == 0;
@@ -2485,9 +2533,9 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *ex, const swf_event_t *ev)
         break;
     }
     case SWF_EVENT_ACTIVITY_TASK_CANCELED: {
-        int64_t seq = activity_seq(ex, ev);
-        if (seq > 0)
-            waiter_close(ex, &ex->waiters[seq - 1]);
+        waiter_t *w = waiter_find(ex, activity_seq(ex, ev));
+        if (w != NULL)
+            waiter_close(ex, w);
         break;
     }
     case SWF_EVENT_ACTIVITY_TASK_CANCEL_REQUESTED:
@@ -2496,12 +2544,13 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *ex, const swf_event_t *ev)
     case SWF_EVENT_TIMER_CANCELED: {
         const char *id = swf_json_get_string(ev->attrs, "timerId");
         int64_t seq = id && id[0] == 't' ? strtoll(id + 1, NULL, 10) : 0;
-        if (seq <= 0 || (size_t)seq > ex->nwaiters || ex->waiters[seq - 1].kind != W_TIMER)
+        if (seq <= 0 || seq > ex->last_seq || !bits_has(&ex->timer_seqs, seq))
             return bad_event(ev, "timerId names no timer");
+        waiter_t *w = waiter_find(ex, seq);
         if (ev->type == SWF_EVENT_TIMER_FIRED)
             deliver(ex, seq, true, NULL, NULL, NULL);
-        else
-            waiter_close(ex, &ex->waiters[seq - 1]);
+        else if (w != NULL)
+            waiter_close(ex, w);
         break;
     }
     case SWF_EVENT_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
@@ -2589,12 +2638,13 @@ void swf_asl_exec_free(swf_asl_exec_t *ex)
         return;
     graveyard_empty(ex);
     frame_free_tree(ex->root);
-    for (size_t i = 0; i < ex->nwaiters; i++) {
+    for (size_t i = 0; i < ex->open_waiters; i++) {
         free(ex->waiters[i].state);
         free(ex->waiters[i].path);
     }
     free(ex->waiters);
-    free(ex->event_seq);
+    free(ex->timer_seqs.v);
+    free(ex->activity_ids.v);
     free(ex->queue);
     swf_asl_decisions_free(&ex->expected);
     lh_table_free(ex->infos);
@@ -2723,13 +2773,11 @@ json_object *swf_asl_exec_snapshot(const swf_asl_exec_t *ex)
     if (ex->root != NULL && !ex->root->dead)
         swf_json_add(s, "machine", frame_snapshot(ex, ex->root));
     json_object *acts = json_object_new_array(), *timers = json_object_new_array();
-    for (size_t i = 0; i < ex->nwaiters; i++) {
+    for (size_t i = 0; i < ex->open_waiters; i++) {
         const waiter_t *w = &ex->waiters[i];
-        if (!w->open)
-            continue;
         json_object *o = json_object_new_object();
         char id[32];
-        snprintf(id, sizeof(id), w->kind == W_ACTIVITY ? "%zu" : "t%zu", i + 1);
+        snprintf(id, sizeof(id), w->kind == W_ACTIVITY ? "%lld" : "t%lld", (long long)w->seq);
         json_object_object_add(o, w->kind == W_ACTIVITY ? "activityId" : "timerId",
                                json_object_new_string(id));
         swf_json_add(o, "state", jstr(w->state));

@@ -308,6 +308,66 @@ Test(replay, duplicate_result_changes_nothing)
     run_free(&r);
 }
 
+/* An interpreter forgets the activities and timers that closed (its memory
+ * follows what is open, not the history's length), yet still knows their
+ * ids: a late answer to one changes nothing, and events that name an
+ * activity as a timer or a timer as an activity are refused. */
+Test(replay, closed_activities_are_forgotten_but_known)
+{
+    run_t r;
+    run_machine(&r,
+                "{\"StartAt\":\"T\",\"States\":{\"T\":{" TASK ",\"Next\":\"Inc\"},"
+                "\"Inc\":{\"Type\":\"Pass\",\"Parameters\":{\"i.$\":\"States.MathAdd($.i, 1)\"},"
+                "\"Next\":\"C\"},\"C\":{\"Type\":\"Choice\",\"Choices\":[{\"Variable\":\"$.i\","
+                "\"NumericLessThan\":300,\"Next\":\"T\"}],\"Default\":\"W\"},"
+                "\"W\":{\"Type\":\"Wait\",\"Seconds\":60,\"End\":true}}}",
+                "{\"i\":0}", NULL);
+    cr_assert_eq(r.res.status, SWF_ASL_SUCCEEDED);
+    swf_asl_exec_t *ex = swf_asl_exec_new();
+    size_t i = 0;
+    for (; r.events.items[i].type != SWF_EVENT_TIMER_STARTED; i++)
+        cr_assert_null(swf_asl_exec_apply(ex, &r.events.items[i]));
+    const swf_event_t *timer = &r.events.items[i];
+    cr_assert_null(swf_asl_exec_apply(ex, timer));
+    json_object *snap = swf_asl_exec_snapshot(ex), *acts, *timers;
+    cr_assert(swf_json_get(snap, "openActivities", &acts));
+    cr_assert(swf_json_get(snap, "openTimers", &timers));
+    cr_expect_eq(json_object_array_length(acts), 0);
+    cr_assert_eq(json_object_array_length(timers), 1);
+    cr_expect_str_eq(swf_json_get_string(json_object_array_get_idx(timers, 0), "timerId"), "t301");
+    json_object_put(snap);
+
+    int64_t next = timer->id + 1;
+    swf_event_t late = *find_type(&r.events, SWF_EVENT_ACTIVITY_TASK_COMPLETED, 0);
+    late.id = next++;
+    cr_expect_null(swf_asl_exec_apply(ex, &late), "a late answer to activity 1 is refused");
+
+    json_object *a = parse("{\"scheduledEventId\":0,\"result\":1}");
+    json_object_object_add(a, "scheduledEventId", json_object_new_int64(timer->id));
+    swf_event_t wrong = {.id = next,
+                         .type = SWF_EVENT_ACTIVITY_TASK_COMPLETED,
+                         .time_ms = timer->time_ms,
+                         .attrs = a};
+    swf_error_t *err = swf_asl_exec_apply(ex, &wrong);
+    cr_expect_not_null(err, "an answer naming a timer's event was taken");
+    swf_error_free(err);
+    json_object_put(a);
+
+    swf_asl_exec_t *ex2 = swf_asl_exec_new();
+    for (size_t k = 0; k <= i; k++)
+        cr_assert_null(swf_asl_exec_apply(ex2, &r.events.items[k]));
+    json_object *f = parse("{\"timerId\":\"t1\",\"startedEventId\":1}");
+    swf_event_t fired = {
+        .id = timer->id + 1, .type = SWF_EVENT_TIMER_FIRED, .time_ms = timer->time_ms, .attrs = f};
+    err = swf_asl_exec_apply(ex2, &fired);
+    cr_expect_not_null(err, "t1, an activity, fired as a timer");
+    swf_error_free(err);
+    json_object_put(f);
+    swf_asl_exec_free(ex2);
+    swf_asl_exec_free(ex);
+    run_free(&r);
+}
+
 Test(local_run, assign_sets_variables_seen_from_the_next_state_and_in_iterations)
 {
     run_t r;
