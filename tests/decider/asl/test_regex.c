@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "decider/asl/regex.h"
+#include "tests/fuzz.h"
 
 /* The match of pattern/flags in text from byte `from`, written as
  * "start-end" and then each group's "start-end" or "-" when unset,
@@ -237,4 +238,89 @@ Test(regex, text_that_is_not_utf8_is_matched_byte_by_byte)
                  "0-3");
     expect_match("[^x]+", "", "\xc3(\xe2", "0-3");
     expect_match(".$", "", "ab\xe2\x82", "3-4");
+}
+
+/* ---- mutated patterns (tests/fuzz.h) ---- */
+
+static const char *const SUBJECTS[] = {
+    "",
+    "abc abcabc ab-c 1053 $42",
+    "The Quick brown fox\njumps\r\nover 10 lazy dogs.",
+    "caf\xc3\xa9 \xf0\x9f\x98\x80 \xe2\x80\xa8 a\xc2\xa0" "b <<x>> (y) [z]",
+    "aaaaaaaaaaaaaaaaaaaaaaaaab",
+};
+
+/* A match's bounds lie within the text, in order, on character starts. */
+static void check_caps(const char *pattern, const char *s, size_t from, const size_t *caps,
+                       size_t groups)
+{
+    size_t n = strlen(s);
+    cr_assert(caps[0] != SWF_ASL_REGEX_UNSET && caps[0] >= from && caps[0] <= caps[1] &&
+                  caps[1] <= n,
+              "/%s/ on \"%s\": match %zu-%zu", pattern, s, caps[0], caps[1]);
+    for (size_t k = 0; k <= groups; k++) {
+        size_t a = caps[2 * k], b = caps[2 * k + 1];
+        if (a == SWF_ASL_REGEX_UNSET || b == SWF_ASL_REGEX_UNSET) {
+            cr_assert(k > 0 && a == b, "/%s/: group %zu half set", pattern, k);
+            continue;
+        }
+        cr_assert(a <= b && b <= n, "/%s/ on \"%s\": group %zu is %zu-%zu", pattern, s, k, a, b);
+        cr_assert(((unsigned char)s[a] & 0xC0) != 0x80 || a == n,
+                  "/%s/: group %zu starts inside a character", pattern, k);
+    }
+}
+
+static fuzz_outcome_t regex_round(const char *pattern, void *arg)
+{
+    (void)arg;
+    char err[160] = "";
+    const char *flags[] = {"", "i", "m", "im"};
+    swf_asl_regex_t *re =
+        swf_asl_regex_new(pattern, strlen(pattern), flags[strlen(pattern) % 4], err, sizeof err);
+    if (re == NULL) {
+        cr_assert(err[0] != '\0', "/%s/ refused without a message", pattern);
+        return FUZZ_REFUSED;
+    }
+    size_t groups = swf_asl_regex_groups(re);
+    size_t *caps = malloc(2 * (groups + 1) * sizeof *caps);
+    fuzz_outcome_t o = FUZZ_EMPTY;
+    for (size_t i = 0; i < sizeof SUBJECTS / sizeof SUBJECTS[0]; i++) {
+        const char *s = SUBJECTS[i];
+        for (size_t from = 0; from <= strlen(s); from += 7) {
+            while (from > 0 && ((unsigned char)s[from] & 0xC0) == 0x80)
+                from--; /* a character's start, as the callers give */
+            size_t budget = 20000;
+            int r = swf_asl_regex_search(re, s, strlen(s), from, caps, &budget);
+            cr_assert(r >= SWF_ASL_REGEX_TOO_DEEP && r <= SWF_ASL_REGEX_MATCH);
+            if (r == SWF_ASL_REGEX_MATCH) {
+                check_caps(pattern, s, from, caps, groups);
+                o = FUZZ_VALUE;
+            } else if (r < 0 && o == FUZZ_EMPTY) {
+                o = FUZZ_FAILED;
+            }
+        }
+    }
+    free(caps);
+    swf_asl_regex_free(re);
+    return o;
+}
+
+/* Each mutated pattern is refused with a message, or searches every text
+ * within its budget and gives matches whose bounds make sense. */
+Test(regex_fuzz, mutated_patterns_are_refused_or_match_sensibly)
+{
+    static const char *const seeds[] = {
+        "a|ab",          "<.*?>",           "(?<=\\$)\\d+(?:\\.\\d+)?", "(?<![$\\d.])\\b\\d+\\b",
+        "(z)((a+)?(b+)?(c))*", "(?<y>\\d{4})-(?<m>\\d{2})-\\k<m>", "^(a+)\\1$",
+        "[\\w.-]+@[^\\s@]+\\.[a-z]{2,}", "(?=(\\w+))\\1", "(?<=(\\d+)(\\d+))$", "[^]|[]|\\B",
+        "\\x41\\u0042\\cJ\\0\\8\\2(a)",  "a{2,3}?b{,2}c{1", "(?:(a)|b|)+?$",
+        "(?!x)(?<!y)[\\s\\S]{0,5}", "\\ud83d\\ude00|\xc3\xa9+", "^(a+)+$", "(a|a?)+b",
+    };
+    fuzz_corpus_t c = {0};
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
+        fuzz_corpus_add(&c, seeds[i]);
+    fuzz_tally_t t = fuzz_run(&c, 20000, regex_round, NULL);
+    cr_expect(t.outcomes[FUZZ_VALUE] > t.rounds / 10 && t.outcomes[FUZZ_REFUSED] > t.rounds / 100,
+              "%ld matched, %ld refused", t.outcomes[FUZZ_VALUE], t.outcomes[FUZZ_REFUSED]);
+    fuzz_corpus_free(&c);
 }
