@@ -24,10 +24,6 @@ swf_decider_state_t *swf_decider_state_new(const char *token_secret)
     st->exec = swf_asl_exec_new();
     if (token_secret != NULL)
         swf_asl_exec_set_token_secret(st->exec, token_secret);
-    st->activities = json_object_new_object();
-    st->scheduled = json_object_new_object();
-    st->timers = json_object_new_object();
-    st->requests = json_object_new_object();
     return st;
 }
 
@@ -43,6 +39,15 @@ void swf_decider_state_free(swf_decider_state_t *st)
     free(st);
 }
 
+/* An index, made when first written to: most executions never signal,
+ * and an empty json-c object costs most of a kilobyte. */
+static json_object *index_of(json_object **slot)
+{
+    if (*slot == NULL)
+        *slot = json_object_new_object();
+    return *slot;
+}
+
 static int64_t get_i64(json_object *o, const char *key)
 {
     json_object *v;
@@ -56,7 +61,7 @@ static void activity_close(swf_decider_state_t *st, const swf_event_t *ev)
     snprintf(key, sizeof(key), "%lld", (long long)get_i64(ev->attrs, "scheduledEventId"));
     const char *aid = swf_json_get_string(st->scheduled, key);
     if (aid != NULL) {
-        json_object_object_del(st->activities, aid);
+        json_object_object_del(st->activities, aid); /* both made when aid was added */
         json_object_object_del(st->scheduled, key);
     }
 }
@@ -80,7 +85,7 @@ swf_error_t *swf_decider_state_apply(swf_decider_state_t *st, const swf_event_t 
     case SWF_EVENT_WORKFLOW_EXECUTION_CANCEL_REQUESTED: {
         const char *rid = swf_json_get_string(ev->attrs, "requestId");
         if (rid != NULL)
-            json_object_object_add(st->requests, rid, json_object_new_boolean(1));
+            json_object_object_add(index_of(&st->requests), rid, json_object_new_boolean(1));
         break;
     }
     case SWF_EVENT_DECISION_TASK_COMPLETED:
@@ -99,9 +104,9 @@ swf_error_t *swf_decider_state_apply(swf_decider_state_t *st, const swf_event_t 
                        : 0;
         swf_json_add(a, "h", json_object_new_double(h));
         swf_json_add(a, "t", json_object_new_int64(0));
-        json_object_object_add(st->activities, aid, a);
+        json_object_object_add(index_of(&st->activities), aid, a);
         snprintf(key, sizeof(key), "%lld", (long long)ev->id);
-        json_object_object_add(st->scheduled, key, json_object_new_string(aid));
+        json_object_object_add(index_of(&st->scheduled), key, json_object_new_string(aid));
         break;
     }
     case SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED: {
@@ -121,13 +126,13 @@ swf_error_t *swf_decider_state_apply(swf_decider_state_t *st, const swf_event_t 
     case SWF_EVENT_TIMER_STARTED: {
         const char *tid = swf_json_get_string(ev->attrs, "timerId");
         if (tid != NULL)
-            json_object_object_add(st->timers, tid, json_object_new_int64(ev->id));
+            json_object_object_add(index_of(&st->timers), tid, json_object_new_int64(ev->id));
         break;
     }
     case SWF_EVENT_TIMER_FIRED:
     case SWF_EVENT_TIMER_CANCELED: {
         const char *tid = swf_json_get_string(ev->attrs, "timerId");
-        if (tid != NULL)
+        if (tid != NULL && st->timers != NULL)
             json_object_object_del(st->timers, tid);
         break;
     }

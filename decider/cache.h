@@ -31,7 +31,8 @@
 
 #include "decider/asl/exec.h"
 
-/* The replayed state of one execution. */
+/* The replayed state of one execution. The four indexes are NULL until
+ * something is put in them (reading a NULL one finds nothing). */
 typedef struct swf_decider_state {
     swf_asl_exec_t *exec;
     /* Open activities: activityId -> {"s": scheduledEventId, "h": heartbeat

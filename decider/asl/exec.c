@@ -2616,7 +2616,7 @@ swf_error_t *swf_asl_exec_check_end(const swf_asl_exec_t *ex)
 swf_asl_exec_t *swf_asl_exec_new(void)
 {
     swf_asl_exec_t *ex = xcalloc(1, sizeof(*ex));
-    ex->infos = lh_kptr_table_new(64, info_free);
+    ex->infos = lh_kptr_table_new(8, info_free); /* grows with the states visited */
     ex->history_limit = SWF_LIMIT_HISTORY_EVENTS;
     return ex;
 }
