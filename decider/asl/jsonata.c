@@ -117,71 +117,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decider/asl/buf.h"
 #include "decider/asl/regex.h"
 #include "protocol/hash.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/time.h"
 
-#define QUERY_ERROR "States.QueryEvaluationError"
-
-/* ------------------------------------------------------------------------ */
-/* Errors and small buffers                                                 */
-/* ------------------------------------------------------------------------ */
-
-static swf_error_t *qerr(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static swf_error_t *qerr(const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return swf_error_states(QUERY_ERROR, "%s", msg);
-}
-
-/* A growable byte buffer bounded by SWF_LIMIT_PAYLOAD_BYTES. */
-typedef struct buf {
-    char *s;
-    size_t n, cap;
-    bool over; /* the limit was hit; the content is truncated */
-} buf_t;
-
-static void buf_add(buf_t *b, const char *s, size_t n)
-{
-    if (b->over)
-        return;
-    if (b->n + n + 1 > SWF_LIMIT_PAYLOAD_BYTES) {
-        b->over = true;
-        return;
-    }
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (p == NULL)
-            abort(); /* as swf_error_new does: no way to report running out */
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = '\0';
-}
-
-static void buf_str(buf_t *b, const char *s)
-{
-    buf_add(b, s, strlen(s));
-}
-static void buf_ch(buf_t *b, char c)
-{
-    buf_add(b, &c, 1);
-}
-static const char *buf_cstr(buf_t *b)
-{
-    return b->s ? b->s : "";
-}
+/* qerr() and the bounded text buffer (buf_t) are buf.h's. */
 
 /* ------------------------------------------------------------------------ */
 /* Numbers                                                                  */
@@ -522,29 +465,6 @@ static bool is_name_char(char c)
 }
 
 /* Appends code point cp as UTF-8. */
-static void utf8_put(buf_t *b, unsigned long cp)
-{
-    char s[4];
-    if (cp < 0x80) {
-        s[0] = (char)cp;
-        buf_add(b, s, 1);
-    } else if (cp < 0x800) {
-        s[0] = (char)(0xC0 | (cp >> 6));
-        s[1] = (char)(0x80 | (cp & 0x3F));
-        buf_add(b, s, 2);
-    } else if (cp < 0x10000) {
-        s[0] = (char)(0xE0 | (cp >> 12));
-        s[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        s[2] = (char)(0x80 | (cp & 0x3F));
-        buf_add(b, s, 3);
-    } else {
-        s[0] = (char)(0xF0 | (cp >> 18));
-        s[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        s[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        s[3] = (char)(0x80 | (cp & 0x3F));
-        buf_add(b, s, 4);
-    }
-}
 
 static bool hex4(const char *s, unsigned long *out)
 {
@@ -613,7 +533,7 @@ static void lex_string(parser_t *p, token_t *t)
             } else if (cp >= 0xD800 && cp < 0xE000) {
                 cp = 0xFFFD; /* a lone surrogate is no character: text stays UTF-8 */
             }
-            utf8_put(&b, cp);
+            buf_cp(&b, cp);
             break;
         }
         default:
@@ -4487,10 +4407,10 @@ static swf_error_t *change_case(call_t *c, val_t *out, bool upper)
                    (i >= n || !iswalpha_l((wint_t)utf8_next(s, n, &(size_t){i}), l))) {
             buf_str(&b, "\xCF\x82"); /* a word's last sigma is final */
         } else if (l != (locale_t)0) {
-            utf8_put(
-                &b, (unsigned long)(upper ? towupper_l((wint_t)cp, l) : towlower_l((wint_t)cp, l)));
+            buf_cp(&b,
+                   (unsigned long)(upper ? towupper_l((wint_t)cp, l) : towlower_l((wint_t)cp, l)));
         } else {
-            utf8_put(&b, cp);
+            buf_cp(&b, cp);
         }
     }
     if (b.over)
@@ -5803,13 +5723,13 @@ static swf_error_t *sub_picture_parse(const decimal_format_t *f, const unsigned 
 static void fmt_digits(buf_t *b, const decimal_format_t *f, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        utf8_put(b, f->zero + (unsigned long)(s[i] - '0'));
+        buf_cp(b, f->zero + (unsigned long)(s[i] - '0'));
 }
 
 static void fmt_put(buf_t *b, const unsigned long *cp, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        utf8_put(b, cp[i]);
+        buf_cp(b, cp[i]);
 }
 
 /* Whether the integer part has a separator `pos` digits from its right. */
@@ -5876,26 +5796,26 @@ static void sub_picture_format(buf_t *b, const decimal_format_t *f, const sub_pi
     for (int k = 0; k < total; k++) {
         int from_right = total - k;
         if (k > 0 && fmt_int_group_at(p, from_right))
-            utf8_put(b, f->grouping);
+            buf_cp(b, f->grouping);
         if (k < pad)
-            utf8_put(b, f->zero);
+            buf_cp(b, f->zero);
         else
             fmt_digits(b, f, ip + (k - pad), 1);
     }
     if (nfrac > 0) {
-        utf8_put(b, f->decimal);
+        buf_cp(b, f->decimal);
         for (size_t k = 0; k < nfrac; k++) {
             for (int g = 0; k > 0 && g < p->nfrac_groups; g++) {
                 if (p->frac_groups[g] == (int)k)
-                    utf8_put(b, f->grouping);
+                    buf_cp(b, f->grouping);
             }
             fmt_digits(b, f, frac + k, 1);
         }
     }
     if (p->has_exp) {
-        utf8_put(b, f->exponent);
+        buf_cp(b, f->exponent);
         if (e < 0)
-            utf8_put(b, f->minus);
+            buf_cp(b, f->minus);
         char exp[16];
         int len = snprintf(exp, sizeof(exp), "%0*d", p->min_exp, e < 0 ? -e : e);
         fmt_digits(b, f, exp, (size_t)len);
@@ -5991,7 +5911,7 @@ static swf_error_t *fn_format_number(call_t *c, val_t *out)
     } else {
         const sub_picture_t *p = d < 0 && nsubs == 2 ? &subs[1] : &subs[0];
         if (d < 0 && nsubs == 1)
-            utf8_put(&b, f.minus); /* before the prefix: -$1.00 */
+            buf_cp(&b, f.minus); /* before the prefix: -$1.00 */
         fmt_put(&b, p->prefix, p->nprefix);
         sub_picture_format(&b, &f, p, fabs(d) * p->scale);
         fmt_put(&b, p->suffix, p->nsuffix);

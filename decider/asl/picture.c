@@ -37,9 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decider/asl/buf.h"
 #include "protocol/limits.h"
-
-#define QUERY_ERROR "States.QueryEvaluationError"
 
 /* Units of work (characters looked at) one $toMillis match may take. */
 #define MATCH_STEPS_MAX 1000000
@@ -47,92 +46,16 @@
 /* Grouping separators of one decimal digit pattern: "#,###,###" has two. */
 #define GROUPS_MAX 64
 
-static swf_error_t *perr(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static swf_error_t *perr(const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return swf_error_states(QUERY_ERROR, "%s", msg);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Output and UTF-8                                                         */
-/* ------------------------------------------------------------------------ */
-
-/* A growable string bounded by SWF_LIMIT_PAYLOAD_BYTES. */
-typedef struct pbuf {
-    char *s;
-    size_t n, cap;
-    bool over; /* the limit was hit; the content is truncated */
-} pbuf_t;
-
-static void pb_add(pbuf_t *b, const char *s, size_t n)
-{
-    if (b->over)
-        return;
-    if (b->n + n + 1 > SWF_LIMIT_PAYLOAD_BYTES) {
-        b->over = true;
-        return;
-    }
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *s2 = realloc(b->s, cap);
-        if (s2 == NULL)
-            abort();
-        b->s = s2;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = '\0';
-}
-
-static void pb_str(pbuf_t *b, const char *s)
-{
-    pb_add(b, s, strlen(s));
-}
-
-static void pb_cp(pbuf_t *b, uint32_t cp)
-{
-    char u[4];
-    size_t n;
-    if (cp < 0x80) {
-        u[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (char)(0xc0 | (cp >> 6));
-        u[1] = (char)(0x80 | (cp & 0x3f));
-        n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (char)(0xe0 | (cp >> 12));
-        u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        u[2] = (char)(0x80 | (cp & 0x3f));
-        n = 3;
-    } else {
-        u[0] = (char)(0xf0 | (cp >> 18));
-        u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-        u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        u[3] = (char)(0x80 | (cp & 0x3f));
-        n = 4;
-    }
-    pb_add(b, u, n);
-}
-
-/* Hands the buffer over as *out, or frees it if it outgrew the limit. */
-static swf_error_t *pb_finish(pbuf_t *b, char **out, size_t *out_len)
+/* Hands the buffer (buf.h's) over as *out, or frees it if it outgrew the limit. */
+static swf_error_t *buf_finish(buf_t *b, char **out, size_t *out_len)
 {
     if (b->over) {
         free(b->s);
         *out = NULL;
-        return perr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
+        return qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
     }
     if (b->s == NULL)
-        pb_add(b, "", 0);
+        buf_add(b, "", 0);
     *out = b->s;
     *out_len = b->n;
     return NULL;
@@ -259,13 +182,13 @@ static swf_error_t *modifier_analyse(const char *m, size_t n, int_pic_t *p)
     if (i < n && m[i] == '(') {
         const char *close = memchr(m + i, ')', n - i);
         if (close == NULL)
-            return perr("the modifier \"%.*s\" has no closing )", (int)n, m);
+            return qerr("the modifier \"%.*s\" has no closing )", (int)n, m);
         i = (size_t)(close - m) + 1;
     }
     if (i < n && (m[i] == 'a' || m[i] == 't'))
         i++;
     if (i != n)
-        return perr("the modifier \"%.*s\" is not c, o, a or t", (int)n, m);
+        return qerr("the modifier \"%.*s\" is not c, o, a or t", (int)n, m);
     return NULL;
 }
 
@@ -284,7 +207,7 @@ static swf_error_t *decimal_analyse(const char *s, size_t n, int_pic_t *p)
         uint32_t cp = u8_next(s, n, &i), zero = digit_zero(cp);
         if (zero != 0) {
             if (p->zero != 0 && zero != p->zero)
-                return perr("the digits of the picture \"%.*s\" are not all of one family "
+                return qerr("the digits of the picture \"%.*s\" are not all of one family "
                             "(0-9, ٠-٩, ...)",
                             (int)n, s);
             p->zero = zero;
@@ -295,23 +218,23 @@ static swf_error_t *decimal_analyse(const char *s, size_t n, int_pic_t *p)
             /* SPEC: a # after a mandatory digit is refused (jsonata-js
              * ignores it) */
             if (p->mandatory > 0)
-                return perr("in the picture \"%.*s\", an optional digit # follows a mandatory "
+                return qerr("in the picture \"%.*s\", an optional digit # follows a mandatory "
                             "digit",
                             (int)n, s);
             p->optional++;
             digits++;
             prev_sep = false;
         } else if (cp < 0x80 && is_alpha((char)cp)) {
-            return perr("the picture \"%.*s\" mixes letters and digits", (int)n, s);
+            return qerr("the picture \"%.*s\" mixes letters and digits", (int)n, s);
         } else {
             /* SPEC: separators only between digits (jsonata-js writes one
              * at the start or end, and several together, as given) */
             if (digits == 0 || prev_sep)
-                return perr("in the picture \"%.*s\", a grouping separator is not between two "
+                return qerr("in the picture \"%.*s\", a grouping separator is not between two "
                             "digits",
                             (int)n, s);
             if (nsep == GROUPS_MAX)
-                return perr("the picture \"%.*s\" has more than %d grouping separators", (int)n, s,
+                return qerr("the picture \"%.*s\" has more than %d grouping separators", (int)n, s,
                             GROUPS_MAX);
             seps[nsep] = digits; /* digits on its left, for now */
             sep_ch[nsep++] = cp;
@@ -319,10 +242,10 @@ static swf_error_t *decimal_analyse(const char *s, size_t n, int_pic_t *p)
         }
     }
     if (p->mandatory == 0)
-        return perr("the picture \"%.*s\" has no digit (write 0 for one mandatory digit)", (int)n,
+        return qerr("the picture \"%.*s\" has no digit (write 0 for one mandatory digit)", (int)n,
                     s);
     if (prev_sep)
-        return perr("in the picture \"%.*s\", a grouping separator is not between two digits",
+        return qerr("in the picture \"%.*s\", a grouping separator is not between two digits",
                     (int)n, s);
     /* Regular (F&O: the same character at positions P, 2P, 3P... from the
      * right, no other): it repeats over the whole number. Otherwise the
@@ -381,7 +304,7 @@ static swf_error_t *int_pic_analyse(const char *pic, size_t n, int_pic_t *p)
     for (size_t i = 0; i < primary && !has_digit;)
         has_digit = digit_zero(u8_next(pic, primary, &i)) != 0;
     if (!has_digit) /* JSONATA: an error, where F&O falls back to "1" */
-        return perr("the format \"%.*s\" is not supported: use decimal digits (0, 001, #,##0), "
+        return qerr("the format \"%.*s\" is not supported: use decimal digits (0, 001, #,##0), "
                     "a, A, i, I, w, W or Ww",
                     (int)primary, pic);
     return decimal_analyse(pic, primary, p);
@@ -406,20 +329,20 @@ static const char *const scale_words[] = {"Thousand", "Million", "Billion", "Tri
  * One", "One Thousand, Two Hundred", "Twenty-First". `after` says that
  * bigger parts precede (which brings "and" or ", "). Scales stop at
  * trillions: 10^15 is "One Thousand Trillion". */
-static void words_put(pbuf_t *b, uint64_t v, bool after, bool ordinal)
+static void words_put(buf_t *b, uint64_t v, bool after, bool ordinal)
 {
     if (v < 20) {
         if (after)
-            pb_str(b, " and ");
-        pb_str(b, ordinal ? small_ordinals[v] : small_words[v]);
+            buf_str(b, " and ");
+        buf_str(b, ordinal ? small_ordinals[v] : small_words[v]);
     } else if (v < 100) {
         if (after)
-            pb_str(b, " and ");
+            buf_str(b, " and ");
         if (v % 10 == 0) {
-            pb_str(b, ordinal ? tens_ordinals[v / 10 - 2] : tens_words[v / 10 - 2]);
+            buf_str(b, ordinal ? tens_ordinals[v / 10 - 2] : tens_words[v / 10 - 2]);
         } else {
-            pb_str(b, tens_words[v / 10 - 2]);
-            pb_str(b, "-");
+            buf_str(b, tens_words[v / 10 - 2]);
+            buf_str(b, "-");
             words_put(b, v % 10, false, ordinal);
         }
     } else {
@@ -435,14 +358,14 @@ static void words_put(pbuf_t *b, uint64_t v, bool after, bool ordinal)
             }
         }
         if (after)
-            pb_str(b, ", ");
+            buf_str(b, ", ");
         words_put(b, v / unit, false, false);
-        pb_str(b, " ");
-        pb_str(b, name);
+        buf_str(b, " ");
+        buf_str(b, name);
         if (v % unit)
             words_put(b, v % unit, true, ordinal);
         else if (ordinal)
-            pb_str(b, "th");
+            buf_str(b, "th");
     }
 }
 
@@ -458,22 +381,22 @@ static const char *ordinal_suffix(uint64_t v)
 #define EXACT_MAX 9007199254740992.0
 
 /* Writes v (an integer) as p says. */
-static swf_error_t *int_pic_format(const int_pic_t *p, double v, pbuf_t *b)
+static swf_error_t *int_pic_format(const int_pic_t *p, double v, buf_t *b)
 {
     if (!(fabs(v) < 1e21))
-        return perr("%g is too large to write as an integer (at most 1e21)", v);
+        return qerr("%g is too large to write as an integer (at most 1e21)", v);
     if (v < 0)
-        pb_str(b, "-");
+        buf_str(b, "-");
     double a = fabs(v);
     if (p->kind != K_DECIMAL && a > EXACT_MAX)
-        return perr("%.17g is too large to write in letters, roman numerals or words (at most "
+        return qerr("%.17g is too large to write in letters, roman numerals or words (at most "
                     "2^53)",
                     v);
     uint64_t u = p->kind != K_DECIMAL ? (uint64_t)a : 0; /* exact here */
     if ((p->kind == K_LETTERS || p->kind == K_ROMAN) && a == 0) {
         /* SPEC: 0 has no letter or roman numeral and is written as "0";
          * jsonata-js writes nothing */
-        pb_str(b, "0");
+        buf_str(b, "0");
         return NULL;
     }
     switch (p->kind) {
@@ -482,7 +405,7 @@ static swf_error_t *int_pic_format(const int_pic_t *p, double v, pbuf_t *b)
         size_t k = sizeof text;
         for (; u > 0; u = (u - 1) / 26)
             text[--k] = (char)((p->letter_case == C_UPPER ? 'A' : 'a') + (u - 1) % 26);
-        pb_add(b, text + k, sizeof text - k);
+        buf_add(b, text + k, sizeof text - k);
         return NULL;
     }
     case K_ROMAN: {
@@ -493,20 +416,20 @@ static swf_error_t *int_pic_format(const int_pic_t *p, double v, pbuf_t *b)
                      {90, "xc"},  {50, "l"},   {40, "xl"}, {10, "x"},   {9, "ix"},
                      {5, "v"},    {4, "iv"},   {1, "i"}};
         if (u / 1000 > SWF_LIMIT_PAYLOAD_BYTES)
-            return perr("%.17g in roman numerals is longer than %u bytes", v,
+            return qerr("%.17g in roman numerals is longer than %u bytes", v,
                         SWF_LIMIT_PAYLOAD_BYTES);
         for (size_t k = 0; k < sizeof roman / sizeof roman[0] && !b->over; k++) {
             for (; u >= roman[k].value && !b->over; u -= roman[k].value) {
                 for (const char *c = roman[k].numeral; *c; c++) {
                     char ch = p->letter_case == C_UPPER ? upper(*c) : *c;
-                    pb_add(b, &ch, 1);
+                    buf_add(b, &ch, 1);
                 }
             }
         }
         return NULL;
     }
     case K_WORDS: {
-        pbuf_t w = {0};
+        buf_t w = {0};
         words_put(&w, u, false, p->ordinal);
         for (size_t k = 0; k < w.n; k++) {
             if (p->letter_case == C_UPPER)
@@ -514,7 +437,7 @@ static swf_error_t *int_pic_format(const int_pic_t *p, double v, pbuf_t *b)
             else if (p->letter_case == C_LOWER)
                 w.s[k] = lower(w.s[k]);
         }
-        pb_add(b, w.s, w.n);
+        buf_add(b, w.s, w.n);
         free(w.s);
         return NULL;
     }
@@ -531,17 +454,17 @@ static swf_error_t *int_pic_format(const int_pic_t *p, double v, pbuf_t *b)
     for (int j = 0; j < width; j++) {
         int right = width - j; /* digits from this one to the end */
         if (j > 0 && p->every > 0 && right % p->every == 0)
-            pb_cp(b, p->every_ch);
+            buf_cp(b, p->every_ch);
         for (int k = 0; j > 0 && k < p->ngroups; k++) {
             if (p->group[k].pos == right)
-                pb_cp(b, p->group[k].ch);
+                buf_cp(b, p->group[k].ch);
         }
         int d = j < width - len ? 0 : digits[j - (width - len)] - '0';
-        pb_cp(b, p->zero + (uint32_t)d);
+        buf_cp(b, p->zero + (uint32_t)d);
     }
     if (p->ordinal) /* by the last two digits: a may be past any integer type */
-        pb_str(b, ordinal_suffix((uint64_t)(digits[len - 1] - '0') +
-                                 (len > 1 ? 10 * (uint64_t)(digits[len - 2] - '0') : 0)));
+        buf_str(b, ordinal_suffix((uint64_t)(digits[len - 1] - '0') +
+                                  (len > 1 ? 10 * (uint64_t)(digits[len - 2] - '0') : 0)));
     return NULL;
 }
 
@@ -696,28 +619,28 @@ swf_error_t *swf_asl_picture_integer_format(double value, const char *pic, size_
 {
     *out = NULL;
     if (pic_len > SWF_LIMIT_PICTURE_BYTES)
-        return perr("the picture is longer than %d bytes", SWF_LIMIT_PICTURE_BYTES);
+        return qerr("the picture is longer than %d bytes", SWF_LIMIT_PICTURE_BYTES);
     int_pic_t p;
     swf_error_t *err = int_pic_analyse(pic, pic_len, &p);
     if (err)
         return err;
     if (!isfinite(value))
-        return perr("cannot write %g as an integer", value);
+        return qerr("cannot write %g as an integer", value);
     /* JSONATA: rounded down (-2.5 is -3); F&O takes only integers */
-    pbuf_t b = {0};
+    buf_t b = {0};
     err = int_pic_format(&p, floor(value), &b);
     if (err) {
         free(b.s);
         return err;
     }
-    return pb_finish(&b, out, out_len);
+    return buf_finish(&b, out, out_len);
 }
 
 swf_error_t *swf_asl_picture_integer_parse(const char *text, size_t text_len, const char *pic,
                                            size_t pic_len, double *value)
 {
     if (pic_len > SWF_LIMIT_PICTURE_BYTES)
-        return perr("the picture is longer than %d bytes", SWF_LIMIT_PICTURE_BYTES);
+        return qerr("the picture is longer than %d bytes", SWF_LIMIT_PICTURE_BYTES);
     int_pic_t p;
     swf_error_t *err = int_pic_analyse(pic, pic_len, &p);
     if (err)
@@ -727,7 +650,7 @@ swf_error_t *swf_asl_picture_integer_parse(const char *text, size_t text_len, co
      * a leading number and ignores the rest, "12abc" is 12, and gives null
      * for a text that does not start with one) */
     if (!int_pic_read(&p, text + negative, text_len - negative, value))
-        return perr("\"%.60s\" is not an integer written as \"%.*s\"", text, (int)pic_len, pic);
+        return qerr("\"%.60s\" is not an integer written as \"%.*s\"", text, (int)pic_len, pic);
     if (negative)
         *value = -*value;
     return NULL;
@@ -861,7 +784,7 @@ static swf_error_t *width_analyse(const char *w, size_t n, marker_t *m)
             for (; i < n && w[i] >= '0' && w[i] <= '9'; i++) {
                 v = v * 10 + (w[i] - '0');
                 if (v > SWF_LIMIT_PICTURE_BYTES)
-                    return perr("the width in [%c...,%.*s] is over %d", m->comp, (int)n, w,
+                    return qerr("the width in [%c...,%.*s] is over %d", m->comp, (int)n, w,
                                 SWF_LIMIT_PICTURE_BYTES);
             }
             if (i == start)
@@ -876,7 +799,7 @@ static swf_error_t *width_analyse(const char *w, size_t n, marker_t *m)
         break;
     }
     if (i != n || (field == &m->max_w && w[n - 1] == '-'))
-        return perr("the width \"%.*s\" is not min or min-max (digits or *)", (int)n, w);
+        return qerr("the width \"%.*s\" is not min or min-max (digits or *)", (int)n, w);
     return NULL;
 }
 
@@ -890,7 +813,7 @@ static swf_error_t *marker_analyse(const char *t, size_t n, marker_t *m)
     memset(m, 0, sizeof *m);
     m->min_w = m->max_w = m->digits = -1;
     if (n == 0)
-        return perr("the picture has an empty component []");
+        return qerr("the picture has an empty component []");
     m->comp = t[0];
     static const char comps[] = "YMDdFWwXxHhPmsfZzCE";
     static const char *const defaults[] = {"1", "1",     "1",     "1", "n", "1",  "1",
@@ -898,7 +821,7 @@ static swf_error_t *marker_analyse(const char *t, size_t n, marker_t *m)
                                            "1", "01:01", "01:01", "n", "n"};
     const char *known = strchr(comps, m->comp);
     if (m->comp == '\0' || known == NULL)
-        return perr("the picture component [%.*s] is unknown (components are Y M D d F W w X "
+        return qerr("the picture component [%.*s] is unknown (components are Y M D d F W w X "
                     "x H h P m s f Z z C E)",
                     (int)n, t);
     const char *comma = NULL;
@@ -925,7 +848,7 @@ static swf_error_t *marker_analyse(const char *t, size_t n, marker_t *m)
     if (p1[0] == 'n' || p1[0] == 'N') {
         m->names = 1 + (p1[0] == 'n' ? C_LOWER : n1 > 1 && p1[1] == 'n' ? C_TITLE : C_UPPER);
         if (!strchr("MxFPCE", m->comp))
-            return perr("the component [%.*s] has no names (months, days and am/pm have)", (int)n,
+            return qerr("the component [%.*s] has no names (months, days and am/pm have)", (int)n,
                         t);
         return NULL;
     }
@@ -947,7 +870,7 @@ static swf_error_t *marker_analyse(const char *t, size_t n, marker_t *m)
     m->is_int = true;
     if (m->comp == 'Z' || m->comp == 'z') {
         if (m->ip.kind != K_DECIMAL || (m->ip.every == 0 && m->ip.mandatory > 4))
-            return perr("the time zone [%.*s] is written with at most four digits (01:01, "
+            return qerr("the time zone [%.*s] is written with at most four digits (01:01, "
                         "0101, 01, 0)",
                         (int)n, t);
         return NULL;
@@ -989,9 +912,9 @@ static swf_error_t *picture_analyse(const char *pic, size_t n, picture_t *p)
 {
     memset(p, 0, sizeof *p);
     if (n > SWF_LIMIT_PICTURE_BYTES)
-        return perr("the picture is longer than %d bytes", SWF_LIMIT_PICTURE_BYTES);
+        return qerr("the picture is longer than %d bytes", SWF_LIMIT_PICTURE_BYTES);
     if (memchr(pic, '\0', n))
-        return perr("the picture holds a NUL character");
+        return qerr("the picture holds a NUL character");
     size_t markers = 0;
     for (size_t i = 0; i < n; i++)
         markers += pic[i] == '[';
@@ -1016,7 +939,7 @@ static swf_error_t *picture_analyse(const char *pic, size_t n, picture_t *p)
         }
         const char *end = memchr(pic + i, ']', n - i);
         if (end == NULL)
-            return perr("a component of the picture has no closing ]");
+            return qerr("a component of the picture has no closing ]");
         char marker[SWF_LIMIT_PICTURE_BYTES];
         size_t len = 0;
         for (const char *c = pic + i + 1; c < end; c++) {
@@ -1035,41 +958,41 @@ static swf_error_t *picture_analyse(const char *pic, size_t n, picture_t *p)
  * -0530 given as jsonata-js reads it) in the marker's integer picture, or,
  * for one or two digits, the hours alone with :mm where there are minutes
  * (SPEC: jsonata-js writes -6:-30 there). */
-static swf_error_t *zone_format(const marker_t *m, int zone, pbuf_t *b)
+static swf_error_t *zone_format(const marker_t *m, int zone, buf_t *b)
 {
     int sign = zone < 0 ? -1 : 1, h = abs(zone) / 60, mins = abs(zone) % 60;
     if (m->zulu && zone == 0) { /* JSONATA: [zt] writes Z too, not GMTZ */
-        pb_str(b, "Z");
+        buf_str(b, "Z");
         return NULL;
     }
     if (m->comp == 'z')
-        pb_str(b, "GMT");
+        buf_str(b, "GMT");
     if (zone >= 0)
-        pb_str(b, "+");
+        buf_str(b, "+");
     if (m->ip.every == 0 && m->ip.mandatory <= 2) {
         if (zone < 0)
-            pb_str(b, "-");
+            buf_str(b, "-");
         swf_error_t *err = int_pic_format(&m->ip, h, b);
         if (!err && mins != 0) {
             char mm[8];
             snprintf(mm, sizeof mm, ":%02d", mins);
-            pb_str(b, mm);
+            buf_str(b, mm);
         }
         return err;
     }
     return int_pic_format(&m->ip, sign * (h * 100 + mins), b);
 }
 
-static swf_error_t *marker_format(const marker_t *m, const date_fields_t *f, int zone, pbuf_t *b)
+static swf_error_t *marker_format(const marker_t *m, const date_fields_t *f, int zone, buf_t *b)
 {
     switch (m->comp) {
     case 'C':
     case 'E':
-        pb_str(b, "ISO"); /* the calendar and the era: ISO, as jsonata-js writes them */
+        buf_str(b, "ISO"); /* the calendar and the era: ISO, as jsonata-js writes them */
         return NULL;
     case 'P':
-        pb_str(b, m->names == 1 + C_UPPER ? (f->hour < 12 ? "AM" : "PM")
-                                          : (f->hour < 12 ? "am" : "pm"));
+        buf_str(b, m->names == 1 + C_UPPER ? (f->hour < 12 ? "AM" : "PM")
+                                           : (f->hour < 12 ? "am" : "pm"));
         return NULL;
     case 'Z':
     case 'z':
@@ -1088,7 +1011,7 @@ static swf_error_t *marker_format(const marker_t *m, const date_fields_t *f, int
             char c = m->names == 1 + C_UPPER            ? upper(name[i])
                      : m->names == 1 + C_LOWER || i > 0 ? lower(name[i])
                                                         : name[i];
-            pb_add(b, &c, 1);
+            buf_add(b, &c, 1);
         }
         return NULL;
     }
@@ -1156,10 +1079,10 @@ swf_error_t *swf_asl_picture_date_format(int64_t ms, int zone_minutes, const cha
     swf_error_t *err = picture_analyse(pic, pic_len, &p);
     date_fields_t f;
     date_fields(ms + (int64_t)zone_minutes * 60000, &f);
-    pbuf_t b = {0};
+    buf_t b = {0};
     for (size_t i = 0; !err && i < p.n; i++) {
         if (p.parts[i].literal)
-            pb_add(&b, p.text + p.parts[i].start, p.parts[i].len);
+            buf_add(&b, p.text + p.parts[i].start, p.parts[i].len);
         else
             err = marker_format(&p.parts[i].m, &f, zone_minutes, &b);
     }
@@ -1168,7 +1091,7 @@ swf_error_t *swf_asl_picture_date_format(int64_t ms, int zone_minutes, const cha
         free(b.s);
         return err;
     }
-    return pb_finish(&b, out, out_len);
+    return buf_finish(&b, out, out_len);
 }
 
 /* ---- reading a timestamp with a picture ---- */
@@ -1438,13 +1361,13 @@ swf_error_t *swf_asl_picture_date_parse(const char *text, size_t text_len, const
 {
     *matched = false;
     if (text_len > SWF_LIMIT_PICTURE_BYTES)
-        return perr("the timestamp is longer than %d bytes", SWF_LIMIT_PICTURE_BYTES);
+        return qerr("the timestamp is longer than %d bytes", SWF_LIMIT_PICTURE_BYTES);
     picture_t p;
     swf_error_t *err = picture_analyse(pic, pic_len, &p);
     for (size_t k = 0; !err && k < p.n; k++) {
         const marker_t *m = &p.parts[k].m;
         if (!p.parts[k].literal && (m->comp == 'C' || m->comp == 'E'))
-            err = perr("the component [%c] cannot be read (write the calendar and era as text)",
+            err = qerr("the component [%c] cannot be read (write the calendar and era as text)",
                        m->comp);
     }
     if (err) {
@@ -1457,7 +1380,7 @@ swf_error_t *swf_asl_picture_date_parse(const char *text, size_t text_len, const
     matcher_t mt = {&p, text, text_len, ends, 0};
     bool ok = match_from(&mt, 0, 0);
     if (!ok && mt.steps > MATCH_STEPS_MAX) {
-        err = perr("the timestamp could not be matched against the picture in %d steps",
+        err = qerr("the timestamp could not be matched against the picture in %d steps",
                    MATCH_STEPS_MAX);
         goto out;
     }
@@ -1474,7 +1397,7 @@ swf_error_t *swf_asl_picture_date_parse(const char *text, size_t text_len, const
             break;
         }
         if (!(fabs(value[(unsigned char)m->comp]) <= 1e12)) {
-            err = perr("the %c component of \"%.60s\" is out of range", m->comp, text);
+            err = qerr("the %c component of \"%.60s\" is out of range", m->comp, text);
             goto out;
         }
         given[(unsigned char)m->comp] = true;
@@ -1489,7 +1412,7 @@ swf_error_t *swf_asl_picture_date_parse(const char *text, size_t text_len, const
     bool year_day =
         !given_within(given, "YXMxWwdD", "YMD") && given_within(given, "YXMxWwdD", "Yd");
     if (given_within(given, "YXMxWwdD", "Xxw") || given_within(given, "YXMxWwdD", "XW")) {
-        err = perr("ISO week dates ([X] [W] [w] [x]) cannot be read");
+        err = qerr("ISO week dates ([X] [W] [w] [x]) cannot be read");
         goto out;
     }
     bool half_day =
@@ -1507,7 +1430,7 @@ swf_error_t *swf_asl_picture_date_parse(const char *text, size_t text_len, const
         unsigned char ch = (unsigned char)*c;
         if (given[ch]) {
             if (ended) {
-                err = perr("the picture gives the %c component but not those between it and "
+                err = qerr("the picture gives the %c component but not those between it and "
                            "the larger ones it gives",
                            *c);
                 goto out;
@@ -1525,7 +1448,7 @@ swf_error_t *swf_asl_picture_date_parse(const char *text, size_t text_len, const
             continue;
         }
         if (now_ms == 0) {
-            err = perr("the timestamp gives no %c component, which would be now's, and this "
+            err = qerr("the timestamp gives no %c component, which would be now's, and this "
                        "evaluation has no time (it is not part of a decision)",
                        *c);
             goto out;
@@ -1558,7 +1481,7 @@ swf_error_t *swf_asl_picture_date_parse(const char *text, size_t text_len, const
                value['f'];
     t -= (given['Z'] ? value['Z'] : value['z']) * 60000;
     if (!(fabs(t) <= 8.64e15)) {
-        err = perr("\"%.60s\" is outside the range of times (100,000,000 days from 1970)", text);
+        err = qerr("\"%.60s\" is outside the range of times (100,000,000 days from 1970)", text);
         goto out;
     }
     *ms = t;
