@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "decider/asl/intrinsic.h"
+#include "decider/asl/jsonata.h"
 #include "decider/asl/path.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
@@ -228,14 +229,35 @@ static bool is_jsonata_expr(json_object *v)
     return strncmp(s, "{%", 2) == 0 && strlen(s) >= 4 && ends_with(s, "%}");
 }
 
-/* Checks the framing of every JSONata expression inside a value (Output,
- * Arguments, Assign of a JSONata state): a string that opens with "{%" must
- * close with "%}", or it would silently be taken as a literal. */
+/* Whether v is a JSONata expression, reporting its syntax errors: as in
+ * Step Functions, an expression that cannot be parsed makes the definition
+ * invalid, rather than the state fail when it is reached. */
+static bool jsonata_expr(vctx_t *c, json_object *v)
+{
+    if (!is_jsonata_expr(v))
+        return false;
+    const char *s = json_object_get_string(v);
+    size_t n = (size_t)json_object_get_string_len(v);
+    char *inner = strndup(s + 2, n - 4);
+    if (inner == NULL)
+        abort();
+    swf_error_t *err = swf_asl_jsonata_check(inner);
+    if (err != NULL)
+        problem(c, "%s", swf_error_message(err));
+    swf_error_free(err);
+    free(inner);
+    return true;
+}
+
+/* Checks every JSONata expression inside a value (Output, Arguments,
+ * Assign of a JSONata state): its syntax, and its framing (a string that
+ * opens with "{%" must close with "%}", or it would silently be taken as a
+ * literal). */
 static void check_jsonata_value(vctx_t *c, json_object *v)
 {
     if (is_string(v)) {
         const char *s = json_object_get_string(v);
-        if (strncmp(s, "{%", 2) == 0 && !is_jsonata_expr(v))
+        if (strncmp(s, "{%", 2) == 0 && !jsonata_expr(c, v))
             problem(c, "a JSONata expression must end with \"%%}\"");
     } else if (is_object(v)) {
         json_object_object_foreach(v, key, val)
@@ -345,7 +367,7 @@ static void check_assign(vctx_t *c, json_object *v, lang_t lang)
 static void check_int_value(vctx_t *c, json_object *v, const char *field, int64_t min, int64_t max,
                             lang_t lang)
 {
-    if (lang == LANG_JSONATA && is_jsonata_expr(v))
+    if (lang == LANG_JSONATA && jsonata_expr(c, v))
         return;
     if (!is_int(v)) {
         problem(c, "%s must be an integer, not %s", field, swf_json_type_name(v));
@@ -770,7 +792,7 @@ static void check_rule_jsonata(vctx_t *c, const state_t *s, json_object *rule, b
     {
         size_t mark = pb_key(&c->pb, key);
         if (strcmp(key, "Condition") == 0) {
-            if (!json_object_is_type(val, json_type_boolean) && !is_jsonata_expr(val))
+            if (!json_object_is_type(val, json_type_boolean) && !jsonata_expr(c, val))
                 problem(c, "Condition must be a boolean or a JSONata expression \"{%% "
                            "... %%}\"");
         } else if (strcmp(key, "Next") == 0 && top) {
@@ -1005,7 +1027,7 @@ static void check_wait(vctx_t *c, const state_t *s)
             check_int_value(c, v, ways[i], 0, SECONDS_MAX, s->lang);
         } else if (i == 2) {
             swf_time_t t;
-            if (!(s->lang == LANG_JSONATA && is_jsonata_expr(v)) &&
+            if (!(s->lang == LANG_JSONATA && jsonata_expr(c, v)) &&
                 (!is_string(v) || !swf_time_parse(json_object_get_string(v), &t)))
                 problem(c, "Timestamp must be an RFC 3339 timestamp such as "
                            "\"2016-03-14T01:59:00Z\"");
@@ -1122,8 +1144,14 @@ static void check_map(vctx_t *c, const state_t *s)
         check_path_value(c, v, "ItemsPath", SWF_ASL_PATH_REFERENCE, false);
         pb_cut(&c->pb, mark);
     }
-    if (field_get(s, "Items", &v) && !is_array(v) && !is_jsonata_expr(v))
-        problem_at(c, "Items", "Items must be an array or a JSONata expression \"{%% ... %%}\"");
+    if (field_get(s, "Items", &v)) {
+        size_t mark = pb_key(&c->pb, "Items");
+        if (is_array(v))
+            check_jsonata_value(c, v);
+        else if (!jsonata_expr(c, v))
+            problem(c, "Items must be an array or a JSONata expression \"{%% ... %%}\"");
+        pb_cut(&c->pb, mark);
+    }
     check_pair(c, s, "MaxConcurrency", "MaxConcurrencyPath", 0, INT64_MAX);
     check_pair(c, s, "ToleratedFailureCount", "ToleratedFailureCountPath", 0, INT64_MAX);
     json_object *pct = NULL, *pct_path = NULL;
@@ -1133,7 +1161,10 @@ static void check_map(vctx_t *c, const state_t *s)
         problem(c, "ToleratedFailurePercentage and ToleratedFailurePercentagePath "
                    "are mutually "
                    "exclusive");
-    if (has_pct && !(s->lang == LANG_JSONATA && is_jsonata_expr(pct)) &&
+    size_t pct_mark = pb_key(&c->pb, "ToleratedFailurePercentage");
+    bool pct_expr = has_pct && s->lang == LANG_JSONATA && jsonata_expr(c, pct);
+    pb_cut(&c->pb, pct_mark);
+    if (has_pct && !pct_expr &&
         (!swf_json_is_number(pct) || json_object_get_double(pct) < 0 ||
          json_object_get_double(pct) > 100))
         problem_at(c, "ToleratedFailurePercentage",

@@ -503,6 +503,32 @@ Test(validate, separates_jsonata_from_jsonpath_fields)
 #undef ATA
 }
 
+/* An expression that cannot be parsed is a problem of the definition, at
+ * its field, wherever JSONata is taken: the state would fail when reached. */
+Test(validate, reports_jsonata_syntax_errors_where_they_are)
+{
+#define ATA(state) "{\"QueryLanguage\":\"JSONata\",\"StartAt\":\"S\",\"States\":{\"S\":" state "}}"
+    expect_problem(ATA("{\"Type\":\"Pass\",\"Output\":{\"a\":[\"{% 1 + %}\"]},\"End\":true}"),
+                   "$.States.S.Output.a[0]", "invalid JSONata expression");
+    expect_problem(ATA("{\"Type\":\"Pass\",\"Assign\":{\"x\":\"{% $match($s, /a**/) %}\"},"
+                       "\"End\":true}"),
+                   "$.States.S.Assign.x", "nothing to repeat");
+    expect_problem(ATA("{\"Type\":\"Choice\",\"Choices\":[{\"Condition\":\"{% $x = %}\","
+                       "\"Next\":\"S\"}]}"),
+                   "$.States.S.Choices[0].Condition", "invalid JSONata expression");
+    expect_problem(ATA("{\"Type\":\"Wait\",\"Seconds\":\"{% $f( %}\",\"End\":true}"),
+                   "$.States.S.Seconds", "invalid JSONata expression");
+    expect_problem(ATA("{\"Type\":\"Map\",\"Items\":\"{% [1, %}\",\"ItemProcessor\":"
+                       "{\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}},"
+                       "\"End\":true}"),
+                   "$.States.S.Items", "invalid JSONata expression");
+    expect_problem(ATA("{\"Type\":\"Fail\",\"Error\":\"{% 'E' & %}\"}"), "$.States.S.Error",
+                   "invalid JSONata expression");
+    expect_problem(ATA("{\"Type\":\"Pass\",\"Output\":\"{% %.b %}\",\"End\":true}"),
+                   "$.States.S.Output", "parent");
+#undef ATA
+}
+
 /* ---- the corpus --------------------------------------------------------- */
 
 static char *read_text(const char *path)
