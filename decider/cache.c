@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decider/asl/validate.h"
 #include "protocol/json.h"
 
 swf_decider_state_t *swf_decider_state_new(const char *token_secret)
@@ -158,6 +159,7 @@ struct swf_decider_cache {
     entry_t *head, *tail;
     uint64_t hits, misses;
     json_object *definitions; /* the definition's text -> its shared parsed copy */
+    json_object *valid;       /* the texts of those that validated */
 };
 
 static uint64_t hash(const char *s)
@@ -181,28 +183,37 @@ swf_decider_cache_t *swf_decider_cache_new(size_t max)
     if (c->buckets == NULL)
         abort();
     c->definitions = json_object_new_object();
+    c->valid = json_object_new_object();
     return c;
 }
 
-void swf_decider_cache_share_definition(swf_decider_cache_t *c, const swf_event_t *ev)
+bool swf_decider_cache_share_definition(swf_decider_cache_t *c, const swf_event_t *ev)
 {
     json_object *def, *shared;
     if (ev->type != SWF_EVENT_WORKFLOW_EXECUTION_STARTED ||
         !swf_json_get(ev->attrs, "definition", &def) || !json_object_is_type(def, json_type_object))
-        return;
+        return false;
     /* the text is the key: PostgreSQL writes jsonb's keys in one order, so
      * one definition always reads back as one text */
     const char *text = json_object_to_json_string_ext(def, JSON_C_TO_STRING_PLAIN);
     if (!swf_json_get(c->definitions, text, &shared)) {
         if (json_object_object_length(c->definitions) >= SWF_DECIDER_SHARED_DEFINITIONS) {
             json_object_put(c->definitions); /* the states using them keep theirs */
+            json_object_put(c->valid);
             c->definitions = json_object_new_object();
+            c->valid = json_object_new_object();
         }
         shared = swf_json_ref(def);
         json_object_object_add(c->definitions, text, shared);
+        swf_asl_problems_t problems = {0};
+        if (swf_asl_validate(shared, &problems) == 0)
+            json_object_object_add(c->valid, text, NULL);
+        swf_asl_problems_free(&problems);
     }
+    bool valid = json_object_object_get_ex(c->valid, text, NULL);
     if (shared != def)
-        json_object_object_add(ev->attrs, "definition", swf_json_ref(shared));
+        json_object_object_add(ev->attrs, "definition", swf_json_ref(shared)); /* frees text */
+    return valid;
 }
 
 size_t swf_decider_cache_definitions(const swf_decider_cache_t *c)
@@ -311,5 +322,6 @@ void swf_decider_cache_free(swf_decider_cache_t *c)
         swf_decider_state_free(entry_remove(c, c->head));
     free(c->buckets);
     json_object_put(c->definitions);
+    json_object_put(c->valid);
     free(c);
 }

@@ -26,6 +26,7 @@
 #define SWF_DECIDER_CACHE_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,9 +82,12 @@ size_t swf_decider_cache_count(const swf_decider_cache_t *cache);
  * shared copy, before the event is applied. The interpreter never changes
  * a definition, which is what makes sharing it safe; json-c's reference
  * counts are not atomic, which is why a cache shares only among the
- * executions of its own thread. Any other event is left alone. */
+ * executions of its own thread. Any other event is left alone. Each
+ * definition is validated once, when first met: true when this one is
+ * valid, so that the interpreter need not validate it again for every
+ * execution (swf_asl_exec_set_trusted). */
 #define SWF_DECIDER_SHARED_DEFINITIONS 256
-void swf_decider_cache_share_definition(swf_decider_cache_t *cache, const swf_event_t *ev);
+bool swf_decider_cache_share_definition(swf_decider_cache_t *cache, const swf_event_t *ev);
 
 /* Definitions shared at the moment (for tests and the bench). */
 size_t swf_decider_cache_definitions(const swf_decider_cache_t *cache);

@@ -451,7 +451,8 @@ static swf_error_t *work_prepare(swf_decider_t *d, work_t *w, const swf_event_li
 {
     swf_error_t *err = NULL;
     for (size_t i = 0; err == NULL && i < loaded->count; i++) {
-        swf_decider_cache_share_definition(d->cache, &loaded->items[i]);
+        if (swf_decider_cache_share_definition(d->cache, &loaded->items[i]))
+            swf_asl_exec_set_trusted(w->st->exec, true); /* validated when first met */
         err = swf_decider_state_apply(w->st, &loaded->items[i]);
     }
     if (err != NULL)

@@ -40,9 +40,9 @@ Test(decider_cache, executions_of_one_definition_share_one_parsed_copy)
     swf_event_t *eo =
         started(&other, "{\"StartAt\":\"Z\",\"States\":{\"Z\":{\"Type\":\"Succeed\"}}}");
     cr_assert_neq(definition_of(ea), definition_of(eb));
-    swf_decider_cache_share_definition(c, ea);
-    swf_decider_cache_share_definition(c, eb);
-    swf_decider_cache_share_definition(c, eo);
+    cr_expect(swf_decider_cache_share_definition(c, ea), "a valid definition is said valid");
+    cr_expect(swf_decider_cache_share_definition(c, eb));
+    cr_expect(swf_decider_cache_share_definition(c, eo));
     cr_expect_eq(definition_of(ea), definition_of(eb), "equal definitions are one copy");
     cr_expect_neq(definition_of(ea), definition_of(eo));
     cr_expect_eq(swf_decider_cache_definitions(c), 2);
@@ -59,6 +59,22 @@ Test(decider_cache, executions_of_one_definition_share_one_parsed_copy)
     cr_expect_eq(swf_asl_exec_status(sb->exec), SWF_ASL_RUNNING);
     swf_decider_state_free(sa);
     swf_decider_state_free(sb);
+}
+
+/* A definition is validated once, when first met; an invalid one is shared
+ * too, but said invalid, so that the interpreter validates it and fails the
+ * execution with the reason. */
+Test(decider_cache, an_invalid_definition_is_said_invalid_every_time)
+{
+    swf_decider_cache_t *c = swf_decider_cache_new(10);
+    const char *bad = "{\"StartAt\":\"Nowhere\",\"States\":{\"A\":{\"Type\":\"Succeed\"}}}";
+    for (int i = 0; i < 2; i++) {
+        swf_event_list_t l = {0};
+        cr_expect(!swf_decider_cache_share_definition(c, started(&l, bad)), "round %d", i);
+        swf_event_list_free(&l);
+    }
+    cr_expect_eq(swf_decider_cache_definitions(c), 1);
+    swf_decider_cache_free(c);
 }
 
 Test(decider_cache, only_started_events_are_touched)
