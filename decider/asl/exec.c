@@ -140,13 +140,16 @@ struct frame {
 
 typedef enum waiter_kind { W_ACTIVITY, W_TIMER } waiter_kind_t;
 
-/* An activity or timer not closed yet (answered, timed out, fired,
- * cancelled). Closed ones are forgotten, but for a bit each (bits_t), so
- * that a cached execution's memory follows what is open, not the length of
- * its history. */
+/* An activity or timer. Closed ones (answered, timed out, fired,
+ * cancelled) are forgotten, but for a bit each (bits_t), so that a cached
+ * execution's memory follows what is open, not the length of its history:
+ * a closed one stays in the array only until the closed outnumber the open
+ * (then the array is compacted in one pass), so that closing is O(1)
+ * however many a Map has open. */
 typedef struct waiter {
     int64_t seq; /* its activityId, or N of its timerId tN */
     waiter_kind_t kind;
+    bool open;
     frame_t *frame;   /* NULL once abandoned */
     int64_t event_id; /* ActivityTaskScheduled / TimerStarted, 0 until applied */
     char *state;      /* for the snapshot */
@@ -183,9 +186,11 @@ struct swf_asl_exec {
     size_t expected_next;
     bool close_decided;
     bool cancel_requested;
-    /* The open activities and timers, by sequence number (ascending). */
+    /* Activities and timers by sequence number (ascending): the open ones
+     * and some closed ones (waiter_t). */
     waiter_t *waiters;
-    size_t open_waiters, cap_waiters;
+    size_t nwaiters, cap_waiters;
+    size_t open_waiters;   /* activities and timers not answered yet */
     int64_t last_seq;      /* activities and timers ever created */
     bits_t timer_seqs;     /* the sequence numbers that are timers */
     bits_t activity_ids;   /* the event ids of ActivityTaskScheduled */
@@ -1108,10 +1113,10 @@ static bool bits_has(const bits_t *b, int64_t k)
     return k >= 0 && (size_t)k / 8 < b->cap && (b->v[k / 8] & (1u << (k % 8))) != 0;
 }
 
-/* The open activity or timer with this sequence number, or NULL. */
-static waiter_t *waiter_find(swf_asl_exec_t *ex, int64_t seq)
+/* The index of the waiter with this sequence number, or nwaiters. */
+static size_t waiter_index(const swf_asl_exec_t *ex, int64_t seq)
 {
-    size_t lo = 0, hi = ex->open_waiters;
+    size_t lo = 0, hi = ex->nwaiters;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         if (ex->waiters[mid].seq < seq)
@@ -1119,23 +1124,40 @@ static waiter_t *waiter_find(swf_asl_exec_t *ex, int64_t seq)
         else
             hi = mid;
     }
-    return lo < ex->open_waiters && ex->waiters[lo].seq == seq ? &ex->waiters[lo] : NULL;
+    return lo < ex->nwaiters && ex->waiters[lo].seq == seq ? lo : ex->nwaiters;
+}
+
+/* The open activity or timer with this sequence number, or NULL. The
+ * pointer is good until the next waiter_close or waiter_add. */
+static waiter_t *waiter_find(swf_asl_exec_t *ex, int64_t seq)
+{
+    size_t i = waiter_index(ex, seq);
+    return i < ex->nwaiters && ex->waiters[i].open ? &ex->waiters[i] : NULL;
 }
 
 /* An activity or timer answered, cancelled or timed out: forgotten. */
 static void waiter_close(swf_asl_exec_t *ex, waiter_t *w)
 {
-    size_t i = (size_t)(w - ex->waiters);
-    assert(i < ex->open_waiters);
+    assert(w->open && ex->open_waiters > 0);
     free(w->state);
     free(w->path);
-    memmove(w, w + 1, (ex->open_waiters - i - 1) * sizeof(*w));
+    w->state = w->path = NULL;
+    w->frame = NULL;
+    w->open = false;
     ex->open_waiters--;
+    if (ex->nwaiters - ex->open_waiters <= ex->open_waiters + 8)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < ex->nwaiters; i++) {
+        if (ex->waiters[i].open)
+            ex->waiters[k++] = ex->waiters[i];
+    }
+    ex->nwaiters = k;
 }
 
 static int64_t waiter_add(swf_asl_exec_t *ex, waiter_kind_t kind, frame_t *f)
 {
-    if (ex->open_waiters == ex->cap_waiters) {
+    if (ex->nwaiters == ex->cap_waiters) {
         size_t cap = ex->cap_waiters ? ex->cap_waiters * 2 : 8;
         waiter_t *w = realloc(ex->waiters, cap * sizeof(*w));
         if (w == NULL)
@@ -1143,13 +1165,15 @@ static int64_t waiter_add(swf_asl_exec_t *ex, waiter_kind_t kind, frame_t *f)
         ex->waiters = w;
         ex->cap_waiters = cap;
     }
-    waiter_t *w = &ex->waiters[ex->open_waiters++]; /* the newest has the highest seq */
+    waiter_t *w = &ex->waiters[ex->nwaiters++]; /* the newest has the highest seq */
     memset(w, 0, sizeof(*w));
     w->seq = ++ex->last_seq;
     w->kind = kind;
+    w->open = true;
     w->frame = f;
     w->state = xstrdup(f->name);
     w->path = xstrdup(f->path);
+    ex->open_waiters++;
     if (kind == W_TIMER)
         bits_set(&ex->timer_seqs, w->seq);
     return w->seq;
@@ -2346,11 +2370,25 @@ static int64_t activity_seq(swf_asl_exec_t *ex, const swf_event_t *ev)
     int64_t sched = attr_int(ev->attrs, "scheduledEventId");
     if (sched <= 0 || !bits_has(&ex->activity_ids, sched))
         return 0;
-    for (size_t i = 0; i < ex->open_waiters; i++) {
-        if (ex->waiters[i].event_id == sched)
-            return ex->waiters[i].kind == W_ACTIVITY ? ex->waiters[i].seq : 0;
+    /* Scheduled events are recorded in the order of their sequence numbers,
+     * so the array is in event id order too (those not yet recorded, at the
+     * end, have 0): a binary search, and a scan should a history say
+     * otherwise. */
+    size_t lo = 0, hi = ex->nwaiters;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int64_t id = ex->waiters[mid].event_id;
+        if (id != 0 && id < sched)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return -1;
+    size_t i = lo < ex->nwaiters && ex->waiters[lo].event_id == sched ? lo : 0;
+    for (; i < ex->nwaiters && ex->waiters[i].event_id != sched; i++)
+        ;
+    if (i == ex->nwaiters || !ex->waiters[i].open)
+        return -1; /* closed: known by its bit */
+    return ex->waiters[i].kind == W_ACTIVITY ? ex->waiters[i].seq : 0;
 }
 
 static swf_error_t *apply_started(swf_asl_exec_t *ex, const swf_event_t *ev)
@@ -2638,7 +2676,7 @@ void swf_asl_exec_free(swf_asl_exec_t *ex)
         return;
     graveyard_empty(ex);
     frame_free_tree(ex->root);
-    for (size_t i = 0; i < ex->open_waiters; i++) {
+    for (size_t i = 0; i < ex->nwaiters; i++) {
         free(ex->waiters[i].state);
         free(ex->waiters[i].path);
     }
@@ -2773,8 +2811,10 @@ json_object *swf_asl_exec_snapshot(const swf_asl_exec_t *ex)
     if (ex->root != NULL && !ex->root->dead)
         swf_json_add(s, "machine", frame_snapshot(ex, ex->root));
     json_object *acts = json_object_new_array(), *timers = json_object_new_array();
-    for (size_t i = 0; i < ex->open_waiters; i++) {
+    for (size_t i = 0; i < ex->nwaiters; i++) {
         const waiter_t *w = &ex->waiters[i];
+        if (!w->open)
+            continue;
         json_object *o = json_object_new_object();
         char id[32];
         snprintf(id, sizeof(id), w->kind == W_ACTIVITY ? "%lld" : "t%lld", (long long)w->seq);
