@@ -16,8 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/replay_common.h"
 #include "decider/local.h"
+#include "decider/replay.h"
 #include "history/store.h"
 #include "protocol/json.h"
 
@@ -75,17 +75,17 @@ static double replay_s(const swf_event_list_t *events, int repeat)
 {
     double best = 1e30;
     for (int r = 0; r < repeat; r++) {
-        swf_cli_replay_options_t opt = {0};
-        swf_cli_replay_result_t res;
+        swf_decider_replay_options_t opt = {0};
+        swf_decider_replay_result_t res;
         double t0 = now_s();
-        swf_error_t *err = swf_cli_replay_run(events, &opt, &res);
+        swf_error_t *err = swf_decider_replay_run(events, &opt, &res);
         double t = now_s() - t0;
         if (err != NULL || res.error != NULL || res.events_applied != events->count) {
             fprintf(stderr, "bench_replay: the history does not replay: %s\n",
                     swf_error_message(err ? err : res.error));
             exit(1);
         }
-        swf_cli_replay_result_free(&res);
+        swf_decider_replay_result_free(&res);
         if (t < best)
             best = t;
     }

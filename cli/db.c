@@ -1,7 +1,7 @@
 /*
  * db.c - the commands over the PostgreSQL history: db migrate, register,
  * start, describe, list, history, export, import, admin rebuild-projections,
- * admin check (the invariants of history/check.h, for one execution or all).
+ * admin check (the invariants of decider/check.h, for one execution or all).
  *
  * Each command is a thin shell over history/pg.h: parse arguments, open the
  * store (SWF_DATABASE_URL, a libpq conninfo or URI, or libpq's PG*
@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "decider/asl/validate.h"
-#include "history/check.h"
+#include "decider/check.h"
 #include "history/pg.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
@@ -430,7 +430,7 @@ int swf_cli_export(int argc, char **argv)
 
 /*
  * A history is imported only when the engine could have written it (ids,
- * start and close, decision tasks, activities, timers: history/check.h),
+ * start and close, decision tasks, activities, timers: decider/check.h),
  * since deciders go on with an open one and swf-history acts on its timers
  * and tasks. It is not replayed: one recorded under another deployment's
  * token secret, or by an older interpreter, is still worth importing to
@@ -443,9 +443,9 @@ int swf_cli_import(int argc, char **argv)
         return usage("import FILE [--force]");
     swf_event_list_t events = {0};
     swf_error_t *err = swf_event_list_read_file(argv[1], &events);
-    swf_check_problems_t problems = {0};
+    swf_decider_check_problems_t problems = {0};
     if (err == NULL)
-        err = swf_history_check_structure(&events, &problems);
+        err = swf_decider_check_structure(&events, &problems);
     if (err == NULL && problems.count > 0) {
         fprintf(stderr, "swf import: %s: %s a history the engine could have written:\n", argv[1],
                 force ? "warning: importing anyway (--force) what is not" : "not");
@@ -456,7 +456,7 @@ int swf_cli_import(int argc, char **argv)
                                 "%zu problem%s; nothing imported (--force imports it anyway)",
                                 problems.count, problems.count == 1 ? "" : "s");
     }
-    swf_check_problems_free(&problems);
+    swf_decider_check_problems_free(&problems);
     swf_history_store_t *s = NULL;
     char *id = NULL;
     if (err == NULL)
@@ -479,8 +479,8 @@ int swf_cli_import(int argc, char **argv)
  * problems (an unknown id is one). Returns an operating error only. */
 static swf_error_t *check_one(swf_history_store_t *s, const char *id, size_t *bad)
 {
-    swf_check_problems_t problems = {0};
-    swf_error_t *err = swf_history_check_execution(s, id, &problems);
+    swf_decider_check_problems_t problems = {0};
+    swf_error_t *err = swf_decider_check_execution(s, id, &problems);
     if (err != NULL && swf_error_code(err) == SWF_E_NOTFOUND) {
         printf("%s: no such execution\n", id);
         (*bad)++;
@@ -492,7 +492,7 @@ static swf_error_t *check_one(swf_history_store_t *s, const char *id, size_t *ba
             printf("%s: %s\n", id, problems.items[i]);
         (*bad)++;
     }
-    swf_check_problems_free(&problems);
+    swf_decider_check_problems_free(&problems);
     return err;
 }
 

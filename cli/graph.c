@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "cli/replay_common.h"
+#include "decider/replay.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 
@@ -635,7 +636,7 @@ int swf_cli_graph(int argc, char **argv)
     };
     json_object *def = NULL;
     swf_event_list_t events = {0};
-    swf_cli_replay_result_t res = {0};
+    swf_decider_replay_result_t res = {0};
     char *text = NULL, title[512] = "";
     size_t text_len = 0;
     swf_error_t *err = NULL;
@@ -660,10 +661,10 @@ int swf_cli_graph(int argc, char **argv)
     }
     walk(&g, "", def, "__start", "__end", false, 0);
     if (events.count > 0) {
-        swf_cli_replay_options_t opt = {.trace = on_trace, .trace_ctx = &g};
+        swf_decider_replay_options_t opt = {.trace = on_trace, .trace_ctx = &g};
         if (def_file)
             opt.definition = def;
-        err = swf_cli_replay_run(&events, &opt, &res);
+        err = swf_decider_replay_run(&events, &opt, &res);
         if (err != NULL) {
             rc = swf_cli_replay_fail("graph", err);
             goto done;
@@ -711,7 +712,7 @@ done:
     json_object_put(g.last);
     json_object_put(g.open);
     json_object_put(def);
-    swf_cli_replay_result_free(&res);
+    swf_decider_replay_result_free(&res);
     swf_event_list_free(&events);
     return rc;
 }

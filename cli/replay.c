@@ -4,7 +4,7 @@
  * non-determinism.
  *
  * A replay folds the recorded history through the current interpreter
- * (replay_common.c), which derives every decision task's decisions again and
+ * (decider/replay.c), which derives every decision task's decisions again and
  * compares them with the recorded decision events. The command only chooses
  * how far to go and how to show the result:
  *
@@ -33,6 +33,7 @@
 
 #include "cli/replay_common.h"
 #include "decider/asl/validate.h"
+#include "decider/replay.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/time.h"
@@ -195,7 +196,7 @@ static const char *event_type_at(const swf_event_list_t *events, int64_t id)
 }
 
 /* Prints why the history does not replay; returns the exit status. */
-static int report_divergence(const swf_event_list_t *events, const swf_cli_replay_result_t *res,
+static int report_divergence(const swf_event_list_t *events, const swf_decider_replay_result_t *res,
                              const char *against, bool json)
 {
     swf_error_t *err = res->error;
@@ -252,7 +253,7 @@ static int report_divergence(const swf_event_list_t *events, const swf_cli_repla
     return SWF_EXIT_NO;
 }
 
-static int report_clean(const swf_event_list_t *events, const swf_cli_replay_result_t *res,
+static int report_clean(const swf_event_list_t *events, const swf_decider_replay_result_t *res,
                         const char *against, bool json)
 {
     const char *status = swf_asl_status_name(swf_asl_exec_status(res->exec));
@@ -495,7 +496,7 @@ int swf_cli_replay(int argc, char **argv)
     int rc = SWF_EXIT_ERROR;
     swf_event_list_t events = {0};
     json_object *def = NULL, *snap = NULL;
-    swf_cli_replay_result_t res = {0};
+    swf_decider_replay_result_t res = {0};
     swf_asl_problems_t problems = {0};
     swf_error_t *err = NULL;
     if (def_path != NULL) {
@@ -518,13 +519,13 @@ int swf_cli_replay(int argc, char **argv)
         goto done;
     }
     step_ctx_t sctx = {.json = json, .interactive = !json && isatty(0) && isatty(1)};
-    swf_cli_replay_options_t opt = {
+    swf_decider_replay_options_t opt = {
         .until_event_id = until,
         .definition = def,
         .task = step ? on_task : NULL,
         .task_ctx = &sctx,
     };
-    err = swf_cli_replay_run(&events, &opt, &res);
+    err = swf_decider_replay_run(&events, &opt, &res);
     if (err != NULL) {
         rc = swf_cli_replay_fail("replay", err);
         goto done;
@@ -544,7 +545,7 @@ done:
     json_object_put(snap);
     json_object_put(def);
     swf_asl_problems_free(&problems);
-    swf_cli_replay_result_free(&res);
+    swf_decider_replay_result_free(&res);
     swf_event_list_free(&events);
     return rc;
 }

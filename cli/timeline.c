@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cli/replay_common.h"
+#include "decider/replay.h"
 #include "protocol/json.h"
 #include "protocol/time.h"
 
@@ -349,11 +350,11 @@ int swf_cli_timeline(int argc, char **argv)
     int rc = SWF_EXIT_ERROR;
     swf_event_list_t events = {0};
     timeline_t tl = {.open = json_object_new_object()};
-    swf_cli_replay_result_t res = {0};
+    swf_decider_replay_result_t res = {0};
     swf_error_t *err = swf_cli_replay_history_load(id, file, &events);
     if (err == NULL) {
-        swf_cli_replay_options_t opt = {.trace = on_trace, .trace_ctx = &tl};
-        err = swf_cli_replay_run(&events, &opt, &res);
+        swf_decider_replay_options_t opt = {.trace = on_trace, .trace_ctx = &tl};
+        err = swf_decider_replay_run(&events, &opt, &res);
     }
     if (err != NULL) {
         rc = swf_cli_replay_fail(argv[0], err);
@@ -400,7 +401,7 @@ int swf_cli_timeline(int argc, char **argv)
         rc = SWF_EXIT_NO;
     }
 done:
-    swf_cli_replay_result_free(&res);
+    swf_decider_replay_result_free(&res);
     timeline_free(&tl);
     swf_event_list_free(&events);
     return rc;

@@ -1,5 +1,5 @@
 /*
- * test_replay.c - proves cli/replay.c (and cli/replay_common.c) on real
+ * test_replay.c - proves cli/replay.c (and decider/replay.c under it) on real
  * histories: made in-process by the local runner (Parallel, nested Map,
  * retries, a catch, a Wait, a .waitForTaskToken callback), a recorded one
  * with a signal added by hand, and deliberately altered copies (a result
@@ -14,9 +14,9 @@
 #include <stdarg.h>
 
 #include "cli/cli.h"
-#include "cli/replay_common.h"
 #include "decider/cache.h"
 #include "decider/local.h"
+#include "decider/replay.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "tests/fuzz.h"
@@ -434,9 +434,9 @@ Test(cli_replay, altered_histories_stop_with_a_reason)
             cr_assert(swf_error_message(err)[0] != '\0');
             swf_error_free(err);
         } else {
-            swf_cli_replay_options_t opt = {0};
-            swf_cli_replay_result_t res = {0};
-            err = swf_cli_replay_run(&events, &opt, &res);
+            swf_decider_replay_options_t opt = {0};
+            swf_decider_replay_result_t res = {0};
+            err = swf_decider_replay_run(&events, &opt, &res);
             if (err != NULL || res.error != NULL) {
                 stopped++;
                 swf_error_t *why = err ? err : res.error;
@@ -449,7 +449,7 @@ Test(cli_replay, altered_histories_stop_with_a_reason)
             }
             cr_assert_leq(res.events_applied, events.count);
             swf_error_free(err);
-            swf_cli_replay_result_free(&res);
+            swf_decider_replay_result_free(&res);
             /* The decider folds the same events into its cached state. */
             swf_decider_state_t *st = swf_decider_state_new("secret");
             for (size_t k = 0; k < events.count; k++) {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/replay_common.h"
+#include "decider/replay.h"
 
 #define HISTORIES SWF_SOURCE_DIR "/tests/histories"
 
@@ -46,10 +46,10 @@ Test(histories, every_recorded_decision_is_derived_again)
         snprintf(path, sizeof(path), "%s/%s", HISTORIES, names[i]);
         swf_event_list_t list = {0};
         swf_error_t *err = swf_event_list_read_file(path, &list);
-        swf_cli_replay_result_t res = {0};
-        swf_cli_replay_options_t opt = {0};
+        swf_decider_replay_result_t res = {0};
+        swf_decider_replay_options_t opt = {0};
         if (err == NULL)
-            err = swf_cli_replay_run(&list, &opt, &res);
+            err = swf_decider_replay_run(&list, &opt, &res);
         if (err == NULL && res.error != NULL) {
             err = res.error;
             res.error = NULL;
@@ -64,7 +64,7 @@ Test(histories, every_recorded_decision_is_derived_again)
             cr_log_error("%s: still running at the end of a complete history", names[i]);
         }
         events += list.count;
-        swf_cli_replay_result_free(&res);
+        swf_decider_replay_result_free(&res);
         swf_event_list_free(&list);
         free(names[i]);
     }

@@ -23,7 +23,7 @@
  * event is WorkflowExecutionCompleted with exactly the output the order
  * must have, it holds exactly the activity results and timer firings the
  * workflow makes (one per activity: a result recorded twice fails), and
- * the invariant checker (history/check.h) finds nothing: dense ids, no
+ * the invariant checker (decider/check.h) finds nothing: dense ids, no
  * fork, nothing after the close, and the history replays.
  *
  * The chaos test does the same while, every second, it SIGKILLs a random
@@ -74,7 +74,7 @@
 
 #include "decider/asl/validate.h"
 #include "decider/kafka.h"
-#include "history/check.h"
+#include "decider/check.h"
 #include "history/cluster.h"
 #include "history/pg.h"
 #include "protocol/json.h"
@@ -529,14 +529,14 @@ static void judge(int i, int64_t *longest_ms)
     order_id(i, id, sizeof(id));
     swf_event_list_t ev = {0};
     ok(swf_history_load(E.store, id, 0, 0, &ev), id);
-    swf_check_problems_t problems = {0};
-    ok(swf_history_check_events(&ev, &problems), id);
+    swf_decider_check_problems_t problems = {0};
+    ok(swf_decider_check_events(&ev, &problems), id);
     for (size_t k = 0; k < problems.count; k++)
         fprintf(stderr, "%s: %s\n", id, problems.items[k]);
     judge_assert(problems.count == 0, id, &ev,
                  "%s: the history breaks %zu invariants, the first: %s", id, problems.count,
                  problems.count ? problems.items[0] : "");
-    swf_check_problems_free(&problems);
+    swf_decider_check_problems_free(&problems);
 
     size_t count[SWF_EVENT_TYPE_COUNT] = {0};
     for (size_t k = 0; k < ev.count; k++) {

@@ -19,7 +19,7 @@
  * open, and the test fails on its hang guard naming it. Afterwards every
  * execution must have closed with the status and the output the workflow
  * defines for its number, every history must pass the invariant checker
- * (history/check.h: dense ids, no duplicated result, replays cleanly), and
+ * (decider/check.h: dense ids, no duplicated result, replays cleanly), and
  * the outbox must drain.
  *
  * Hang guards only: the limits are generous and say what did not happen.
@@ -41,7 +41,7 @@
 #include "cli/dev.h"
 #include "decider/asl/exec.h"
 #include "decider/kafka.h"
-#include "history/check.h"
+#include "decider/check.h"
 #include "history/pg.h"
 #include "protocol/json.h"
 #include "protocol/message.h"
@@ -429,11 +429,11 @@ static void verify_all(void)
         cr_assert_str_eq(ex.status, status, "%s", id);
         swf_history_execution_free(&ex);
 
-        swf_check_problems_t problems = {0};
-        check(swf_history_check_execution(run.store, id, &problems));
+        swf_decider_check_problems_t problems = {0};
+        check(swf_decider_check_execution(run.store, id, &problems));
         cr_assert_eq(problems.count, 0, "%s: %zu problems, the first: %s", id, problems.count,
                      problems.count > 0 ? problems.items[0] : "");
-        swf_check_problems_free(&problems);
+        swf_decider_check_problems_free(&problems);
 
         /* The output or the error, from the history replayed. */
         swf_event_list_t evs = {0};

@@ -17,7 +17,7 @@
  * break. Nothing here trusts the history: a missing or mistyped attribute
  * is a problem reported, never an assertion.
  */
-#include "history/check.h"
+#include "decider/check.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -44,7 +44,7 @@ static char *item_new(int64_t event_id, const char *msg)
     return item;
 }
 
-static void items_push(swf_check_problems_t *out, char *item)
+static void items_push(swf_decider_check_problems_t *out, char *item)
 {
     char **items = realloc(out->items, (out->count + 1) * sizeof(*items));
     if (items == NULL)
@@ -86,7 +86,7 @@ static bool is_activity_result(swf_event_type_t t)
  * of the event that closed it. */
 struct pass {
     const swf_event_list_t *events;
-    swf_check_problems_t *out;
+    swf_decider_check_problems_t *out;
     size_t dropped;
     int64_t *started_by;       /* per position */
     int64_t *closed_by;        /* per position: result of an activity, fire/cancel of a timer */
@@ -101,7 +101,7 @@ struct pass {
 
 static void problem(pass_t *p, int64_t event_id, const char *fmt, ...)
 {
-    if (p->out->count - p->base >= SWF_CHECK_PROBLEMS_MAX) {
+    if (p->out->count - p->base >= SWF_DECIDER_CHECK_PROBLEMS_MAX) {
         p->dropped++;
         return;
     }
@@ -312,7 +312,7 @@ static void check_replay(pass_t *p)
     swf_asl_exec_free(ex);
 }
 
-static swf_error_t *check_events(const swf_event_list_t *events, swf_check_problems_t *out,
+static swf_error_t *check_events(const swf_event_list_t *events, swf_decider_check_problems_t *out,
                                  bool replay)
 {
     if (events->count == 0)
@@ -430,30 +430,32 @@ static swf_error_t *check_events(const swf_event_list_t *events, swf_check_probl
     return NULL;
 }
 
-swf_error_t *swf_history_check_events(const swf_event_list_t *events, swf_check_problems_t *out)
+swf_error_t *swf_decider_check_events(const swf_event_list_t *events,
+                                      swf_decider_check_problems_t *out)
 {
     return check_events(events, out, true);
 }
 
-swf_error_t *swf_history_check_structure(const swf_event_list_t *events, swf_check_problems_t *out)
+swf_error_t *swf_decider_check_structure(const swf_event_list_t *events,
+                                         swf_decider_check_problems_t *out)
 {
     return check_events(events, out, false);
 }
 
-swf_error_t *swf_history_check_execution(swf_history_store_t *store, const char *execution_id,
-                                         swf_check_problems_t *out)
+swf_error_t *swf_decider_check_execution(swf_history_store_t *store, const char *execution_id,
+                                         swf_decider_check_problems_t *out)
 {
     swf_event_list_t events = {0};
     swf_error_t *err = swf_history_load(store, execution_id, 0, 0, &events);
     if (err == NULL)
-        err = swf_history_check_events(&events, out);
+        err = swf_decider_check_events(&events, out);
     else
         swf_error_prefix(err, "execution %s", execution_id);
     swf_event_list_free(&events);
     return err;
 }
 
-void swf_check_problems_free(swf_check_problems_t *p)
+void swf_decider_check_problems_free(swf_decider_check_problems_t *p)
 {
     for (size_t i = 0; i < p->count; i++)
         free(p->items[i]);

@@ -4,8 +4,8 @@
  * The crash tests kill deciders, workers and swf-history in the middle of
  * load and then ask one question of every history: is it still a history
  * the engine could have written? This is that question, as a function of
- * the events alone (swf_history_check_events) or of an execution in any
- * store (swf_history_check_execution). It checks:
+ * the events alone (swf_decider_check_events) or of an execution in any
+ * store (swf_decider_check_execution). It checks:
  *
  *   - ids: dense from 1, no gap, no duplicate (a fork would show as one);
  *   - WorkflowExecutionStarted is the first event, and the only one;
@@ -29,18 +29,20 @@
  *
  * Problems are sentences naming the event they were found at
  * ("event 12: ..."), in the order of the history; at most
- * SWF_CHECK_PROBLEMS_MAX are kept per history, followed then by one item
+ * SWF_DECIDER_CHECK_PROBLEMS_MAX are kept per history, followed then by one item
  * that says how many more there were.
  *
- * This is the one place of history/ that uses the interpreter (swf_asl),
- * which depends only on protocol/: the layering stays acyclic.
+ * It lives beside the interpreter's other drivers (decider/replay.c runs
+ * the same fold for `swf replay`) because the last check needs the
+ * interpreter: the history library stores histories and knows nothing of
+ * ASL. The store it reads is any history/store.h.
  *
  * Ownership: events and the store are borrowed; *out belongs to the caller
- * (swf_check_problems_free), also after an error. Thread-safety: none kept;
+ * (swf_decider_check_problems_free), also after an error. Thread-safety: none kept;
  * one call per store handle at a time.
  */
-#ifndef SWF_HISTORY_CHECK_H
-#define SWF_HISTORY_CHECK_H
+#ifndef SWF_DECIDER_CHECK_H
+#define SWF_DECIDER_CHECK_H
 
 #include <stddef.h>
 
@@ -49,32 +51,34 @@
 #include "protocol/event.h"
 
 /* Problems kept per history; beyond it one item counts the rest. */
-#define SWF_CHECK_PROBLEMS_MAX 100
+#define SWF_DECIDER_CHECK_PROBLEMS_MAX 100
 
-typedef struct swf_check_problems {
+typedef struct swf_decider_check_problems {
     size_t count;
     char **items; /* "event 12: ...", owned */
-} swf_check_problems_t;
+} swf_decider_check_problems_t;
 
 /* Checks one history (events as loaded from a store, with the ids as
  * stored). Appends what is wrong to *out (which starts empty, or holds the
  * problems of earlier calls); a clean history appends nothing. Returns an
  * error only when it cannot check at all (an empty list). */
-swf_error_t *swf_history_check_events(const swf_event_list_t *events, swf_check_problems_t *out);
+swf_error_t *swf_decider_check_events(const swf_event_list_t *events,
+                                      swf_decider_check_problems_t *out);
 
-/* As swf_history_check_events, without the replay: the rules of ids,
+/* As swf_decider_check_events, without the replay: the rules of ids,
  * start and close, decision tasks, activities and timers only. What `swf
  * import` asks of a file: a history recorded under another deployment's
  * token secret, or by an older interpreter, is still a history, but one
  * with an event after its close is not. */
-swf_error_t *swf_history_check_structure(const swf_event_list_t *events, swf_check_problems_t *out);
+swf_error_t *swf_decider_check_structure(const swf_event_list_t *events,
+                                         swf_decider_check_problems_t *out);
 
 /* Loads the whole history of `execution_id` from `store` and checks it.
  * Errors are the store's (SWF_E_NOTFOUND, SWF_E_DB, ...). */
-swf_error_t *swf_history_check_execution(swf_history_store_t *store, const char *execution_id,
-                                         swf_check_problems_t *out);
+swf_error_t *swf_decider_check_execution(swf_history_store_t *store, const char *execution_id,
+                                         swf_decider_check_problems_t *out);
 
 /* Frees the items and empties *p; a zeroed or empty *p is fine. */
-void swf_check_problems_free(swf_check_problems_t *p);
+void swf_decider_check_problems_free(swf_decider_check_problems_t *p);
 
 #endif
