@@ -2,9 +2,9 @@
  * hash.h - message digests, HMAC-SHA256, base64 and hex.
  *
  * The engine needs these for States.Hash, States.Base64Encode/Decode and for
- * signing task tokens, and it depends on json-c and libc only, so they are
- * implemented here from their specifications (RFC 1321, FIPS 180-4,
- * RFC 2104, RFC 4648).
+ * signing task tokens. The digests and the HMAC are libcrypto's (OpenSSL);
+ * the base64 decoder is our own, stricter than libcrypto's (hash.c says
+ * how). Base64 is RFC 4648's standard alphabet.
  *
  * Ownership: inputs are borrowed. Digests are written into a buffer the
  * caller provides (SWF_HASH_MAX_BYTES is always enough). The encoders and the

@@ -1,12 +1,19 @@
 /*
  * token.c - making and verifying signed task tokens.
  *
- * The signature is compared in constant time, and nothing in the payload is
- * looked at before it verifies: a token is either exactly one we issued or
- * it is refused.
+ * The signature is HMAC-SHA256 (protocol/hash.c, libcrypto's) and is
+ * compared with libcrypto's constant-time CRYPTO_memcmp; nothing in the
+ * payload is looked at before it verifies: a token is either exactly one we
+ * issued or it is refused. The signature is compared as the text the token
+ * carries, not decoded: base64url's last character has bits no byte uses,
+ * and only the one spelling we issue is accepted. The base64url decoding of
+ * the payload is the strict decoder of hash.c (libcrypto's accepts white
+ * space and stray padding), translated from the URL alphabet.
  */
 #include "protocol/token.h"
 
+#include <openssl/crypto.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,11 +113,11 @@ swf_error_t *swf_token_verify(const char *secret, const char *token, char **exec
     char *want = sign(secret, token, body_len);
     const char *got = dot + 1;
     size_t wl = strlen(want), gl = len - body_len - 1;
-    unsigned diff = (unsigned)(wl ^ gl);
-    for (size_t i = 0; i < wl && i < gl; i++)
-        diff |= (unsigned)(want[i] ^ got[i]);
+    /* The length of a signature is no secret (43 characters always); its
+     * characters are compared in constant time. */
+    bool forged = wl != gl || CRYPTO_memcmp(want, got, wl) != 0;
     free(want);
-    if (diff != 0)
+    if (forged)
         return swf_error_new(SWF_E_INPUT, NULL, "forged or altered task token");
     uint8_t *raw = NULL;
     size_t raw_len = 0;

@@ -2,7 +2,7 @@
 # Installs what swf needs to build and test, from Debian 12's packages.
 # Safe to run again: apt-get skips what is installed. Needs root (or sudo).
 set -eu
-PKGS="build-essential cmake pkg-config libjson-c-dev libpq-dev librdkafka-dev libcriterion-dev
+PKGS="build-essential cmake pkg-config libjson-c-dev libpq-dev libssl-dev librdkafka-dev libcriterion-dev
       postgresql postgresql-contrib python3 python3-confluent-kafka docker-compose"
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi

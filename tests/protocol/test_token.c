@@ -70,3 +70,55 @@ Test(token, same_inputs_make_the_same_token)
     free(a);
     free(b);
 }
+
+/* Tokens made before the HMAC came from libcrypto (by the HMAC of hash.c's
+ * own SHA-256) are still the ones made now: tokens in flight and recorded
+ * histories stay valid. */
+Test(token, tokens_are_the_known_answers)
+{
+    const struct {
+        const char *secret, *execution_id, *activity_id, *token;
+    } known[] = {
+        {"s3cret", "exec-1", "42",
+         "eyJlIjoiZXhlYy0xIiwiYSI6IjQyIn0.puWZ9DMJre1ins52YBjSF6K9pWbmawmD83Zsw2iLlgU"},
+        {"", "e", "a", "eyJlIjoiZSIsImEiOiJhIn0.EBKgVpK07YF1YCdY8HaJEZ9b-hf9E3Te-eCAAd_g7nw"},
+    };
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+        char *t = swf_token_make(known[i].secret, known[i].execution_id, known[i].activity_id);
+        cr_expect_str_eq(t, known[i].token);
+        char *e, *a;
+        swf_error_t *err = swf_token_verify(known[i].secret, known[i].token, &e, &a);
+        cr_assert_null(err, "%s", swf_error_message(err));
+        cr_expect_str_eq(e, known[i].execution_id);
+        cr_expect_str_eq(a, known[i].activity_id);
+        free(e);
+        free(a);
+        free(t);
+    }
+}
+
+/* The comparison runs to the last character: a signature that differs only
+ * there is refused, for every other character of the alphabet, including
+ * the three that differ only in the two bits base64url's last character
+ * leaves unused (they would decode to the same signature). */
+Test(token, token_differing_only_in_its_last_byte_is_refused)
+{
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    char *t = swf_token_make("s3cret", "exec-1", "42");
+    size_t n = strlen(t);
+    for (const char *c = alphabet; *c; c++) {
+        if (*c == t[n - 1])
+            continue;
+        char *bad = strdup(t);
+        bad[n - 1] = *c;
+        char *e, *a;
+        swf_error_t *err = swf_token_verify("s3cret", bad, &e, &a);
+        cr_assert_not_null(err, "%s accepted", bad);
+        cr_assert_str_eq(swf_error_message(err), "forged or altered task token");
+        cr_assert_null(e);
+        swf_error_free(err);
+        free(bad);
+    }
+    free(t);
+}
