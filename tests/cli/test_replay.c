@@ -1,12 +1,11 @@
 /*
- * test_replay.c - proves cli/replay.c (and decider/replay.c under it) on real
- * histories: made in-process by the local runner (Parallel, nested Map,
- * retries, a catch, a Wait, a .waitForTaskToken callback), a recorded one
- * with a signal added by hand, and deliberately altered copies (a result
- * changed, an event removed, two decisions swapped), each caught at the
- * exact event id. One test goes through PostgreSQL (`swf replay ID`), and
- * one alters recorded histories at random (tests/fuzz.h) to show that none
- * crashes replay or the decider's fold.
+ * test_replay.c - proves cli/replay.c on real histories: made in-process by
+ * the local runner (Parallel, nested Map, retries, a catch, a Wait, a
+ * .waitForTaskToken callback), a recorded one with a signal added by hand,
+ * and deliberately altered copies (a result changed, an event removed, two
+ * decisions swapped), each caught at the exact event id. One test goes
+ * through PostgreSQL (`swf replay ID`). The driver under the command, and
+ * histories altered at random, are tests/decider/test_replay.c's.
  */
 #include "../history/test_pg_fixture.h"
 
@@ -14,12 +13,9 @@
 #include <stdarg.h>
 
 #include "cli/cli.h"
-#include "decider/cache.h"
 #include "decider/local.h"
-#include "decider/replay.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
-#include "tests/fuzz.h"
 
 #define SRC SWF_SOURCE_DIR "/tests/histories/src/"
 #define EXAMPLES SWF_SOURCE_DIR "/examples/"
@@ -365,111 +361,6 @@ Test(cli_replay, a_stored_execution_replays_by_id)
     cr_assert_eq(swf("replay", "no-such-execution", NULL), 1);
     free(id);
     swf_event_list_free(&ev);
-}
-
-/* ---- altered histories (tests/fuzz.h) ---- */
-
-/* Replaces or removes one value of an event (fuzz_alter_json), mostly inside
- * its attributes: the envelope (id, type, time) is what the history reader
- * checks first. */
-static void alter_event(fuzz_t *f, json_object *ev, json_object *history)
-{
-    json_object *in = ev;
-    if (fuzz_below(f, 5) != 0) {
-        json_object_object_foreach(ev, k, val)
-        {
-            if (strstr(k, "EventAttributes") != NULL)
-                in = val;
-        }
-    }
-    fuzz_alter_json(f, in, history);
-}
-
-/* Histories altered by hand (an exported one edited, an import gone wrong)
- * replay to the end or stop with a reason, in `swf replay` and in the
- * decider's own fold alike; never crash, never run past their events. */
-Test(cli_replay, altered_histories_stop_with_a_reason)
-{
-    static const char *const files[] = {
-        "examples__order.jsonl", "examples__order-signaled.jsonl",  "retry__retry-then-catch.jsonl",
-        "map__nested-map.jsonl", "parallel__nested-parallel.jsonl", "wait__timestamppath.jsonl"};
-    size_t nf = sizeof(files) / sizeof(files[0]);
-    json_object *histories[sizeof(files) / sizeof(files[0])];
-    for (size_t i = 0; i < nf; i++) {
-        char path[1024];
-        snprintf(path, sizeof(path), "%s/tests/histories/%s", SWF_SOURCE_DIR, files[i]);
-        swf_event_list_t events = {0};
-        swf_error_t *err = swf_event_list_read_file(path, &events);
-        cr_assert_null(err, "%s: %s", path, err ? swf_error_message(err) : "");
-        histories[i] = json_object_new_array();
-        for (size_t k = 0; k < events.count; k++)
-            json_object_array_add(histories[i], swf_event_to_json(&events.items[k]));
-        swf_event_list_free(&events);
-    }
-    fuzz_t f = fuzz_start();
-    long rounds = fuzz_rounds(1500), refused = 0, stopped = 0, whole = 0;
-    for (long r = 0; r < rounds; r++) {
-        json_object *h = swf_json_copy(histories[fuzz_below(&f, nf)]);
-        size_t n = json_object_array_length(h);
-        for (int k = 1 + (int)fuzz_below(&f, 3); k > 0; k--) {
-            if (fuzz_below(&f, 6) == 0 && n > 1) { /* an event removed */
-                json_object_array_del_idx(h, fuzz_below(&f, n), 1);
-                n--;
-            } else {
-                alter_event(&f, json_object_array_get_idx(h, fuzz_below(&f, n)), h);
-            }
-        }
-        swf_event_list_t events = {0};
-        swf_error_t *err = NULL;
-        for (size_t k = 0; k < n && err == NULL; k++) {
-            swf_event_t ev;
-            err = swf_event_from_json(json_object_array_get_idx(h, k), &ev);
-            if (err == NULL) {
-                swf_event_list_push_copy(&events, &ev);
-                json_object_put(ev.attrs);
-            }
-        }
-        if (err != NULL) { /* what the history file reader refuses */
-            refused++;
-            cr_assert(swf_error_message(err)[0] != '\0');
-            swf_error_free(err);
-        } else {
-            swf_decider_replay_options_t opt = {0};
-            swf_decider_replay_result_t res = {0};
-            err = swf_decider_replay_run(&events, &opt, &res);
-            if (err != NULL || res.error != NULL) {
-                stopped++;
-                swf_error_t *why = err ? err : res.error;
-                cr_assert(swf_error_message(why)[0] != '\0', "%s", swf_json_str(h));
-            } else {
-                whole++;
-                cr_assert_eq(res.events_applied, events.count);
-                if (res.exec != NULL && swf_asl_exec_status(res.exec) == SWF_ASL_SUCCEEDED)
-                    fuzz_assert_json(swf_asl_exec_output(res.exec), "an altered history");
-            }
-            cr_assert_leq(res.events_applied, events.count);
-            swf_error_free(err);
-            swf_decider_replay_result_free(&res);
-            /* The decider folds the same events into its cached state. */
-            swf_decider_state_t *st = swf_decider_state_new("secret");
-            for (size_t k = 0; k < events.count; k++) {
-                swf_error_t *e = swf_decider_state_apply(st, &events.items[k]);
-                if (e != NULL) {
-                    cr_assert(swf_error_message(e)[0] != '\0');
-                    swf_error_free(e);
-                    break;
-                }
-            }
-            swf_decider_state_free(st);
-        }
-        swf_event_list_free(&events);
-        json_object_put(h);
-    }
-    cr_log_info("%ld rounds: %ld refused, %ld stopped, %ld whole", rounds, refused, stopped, whole);
-    cr_expect(stopped > rounds / 20 && whole > rounds / 20, "%ld stopped, %ld whole", stopped,
-              whole);
-    for (size_t i = 0; i < nf; i++)
-        json_object_put(histories[i]);
 }
 
 /* An event appended after the close (a second close, a late activity
