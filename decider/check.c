@@ -25,9 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decider/asl/exec.h"
+#include "decider/replay.h"
 #include "protocol/json.h"
-#include "protocol/token.h"
 
 typedef struct pass pass_t;
 static void problem(pass_t *p, int64_t event_id, const char *fmt, ...)
@@ -282,22 +281,25 @@ static void check_timer(pass_t *p, const swf_event_t *ev)
         json_object_object_del(p->open_timers, tid);
 }
 
-/* Replays the history; a failure is one problem at the event it names. */
+/* Replays the history through decider/replay.c, the fold `swf replay`
+ * runs; a failure is one problem at the event it names. Events after the
+ * close are left out: the pass above reported each of them already, and
+ * replay would only say so again. Called with dense ids only, so the close
+ * is at position closed_at - 1. */
 static void check_replay(pass_t *p)
 {
-    const swf_event_list_t *events = p->events;
-    swf_asl_exec_t *ex = swf_asl_exec_new();
-    swf_asl_exec_set_token_secret(ex, swf_token_secret_env());
-    swf_error_t *err = NULL;
-    int64_t at = 0;
-    for (size_t i = 0; i < events->count && err == NULL; i++) {
-        at = events->items[i].id;
-        err = swf_asl_exec_apply(ex, &events->items[i]);
-    }
+    swf_event_list_t upto = *p->events; /* a view, borrowed */
+    if (p->closed_at > 0)
+        upto.count = (size_t)p->closed_at;
+    swf_decider_replay_options_t opt = {0};
+    swf_decider_replay_result_t res = {0};
+    swf_error_t *err = swf_decider_replay_run(&upto, &opt, &res);
     if (err == NULL) {
-        at = swf_asl_exec_last_event_id(ex) + 1;
-        err = swf_asl_exec_check_end(ex);
+        err = res.error;
+        res.error = NULL;
     }
+    int64_t at = res.events_applied < upto.count ? upto.items[res.events_applied].id
+                                                 : upto.items[upto.count - 1].id + 1;
     if (err != NULL) {
         json_object *cause = NULL, *v;
         const char *c = swf_error_cause(err);
@@ -309,7 +311,7 @@ static void check_replay(pass_t *p)
                 swf_error_message(err));
         swf_error_free(err);
     }
-    swf_asl_exec_free(ex);
+    swf_decider_replay_result_free(&res);
 }
 
 static swf_error_t *check_events(const swf_event_list_t *events, swf_decider_check_problems_t *out,

@@ -32,10 +32,10 @@
  * SWF_DECIDER_CHECK_PROBLEMS_MAX are kept per history, followed then by one item
  * that says how many more there were.
  *
- * It lives beside the interpreter's other drivers (decider/replay.c runs
- * the same fold for `swf replay`) because the last check needs the
- * interpreter: the history library stores histories and knows nothing of
- * ASL. The store it reads is any history/store.h.
+ * It lives beside the interpreter's other drivers because the last check
+ * needs the interpreter: it is the fold of decider/replay.c, the one `swf
+ * replay` runs. The history library stores histories and knows nothing of
+ * ASL; the store read here is any history/store.h.
  *
  * Ownership: events and the store are borrowed; *out belongs to the caller
  * (swf_decider_check_problems_free), also after an error. Thread-safety: none kept;
