@@ -8,9 +8,10 @@
  * so it costs the programs nothing, and its implementations are audited
  * and fast where ours were written for clarity. The algorithms come from
  * the default provider. One that cannot compute a digest (a FIPS-only
- * configuration has no MD5) stops the program with a message rather than failing the one
- * execution: States.Hash is part of recorded decisions, and a decider that
- * answers differently from the one that recorded them would break replay.
+ * configuration has no MD5) stops the program with a message rather than
+ * failing the one execution: States.Hash is part of recorded decisions, and
+ * a decider that answers differently from the one that recorded them would
+ * break replay.
  *
  * Two pieces stay ours, for behaviour libcrypto does not give:
  *
@@ -20,7 +21,8 @@
  *     '=' in the middle of the text ("Q=Q=", "QQ==QUJD"), accepts non-zero
  *     bits under the padding ("QR==", which no encoder writes for "A"), and
  *     does not tell how many bytes the padding removed. The decoder below
- *     refuses all of these. (Encoding is EVP_EncodeBlock's: it has no choice to make.)
+ *     refuses all of these. (Encoding is EVP_EncodeBlock's: it has no
+ *     choice to make.)
  *   - lowercase hex of a digest, the form States.Hash returns: libcrypto's
  *     OPENSSL_buf2hexstr writes uppercase with separators.
  */
