@@ -29,8 +29,8 @@
  *
  * Problems are sentences naming the event they were found at
  * ("event 12: ..."), in the order of the history; at most
- * SWF_DECIDER_CHECK_PROBLEMS_MAX are kept per history, followed then by one item
- * that says how many more there were.
+ * SWF_DECIDER_CHECK_PROBLEMS_MAX are kept per history, followed then by
+ * one item that says how many more there were.
  *
  * It lives beside the interpreter's other drivers because the last check
  * needs the interpreter: it is the fold of decider/replay.c, the one `swf
@@ -38,8 +38,8 @@
  * ASL; the store read here is any history/store.h.
  *
  * Ownership: events and the store are borrowed; *out belongs to the caller
- * (swf_decider_check_problems_free), also after an error. Thread-safety: none kept;
- * one call per store handle at a time.
+ * (swf_decider_check_problems_free), also after an error. Thread-safety:
+ * none kept; one call per store handle at a time.
  */
 #ifndef SWF_DECIDER_CHECK_H
 #define SWF_DECIDER_CHECK_H
