@@ -1,5 +1,15 @@
 /*
- * builtin.c - TODO.
+ * builtin.c - the table of built-in functions (name, implementation, the
+ * numbers of arguments, whether a missing first argument is the context
+ * value) and jn__builtin_find; the argument helpers every built-in uses
+ * (jn__want_string, jn__want_number, ...); and the built-ins that have no
+ * file of their own: casts ($string, $number, $boolean, $not, $exists,
+ * $type), aggregates, arrays and objects ($keys, $lookup, $append, $reverse,
+ * $zip, $spread, $distinct, $merge), $error and $assert, arithmetic ($round,
+ * $floor, $power, ...), the draws from the decision's generator ($random,
+ * $uuid, $shuffle), and Step Functions' own $partition, $range, $hash and
+ * $parse. Strings are string.c's, times time.c's, number formats format.c's,
+ * $sort sort.c's, the higher-order ones hof.c's.
  */
 #include "decider/asl/jsonata/internal.h"
 
@@ -121,6 +131,7 @@ static swf_error_t *fn_string(call_t *c, val_t *out)
     return err;
 }
 
+/* JSON number syntax, as $number accepts it, plus 0x, 0o and 0b integers. */
 static bool parse_number_text(const char *s, double *out)
 {
     const char *p = s;
@@ -528,7 +539,7 @@ static swf_error_t *fn_round(call_t *c, val_t *out)
         err = jn__want_integer(c, 1, &p);
     if (!err && fabs(p) > 300)
         err = qerr("argument 2 (precision) is out of range");
-    return err ? err : jn__number_val(jn__round_half_even(d, (int)p), out);
+    return err ? err : jn__number_val(swf_asl_number_round(d, (int)p), out);
 }
 
 static swf_error_t *math1(call_t *c, val_t *out, double (*f)(double))

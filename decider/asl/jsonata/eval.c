@@ -1,5 +1,12 @@
 /*
- * eval.c - TODO.
+ * eval.c - the evaluator's core: the context of one evaluation (ctx_t: its
+ * work and memory budgets, the arena of closures and of the frames they
+ * capture), scopes (frame_t), and jn__eval, the dispatch every node goes
+ * through, which counts the work and the depth so that no expression can
+ * hang the decider or overflow its stack. The nodes that need no file of
+ * their own are here: operators, array and object constructors, ranges,
+ * blocks, bindings and variables. Paths (path.c, tuple.c), sorting (sort.c)
+ * and calls (function.c) are elsewhere.
  */
 #include "decider/asl/jsonata/internal.h"
 
@@ -25,6 +32,7 @@ frame_t *jn__frame_new(frame_t *up)
     return f;
 }
 
+/* Ends a block's or a call's use of f: freed unless a closure keeps it. */
 void jn__frame_release(frame_t *f)
 {
     if (!f->captured)

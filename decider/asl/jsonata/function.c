@@ -1,5 +1,13 @@
 /*
- * function.c - TODO.
+ * function.c - function values and calling them. A lambda evaluates to a
+ * closure that keeps the frames it was made in (moved to the evaluation's
+ * arena, since closures and frames form cycles); ~> of two functions
+ * composes them, and $f(?, 1) makes a partial application. jn__apply is the
+ * one place a function value is called, whatever it is (a built-in, a
+ * closure, a regular expression, which gives its first match, or a
+ * transform, which changes a copy of its argument) and by whom (a call node,
+ * ~>, or a higher-order built-in), so that the call-depth limit and the
+ * errors are the same everywhere.
  */
 #include "decider/asl/jsonata/internal.h"
 
@@ -7,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Marks the frames of env as kept by a closure: they move to the arena. */
 static swf_error_t *capture(ctx_t *ctx, frame_t *env)
 {
     swf_error_t *err = NULL;
@@ -84,6 +93,7 @@ json_object *jn__match_object(const char *s, const found_t *f, bool start_end)
     return m;
 }
 
+/* A regular expression called on a string: its first match, or undefined. */
 static swf_error_t *regex_apply(ctx_t *ctx, const val_t *re, const val_t *arg, val_t *out)
 {
     if (!jn__defined(arg))
@@ -122,6 +132,7 @@ static size_t json_nodes(json_object *j, int depth)
     return n;
 }
 
+/* A copy of j that shares nothing with it (NULL is JSON null). */
 static swf_error_t *json_copy(ctx_t *ctx, json_object *j, json_object **out)
 {
     *out = NULL;

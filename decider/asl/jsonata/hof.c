@@ -1,5 +1,9 @@
 /*
- * hof.c - TODO.
+ * hof.c - the higher-order built-ins: $map, $filter, $single, $reduce, $sift
+ * and $each. Each calls its function argument through jn__apply with as many
+ * of (value, index, array) as the function takes, as jsonata-js does, so
+ * that $map(a, $string) and $map(a, function($v, $i) {...}) both work.
+ * $sort, which also takes a function, is sort.c's.
  */
 #include "decider/asl/jsonata/internal.h"
 
@@ -46,6 +50,7 @@ static swf_error_t *hof_apply(call_t *c, const val_t *f, const val_t *a, const v
     return jn__apply(c->ctx, f, argv, n < 1 ? 1 : n > 3 ? 3 : n, &UNDEF, out);
 }
 
+/* Adds r to the sequence seq: a function is not JSON and cannot be kept. */
 static swf_error_t *seq_push(json_object *seq, const val_t *r)
 {
     if (jn__is_func(r))

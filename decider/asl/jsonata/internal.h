@@ -1,5 +1,17 @@
 /*
- * internal.h - TODO
+ * internal.h - what the files of decider/asl/jsonata/ share; nothing outside
+ * the folder includes it (the interface is decider/asl/jsonata.h, the design
+ * README.md). Names: a function or object that one file defines and others
+ * use is jn__ followed by its name (jn__eval, jn__val_free, jn__fn_map),
+ * declared below under the file that defines it; a file's own helpers stay
+ * static, unprefixed. Small helpers the hot paths call (the value tests, the
+ * budget charges, argument access) are static inline here, so that they
+ * inline as they did when the evaluator was one file. Types keep their _t
+ * names and enum constants their N_, OP_, TK_ and V_ prefixes: private to
+ * the folder, they cannot clash. Ownership: a val_t owns its json-c
+ * reference (jn__val_free releases it); function values point into the tree,
+ * the built-in table or the evaluation's arena and own none of them. Thread-
+ * safety: no state but constant tables; an evaluation's state is its ctx_t.
  */
 #ifndef SWF_ASL_JSONATA_INTERNAL_H
 #define SWF_ASL_JSONATA_INTERNAL_H
@@ -12,6 +24,7 @@
 #include "decider/asl/buf.h"
 #include "decider/asl/env.h"
 #include "decider/asl/jsonata.h"
+#include "decider/asl/number.h"
 #include "decider/asl/regex.h"
 #include "protocol/error.h"
 #include "protocol/json.h"
@@ -212,6 +225,7 @@ struct val {
 
 static const val_t UNDEF = {NULL, 0, NULL, NULL, NULL};
 
+/* The items of a value: an array's elements, or the value itself. */
 typedef struct items {
     json_object *arr; /* borrowed; NULL when one */
     json_object *one;
@@ -290,6 +304,7 @@ typedef struct tuples {
     size_t n, cap;
 } tuples_t;
 
+/* A match of a pattern (a string or a regular expression) in a string. */
 typedef struct {
     size_t start, end; /* bytes */
     size_t *caps;      /* a regular expression's: 2 * (groups + 1) byte offsets */
@@ -308,8 +323,10 @@ typedef struct group {
     size_t order; /* when the key was first met */
 } group_t;
 
+/* The functions and objects shared between files, under the file that
+ * defines each. Each is described where it is defined. */
+
 /* value.c */
-void jn__js_number_format(double d, char out[48]);
 swf_error_t *jn__number_new(double d, json_object **out);
 const char *jn__func_what(const val_t *v);
 void jn__collapse(val_t *v);
@@ -323,7 +340,8 @@ size_t jn__utf16_length(const char *s, size_t n);
 
 /* lexer.c */
 extern const char *const jn__op_text[];
-void jn__perr(parser_t *p, size_t at, const char *fmt, ...);
+void jn__perr(parser_t *p, size_t at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void jn__advance(parser_t *p);
 bool jn__tok_is(const parser_t *p, op_t op);
 const char *jn__tok_describe(const token_t *t, char buf[64]);
@@ -444,10 +462,11 @@ swf_error_t *jn__fn_each(call_t *c, val_t *out);
 
 /* format.c */
 swf_error_t *jn__fn_format_base(call_t *c, val_t *out);
-double jn__round_half_even(double d, int precision);
 swf_error_t *jn__fn_format_number(call_t *c, val_t *out);
 swf_error_t *jn__fn_format_integer(call_t *c, val_t *out);
 swf_error_t *jn__fn_parse_integer(call_t *c, val_t *out);
+
+/* Small helpers of the hot paths, inline. */
 
 static inline bool jn__is_number(json_object *j)
 {
@@ -486,6 +505,7 @@ static inline bool jn__is_func(const val_t *v)
     return (v->flags & (V_REGEX | V_FUNC)) != 0;
 }
 
+/* A function, or a regular expression (called, it gives its first match). */
 static inline bool jn__is_callable(const val_t *v)
 {
     return (v->flags & (V_FUNC | V_REGEX)) != 0;

@@ -1,5 +1,9 @@
 /*
- * jsonata.c - TODO.
+ * jsonata.c - the entry points of jsonata.h. swf_asl_jsonata_check is the
+ * front end alone (jn__parse); swf_asl_jsonata_eval parses, evaluates with a
+ * context of its own (the bindings' env for time and randomness), and
+ * refuses a function as the result, since no function is JSON; a template is
+ * a JSON value in which each "{% %}" string is replaced by its value.
  */
 #include "decider/asl/jsonata/internal.h"
 

@@ -1,5 +1,11 @@
 /*
- * lexer.c - TODO.
+ * lexer.c - the tokens of a JSONata expression: numbers, strings with JSON's
+ * escapes, names and `quoted names`, $variables, operators, and /regex/
+ * literals, scanned as jsonata-js scans them (after an operand a / divides;
+ * elsewhere it starts a regular expression). The parser reads one token
+ * ahead through jn__advance. The front end's error reporting is here too
+ * (jn__perr keeps the first error and its offset), since most errors are
+ * found while reading tokens.
  */
 #include "decider/asl/jsonata/internal.h"
 

@@ -1,5 +1,13 @@
 /*
- * parser.c - TODO.
+ * parser.c - the expression tree (node_t, internal.h) and the Pratt parser
+ * that builds it with jsonata-js's binding powers: nud reads a token that
+ * starts an expression, led one that continues it (path steps and filters,
+ * order-by, group-by, @$focus and #$index bindings, calls and partial
+ * application, ~> chains, conditions, bindings). Lambdas, transforms and
+ * regular expressions (compiled here, once, by regex.c) are nodes like any
+ * other. jn__parse is the whole front end: this parser, then resolve.c's two
+ * passes, so that swf_asl_jsonata_check is exactly what every evaluation
+ * parses first.
  */
 #include "decider/asl/jsonata/internal.h"
 
@@ -122,6 +130,7 @@ static node_t *path_of(node_t *step)
     return path;
 }
 
+/* The pairs of an object constructor or a group-by, after the '{'. */
 static node_t *parse_pairs(parser_t *p)
 {
     node_t *n = node_new(N_OBJECT);

@@ -1,5 +1,12 @@
 /*
- * path.c - TODO.
+ * path.c - paths (a.b[0].c, a.*, a.**): a step maps over its input sequence
+ * and flattens what it finds, filters keep items by position or by
+ * condition, and the result is a sequence, one item being that item and none
+ * undefined, as in jsonata-js. An array built by a constructor is kept whole
+ * by a later step; a JSON array met in the last step is returned as is. From
+ * the first step that binds a variable (@$focus, #$index, or a label a %
+ * reads) a path is a stream of tuples instead (tuple.c); jn__eval_path hands
+ * over to it there.
  */
 #include "decider/asl/jsonata/internal.h"
 
@@ -8,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Field `name` of j; over an array, of each element, flattened. */
 swf_error_t *jn__lookup(ctx_t *ctx, json_object *j, const char *name, val_t *out, int depth)
 {
     *out = UNDEF;
@@ -56,6 +64,7 @@ void jn__seq_add_flat(json_object *seq, json_object *j)
     }
 }
 
+/* Adds j to seq, the items of arrays at any depth in its place. */
 void jn__seq_add_deep(json_object *seq, json_object *j, int depth)
 {
     if (!jn__is_array(j) || depth > SWF_LIMIT_JSON_DEPTH) {
@@ -169,6 +178,7 @@ done:
     return jn__charge_bytes(ctx, VALUE_BYTES + SLOT_BYTES * json_object_array_length(seq));
 }
 
+/* One step of a path on one input item: the step, then its filters. */
 static swf_error_t *eval_step(ctx_t *ctx, const node_t *step, const val_t *item, frame_t *env,
                               val_t *out)
 {

@@ -1,5 +1,13 @@
 /*
- * resolve.c - TODO.
+ * resolve.c - the static passes jn__parse runs over a parsed tree before
+ * anything is evaluated. The parent operator: which step's input item each %
+ * stands for is settled here, as jsonata-js settles it, and that step then
+ * binds its item in the tuple stream under a label only a % can name (a %
+ * that no step can give is a syntax error). And the calls: every $name(...)
+ * must be a built-in with an acceptable number of arguments or a name the
+ * expression binds ($v := or a lambda parameter), so that $lenght(x) fails
+ * validation, not an execution (workflow variables are JSON, never
+ * functions).
  */
 #include "decider/asl/jsonata/internal.h"
 

@@ -1,5 +1,10 @@
 /*
- * sort.c - TODO.
+ * sort.c - sorting. Everything JSONata sorts goes through one merge sort,
+ * jsonata-js's: stable, and asking its comparisons in jsonata-js's order, so
+ * that a comparator function sees the same pairs and an error from a key or
+ * a comparator stops it there. Order-by (a^(<x, >y)) over plain sequences
+ * and over tuple streams, and $sort with or without a comparator (numbers or
+ * strings only without one), are its users.
  */
 #include "decider/asl/jsonata/internal.h"
 
@@ -76,6 +81,7 @@ static swf_error_t *order_by_after(void *data, size_t a, size_t b, bool *after)
     return err;
 }
 
+/* An order-by over a tuple stream (keys see the tuples' variables). */
 swf_error_t *jn__tuples_sort(ctx_t *ctx, const node_t *step, frame_t *env, tuples_t *ts)
 {
     size_t n = ts->n, terms = step->items.n;

@@ -1,5 +1,11 @@
 /*
- * string.c - TODO.
+ * string.c - the string built-ins. Positions and lengths are JavaScript's,
+ * in UTF-16 code units; case mapping is JavaScript's too (each code point's
+ * simple mapping, plus its special cases). The pattern built-ins ($contains,
+ * $split, $replace, $match) take a string or a regular expression and step
+ * from match to match as jsonata-js's next() does, the regular expression's
+ * work charged to the evaluation's budget. URL and base64 encoding and
+ * decoding close the file.
  */
 #include "decider/asl/jsonata/internal.h"
 

@@ -1,5 +1,9 @@
 /*
- * time.c - TODO.
+ * time.c - times: $now and $millis, which give the time of the decision
+ * being made (env.h), never the clock, so that a replay gives the same
+ * value, and are refused outside a decision; $toMillis, which reads ISO 8601
+ * itself and any other form with a picture; and $fromMillis. The pictures
+ * are picture.c's.
  */
 #include "decider/asl/jsonata/internal.h"
 
@@ -12,6 +16,7 @@
 #include "protocol/time.h"
 #include "decider/asl/picture.h"
 
+/* The time of the decision being made, or an error where there is none. */
 static swf_error_t *decision_now(const call_t *c, int64_t *ms)
 {
     *ms = c->ctx->env != NULL ? c->ctx->env->now_ms : 0;
@@ -62,6 +67,7 @@ static bool digits(const char **p, int n, int *out)
     return true;
 }
 
+/* An ISO 8601 time zone at *p: Z, or +HH:MM, +HHMM (or -). Minutes east. */
 static bool zone_parse(const char **p, int *minutes)
 {
     int h, m;

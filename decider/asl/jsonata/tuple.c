@@ -1,5 +1,12 @@
 /*
- * tuple.c - TODO.
+ * tuple.c - tuple streams and group-by. From its first step@$v, step#$i or
+ * %-labelled step on, a path's items travel as tuples with the variables
+ * bound so far, so that later steps, filters, order-by keys and a group-by's
+ * pairs see them; a step's #$i numbers the stream where it was written.
+ * Group-by (a{key: value}) groups the path's items or tuples by key and
+ * evaluates each value over its group, in jsonata-js's key order
+ * (JavaScript's: array indexes first) and with its quirks, which the
+ * folder's README lists.
  */
 #include "decider/asl/jsonata/internal.h"
 
@@ -53,12 +60,14 @@ static tuple_t tuple_copy(const tuple_t *t)
     return c;
 }
 
+/* Moves tuple i of ts (left empty, freed with ts) to the end of `to`. */
 void jn__tuple_move(tuples_t *to, tuples_t *ts, size_t i)
 {
     jn__tuples_add(to, ts->v[i]);
     ts->v[i] = (tuple_t){UNDEF, NULL};
 }
 
+/* A frame over env with the tuple's variables; frame_release it after. */
 frame_t *jn__tuple_env(frame_t *env, const tuple_t *t)
 {
     frame_t *f = jn__frame_new(env);
@@ -219,6 +228,7 @@ val_t jn__tuples_items(const tuples_t *ts)
     return (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
 }
 
+/* Steps first.. of path n over the tuple stream *ts, in place. */
 swf_error_t *jn__tuples_run(ctx_t *ctx, const node_t *n, size_t first, tuples_t *ts,
                                frame_t *env)
 {

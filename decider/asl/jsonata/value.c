@@ -1,5 +1,13 @@
 /*
- * value.c - TODO.
+ * value.c - JSONata values: a json-c value plus flags (val_t, internal.h),
+ * and the rules every other file applies to one. JSON numbers are made as
+ * JavaScript writes them (an int when integral, else the shortest text); a
+ * sequence the evaluator built collapses (one item is that item, none is
+ * undefined); type names and truthiness ($boolean) are here; and the string
+ * side: JSON.stringify as $string does it, and lengths in code points and in
+ * UTF-16 code units, which is how JavaScript, and so every position a user
+ * sees, counts. Apart from the evaluator so that the built-ins use the same
+ * rules without its context.
  */
 #include "decider/asl/jsonata/internal.h"
 
@@ -9,73 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* JavaScript's Number.prototype.toString: the shortest digits that read back
- * as d, in positional notation from 1e-7 to 1e21 and exponential beyond. */
-void jn__js_number_format(double d, char out[48])
-{
-    if (d == 0) {
-        strcpy(out, "0");
-        return;
-    }
-    char e[48];
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(e, sizeof e, "%.*e", prec - 1, d);
-        if (strtod(e, NULL) == d)
-            break;
-    }
-    bool neg = e[0] == '-';
-    const char *p = e + neg;
-    char digits[24];
-    int k = 0;
-    for (; *p && *p != 'e'; p++) {
-        if (isdigit((unsigned char)*p) && k < 20)
-            digits[k++] = *p;
-    }
-    int n = atoi(p + 1) + 1; /* the decimal point sits after n digits */
-    while (k > 1 && digits[k - 1] == '0')
-        k--;
-    char *o = out;
-    if (neg)
-        *o++ = '-';
-    if (k <= n && n <= 21) {
-        memcpy(o, digits, (size_t)k);
-        o += k;
-        for (int i = k; i < n; i++)
-            *o++ = '0';
-    } else if (0 < n && n <= 21) {
-        memcpy(o, digits, (size_t)n);
-        o += n;
-        *o++ = '.';
-        memcpy(o, digits + n, (size_t)(k - n));
-        o += k - n;
-    } else if (-6 < n && n <= 0) {
-        *o++ = '0';
-        *o++ = '.';
-        for (int i = 0; i < -n; i++)
-            *o++ = '0';
-        memcpy(o, digits, (size_t)k);
-        o += k;
-    } else {
-        *o++ = digits[0];
-        if (k > 1) {
-            *o++ = '.';
-            memcpy(o, digits + 1, (size_t)(k - 1));
-            o += k - 1;
-        }
-        o += sprintf(o, "e%c%d", n - 1 >= 0 ? '+' : '-', abs(n - 1));
-    }
-    *o = '\0';
-}
-
 /* How $string and & show a number: rounded to 15 significant digits first,
  * which hides binary noise (0.1 + 0.2 shows as 0.3). */
 static void number_format15(double d, char out[48])
 {
     char t[48];
     snprintf(t, sizeof t, "%.15g", d);
-    jn__js_number_format(strtod(t, NULL), out);
+    swf_asl_number_format(strtod(t, NULL), out);
 }
 
+/* A new json-c number for d: an int when d is integral and fits. */
 swf_error_t *jn__number_new(double d, json_object **out)
 {
     *out = NULL;
@@ -85,7 +36,7 @@ swf_error_t *jn__number_new(double d, json_object **out)
         *out = json_object_new_int64((int64_t)d);
     } else {
         char text[48];
-        jn__js_number_format(d, text);
+        swf_asl_number_format(d, text);
         *out = json_object_new_double_s(d, text);
     }
     return NULL;
@@ -96,6 +47,7 @@ const char *jn__func_what(const val_t *v)
     return jn__is_regex(v) ? "a regular expression" : "a function";
 }
 
+/* A sequence of one value is that value; an empty one is undefined. */
 void jn__collapse(val_t *v)
 {
     if (!(v->flags & V_SEQ))
