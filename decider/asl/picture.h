@@ -65,10 +65,6 @@ typedef struct swf_asl_picture_decimal {
     const char *infinity, *nan;
 } swf_asl_picture_decimal_t;
 
-/* The default decimal format, an initializer of swf_asl_picture_decimal_t. */
-#define SWF_ASL_PICTURE_DECIMAL_DEFAULT                                                            \
-    {'.', ',', 'e', '%', 0x2030, '0', '#', ';', '-', "Infinity", "NaN"}
-
 /* $formatNumber(value, picture, options): value as XPath's format-number
  * writes it ("#,##0.00", "0.0e0", "#%;(#%)") in the decimal format
  * `format`, rounded half to even as $round rounds (number.h). The picture

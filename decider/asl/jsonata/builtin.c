@@ -21,9 +21,14 @@
 
 #include "protocol/hash.h"
 
+/* The argument helpers (jn__want_string, jn__want_number, ...): each checks
+ * argument i and sets its outputs, to zero or empty where it refuses, so
+ * that no path leaves them unset. */
 swf_error_t *jn__want_string(const call_t *c, size_t i, const char **s, size_t *n)
 {
     const val_t *v = jn__arg(c, i);
+    *s = "";
+    *n = 0;
     if (!jn__defined(v) || jn__is_func(v) || !jn__is_string(v->j))
         return qerr("argument %zu must be a string, not %s", i + 1, jn__type_name(v));
     *s = json_object_get_string(v->j);
@@ -34,6 +39,7 @@ swf_error_t *jn__want_string(const call_t *c, size_t i, const char **s, size_t *
 swf_error_t *jn__want_number(const call_t *c, size_t i, double *d)
 {
     const val_t *v = jn__arg(c, i);
+    *d = 0;
     if (!jn__defined(v) || jn__is_func(v) || !jn__is_number(v->j))
         return qerr("argument %zu must be a number, not %s", i + 1, jn__type_name(v));
     *d = json_object_get_double(v->j);
@@ -62,6 +68,7 @@ swf_error_t *jn__number_val(double d, val_t *out)
 static swf_error_t *want_numbers(const call_t *c, size_t i, items_t *it)
 {
     const val_t *v = jn__arg(c, i);
+    *it = (items_t){0};
     if (jn__is_func(v))
         return qerr("argument %zu must be an array of numbers", i + 1);
     *it = jn__items_of(v);
@@ -188,7 +195,8 @@ static swf_error_t *fn_number(call_t *c, val_t *out)
     if (!jn__is_func(v) && json_object_is_type(v->j, json_type_boolean))
         return jn__number_val(json_object_get_boolean(v->j) ? 1 : 0, out);
     double d;
-    if (!jn__is_func(v) && jn__is_string(v->j) && parse_number_text(json_object_get_string(v->j), &d))
+    if (!jn__is_func(v) && jn__is_string(v->j) &&
+        parse_number_text(json_object_get_string(v->j), &d))
         return jn__number_val(d, out);
     if (!jn__is_func(v) && jn__is_string(v->j))
         return qerr("cannot convert the string \"%.60s\" to a number",
@@ -312,7 +320,8 @@ static swf_error_t *fn_zip(call_t *c, val_t *out)
     items_t it[8];
     for (size_t i = 0; i < c->argc && i < 8; i++) {
         if (jn__is_func(jn__arg(c, i)))
-            return qerr("argument %zu must be an array, not %s", i + 1, jn__func_what(jn__arg(c, i)));
+            return qerr("argument %zu must be an array, not %s", i + 1,
+                        jn__func_what(jn__arg(c, i)));
         it[i] = jn__items_of(jn__arg(c, i));
         len = it[i].n < len ? it[i].n : len;
     }
@@ -432,6 +441,7 @@ static swf_error_t *fn_append(call_t *c, val_t *out)
 swf_error_t *jn__want_array(const call_t *c, size_t i, items_t *it)
 {
     const val_t *v = jn__arg(c, i);
+    *it = (items_t){0};
     if (jn__is_func(v))
         return qerr("argument %zu must be an array", i + 1);
     *it = jn__items_of(v);

@@ -175,7 +175,8 @@ static swf_error_t *eval_binary(ctx_t *ctx, const node_t *n, const val_t *input,
         bool lok = !jn__defined(&l) || jn__is_number(l.j) || jn__is_string(l.j);
         bool rok = !jn__defined(&r) || jn__is_number(r.j) || jn__is_string(r.j);
         if (!lok || !rok) {
-            err = qerr("'%s' compares numbers or strings, not %s", op, jn__type_name(lok ? &r : &l));
+            err =
+                qerr("'%s' compares numbers or strings, not %s", op, jn__type_name(lok ? &r : &l));
             goto done;
         }
         if (!jn__defined(&l) || !jn__defined(&r))
@@ -251,15 +252,15 @@ static swf_error_t *eval_array(ctx_t *ctx, const node_t *n, const val_t *input, 
             val_t lo = UNDEF, hi = UNDEF;
             double a, b;
             if (!(err = jn__eval(ctx, item->a, input, env, &lo)) &&
-                !(err = jn__eval(ctx, item->b, input, env, &hi)) && jn__defined(&lo) && jn__defined(&hi) &&
-                !(err = range_bound(&lo, "start", &a)) && !(err = range_bound(&hi, "end", &b)) &&
-                a <= b) {
+                !(err = jn__eval(ctx, item->b, input, env, &hi)) && jn__defined(&lo) &&
+                jn__defined(&hi) && !(err = range_bound(&lo, "start", &a)) &&
+                !(err = range_bound(&hi, "end", &b)) && a <= b) {
                 if (b - a + 1 > SWF_LIMIT_JSONATA_RANGE_ITEMS)
                     err = qerr("the range [%.0f..%.0f] has more than %d items", a, b,
                                SWF_LIMIT_JSONATA_RANGE_ITEMS);
                 else if (!(err = jn__charge(ctx, (size_t)(b - a + 1))) &&
-                         !(err =
-                               jn__charge_bytes(ctx, (size_t)(b - a + 1) * (VALUE_BYTES + SLOT_BYTES))))
+                         !(err = jn__charge_bytes(ctx, (size_t)(b - a + 1) *
+                                                           (VALUE_BYTES + SLOT_BYTES))))
                     for (double k = a; k <= b; k++)
                         json_object_array_add(arr, json_object_new_int64((int64_t)k));
             }

@@ -81,7 +81,18 @@ swf_error_t *jn__fn_format_number(call_t *c, val_t *out)
         else
             opts = o->j;
     }
-    swf_asl_picture_decimal_t f = SWF_ASL_PICTURE_DECIMAL_DEFAULT;
+    /* XPath's default decimal format, which the options change. */
+    swf_asl_picture_decimal_t f = {.decimal = '.',
+                                   .grouping = ',',
+                                   .exponent = 'e',
+                                   .percent = '%',
+                                   .permille = 0x2030,
+                                   .zero = '0',
+                                   .digit = '#',
+                                   .pattern = ';',
+                                   .minus = '-',
+                                   .infinity = "Infinity",
+                                   .nan = "NaN"};
     static const char *const chars[] = {"decimal-separator",
                                         "grouping-separator",
                                         "exponent-separator",

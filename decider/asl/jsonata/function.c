@@ -40,7 +40,7 @@ static closure_t *closure_new(ctx_t *ctx)
 }
 
 swf_error_t *jn__eval_lambda(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
-                                val_t *out)
+                             val_t *out)
 {
     closure_t *c = closure_new(ctx);
     if (n->kind == N_LAMBDA)
@@ -78,8 +78,8 @@ json_object *jn__match_object(const char *s, const found_t *f, bool start_end)
     json_object_object_add(m, "match", json_object_new_string_len(s + a, (int)(b - a)));
     if (start_end) {
         json_object_object_add(m, "start", json_object_new_int64((int64_t)at));
-        json_object_object_add(m, "end",
-                               json_object_new_int64((int64_t)(at + jn__utf16_length(s + a, b - a))));
+        json_object_object_add(
+            m, "end", json_object_new_int64((int64_t)(at + jn__utf16_length(s + a, b - a))));
     } else {
         json_object_object_add(m, "index", json_object_new_int64((int64_t)at));
     }
@@ -167,7 +167,8 @@ static swf_error_t *transform_apply(ctx_t *ctx, const closure_t *cl, const val_t
         val_t m = jn__val_ref(match), update = UNDEF, del = UNDEF;
         err = jn__eval(ctx, t->b, &m, cl->env, &update);
         if (!err && jn__defined(&update) && (jn__is_func(&update) || !jn__is_object(update.j)))
-            err = qerr("the update of a transform must be an object, not %s", jn__type_name(&update));
+            err =
+                qerr("the update of a transform must be an object, not %s", jn__type_name(&update));
         /* jsonata-js fails setting a field of a string, number, boolean or
          * null (an array takes it unseen) */
         if (!err && jn__defined(&update) && json_object_object_length(update.j) > 0 &&
@@ -182,7 +183,8 @@ static swf_error_t *transform_apply(ctx_t *ctx, const closure_t *cl, const val_t
                 json_object_object_add(match, key, c);
             }
         }
-        if (!err && t->c != NULL && !(err = jn__eval(ctx, t->c, &m, cl->env, &del)) && jn__defined(&del)) {
+        if (!err && t->c != NULL && !(err = jn__eval(ctx, t->c, &m, cl->env, &del)) &&
+            jn__defined(&del)) {
             items_t names = jn__is_func(&del) ? (items_t){NULL, NULL, 0} : jn__items_of(&del);
             for (size_t k = 0; k < names.n && !err; k++) {
                 if (!jn__is_string(jn__item_at(&names, k)))
@@ -190,7 +192,8 @@ static swf_error_t *transform_apply(ctx_t *ctx, const closure_t *cl, const val_t
                                swf_json_type_name(jn__item_at(&names, k)));
             }
             if (jn__is_func(&del))
-                err = qerr("the deletions of a transform must be strings, not %s", jn__func_what(&del));
+                err = qerr("the deletions of a transform must be strings, not %s",
+                           jn__func_what(&del));
             for (size_t k = 0; k < names.n && !err && jn__is_object(match); k++)
                 json_object_object_del(match, json_object_get_string(jn__item_at(&names, k)));
         }
@@ -210,7 +213,7 @@ static swf_error_t *transform_apply(ctx_t *ctx, const closure_t *cl, const val_t
 /* Calls the function f with argv[0..argc) (borrowed). `input` is the
  * context value, which a built-in takes for a missing first argument. */
 swf_error_t *jn__apply(ctx_t *ctx, const val_t *f, const val_t *argv, size_t argc,
-                          const val_t *input, val_t *out)
+                       const val_t *input, val_t *out)
 {
     *out = UNDEF;
     if (!jn__is_callable(f))
@@ -285,7 +288,7 @@ swf_error_t *jn__apply(ctx_t *ctx, const val_t *f, const val_t *argv, size_t arg
 }
 
 swf_error_t *jn__eval_call(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
-                              val_t *out)
+                           val_t *out)
 {
     swf_error_t *err = NULL;
     val_t f = UNDEF;
@@ -341,7 +344,7 @@ swf_error_t *jn__eval_call(ctx_t *ctx, const node_t *n, const val_t *input, fram
 
 /* a ~> f: f(a); when a is a function too, the function f(a(x)). */
 swf_error_t *jn__eval_chain(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
-                               val_t *out)
+                            val_t *out)
 {
     val_t l = UNDEF, r = UNDEF;
     swf_error_t *err = jn__eval(ctx, n->a, input, env, &l);

@@ -25,6 +25,7 @@ static swf_error_t *want_walk(const call_t *c, items_t *it, val_t *whole)
 {
     const val_t *v = jn__arg(c, 0);
     *whole = UNDEF;
+    *it = (items_t){0};
     if (jn__is_func(v))
         return qerr("argument 1 must be an array, not %s", jn__func_what(v));
     *it = jn__items_of(v);

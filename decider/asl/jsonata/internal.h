@@ -340,8 +340,7 @@ size_t jn__utf16_length(const char *s, size_t n);
 
 /* lexer.c */
 extern const char *const jn__op_text[];
-void jn__perr(parser_t *p, size_t at, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void jn__perr(parser_t *p, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void jn__advance(parser_t *p);
 bool jn__tok_is(const parser_t *p, op_t op);
 const char *jn__tok_describe(const token_t *t, char buf[64]);
@@ -369,15 +368,15 @@ swf_error_t *jn__eval(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *
 
 /* function.c */
 swf_error_t *jn__eval_lambda(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
-                                val_t *out);
+                             val_t *out);
 size_t jn__func_arity(const val_t *f);
 json_object *jn__match_object(const char *s, const found_t *f, bool start_end);
 swf_error_t *jn__apply(ctx_t *ctx, const val_t *f, const val_t *argv, size_t argc,
-                          const val_t *input, val_t *out);
+                       const val_t *input, val_t *out);
 swf_error_t *jn__eval_call(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
-                              val_t *out);
+                           val_t *out);
 swf_error_t *jn__eval_chain(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
-                               val_t *out);
+                            val_t *out);
 
 /* path.c */
 swf_error_t *jn__lookup(ctx_t *ctx, json_object *j, const char *name, val_t *out, int depth);
@@ -387,9 +386,9 @@ swf_error_t *jn__descendants(ctx_t *ctx, json_object *j, json_object *seq, int d
 bool jn__filter_keeps(const val_t *r, size_t i, size_t n);
 swf_error_t *jn__filter(ctx_t *ctx, const node_t *pred, frame_t *env, val_t *v);
 swf_error_t *jn__eval_path(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
-                              val_t *out, tuples_t *tout, bool *streamed);
+                           val_t *out, tuples_t *tout, bool *streamed);
 swf_error_t *jn__eval_into_tuples(ctx_t *ctx, const node_t *n, const val_t *item, frame_t *env,
-                                     val_t *out, tuples_t *tout, bool *streamed);
+                                  val_t *out, tuples_t *tout, bool *streamed);
 
 /* tuple.c */
 void jn__tuples_add(tuples_t *ts, tuple_t t);
@@ -402,15 +401,14 @@ swf_error_t *jn__tuples_stages(ctx_t *ctx, const node_t *step, frame_t *env, tup
 bool jn__tuple_step(const node_t *step);
 tuples_t jn__tuples_of(json_object *in);
 val_t jn__tuples_items(const tuples_t *ts);
-swf_error_t *jn__tuples_run(ctx_t *ctx, const node_t *n, size_t first, tuples_t *ts,
-                               frame_t *env);
+swf_error_t *jn__tuples_run(ctx_t *ctx, const node_t *n, size_t first, tuples_t *ts, frame_t *env);
 swf_error_t *jn__eval_group(ctx_t *ctx, const node_t *pairs, frame_t *env, const tuples_t *ts,
-                               val_t *v);
+                            val_t *v);
 
 /* sort.c */
 swf_error_t *jn__tuples_sort(ctx_t *ctx, const node_t *step, frame_t *env, tuples_t *ts);
 swf_error_t *jn__eval_sort(ctx_t *ctx, const node_t *step, json_object *in, frame_t *env,
-                              val_t *out);
+                           val_t *out);
 swf_error_t *jn__fn_sort(call_t *c, val_t *out);
 
 /* builtin.c */
@@ -431,7 +429,7 @@ swf_error_t *jn__fn_uppercase(call_t *c, val_t *out);
 swf_error_t *jn__fn_lowercase(call_t *c, val_t *out);
 swf_error_t *jn__fn_trim(call_t *c, val_t *out);
 swf_error_t *jn__pattern_find(ctx_t *ctx, const val_t *pat, const char *s, size_t n, size_t off,
-                                 found_t *f, bool *hit);
+                              found_t *f, bool *hit);
 swf_error_t *jn__fn_contains(call_t *c, val_t *out);
 swf_error_t *jn__fn_split(call_t *c, val_t *out);
 swf_error_t *jn__fn_join(call_t *c, val_t *out);

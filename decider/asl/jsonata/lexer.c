@@ -343,7 +343,8 @@ bool jn__expect(parser_t *p, op_t op)
 {
     if (!jn__tok_is(p, op)) {
         char b[64];
-        jn__perr(p, p->tok.at, "expected '%s', found %s", jn__op_text[op], jn__tok_describe(&p->tok, b));
+        jn__perr(p, p->tok.at, "expected '%s', found %s", jn__op_text[op],
+                 jn__tok_describe(&p->tok, b));
         return false;
     }
     jn__advance(p);

@@ -190,7 +190,7 @@ static node_t *parse_lambda(parser_t *p)
         if (p->tok.kind != TK_VAR || p->tok.text[0] == '\0' || strcmp(p->tok.text, "$") == 0) {
             char b[64];
             jn__perr(p, p->tok.at, "a function parameter must be a $name, not %s",
-                 jn__tok_describe(&p->tok, b));
+                     jn__tok_describe(&p->tok, b));
             goto fail;
         }
         for (size_t i = 0; i < n->items.n; i++) {
@@ -379,8 +379,8 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
          (left->kind != N_PATH && (t->op == OP_LBRACK || t->op == OP_AT || t->op == OP_HASH)))) {
         /* as jsonata-js, a.b{...}[0] filters (or binds) the last step, b */
         jn__perr(p, t->at,
-             "a group-by (a{...}) can be followed by neither a filter, a binding nor "
-             "another group-by");
+                 "a group-by (a{...}) can be followed by neither a filter, a binding nor "
+                 "another group-by");
         goto fail;
     }
     if (left->group != NULL && left->kind != N_PATH && (t->op == OP_DOT || t->op == OP_CARET)) {
@@ -555,16 +555,16 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
         if (p->tok.kind != TK_VAR || p->tok.text[0] == '\0' || strcmp(p->tok.text, "$") == 0) {
             char b[64];
             jn__perr(p, p->tok.at, "expected a $name after '%s', found %s", jn__op_text[t->op],
-                 jn__tok_describe(&p->tok, b));
+                     jn__tok_describe(&p->tok, b));
             goto fail;
         }
         if (left->kind == N_ARRAY ||
             (left->kind == N_PATH && left->items.n == 1 && left->items.v[0]->kind == N_ARRAY)) {
             /* jsonata-js evaluates a path's leading [...] whole, binding nothing */
             jn__perr(p, t->at,
-                 "'%s' after an array constructor that starts a path binds nothing: "
-                 "put the array in parentheses",
-                 jn__op_text[t->op]);
+                     "'%s' after an array constructor that starts a path binds nothing: "
+                     "put the array in parentheses",
+                     jn__op_text[t->op]);
             goto fail;
         }
         if (left->kind != N_PATH) {
@@ -579,8 +579,8 @@ static node_t *led(parser_t *p, token_t *t, node_t *left)
         node_t *step = n->items.v[n->items.n - 1];
         if (t->op == OP_AT && (step->stages.n || step->preds.n || step->kind == N_SORT)) {
             jn__perr(p, t->at,
-                 "a context binding (@) must come before the step's filters and "
-                 "order-by");
+                     "a context binding (@) must come before the step's filters and "
+                     "order-by");
             goto fail;
         }
         if ((t->op == OP_AT && step->focus != NULL) || (t->op == OP_HASH && step->index != NULL)) {
@@ -621,7 +621,8 @@ fail:
 static node_t *parse_expr(parser_t *p, int rbp)
 {
     if (++p->depth > SWF_LIMIT_JSONATA_DEPTH) {
-        jn__perr(p, p->tok.at, "the expression is nested more than %d deep", SWF_LIMIT_JSONATA_DEPTH);
+        jn__perr(p, p->tok.at, "the expression is nested more than %d deep",
+                 SWF_LIMIT_JSONATA_DEPTH);
         return NULL;
     }
     token_t t = p->tok;
@@ -671,8 +672,8 @@ node_t *jn__parse(const char *expr, char err[256])
         jn__resolve_parents(&p, root, &top, true);
         if (top.n > 0)
             jn__perr(&p, top.v[0]->at,
-                 "the object representing the parent (%%) cannot be derived from this "
-                 "expression");
+                     "the object representing the parent (%%) cannot be derived from this "
+                     "expression");
         free(top.v);
         if (p.failed) {
             jn__node_free(root);

@@ -197,7 +197,7 @@ static swf_error_t *eval_step(ctx_t *ctx, const node_t *step, const val_t *item,
  * the tuples are the result instead (*tout, *streamed set; no group-by): a
  * % outside reaches into this path. */
 swf_error_t *jn__eval_path(ctx_t *ctx, const node_t *n, const val_t *input, frame_t *env,
-                              val_t *out, tuples_t *tout, bool *streamed)
+                           val_t *out, tuples_t *tout, bool *streamed)
 {
     swf_error_t *err = NULL;
     bool grouped = false;
@@ -264,7 +264,8 @@ swf_error_t *jn__eval_path(ctx_t *ctx, const node_t *n, const val_t *input, fram
                 abort();
             nres = 0;
             for (size_t i = 0; i < nin; i++) {
-                val_t item = cur ? jn__val_ref(json_object_array_get_idx(cur, i)) : jn__val_copy(input);
+                val_t item =
+                    cur ? jn__val_ref(json_object_array_get_idx(cur, i)) : jn__val_copy(input);
                 val_t r;
                 err = eval_step(ctx, step, &item, env, &r);
                 jn__val_free(&item);
@@ -282,7 +283,8 @@ swf_error_t *jn__eval_path(ctx_t *ctx, const node_t *n, const val_t *input, fram
                 for (size_t i = 0; i < nres; i++) {
                     /* an array constructor written as the step is one item;
                      * any other array (a variable's, a block's) is flattened */
-                    if (jn__is_array(res[i].j) && !(step->kind == N_ARRAY && (res[i].flags & V_CONS)))
+                    if (jn__is_array(res[i].j) &&
+                        !(step->kind == N_ARRAY && (res[i].flags & V_CONS)))
                         jn__seq_add_flat(seq, res[i].j);
                     else
                         json_object_array_add(seq, swf_json_ref(res[i].j));
@@ -326,7 +328,7 @@ done:
  * path in it): its value, or the tuples of the path inside, whose variables
  * (the labels of the steps the % refers to) join the outer stream. */
 swf_error_t *jn__eval_into_tuples(ctx_t *ctx, const node_t *n, const val_t *item, frame_t *env,
-                                     val_t *out, tuples_t *tout, bool *streamed)
+                                  val_t *out, tuples_t *tout, bool *streamed)
 {
     *out = UNDEF;
     *streamed = false;
@@ -348,7 +350,8 @@ swf_error_t *jn__eval_into_tuples(ctx_t *ctx, const node_t *n, const val_t *item
         }
         jn__val_free(out);
         if (!err)
-            err = jn__eval_into_tuples(ctx, n->items.v[n->items.n - 1], item, f, out, tout, streamed);
+            err =
+                jn__eval_into_tuples(ctx, n->items.v[n->items.n - 1], item, f, out, tout, streamed);
         jn__frame_release(f);
     } else {
         err = jn__eval_path(ctx, n, item, env, out, tout, streamed);

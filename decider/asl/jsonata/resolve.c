@@ -69,10 +69,10 @@ void jn__calls_check(parser_t *p, const node_t *n, const names_t *bound)
             jn__perr(p, n->at, "unknown function $%s", n->name);
         else if (n->items.n > fn->max)
             jn__perr(p, n->at, "$%s takes at most %d argument%s, not %zu", fn->name, fn->max,
-                 fn->max == 1 ? "" : "s", n->items.n);
+                     fn->max == 1 ? "" : "s", n->items.n);
         else if (n->items.n + (fn->context_arg ? 1 : 0) < fn->min)
             jn__perr(p, n->at, "$%s takes at least %d argument%s, not %zu", fn->name, fn->min,
-                 fn->min == 1 ? "" : "s", n->items.n);
+                     fn->min == 1 ? "" : "s", n->items.n);
     }
     jn__calls_check(p, n->a, bound);
     jn__calls_check(p, n->b, bound);
@@ -142,8 +142,8 @@ static void seek_parent(parser_t *p, node_t *step, node_t *slot)
     }
     default:
         jn__perr(p, slot->at,
-             "the object representing the parent (%%) cannot be derived from this "
-             "expression");
+                 "the object representing the parent (%%) cannot be derived from this "
+                 "expression");
     }
 }
 

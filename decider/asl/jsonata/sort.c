@@ -100,8 +100,10 @@ swf_error_t *jn__tuples_sort(ctx_t *ctx, const node_t *step, frame_t *env, tuple
         for (size_t t = 0; t < terms && !err; t++) {
             val_t *k = &o.keys[i * terms + t];
             err = jn__eval(ctx, step->items.v[t], &ts->v[i].item, f, k);
-            if (!err && jn__defined(k) && (jn__is_func(k) || !(jn__is_number(k->j) || jn__is_string(k->j))))
-                err = qerr("an order-by term must be a number or a string, not %s", jn__type_name(k));
+            if (!err && jn__defined(k) &&
+                (jn__is_func(k) || !(jn__is_number(k->j) || jn__is_string(k->j))))
+                err =
+                    qerr("an order-by term must be a number or a string, not %s", jn__type_name(k));
         }
         jn__frame_release(f);
     }
@@ -124,7 +126,7 @@ swf_error_t *jn__tuples_sort(ctx_t *ctx, const node_t *step, frame_t *env, tuple
 /* a^(<x, >y) outside a tuple stream: the sequence `in` sorted by its
  * terms, each evaluated with an item as the context, then the filters. */
 swf_error_t *jn__eval_sort(ctx_t *ctx, const node_t *step, json_object *in, frame_t *env,
-                              val_t *out)
+                           val_t *out)
 {
     tuples_t ts = jn__tuples_of(in);
     swf_error_t *err = jn__tuples_sort(ctx, step, env, &ts);

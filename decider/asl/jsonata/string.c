@@ -222,7 +222,7 @@ swf_error_t *jn__fn_trim(call_t *c, val_t *out)
  * them). A regular expression's work counts against the evaluation's
  * steps. */
 swf_error_t *jn__pattern_find(ctx_t *ctx, const val_t *pat, const char *s, size_t n, size_t off,
-                                 found_t *f, bool *hit)
+                              found_t *f, bool *hit)
 {
     *hit = false;
     if (off > n)
@@ -459,7 +459,8 @@ swf_error_t *jn__fn_replace(call_t *c, val_t *out)
     if (!err)
         err = want_pattern(c, 1);
     const val_t *pat = jn__arg(c, 1), *replacer = NULL;
-    if (!err && jn__is_func(jn__arg(c, 2)) && jn__is_regex(pat)) /* f(match) gives each replacement */
+    if (!err && jn__is_func(jn__arg(c, 2)) &&
+        jn__is_regex(pat)) /* f(match) gives each replacement */
         replacer = jn__arg(c, 2);
     else if (!err)
         err = jn__want_string(c, 2, &rep, &rn);
@@ -530,8 +531,8 @@ swf_error_t *jn__fn_match(call_t *c, val_t *out)
     found_t f = {0};
     bool hit;
     while ((double)json_object_array_length(seq) < limit &&
-           !(err = pattern_next(c->ctx, jn__arg(c, 1), s, n, off, json_object_array_length(seq) == 0,
-                                &f, &hit)) &&
+           !(err = pattern_next(c->ctx, jn__arg(c, 1), s, n, off,
+                                json_object_array_length(seq) == 0, &f, &hit)) &&
            hit) {
         json_object_array_add(seq, jn__match_object(s, &f, false));
         off = f.end;

@@ -213,7 +213,8 @@ tuples_t jn__tuples_of(json_object *in)
 {
     tuples_t ts = {0};
     for (size_t i = 0; i < json_object_array_length(in); i++)
-        jn__tuples_add(&ts, (tuple_t){jn__val_ref(json_object_array_get_idx(in, i)), jn__frame_new(NULL)});
+        jn__tuples_add(
+            &ts, (tuple_t){jn__val_ref(json_object_array_get_idx(in, i)), jn__frame_new(NULL)});
     return ts;
 }
 
@@ -229,8 +230,7 @@ val_t jn__tuples_items(const tuples_t *ts)
 }
 
 /* Steps first.. of path n over the tuple stream *ts, in place. */
-swf_error_t *jn__tuples_run(ctx_t *ctx, const node_t *n, size_t first, tuples_t *ts,
-                               frame_t *env)
+swf_error_t *jn__tuples_run(ctx_t *ctx, const node_t *n, size_t first, tuples_t *ts, frame_t *env)
 {
     swf_error_t *err = NULL;
     for (size_t s = first; s < n->items.n && !err && ts->n > 0; s++) {
@@ -349,7 +349,7 @@ static swf_error_t *group_tuples_env(ctx_t *ctx, const tuples_t *ts, const group
             const frame_t *vars = ts->v[g->members[m]].vars;
             const val_t *x = aligned[m] && k < first->n ? &vars->b[k].v
                              : aligned[m]               ? NULL
-                                                        : jn__frame_lookup((frame_t *)vars, names.v[k]);
+                                          : jn__frame_lookup((frame_t *)vars, names.v[k]);
             vals[m] = x != NULL ? x : &UNDEF;
         }
         val_t r = group_reduce(vals, g->n, false);
@@ -375,7 +375,7 @@ static swf_error_t *group_tuples_env(ctx_t *ctx, const tuples_t *ts, const group
  * (each the values of its members, appended). Two key expressions giving
  * the same key is an error, as in JSONata. The object replaces *v. */
 swf_error_t *jn__eval_group(ctx_t *ctx, const node_t *pairs, frame_t *env, const tuples_t *ts,
-                               val_t *v)
+                            val_t *v)
 {
     if (ts == NULL && jn__is_func(v))
         return qerr("%s cannot be grouped", jn__func_what(v));
@@ -393,7 +393,9 @@ swf_error_t *jn__eval_group(ctx_t *ctx, const node_t *pairs, frame_t *env, const
     for (size_t i = 0; i < nitems && !err; i++) {
         if (ts && (err = jn__tuple_charge(ctx, &ts->v[i])))
             break;
-        val_t item = ts ? jn__val_copy(&ts->v[i].item) : it.n ? jn__val_ref(jn__item_at(&it, i)) : UNDEF;
+        val_t item = ts     ? jn__val_copy(&ts->v[i].item)
+                     : it.n ? jn__val_ref(jn__item_at(&it, i))
+                            : UNDEF;
         frame_t *f = ts ? jn__tuple_env(env, &ts->v[i]) : env;
         for (size_t k = 0; k + 1 < pairs->items.n && !err; k += 2) {
             val_t key = UNDEF;

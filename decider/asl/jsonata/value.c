@@ -89,10 +89,12 @@ int jn__truth(json_object *j, int depth)
     case json_type_array: {
         size_t n = json_object_array_length(j);
         if (n == 1)
-            return depth < SWF_LIMIT_JSON_DEPTH ? jn__truth(json_object_array_get_idx(j, 0), depth + 1)
-                                                : 0;
+            return depth < SWF_LIMIT_JSON_DEPTH
+                       ? jn__truth(json_object_array_get_idx(j, 0), depth + 1)
+                       : 0;
         for (size_t i = 0; i < n; i++) {
-            if (depth < SWF_LIMIT_JSON_DEPTH && jn__truth(json_object_array_get_idx(j, i), depth + 1))
+            if (depth < SWF_LIMIT_JSON_DEPTH &&
+                jn__truth(json_object_array_get_idx(j, i), depth + 1))
                 return 1;
         }
         return 0;
