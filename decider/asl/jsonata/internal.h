@@ -30,6 +30,8 @@
 #include "protocol/json.h"
 #include "protocol/limits.h"
 
+/* The tree (parser.c) */
+
 typedef enum op {
     OP_NONE,
     OP_DOT,
@@ -140,6 +142,8 @@ struct builtin {
     bool context_arg; /* a missing first argument is the context value */
 };
 
+/* Tokens and the front end's state (lexer.c, parser.c, resolve.c) */
+
 typedef enum tok_kind {
     TK_END,
     TK_NUM,
@@ -182,23 +186,13 @@ typedef struct names {
     size_t n, cap;
 } names_t;
 
-/* The parent operator. As in jsonata-js, which step's item a % stands for is
- * settled here, from the tree: a % in a path step (or in the step's filters,
- * order-by terms, constructors, operands, arguments, blocks) is the item
- * the previous step was applied to, %.% the one before, and so on; a step
- * that is a % adds one level, one that is a block or a path inside one is
- * searched from its end. The step found gets a label (char *ancestor, one
- * per step) that it binds, in the path's tuple stream, to its input item
- * for each item it gives; the % reads that variable. What jsonata-js does
- * not pass on, this does not either: a % in a lambda, a transform, a ~>, a
- * group-by's pairs, or in the first step of a path that is not itself a %,
- * is left without a label, and is undefined. A % that would reach above
- * the whole expression, or into a step that is neither a name, *, %, nor a
- * block, is an error (S0217 there). */
+/* The % nodes still looking for the step whose item they read (resolve.c). */
 typedef struct slots {
     node_t **v; /* N_PARENT nodes; node->level is how far up each still goes */
     size_t n, cap;
 } slots_t;
+
+/* Values (value.c) */
 
 enum {
     V_DEF = 1,    /* defined (j may still be NULL: JSON null) */
@@ -231,6 +225,8 @@ typedef struct items {
     json_object *one;
     size_t n;
 } items_t;
+
+/* The evaluation (eval.c, function.c) */
 
 typedef struct binding {
     const char *name; /* borrowed from the tree */
@@ -281,7 +277,6 @@ struct ctx {
 /* What building values costs, estimated from json-c's sizes: a new value,
  * and one slot of an array or object. */
 #define VALUE_BYTES 64
-
 #define SLOT_BYTES 8
 
 struct call {
@@ -290,6 +285,8 @@ struct call {
     val_t *argv;
     size_t argc;
 };
+
+/* Tuple streams and group-by (tuple.c) */
 
 /* A path from its first step@$v or step#$i on is a stream of tuples: each
  * item with the variables @ and # bound for it, which the later steps, their

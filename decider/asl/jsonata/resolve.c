@@ -86,6 +86,20 @@ void jn__calls_check(parser_t *p, const node_t *n, const names_t *bound)
         jn__calls_check(p, n->preds.v[i], bound);
 }
 
+/* The parent operator. As in jsonata-js, which step's item a % stands for is
+ * settled here, from the tree: a % in a path step (or in the step's filters,
+ * order-by terms, constructors, operands, arguments, blocks) is the item
+ * the previous step was applied to, %.% the one before, and so on; a step
+ * that is a % adds one level, one that is a block or a path inside one is
+ * searched from its end. The step found gets a label (char *ancestor, one
+ * per step) that it binds, in the path's tuple stream, to its input item
+ * for each item it gives; the % reads that variable. What jsonata-js does
+ * not pass on, this does not either: a % in a lambda, a transform, a ~>, a
+ * group-by's pairs, or in the first step of a path that is not itself a %,
+ * is left without a label, and is undefined. A % that would reach above
+ * the whole expression, or into a step that is neither a name, *, %, nor a
+ * block, is an error (S0217 there). */
+
 static void slots_add(slots_t *l, node_t *n)
 {
     if (l->n == l->cap) {
