@@ -13,9 +13,8 @@
  */
 #include "decider/asl/jsonata/internal.h"
 
-#include <math.h>
 #include <ctype.h>
-#include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -7,7 +7,6 @@
  */
 #include "decider/asl/jsonata/internal.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

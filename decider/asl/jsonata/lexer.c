@@ -9,8 +9,8 @@
  */
 #include "decider/asl/jsonata/internal.h"
 
-#include <math.h>
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

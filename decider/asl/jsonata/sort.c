@@ -9,7 +9,6 @@
 #include "decider/asl/jsonata/internal.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

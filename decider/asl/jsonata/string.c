@@ -9,13 +9,13 @@
  */
 #include "decider/asl/jsonata/internal.h"
 
-#include <math.h>
 #include <ctype.h>
-#include <wctype.h>
 #include <locale.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wctype.h>
 
 #include "protocol/hash.h"
 

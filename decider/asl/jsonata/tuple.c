@@ -11,7 +11,6 @@
 #include "decider/asl/jsonata/internal.h"
 
 #include <ctype.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -12,7 +12,6 @@
 #include "decider/asl/jsonata/internal.h"
 
 #include <math.h>
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
