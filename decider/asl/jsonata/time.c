@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/time.h"
 #include "decider/asl/picture.h"
+#include "protocol/time.h"
 
 /* The time of the decision being made, or an error where there is none. */
 static swf_error_t *decision_now(const call_t *c, int64_t *ms)
