@@ -1,6 +1,6 @@
 /*
  * buf.h - the bounded text buffer and the query error of decider/asl's
- * JSONata code (jsonata.c and picture.c), in one place. Internal to
+ * JSONata code (decider/asl/jsonata/ and picture.c), in one place. Internal to
  * decider/asl.
  *
  * A buffer grows as text is added and stops at SWF_LIMIT_PAYLOAD_BYTES:

@@ -1,16 +1,19 @@
 /*
  * picture.c - XPath picture strings for JSONata's $formatInteger,
- * $parseInteger, $fromMillis and $toMillis.
+ * $parseInteger, $formatNumber, $fromMillis and $toMillis.
  *
  * A picture is analysed into a small description (int_pic_t for an integer
  * picture such as "#,##0" or "w;o", marker_t for one [component] of a date
  * picture), and that one description both writes and reads values, so that
  * a picture parses exactly what it formats. The integer descriptions are
  * what the date components use too: [D1o], [YI] and [Dw] are an integer
- * picture applied to a date field.
+ * picture applied to a date field. A decimal-format picture ("#,##0.00",
+ * "0.0e0", "#%") is analysed into a sub_picture_t per sign and written
+ * only: XPath has no parse-number.
  *
  * The rules are those of XPath and XQuery Functions and Operators 3.1
- * (4.6.1 format-integer, 9.8 format-dateTime) as JSONata 2.0.6 applies
+ * (4.6.1 format-integer, 4.7 format-number, 9.8 format-dateTime) as
+ * JSONata 2.0.6 applies
  * them, since that is what Step Functions runs. Where jsonata-js departs
  * from the specification in a way a workflow can rely on, this file
  * follows jsonata-js and says so (JSONATA:); where jsonata-js is plainly
@@ -38,6 +41,7 @@
 #include <string.h>
 
 #include "decider/asl/buf.h"
+#include "decider/asl/number.h"
 #include "protocol/limits.h"
 
 /* Units of work (characters looked at) one $toMillis match may take. */
@@ -1490,4 +1494,309 @@ out:
     free(ends);
     picture_free(&p);
     return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decimal numbers (F&O 3.1, 4.7 format-number)                             */
+/* ------------------------------------------------------------------------ */
+
+/* The symbols of a decimal format (picture.h). */
+typedef swf_asl_picture_decimal_t decimal_format_t;
+
+/* Grouping separators a part may hold; more is an error. */
+#define FORMAT_GROUPS_MAX 32
+
+/* One sub-picture, analysed (F&O 4.7.4). Grouping positions count digits:
+ * from the decimal separator leftwards in the integer part, rightwards in
+ * the fraction. */
+typedef struct sub_picture {
+    const uint32_t *prefix, *suffix;
+    size_t nprefix, nsuffix;
+    int min_int, min_frac, max_frac, min_exp;
+    bool has_exp;
+    int int_groups[FORMAT_GROUPS_MAX], nint_groups, frac_groups[FORMAT_GROUPS_MAX], nfrac_groups;
+    int every;    /* regular integer grouping: a separator every `every` digits; 0: as listed */
+    double scale; /* 100 with a percent sign, 1000 with a per-mille sign, else 1 */
+} sub_picture_t;
+
+static bool fmt_is_digit(const decimal_format_t *f, uint32_t ch)
+{
+    return ch >= f->zero && ch <= f->zero + 9;
+}
+
+/* A character of the mantissa: a digit, the digit sign, a separator. */
+static bool fmt_is_mantissa(const decimal_format_t *f, uint32_t ch)
+{
+    return fmt_is_digit(f, ch) || ch == f->digit || ch == f->decimal || ch == f->grouping;
+}
+
+static swf_error_t *sub_picture_parse(const decimal_format_t *f, const uint32_t *cp, size_t n,
+                                      sub_picture_t *p)
+{
+    memset(p, 0, sizeof(*p));
+    size_t first = 0;
+    while (first < n && !fmt_is_mantissa(f, cp[first]))
+        first++;
+    size_t end = first;
+    while (end < n && fmt_is_mantissa(f, cp[end]))
+        end++;
+    size_t suffix = end;
+    if (end < n && end > first && cp[end] == f->exponent && end + 1 < n &&
+        fmt_is_digit(f, cp[end + 1])) {
+        p->has_exp = true;
+        for (suffix = end + 1; suffix < n && fmt_is_digit(f, cp[suffix]); suffix++)
+            p->min_exp++;
+    }
+    for (size_t i = suffix; i < n; i++) {
+        if (fmt_is_mantissa(f, cp[i]))
+            return qerr("the picture has a character that is not a digit or a separator "
+                        "between its digits");
+    }
+    p->prefix = cp;
+    p->nprefix = first;
+    p->suffix = cp + suffix;
+    p->nsuffix = n - suffix;
+    int percents = 0, permilles = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i >= first && i < suffix)
+            continue;
+        percents += cp[i] == f->percent;
+        permilles += cp[i] == f->permille;
+    }
+    if (percents + permilles > 1)
+        return qerr("the picture has more than one percent or per-mille sign");
+    p->scale = percents ? 100 : permilles ? 1000 : 1;
+    size_t point = end;
+    int digits = 0;
+    for (size_t i = first; i < end; i++) {
+        if (cp[i] == f->decimal) {
+            if (point != end)
+                return qerr("the picture has more than one decimal separator");
+            point = i;
+        }
+        digits += fmt_is_digit(f, cp[i]) || cp[i] == f->digit;
+    }
+    if (digits == 0)
+        return qerr("the picture has no digit and no digit sign (#)");
+    for (size_t i = first; i < end; i++) {
+        if (cp[i] != f->grouping)
+            continue;
+        bool after_sep = i > first && (cp[i - 1] == f->grouping || cp[i - 1] == f->decimal);
+        bool before_sep = i + 1 == end || cp[i + 1] == f->grouping || cp[i + 1] == f->decimal;
+        if (after_sep || before_sep)
+            return qerr("a grouping separator must not stand next to another separator or end "
+                        "a part of the picture");
+    }
+    /* The integer part, right to left: mandatory digits (#s only before
+     * them) and where the separators stand. */
+    int seen = 0;
+    bool hash_seen = false;
+    for (size_t i = point; i-- > first;) {
+        uint32_t ch = cp[i];
+        if (ch == f->grouping) {
+            if (p->nint_groups == FORMAT_GROUPS_MAX)
+                return qerr("the picture has too many grouping separators");
+            p->int_groups[p->nint_groups++] = seen;
+            continue;
+        }
+        if (fmt_is_digit(f, ch)) {
+            if (hash_seen)
+                return qerr("in the integer part, a digit sign (#) must not follow a digit");
+            p->min_int++;
+        } else {
+            hash_seen = true;
+        }
+        seen++;
+    }
+    /* The fraction, left to right: mandatory digits (#s only after them). */
+    hash_seen = false;
+    seen = 0;
+    for (size_t i = point + 1; point < end && i < end; i++) {
+        uint32_t ch = cp[i];
+        if (ch == f->grouping) {
+            if (p->nfrac_groups == FORMAT_GROUPS_MAX)
+                return qerr("the picture has too many grouping separators");
+            p->frac_groups[p->nfrac_groups++] = seen;
+            continue;
+        }
+        if (fmt_is_digit(f, ch)) {
+            if (hash_seen)
+                return qerr("in the fraction, a digit must not follow a digit sign (#)");
+            p->min_frac++;
+        } else {
+            hash_seen = true;
+        }
+        p->max_frac++;
+        seen++;
+    }
+    if (p->min_int == 0 && p->max_frac == 0) {
+        if (p->has_exp)
+            p->min_frac = p->max_frac = 1;
+        else
+            p->min_int = 1;
+    }
+    if (p->min_int == 0 && p->min_frac == 0)
+        p->min_frac = 1; /* "#.##" shows 1 as "1.0" and 0 as ".0" */
+    /* Regular grouping: separators at G, 2G, 3G... repeat every G digits. */
+    if (p->nint_groups > 0) {
+        int g = p->int_groups[0];
+        for (int k = 1; k < p->nint_groups; k++)
+            g = p->int_groups[k] < g ? p->int_groups[k] : g;
+        bool regular = g > 0;
+        for (int k = 0; regular && k < p->nint_groups; k++) {
+            bool found = false;
+            for (int m = 0; m < p->nint_groups; m++)
+                found = found || p->int_groups[m] == g * (k + 1);
+            regular = found;
+        }
+        p->every = regular ? g : 0;
+    }
+    return NULL;
+}
+
+/* Adds a string of ASCII digits to b in the format's digit family. */
+static void fmt_digits(buf_t *b, const decimal_format_t *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        buf_cp(b, f->zero + (uint32_t)(s[i] - '0'));
+}
+
+static void fmt_put(buf_t *b, const uint32_t *cp, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        buf_cp(b, cp[i]);
+}
+
+/* Whether the integer part has a separator `pos` digits from its right. */
+static bool fmt_int_group_at(const sub_picture_t *p, int pos)
+{
+    if (p->every > 0)
+        return pos % p->every == 0;
+    for (int k = 0; k < p->nint_groups; k++) {
+        if (p->int_groups[k] == pos)
+            return true;
+    }
+    return false;
+}
+
+/* a / 10^e, multiplied when e < 0 (2.675 * 10 is 26.75, 2.675 / 0.1 is
+ * not), as jsonata-js computes a mantissa. */
+static double scale10(double a, int e)
+{
+    return e < 0 ? a * pow(10, -e) : a / pow(10, e);
+}
+
+/* Formats |d| (not NaN) with a sub-picture into b. */
+static void sub_picture_format(buf_t *b, const decimal_format_t *f, const sub_picture_t *p,
+                               double a)
+{
+    if (isinf(a)) {
+        buf_str(b, f->infinity);
+        return;
+    }
+    int e = 0;
+    if (p->has_exp && a != 0) {
+        e = (int)floor(log10(a)) + 1 - p->min_int;
+        double m = scale10(a, e);
+        /* log10 may be a hair off near a power of ten. A mantissa that
+         * rounding carries (9.9999 with '0.00e0') is written as it comes,
+         * "10.00e0": jsonata-js does so, and Step Functions runs it. */
+        if (p->min_int > 0 && m < pow(10, p->min_int - 1)) {
+            e--;
+            m = scale10(a, e);
+        } else if (m >= pow(10, p->min_int)) {
+            e++;
+            m = scale10(a, e);
+        }
+        a = m;
+    }
+    double r = swf_asl_number_round(a, p->max_frac);
+    char text[400];
+    snprintf(text, sizeof(text), "%.*f", p->max_frac, r);
+    char *dot = strchr(text, '.');
+    size_t nint = dot ? (size_t)(dot - text) : strlen(text);
+    const char *frac = dot ? dot + 1 : "";
+    size_t nfrac = strlen(frac);
+    const char *ip = text;
+    while (nint > 0 && *ip == '0') { /* leading zeros go, then min_int comes back */
+        ip++;
+        nint--;
+    }
+    while (nfrac > (size_t)p->min_frac && frac[nfrac - 1] == '0')
+        nfrac--;
+    int pad = p->min_int > (int)nint ? p->min_int - (int)nint : 0;
+    if (nint == 0 && pad == 0 && (nfrac == 0 || p->has_exp))
+        pad = 1; /* never nothing at all; a mantissa reads 0.1e1, not .1e1 */
+    int total = pad + (int)nint;
+    for (int k = 0; k < total; k++) {
+        int from_right = total - k;
+        if (k > 0 && fmt_int_group_at(p, from_right))
+            buf_cp(b, f->grouping);
+        if (k < pad)
+            buf_cp(b, f->zero);
+        else
+            fmt_digits(b, f, ip + (k - pad), 1);
+    }
+    if (nfrac > 0) {
+        buf_cp(b, f->decimal);
+        for (size_t k = 0; k < nfrac; k++) {
+            for (int g = 0; k > 0 && g < p->nfrac_groups; g++) {
+                if (p->frac_groups[g] == (int)k)
+                    buf_cp(b, f->grouping);
+            }
+            fmt_digits(b, f, frac + k, 1);
+        }
+    }
+    if (p->has_exp) {
+        buf_cp(b, f->exponent);
+        if (e < 0)
+            buf_cp(b, f->minus);
+        char exp[16];
+        int len = snprintf(exp, sizeof(exp), "%0*d", p->min_exp, e < 0 ? -e : e);
+        fmt_digits(b, f, exp, (size_t)len);
+    }
+}
+
+swf_error_t *swf_asl_picture_number_format(double value, const uint32_t *pic, size_t pic_len,
+                                           const swf_asl_picture_decimal_t *format, char **out,
+                                           size_t *out_len)
+{
+    const decimal_format_t *f = format;
+    const uint32_t *cp = pic;
+    size_t n = pic_len;
+    double d = value;
+    swf_error_t *err = NULL;
+    *out = NULL;
+    size_t split = n;
+    for (size_t i = 0; i < n; i++) {
+        if (cp[i] != f->pattern)
+            continue;
+        if (split != n)
+            err = qerr("the picture has more than two sub-pictures");
+        split = i;
+    }
+    sub_picture_t subs[2];
+    size_t nsubs = split == n ? 1 : 2;
+    if (!err)
+        err = sub_picture_parse(f, cp, split, &subs[0]);
+    if (!err && nsubs == 2)
+        err = sub_picture_parse(f, cp + split + 1, n - split - 1, &subs[1]);
+    if (err)
+        return err;
+    buf_t b = {0};
+    if (isnan(d)) {
+        buf_str(&b, f->nan);
+    } else {
+        const sub_picture_t *p = d < 0 && nsubs == 2 ? &subs[1] : &subs[0];
+        if (d < 0 && nsubs == 1)
+            buf_cp(&b, f->minus); /* before the prefix: -$1.00 */
+        fmt_put(&b, p->prefix, p->nprefix);
+        sub_picture_format(&b, f, p, fabs(d) * p->scale);
+        fmt_put(&b, p->suffix, p->nsuffix);
+    }
+    if (b.s == NULL)
+        buf_add(&b, "", 0);
+    *out = b.s; /* cut at the limit, not refused (see picture.h) */
+    *out_len = b.n;
+    return NULL;
 }

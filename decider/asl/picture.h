@@ -1,8 +1,9 @@
 /*
- * picture.h - XPath picture strings (F&O 3.1, 4.6.1 format-integer and
- * 9.8 format-dateTime) as JSONata 2.0.6 applies them in $formatInteger,
- * $parseInteger, $fromMillis and $toMillis. Internal to decider/asl: only
- * jsonata.c calls it.
+ * picture.h - XPath picture strings (F&O 3.1, 4.6.1 format-integer, 4.7
+ * format-number and 9.8 format-dateTime) as JSONata 2.0.6 applies them in
+ * $formatInteger, $parseInteger, $formatNumber, $fromMillis and $toMillis.
+ * Internal to decider/asl: only the JSONata evaluator (decider/asl/jsonata/)
+ * calls it.
  *
  * Every function returns NULL on success or a States.QueryEvaluationError
  * whose message is one sentence without the function's name (the caller
@@ -55,5 +56,25 @@ swf_error_t *swf_asl_picture_date_format(int64_t ms, int zone_minutes, const cha
  * not match the picture, as JSONata gives undefined then. */
 swf_error_t *swf_asl_picture_date_parse(const char *text, size_t text_len, const char *pic,
                                         size_t pic_len, int64_t now_ms, double *ms, bool *matched);
+
+/* The symbols of a decimal format (F&O 3.1, 4.7.1), as $formatNumber's
+ * options set them: one code point each, and the two strings (borrowed)
+ * written for an infinite and a NaN value. The digits are zero to zero + 9. */
+typedef struct swf_asl_picture_decimal {
+    uint32_t decimal, grouping, exponent, percent, permille, zero, digit, pattern, minus;
+    const char *infinity, *nan;
+} swf_asl_picture_decimal_t;
+
+/* $formatNumber(value, picture, options): value as XPath's format-number
+ * writes it ("#,##0.00", "0.0e0", "#%;(#%)") in the decimal format
+ * `format`, rounded half to even as $round rounds (number.h). The picture
+ * comes as pic_len code points: the caller decodes it as it decodes the
+ * option characters, so that both read a string alike. A result longer
+ * than SWF_LIMIT_PAYLOAD_BYTES is cut there (only options' infinity or NaN
+ * strings can make one), not refused, as JSONata's $formatNumber has always
+ * done here. */
+swf_error_t *swf_asl_picture_number_format(double value, const uint32_t *pic, size_t pic_len,
+                                           const swf_asl_picture_decimal_t *format, char **out,
+                                           size_t *out_len);
 
 #endif
