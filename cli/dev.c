@@ -34,6 +34,7 @@
 #include "decider/asl/exec.h"
 #include "decider/asl/validate.h"
 #include "decider/kafka.h"
+#include "decider/mocks.h"
 #include "history/cluster.h"
 #include "history/pg.h"
 #include "protocol/bounded.h"
@@ -275,83 +276,31 @@ void swf_dev_stop(swf_dev_t *dev)
 
 /* ---- the mock worker ------------------------------------------------------ */
 
-swf_error_t *swf_cli_mocks_check(json_object *mocks)
-{
-    if (!json_object_is_type(mocks, json_type_object))
-        return swf_error_new(SWF_E_INPUT, NULL, "mocks must be a JSON object");
-    json_object_object_foreach(mocks, state, list)
-    {
-        if (!json_object_is_type(list, json_type_array) || json_object_array_length(list) == 0)
-            return swf_error_new(SWF_E_INPUT, NULL,
-                                 "\"%s\": must be a non-empty array of responses "
-                                 "({\"Return\": ...}, {\"Throw\": ...} or {\"Echo\": true})",
-                                 state);
-        for (size_t i = 0; i < json_object_array_length(list); i++) {
-            json_object *r = json_object_array_get_idx(list, i), *v;
-            bool one =
-                json_object_is_type(r, json_type_object) && json_object_object_length(r) == 1;
-            if (one && swf_json_get(r, "Return", &v))
-                continue;
-            if (one && swf_json_get(r, "Echo", &v) && json_object_is_type(v, json_type_boolean) &&
-                json_object_get_boolean(v))
-                continue;
-            if (one && swf_json_get(r, "Throw", &v)) {
-                json_object *e = NULL, *c = NULL;
-                bool ok =
-                    json_object_is_type(v, json_type_object) && swf_json_get(v, "Error", &e) &&
-                    json_object_is_type(e, json_type_string) && json_object_get_string_len(e) > 0;
-                size_t members = 1;
-                if (ok && swf_json_get(v, "Cause", &c)) {
-                    ok = json_object_is_type(c, json_type_string);
-                    members++;
-                }
-                if (ok && (size_t)json_object_object_length(v) == members)
-                    continue;
-                return swf_error_new(SWF_E_INPUT, NULL,
-                                     "\"%s\"[%zu]: a Throw is {\"Error\": \"...\", "
-                                     "\"Cause\": \"...\"} (Cause optional, both strings)",
-                                     state, i);
-            }
-            return swf_error_new(SWF_E_INPUT, NULL,
-                                 "\"%s\"[%zu]: a response must hold exactly one of Return, "
-                                 "Throw or Echo (true)",
-                                 state, i);
-        }
-    }
-    return NULL;
-}
-
 struct swf_dev_worker {
     rd_kafka_t *consumer, *producer;
     swf_kafka_names_t names;
-    json_object *mocks;
-    json_object *calls; /* state name -> invocations so far */
+    swf_decider_mocks_t *mocks;
     char *only;         /* the execution answered, or NULL: all */
     pthread_t thread;
     volatile sig_atomic_t stop;
     unsigned long answered;
 };
 
-/* The answer to one task, as an inbox message. */
+/* The answer to one task, as an inbox message (decider/mocks.h). */
 static json_object *worker_answer(swf_dev_worker_t *w, const swf_msg_t *task)
 {
-    json_object *list, *resp = NULL, *v;
-    if (task->state != NULL && swf_json_get(w->mocks, task->state, &list) &&
-        json_object_is_type(list, json_type_array) && json_object_array_length(list) > 0) {
-        size_t n = json_object_array_length(list);
-        size_t calls =
-            swf_json_get(w->calls, task->state, &v) ? (size_t)json_object_get_int64(v) : 0;
-        resp = json_object_array_get_idx(list, calls < n ? calls : n - 1);
-        json_object_object_add(w->calls, task->state, json_object_new_int64((int64_t)calls + 1));
-    }
-    if (resp != NULL && swf_json_get(resp, "Throw", &v)) {
-        const char *error = swf_json_get_string(v, "Error");
-        return swf_msg_activity_failed_new(task->task_token, error ? error : "States.TaskFailed",
-                                           swf_json_get_string(v, "Cause"), "swf-dev-worker");
-    }
-    if (resp != NULL && swf_json_get(resp, "Return", &v))
-        return swf_msg_activity_completed_new(task->task_token, v, "swf-dev-worker");
-    return swf_msg_activity_completed_new(task->task_token, task->input, "swf-dev-worker");
+    swf_decider_mock_answer_t ans;
+    swf_error_t *err = swf_decider_mocks_answer(w->mocks, task->state, task->input, &ans);
+    json_object *msg;
+    if (err != NULL) /* the mocks were checked: not reached */
+        msg = swf_msg_activity_failed_new(task->task_token, "States.Runtime",
+                                          swf_error_message(err), "swf-dev-worker");
+    else if (ans.failed)
+        msg = swf_msg_activity_failed_new(task->task_token, ans.error, ans.cause, "swf-dev-worker");
+    else
+        msg = swf_msg_activity_completed_new(task->task_token, ans.result, "swf-dev-worker");
+    swf_error_free(err);
+    return msg;
 }
 
 static void *worker_main(void *arg)
@@ -463,8 +412,7 @@ static void dev_worker_free_rest(void *arg)
         rd_kafka_flush(w->producer, 5000);
         rd_kafka_destroy(w->producer);
     }
-    json_object_put(w->mocks);
-    json_object_put(w->calls);
+    swf_decider_mocks_free(w->mocks);
     free(w->only);
     free(w);
 }
@@ -493,8 +441,7 @@ swf_error_t *swf_dev_worker_start(const char *brokers, const char *const *task_l
         abort();
     swf_kafka_names_env(&w->names);
     w->names.brokers = brokers;
-    w->mocks = swf_json_ref(mocks);
-    w->calls = json_object_new_object();
+    w->mocks = swf_decider_mocks_new(mocks);
     w->only = execution_id ? xstrdup(execution_id) : NULL;
     char group[128];
     if (execution_id != NULL)
@@ -753,7 +700,7 @@ int swf_cli_run_dev(int argc, char **argv)
     if (err == NULL && mocks_path != NULL) {
         err = swf_json_read_file(mocks_path, SWF_LIMIT_JSON_BYTES, &mocks);
         if (err == NULL) {
-            err = swf_cli_mocks_check(mocks);
+            err = swf_decider_mocks_check(mocks);
             if (err != NULL)
                 swf_error_prefix(err, "%s", mocks_path);
         }
