@@ -35,7 +35,7 @@
 #define SWF_DECIDER_CANCELED_DETAILS "canceled by the decider"
 
 typedef struct swf_decider_decision {
-    swf_decider_state_t *st; /* the execution, every event applied to it */
+    swf_decider_state_t *st;  /* the execution, every event applied to it */
     swf_event_list_t *events; /* the events to append, in order */
     int64_t next_id;          /* the id of events->items[0] */
     int64_t now_ms;           /* the time of the events built */

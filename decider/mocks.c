@@ -106,8 +106,8 @@ static json_object *response_next(swf_decider_mocks_t *m, const char *state)
     return json_object_array_get_idx(list, calls < n ? calls : n - 1);
 }
 
-swf_error_t *swf_decider_mocks_answer(swf_decider_mocks_t *m, const char *state,
-                                      json_object *input, swf_decider_mock_answer_t *out)
+swf_error_t *swf_decider_mocks_answer(swf_decider_mocks_t *m, const char *state, json_object *input,
+                                      swf_decider_mock_answer_t *out)
 {
     *out = (swf_decider_mock_answer_t){.result = input};
     json_object *resp = response_next(m, state), *v;

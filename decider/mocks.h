@@ -50,7 +50,7 @@ typedef struct swf_decider_mock_answer {
 /* The answer to the next invocation of the Task state `state` (NULL: an
  * unnamed one, echoed) whose input is `input` (borrowed). SWF_E_INPUT when
  * the response is of no known shape (a document that was not checked). */
-swf_error_t *swf_decider_mocks_answer(swf_decider_mocks_t *m, const char *state,
-                                      json_object *input, swf_decider_mock_answer_t *out);
+swf_error_t *swf_decider_mocks_answer(swf_decider_mocks_t *m, const char *state, json_object *input,
+                                      swf_decider_mock_answer_t *out);
 
 #endif

@@ -1,0 +1,203 @@
+/*
+ * test_decision.c - the decision-task builder (decider/decision.c) that
+ * swf-decider and `swf run --local` share: what a decision task records,
+ * when one is scheduled, how cancelled activities are closed, and that
+ * what it builds replays.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "decider/decision.h"
+#include "protocol/json.h"
+
+static json_object *parse(const char *text)
+{
+    json_object *v = NULL;
+    swf_error_t *err = swf_json_parse(text, strlen(text), 1 << 20, &v);
+    cr_assert_null(err, "bad test JSON: %s", swf_error_message(err));
+    return v;
+}
+
+/* A state with WorkflowExecutionStarted of `def` applied, and a builder
+ * over it at time 1000. */
+static swf_decider_state_t *started(const char *def, swf_decider_decision_t *b,
+                                    swf_event_list_t *events)
+{
+    swf_decider_state_t *st = swf_decider_state_new(NULL);
+    swf_decider_decision_init(b, st, events, 1000, "test-decider");
+    json_object *a = json_object_new_object();
+    swf_json_add(a, "definition", parse(def));
+    swf_json_add(a, "input", parse("{\"x\":1}"));
+    cr_assert_null(swf_decider_decision_add(b, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, a));
+    return st;
+}
+
+static void expect_types(const swf_event_list_t *events, const swf_event_type_t *types, size_t n)
+{
+    cr_assert_eq(events->count, n, "%zu events, expected %zu", events->count, n);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(events->items[i].type, types[i], "event %zu is %s, expected %s", i,
+                     swf_event_type_name(events->items[i].type), swf_event_type_name(types[i]));
+        cr_assert_eq(events->items[i].id, (int64_t)i + 1);
+    }
+}
+
+/* The events replay through a fresh interpreter without complaint. */
+static void expect_replays(const swf_event_list_t *events)
+{
+    swf_asl_exec_t *ex = swf_asl_exec_new();
+    for (size_t i = 0; i < events->count; i++) {
+        swf_error_t *err = swf_asl_exec_apply(ex, &events->items[i]);
+        cr_assert_null(err, "event %zu: %s", i + 1, swf_error_message(err));
+    }
+    swf_asl_exec_free(ex);
+}
+
+static const char PASS[] =
+    "{\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}}";
+
+Test(decider_decision, a_woken_execution_gets_a_decision_task_with_its_decisions)
+{
+    swf_decider_decision_t b;
+    swf_event_list_t events = {0};
+    swf_decider_state_t *st = started(PASS, &b, &events);
+    cr_assert_null(swf_decider_decision_run(&b, true, 16));
+    static const swf_event_type_t want[] = {
+        SWF_EVENT_WORKFLOW_EXECUTION_STARTED, SWF_EVENT_DECISION_TASK_SCHEDULED,
+        SWF_EVENT_DECISION_TASK_STARTED, SWF_EVENT_DECISION_TASK_COMPLETED,
+        SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED};
+    expect_types(&events, want, 5);
+    cr_assert_eq(b.tasks, 1);
+    cr_assert_str_eq(swf_json_get_string(events.items[2].attrs, "identity"), "test-decider");
+    json_object *v;
+    cr_assert(swf_json_get(events.items[4].attrs, "decisionTaskCompletedEventId", &v));
+    cr_assert_eq(json_object_get_int64(v), 4);
+    for (size_t i = 0; i < events.count; i++)
+        cr_assert_eq(events.items[i].time_ms, 1000, "every event has the builder's time");
+    cr_assert_eq(swf_asl_exec_status(st->exec), SWF_ASL_SUCCEEDED);
+    expect_replays(&events);
+    swf_event_list_free(&events);
+    swf_decider_state_free(st);
+}
+
+Test(decider_decision, nothing_is_decided_when_nothing_woke_the_execution)
+{
+    swf_decider_decision_t b;
+    swf_event_list_t events = {0};
+    swf_decider_state_t *st = started(PASS, &b, &events);
+    cr_assert_null(swf_decider_decision_run(&b, false, 16));
+    cr_assert_eq(events.count, 1);
+    cr_assert_eq(b.tasks, 0);
+    swf_event_list_free(&events);
+    swf_decider_state_free(st);
+}
+
+Test(decider_decision, a_decision_task_left_started_is_timed_out_and_decided_again)
+{
+    swf_decider_decision_t b;
+    swf_event_list_t events = {0};
+    swf_decider_state_t *st = started(PASS, &b, &events);
+    cr_assert_null(
+        swf_decider_decision_add(&b, SWF_EVENT_DECISION_TASK_SCHEDULED, json_object_new_object()));
+    json_object *a = json_object_new_object();
+    swf_json_add(a, "scheduledEventId", json_object_new_int64(2));
+    cr_assert_null(swf_decider_decision_add(&b, SWF_EVENT_DECISION_TASK_STARTED, a));
+    cr_assert_null(swf_decider_decision_run(&b, false, 16));
+    static const swf_event_type_t want[] = {
+        SWF_EVENT_WORKFLOW_EXECUTION_STARTED, SWF_EVENT_DECISION_TASK_SCHEDULED,
+        SWF_EVENT_DECISION_TASK_STARTED,      SWF_EVENT_DECISION_TASK_TIMED_OUT,
+        SWF_EVENT_DECISION_TASK_SCHEDULED,    SWF_EVENT_DECISION_TASK_STARTED,
+        SWF_EVENT_DECISION_TASK_COMPLETED,    SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED};
+    expect_types(&events, want, 8);
+    expect_replays(&events);
+    swf_event_list_free(&events);
+    swf_decider_state_free(st);
+}
+
+/* Branch A waits for an activity; branch B fails after a Wait, which
+ * cancels A's activity while the catcher goes on to a Wait of its own. */
+static const char PARALLEL[] =
+    "{\"StartAt\":\"Par\",\"States\":{\"Caught\":{\"Type\":\"Wait\",\"Seconds\":10,\"End\":true},"
+    "\"Par\":{\"Type\":\"Parallel\",\"Next\":\"Caught\","
+    "\"Catch\":[{\"ErrorEquals\":[\"States.ALL\"],\"Next\":\"Caught\"}],"
+    "\"Branches\":["
+    "{\"StartAt\":\"T\",\"States\":{\"T\":{\"Type\":\"Task\",\"Resource\":\"work\","
+    "\"End\":true}}},"
+    "{\"StartAt\":\"W\",\"States\":{\"W\":{\"Type\":\"Wait\",\"Seconds\":5,\"Next\":\"F\"},"
+    "\"F\":{\"Type\":\"Fail\",\"Error\":\"Boom\"}}}]}}}";
+
+Test(decider_decision, a_cancelled_activity_is_closed_by_the_decider_and_decided_on_at_once)
+{
+    swf_decider_decision_t b;
+    swf_event_list_t events = {0};
+    swf_decider_state_t *st = started(PARALLEL, &b, &events);
+    cr_assert_null(swf_decider_decision_run(&b, true, 16));
+    /* the activity is scheduled, the timer started */
+    const char *timer = NULL;
+    int64_t timer_started = 0;
+    for (size_t i = 0; i < events.count; i++) {
+        if (events.items[i].type == SWF_EVENT_TIMER_STARTED) {
+            timer = swf_json_get_string(events.items[i].attrs, "timerId");
+            timer_started = events.items[i].id;
+        }
+    }
+    cr_assert_not_null(timer);
+    size_t before = events.count;
+    json_object *a = json_object_new_object();
+    swf_json_add(a, "timerId", json_object_new_string(timer));
+    swf_json_add(a, "startedEventId", json_object_new_int64(timer_started));
+    cr_assert_null(swf_decider_decision_add(&b, SWF_EVENT_TIMER_FIRED, a));
+    cr_assert_null(swf_decider_decision_run(&b, true, 16));
+    cr_assert_eq(b.tasks, 3, "the first task, the one the timer woke, the one after the close");
+    size_t canceled = 0, requested = 0;
+    for (size_t i = before; i < events.count; i++) {
+        const swf_event_t *ev = &events.items[i];
+        if (ev->type == SWF_EVENT_ACTIVITY_TASK_CANCEL_REQUESTED) {
+            requested = i;
+        } else if (ev->type == SWF_EVENT_ACTIVITY_TASK_CANCELED) {
+            canceled = i;
+            cr_assert_str_eq(swf_json_get_string(ev->attrs, "details"),
+                             SWF_DECIDER_CANCELED_DETAILS);
+            cr_assert_eq(events.items[i + 1].type, SWF_EVENT_DECISION_TASK_SCHEDULED,
+                         "a new decision task follows the close");
+        }
+    }
+    cr_assert(requested > 0 && canceled > requested);
+    cr_assert_eq(swf_asl_exec_status(st->exec), SWF_ASL_RUNNING, "waiting in Caught");
+    cr_assert(st->activities == NULL || json_object_object_length(st->activities) == 0,
+              "no activity is left open");
+    expect_replays(&events);
+    swf_event_list_free(&events);
+    swf_decider_state_free(st);
+}
+
+Test(decider_decision, at_most_max_tasks_run_and_the_next_stays_scheduled)
+{
+    swf_decider_decision_t b;
+    swf_event_list_t events = {0};
+    swf_decider_state_t *st = started(PASS, &b, &events);
+    cr_assert_null(swf_decider_decision_run(&b, true, 0));
+    cr_assert_eq(b.tasks, 0);
+    cr_assert_eq(events.count, 2);
+    cr_assert_eq(st->decision_scheduled_id, 2);
+    cr_assert_null(swf_decider_decision_run(&b, false, 1));
+    cr_assert_eq(b.tasks, 1);
+    cr_assert_eq(swf_asl_exec_status(st->exec), SWF_ASL_SUCCEEDED);
+    swf_event_list_free(&events);
+    swf_decider_state_free(st);
+}
+
+Test(decider_decision, a_closed_execution_gets_no_decision_task)
+{
+    swf_decider_decision_t b;
+    swf_event_list_t events = {0};
+    swf_decider_state_t *st = started(PASS, &b, &events);
+    json_object *a = json_object_new_object();
+    swf_json_add(a, "reason", json_object_new_string("stop"));
+    cr_assert_null(swf_decider_decision_add(&b, SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED, a));
+    cr_assert_null(swf_decider_decision_run(&b, true, 16));
+    cr_assert_eq(events.count, 2);
+    cr_assert_eq(b.tasks, 0);
+    swf_event_list_free(&events);
+    swf_decider_state_free(st);
+}
