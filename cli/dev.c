@@ -45,6 +45,11 @@
 #include "protocol/token.h"
 
 #define DEV_DECIDERS_MAX 16
+/* The state machine of `swf run --dev`'s executions, and their ids' and
+ * task lists' prefix: a run on a shared `swf dev` neither adds a version to
+ * a state machine of the user's nor looks like one of the user's
+ * executions. */
+#define SWF_DEV_RUN_NAME "swf-run-dev"
 /* How long the worker's consumer may take to leave its group. */
 #define DEV_CLOSE_MS 10000
 
@@ -721,26 +726,44 @@ int swf_cli_run_dev(int argc, char **argv)
     err = swf_dev_start(&opt, &dev);
     if (err != NULL)
         goto done;
-    lists = swf_dev_task_lists(def);
-    size_t nl = json_object_array_length(lists);
-    const char **names = calloc(nl ? nl : 1, sizeof(*names));
-    for (size_t i = 0; i < nl; i++)
-        names[i] = json_object_get_string(json_object_array_get_idx(lists, i));
+    /* The run's execution id, and the prefix of its task lists: the mock
+     * worker serves topics no other worker consumes (a real worker of the
+     * same task list on a running `swf dev` would otherwise take the mocked
+     * tasks), and the execution records the prefix so that every replay
+     * schedules on the same lists. */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(id, sizeof(id), "dev-%lld-%ld-%d", (long long)ts.tv_sec, ts.tv_nsec, (int)getpid());
-    err = swf_dev_worker_start(swf_dev_brokers(dev), names, nl, mocks, id, &worker);
+    snprintf(id, sizeof(id), "%s-%lld-%ld-%d", SWF_DEV_RUN_NAME, (long long)ts.tv_sec, ts.tv_nsec,
+             (int)getpid());
+    char prefix[sizeof(id) + 1];
+    snprintf(prefix, sizeof(prefix), "%s.", id);
+    lists = swf_dev_task_lists(def);
+    size_t nl = json_object_array_length(lists);
+    char **names = calloc(nl ? nl : 1, sizeof(*names));
+    for (size_t i = 0; i < nl; i++) {
+        const char *list = json_object_get_string(json_object_array_get_idx(lists, i));
+        size_t len = strlen(prefix) + strlen(list) + 1;
+        names[i] = malloc(len);
+        if (names[i] == NULL)
+            abort();
+        snprintf(names[i], len, "%s%s", prefix, list);
+    }
+    err = swf_dev_worker_start(swf_dev_brokers(dev), (const char *const *)names, nl, mocks, id,
+                               &worker);
+    for (size_t i = 0; i < nl; i++)
+        free(names[i]);
     free(names);
     if (err == NULL)
         err = swf_history_pg_new(swf_dev_conninfo(dev), &store);
     int version = 0;
     if (err == NULL)
-        err = swf_history_pg_state_machine_register(store, "StateMachine", def, &version);
+        err = swf_history_pg_state_machine_register(store, SWF_DEV_RUN_NAME, def, &version);
     swf_history_start_t start = {.execution_id = id,
-                                 .state_machine = "StateMachine",
+                                 .state_machine = SWF_DEV_RUN_NAME,
                                  .version = version,
                                  .input = input,
-                                 .time_ms = swf_time_now_ms()};
+                                 .time_ms = swf_time_now_ms(),
+                                 .task_list_prefix = prefix};
     if (err == NULL)
         err = swf_history_pg_execution_start(store, &start, NULL);
     if (err == NULL)
