@@ -13,7 +13,8 @@
  * Time in `swf run --dev` is virtual like `--local`'s, with real work in
  * between: the history service skips the time an execution spends idle
  * (waiting for a timer or its timeout only, history/service.h), so a Wait
- * of a day takes no time and timers race timeouts as they would. With
+ * of a day takes no time and timers race timeouts as they would, and the
+ * deciders record the virtual times (decider/decision.h). With
  * SWF_DEV_TIME_SCALE set, it runs timers and execution timeouts that much
  * faster instead (0.001: an hour's Wait takes 3.6 s). `swf dev` behaves
  * like production unless SWF_DEV_TIME_SKIP=1 or SWF_DEV_TIME_SCALE is set.
@@ -133,6 +134,8 @@ swf_error_t *swf_dev_decider_add(swf_dev_t *dev, int *index)
     cfg.on_received = dev->opt.on_received;
     cfg.on_published = dev->opt.on_published;
     cfg.hook_arg = dev->opt.hook_arg;
+    /* One clock for the deciders and swf-history (history/service.h). */
+    cfg.time_skip = cfg.time_skip || dev->opt.time_skip;
     char group[64];
     if (dev->opt.split_groups) {
         snprintf(group, sizeof(group), "swf-deciders-%d", dev->ndeciders);

@@ -158,6 +158,8 @@ void swf_decider_config_env(swf_decider_config_t *cfg)
     n = v ? atol(v) : 0;
     cfg->batch_max = n > 0 && n <= 100000 ? (size_t)n : 500;
     cfg->batch_wait_ms = 0;
+    v = getenv("SWF_DEV_TIME_SKIP");
+    cfg->time_skip = v != NULL && atoi(v) != 0;
     cfg->log = stderr;
 }
 
@@ -408,7 +410,10 @@ static swf_error_t *work_prepare(swf_decider_t *d, work_t *w, const swf_event_li
         }
         return NULL;
     }
-    swf_decider_decision_init(&w->dec, w->st, &w->events, swf_time_now_ms(), d->identity);
+    int64_t wall_ms = swf_time_now_ms();
+    swf_decider_decision_init(&w->dec, w->st, &w->events, wall_ms, d->identity);
+    if (d->cfg.time_skip)
+        swf_decider_decision_skip(&w->dec, wall_ms);
     bool wake = false;
     for (size_t i = 0; err == NULL && i < w->nmsgs; i++) {
         if (swf_asl_exec_status(w->st->exec) == SWF_ASL_RUNNING)

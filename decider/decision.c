@@ -14,7 +14,10 @@
  *
  * Nothing here reads a clock or does I/O: the time is the caller's, which
  * is what keeps the events of `swf run --local` (virtual time) and the
- * daemon's (the wall clock) built by the same code.
+ * daemon's (the wall clock) built by the same code. The one exception to
+ * "the caller's time" is the development clock of SWF_DEV_TIME_SKIP
+ * (swf_decider_decision_skip), derived from the history so that the
+ * stateless deciders and swf-history agree on it.
  */
 #include "decider/decision.h"
 
@@ -38,13 +41,57 @@ int64_t swf_decider_decision_next_id(const swf_decider_decision_t *b)
     return b->next_id + (int64_t)b->events->count;
 }
 
-swf_error_t *swf_decider_decision_add(swf_decider_decision_t *b, swf_event_type_t type,
-                                      json_object *attrs)
+void swf_decider_decision_skip(swf_decider_decision_t *b, int64_t wall_ms)
 {
+    const swf_decider_state_t *st = b->st;
+    bool in_flight = st->activities != NULL && json_object_object_length(st->activities) > 0;
+    int64_t now = in_flight ? wall_ms + st->clock_offset_ms : st->last_time_ms;
+    if (now < st->last_time_ms)
+        now = st->last_time_ms; /* never before an event already recorded */
+    b->time_skip = true;
+    b->wall_ms = wall_ms;
+    b->now_ms = now;
+    b->offset_ms = now - wall_ms;
+}
+
+/* Under time skip: the deadline of what `type` reports (a timer, the
+ * execution's timeout), which the clock must have reached; 0: none. */
+static int64_t clock_deadline(const swf_decider_decision_t *b, swf_event_type_t type,
+                              json_object *attrs)
+{
+    json_object *v;
+    if (type == SWF_EVENT_TIMER_FIRED) {
+        const char *tid = swf_json_get_string(attrs, "timerId");
+        return tid != NULL && swf_json_get(b->st->timer_fire_ms, tid, &v) ? json_object_get_int64(v)
+                                                                          : 0;
+    }
+    return type == SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT ? b->st->deadline_ms : 0;
+}
+
+/* Adds one event; a decision event's attributes are the interpreter's,
+ * which the clock must leave alone (it checks them on replay). */
+static swf_error_t *event_add(swf_decider_decision_t *b, swf_event_type_t type, json_object *attrs,
+                              bool decision)
+{
+    if (b->time_skip && !decision) {
+        int64_t deadline = clock_deadline(b, type, attrs);
+        if (deadline > b->now_ms) {
+            b->now_ms = deadline;
+            b->offset_ms = deadline - b->wall_ms;
+        }
+        if (b->offset_ms != b->st->clock_offset_ms)
+            swf_json_add(attrs, "clockOffsetMs", json_object_new_int64(b->offset_ms));
+    }
     int64_t id = swf_decider_decision_next_id(b);
     swf_event_t *ev = swf_event_list_push(b->events, type, b->now_ms, attrs);
     ev->id = id;
     return swf_decider_state_apply(b->st, ev);
+}
+
+swf_error_t *swf_decider_decision_add(swf_decider_decision_t *b, swf_event_type_t type,
+                                      json_object *attrs)
+{
+    return event_add(b, type, attrs, false);
 }
 
 static bool running(const swf_decider_decision_t *b)
@@ -112,7 +159,7 @@ static swf_error_t *decision_task(swf_decider_decision_t *b)
         a = ds.items[i].attrs;
         ds.items[i].attrs = NULL;
         swf_json_add(a, "decisionTaskCompletedEventId", json_object_new_int64(completed));
-        err = swf_decider_decision_add(b, ds.items[i].type, a);
+        err = event_add(b, ds.items[i].type, a, true);
     }
     bool closed = false;
     if (err == NULL && running(b))

@@ -41,12 +41,36 @@ typedef struct swf_decider_decision {
     int64_t now_ms;           /* the time of the events built */
     const char *identity;     /* DecisionTaskStarted's identity */
     int tasks;                /* decision tasks built so far */
+    bool time_skip;           /* swf_decider_decision_skip was called */
+    int64_t wall_ms;          /* then: the wall clock, */
+    int64_t offset_ms;        /* and now_ms - wall_ms */
 } swf_decider_decision_t;
 
 /* A builder for an execution whose state is positioned at its last
  * event: the events go to `events` (emptied first). */
 void swf_decider_decision_init(swf_decider_decision_t *b, swf_decider_state_t *st,
                                swf_event_list_t *events, int64_t now_ms, const char *identity);
+
+/*
+ * The virtual clock of SWF_DEV_TIME_SKIP (development only; production
+ * never calls this): instead of the wall clock, the builder's time becomes
+ * the execution's virtual time, which is what `swf run --local` would have
+ * shown. It runs with the wall clock while an activity is in flight (real
+ * work takes real time), stands still while the execution waits only for
+ * the system (a decision task, a message on its way: --local spends no time
+ * there), and jumps forward to the deadline of the timer that fires (or of
+ * the execution, when it times out): swf-history fires an idle execution's
+ * next timer at once (history/service.h), and TimerFired is then recorded
+ * at the timer's deadline, never before.
+ *
+ * The deciders are stateless, so the clock lives in the history: an event
+ * recorded with another offset from the wall clock than the last one
+ * carries it as clockOffsetMs (protocol/README.md); the execution's virtual
+ * time is the wall clock plus the last offset recorded, which is also how
+ * swf-history reads it. Replay only reads the events' times, so it stays
+ * deterministic. Call right after init, before adding events.
+ */
+void swf_decider_decision_skip(swf_decider_decision_t *b, int64_t wall_ms);
 
 /* The id the next event will get. */
 int64_t swf_decider_decision_next_id(const swf_decider_decision_t *b);

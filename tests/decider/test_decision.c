@@ -5,6 +5,7 @@
  * what it builds replays.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "decider/decision.h"
@@ -198,6 +199,92 @@ Test(decider_decision, a_closed_execution_gets_no_decision_task)
     cr_assert_null(swf_decider_decision_run(&b, true, 16));
     cr_assert_eq(events.count, 2);
     cr_assert_eq(b.tasks, 0);
+    swf_event_list_free(&events);
+    swf_decider_state_free(st);
+}
+
+/* ---- the development clock (SWF_DEV_TIME_SKIP) --------------------------- */
+
+static const char WAIT_THEN_TASK[] =
+    "{\"StartAt\":\"W\",\"States\":{\"W\":{\"Type\":\"Wait\",\"Seconds\":3600,\"Next\":\"T\"},"
+    "\"T\":{\"Type\":\"Task\",\"Resource\":\"work\",\"End\":true}}}";
+
+static const swf_event_t *last_of(const swf_event_list_t *events, swf_event_type_t type)
+{
+    for (size_t i = events->count; i > 0; i--) {
+        if (events->items[i - 1].type == type)
+            return &events->items[i - 1];
+    }
+    cr_assert_fail("no %s", swf_event_type_name(type));
+    return NULL;
+}
+
+/* Applies the batch's events to a history kept across builders. */
+static void keep(swf_event_list_t *history, const swf_event_list_t *batch)
+{
+    for (size_t i = 0; i < batch->count; i++)
+        swf_event_list_push_copy(history, &batch->items[i]);
+}
+
+Test(decider_decision, under_time_skip_a_timer_fired_early_is_recorded_at_its_deadline)
+{
+    swf_decider_decision_t b;
+    swf_event_list_t events = {0}, history = {0};
+    swf_decider_state_t *st = started(WAIT_THEN_TASK, &b, &events);
+    /* the first decision task comes 40 ms later on the wall clock: the
+     * execution waited for the system only, so its clock stood still */
+    cr_assert_null(swf_decider_decision_run(&b, true, 16));
+    keep(&history, &events);
+    swf_decider_decision_init(&b, st, &events, 1040, "d");
+    swf_decider_decision_skip(&b, 1040);
+    cr_assert_eq(b.now_ms, 1000, "no activity in flight: the clock stands still");
+    /* swf-history fires the idle execution's timer at once, 65 ms in */
+    const swf_event_t *ts = last_of(&history, SWF_EVENT_TIMER_STARTED);
+    swf_decider_decision_init(&b, st, &events, 1065, "d");
+    swf_decider_decision_skip(&b, 1065);
+    json_object *a = json_object_new_object();
+    swf_json_add(a, "timerId", json_object_new_string(swf_json_get_string(ts->attrs, "timerId")));
+    swf_json_add(a, "startedEventId", json_object_new_int64(ts->id));
+    cr_assert_null(swf_decider_decision_add(&b, SWF_EVENT_TIMER_FIRED, a));
+    cr_assert_null(swf_decider_decision_run(&b, true, 16));
+    const swf_event_t *fired = last_of(&events, SWF_EVENT_TIMER_FIRED);
+    cr_assert_eq(fired->time_ms, 1000 + 3600000, "at the timer's deadline, as --local has it");
+    json_object *v;
+    cr_assert(swf_json_get(fired->attrs, "clockOffsetMs", &v), "the jump is in the history");
+    cr_assert_eq(json_object_get_int64(v), 1000 + 3600000 - 1065);
+    cr_assert_eq(st->clock_offset_ms, 1000 + 3600000 - 1065);
+    const swf_event_t *sched = last_of(&events, SWF_EVENT_ACTIVITY_TASK_SCHEDULED);
+    cr_assert_eq(sched->time_ms, 1000 + 3600000, "the next state entered an hour later");
+    keep(&history, &events);
+    /* the activity's answer, 250 ms of real work later: the clock ran */
+    swf_decider_decision_init(&b, st, &events, 1065 + 250, "d");
+    swf_decider_decision_skip(&b, 1065 + 250);
+    cr_assert_eq(b.now_ms, 1000 + 3600000 + 250, "an activity in flight: real time counts");
+    keep(&history, &events);
+    expect_replays(&history);
+    swf_event_list_free(&events);
+    swf_event_list_free(&history);
+    swf_decider_state_free(st);
+}
+
+Test(decider_decision, without_time_skip_events_take_the_callers_time_and_no_offset)
+{
+    swf_decider_decision_t b;
+    swf_event_list_t events = {0};
+    swf_decider_state_t *st = started(WAIT_THEN_TASK, &b, &events);
+    cr_assert_null(swf_decider_decision_run(&b, true, 16));
+    const swf_event_t *ts = last_of(&events, SWF_EVENT_TIMER_STARTED);
+    int64_t timer_started = ts->id;
+    char timer[32];
+    snprintf(timer, sizeof(timer), "%s", swf_json_get_string(ts->attrs, "timerId"));
+    swf_decider_decision_init(&b, st, &events, 1065, "d");
+    json_object *a = json_object_new_object();
+    swf_json_add(a, "timerId", json_object_new_string(timer));
+    swf_json_add(a, "startedEventId", json_object_new_int64(timer_started));
+    cr_assert_null(swf_decider_decision_add(&b, SWF_EVENT_TIMER_FIRED, a));
+    cr_assert_eq(events.items[0].time_ms, 1065);
+    json_object *v;
+    cr_assert_not(swf_json_get(events.items[0].attrs, "clockOffsetMs", &v));
     swf_event_list_free(&events);
     swf_decider_state_free(st);
 }
