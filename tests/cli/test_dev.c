@@ -120,6 +120,18 @@ static int sh_script_then_clean(const char *script, const char *dir, bool *left)
     return rc;
 }
 
+/* The start of a script run by sh_script: `swf dev` in $d (with the
+ * environment assignments ENV), its pid in $p, its exports read back. */
+#define DEV_START(ENV)                                                                             \
+    "bin=$1 d=$2\n"                                                                                \
+    "SWF_PG_TMPDIR=\"$d\" " ENV "\"$bin/swf\" dev >\"$d/env\" 2>\"$d/err\" & p=$!\n"               \
+    "for i in $(seq 1 1200); do\n"                                                                 \
+    "  [ \"$(wc -l <\"$d/env\")\" -ge 2 ] && break\n"                                              \
+    "  kill -0 $p 2>/dev/null || break\n"                                                          \
+    "  sleep 0.1\n"                                                                                \
+    "done\n"                                                                                       \
+    "eval \"$(cat \"$d/env\")\"\n"
+
 /* SWF_PG_TMPDIR with a space: `swf dev` failed to start (the conninfo did
  * not parse); its exports must also read back whole through eval. */
 Test(dev, exports_eval_back_with_a_space_in_the_folder, .timeout = 300)
@@ -128,14 +140,7 @@ Test(dev, exports_eval_back_with_a_space_in_the_folder, .timeout = 300)
     cr_assert_not_null(mkdtemp(dir));
     cr_assert_eq(chmod(dir, 0755), 0);
     const char *script =
-        "bin=$1 d=$2\n"
-        "SWF_PG_TMPDIR=\"$d\" \"$bin/swf\" dev >\"$d/env\" 2>\"$d/err\" & p=$!\n"
-        "for i in $(seq 1 1200); do\n"
-        "  [ \"$(wc -l <\"$d/env\")\" -ge 2 ] && break\n"
-        "  kill -0 $p 2>/dev/null || break\n"
-        "  sleep 0.1\n"
-        "done\n"
-        "eval \"$(cat \"$d/env\")\"\n"
+        DEV_START("")
         "rc=0\n"
         "case \"$SWF_DATABASE_URL\" in *\"$d/swf-pg-\"*) ;; *) rc=10 ;; esac\n"
         "[ $rc = 0 ] && { \"$bin/swf\" list --limit 1 >/dev/null 2>>\"$d/err\" || rc=11; }\n"
@@ -184,15 +189,7 @@ Test(dev, run_dev_on_a_shared_system_answers_from_its_mocks_and_its_own_clock, .
     cr_assert_not_null(mkdtemp(dir));
     cr_assert_eq(chmod(dir, 0755), 0);
     const char *script =
-        "bin=$1 d=$2\n"
-        "SWF_PG_TMPDIR=\"$d\" SWF_DEV_TIME_SKIP=1 \"$bin/swf\" dev >\"$d/env\" 2>\"$d/err\" & "
-        "p=$!\n"
-        "for i in $(seq 1 1200); do\n"
-        "  [ \"$(wc -l <\"$d/env\")\" -ge 2 ] && break\n"
-        "  kill -0 $p 2>/dev/null || break\n"
-        "  sleep 0.1\n"
-        "done\n"
-        "eval \"$(cat \"$d/env\")\"\n"
+        DEV_START("SWF_DEV_TIME_SKIP=1 ")
         "\"$bin/swf-worker\" --task-list work --echo 2>\"$d/worker.err\" & w=$!\n"
         "cat >\"$d/task.json\" <<'J'\n"
         "{\"StartAt\":\"T\",\"States\":{\"T\":{\"Type\":\"Task\",\"End\":true,"
