@@ -8,18 +8,11 @@
 
 #include "decider/mocks.h"
 #include "protocol/json.h"
-
-static json_object *parse(const char *text)
-{
-    json_object *v = NULL;
-    swf_error_t *err = swf_json_parse(text, strlen(text), 1 << 20, &v);
-    cr_assert_null(err, "bad test JSON: %s", swf_error_message(err));
-    return v;
-}
+#include "tests/json_text.h"
 
 Test(decider_mocks, responses_are_used_in_order_and_the_last_repeats)
 {
-    json_object *doc = parse("{\"T\":[{\"Return\":1},{\"Return\":2}]}"), *in = parse("{}");
+    json_object *doc = json_text("{\"T\":[{\"Return\":1},{\"Return\":2}]}"), *in = json_text("{}");
     cr_assert_null(swf_decider_mocks_check(doc));
     swf_decider_mocks_t *m = swf_decider_mocks_new(doc);
     json_object_put(doc); /* the handle keeps its own reference */
@@ -36,8 +29,8 @@ Test(decider_mocks, responses_are_used_in_order_and_the_last_repeats)
 
 Test(decider_mocks, each_state_name_counts_its_own_invocations)
 {
-    json_object *doc = parse("{\"A\":[{\"Return\":\"a1\"},{\"Return\":\"a2\"}],"
-                             "\"B\":[{\"Return\":\"b1\"},{\"Return\":\"b2\"}]}");
+    json_object *doc = json_text("{\"A\":[{\"Return\":\"a1\"},{\"Return\":\"a2\"}],"
+                                 "\"B\":[{\"Return\":\"b1\"},{\"Return\":\"b2\"}]}");
     swf_decider_mocks_t *m = swf_decider_mocks_new(doc);
     swf_decider_mock_answer_t a;
     cr_assert_null(swf_decider_mocks_answer(m, "A", NULL, &a));
@@ -51,7 +44,7 @@ Test(decider_mocks, each_state_name_counts_its_own_invocations)
 
 Test(decider_mocks, a_state_without_mocks_and_echo_return_the_input)
 {
-    json_object *doc = parse("{\"E\":[{\"Echo\":true}]}"), *in = parse("{\"k\":[1]}");
+    json_object *doc = json_text("{\"E\":[{\"Echo\":true}]}"), *in = json_text("{\"k\":[1]}");
     swf_decider_mocks_t *m = swf_decider_mocks_new(doc), *none = swf_decider_mocks_new(NULL);
     swf_decider_mock_answer_t a;
     cr_assert_null(swf_decider_mocks_answer(m, "E", in, &a));
@@ -69,8 +62,8 @@ Test(decider_mocks, a_state_without_mocks_and_echo_return_the_input)
 Test(decider_mocks, a_throw_of_states_timeout_is_a_failure_like_any_other_error)
 {
     json_object *doc =
-        parse("{\"T\":[{\"Throw\":{\"Error\":\"States.Timeout\",\"Cause\":\"slow\"}},"
-              "{\"Throw\":{\"Error\":\"Custom\"}}]}");
+        json_text("{\"T\":[{\"Throw\":{\"Error\":\"States.Timeout\",\"Cause\":\"slow\"}},"
+                  "{\"Throw\":{\"Error\":\"Custom\"}}]}");
     cr_assert_null(swf_decider_mocks_check(doc));
     swf_decider_mocks_t *m = swf_decider_mocks_new(doc);
     swf_decider_mock_answer_t a;
@@ -98,7 +91,7 @@ Test(decider_mocks, the_check_names_the_response_of_an_unknown_shape)
         "{\"T\":[{\"Retrun\":1}]}",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        json_object *doc = parse(bad[i]);
+        json_object *doc = json_text(bad[i]);
         swf_error_t *err = swf_decider_mocks_check(doc);
         cr_assert_not_null(err, "%s is refused", bad[i]);
         cr_assert_eq(swf_error_code(err), SWF_E_INPUT);
@@ -112,7 +105,7 @@ Test(decider_mocks, the_check_names_the_response_of_an_unknown_shape)
 
 Test(decider_mocks, an_unchecked_response_of_no_known_shape_is_an_input_error)
 {
-    json_object *doc = parse("{\"T\":[{\"Retrun\":1}]}");
+    json_object *doc = json_text("{\"T\":[{\"Retrun\":1}]}");
     swf_decider_mocks_t *m = swf_decider_mocks_new(doc);
     swf_decider_mock_answer_t a;
     swf_error_t *err = swf_decider_mocks_answer(m, "T", NULL, &a);
