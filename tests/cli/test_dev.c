@@ -212,6 +212,8 @@ Test(dev, run_dev_on_a_shared_system_answers_from_its_mocks_and_its_own_clock, .
         "SWF_DEV_RUN_TIMEOUT=120 \"$bin/swf\" run --dev \"$d/wait.json\" >\"$d/wait.out\" "
         "2>>\"$d/err\" || rc=12\n"
         "cat \"$d/wait.out\"\n"
+        "id=$(sed -n 's/.*\"id\": *\"\\([^\"]*\\)\".*/\\1/p' \"$d/wait.out\")\n"
+        "\"$bin/swf\" history \"$id\" --json 2>>\"$d/err\" | grep '\"TimerFired\"' || rc=14\n"
         "kill -TERM $w; wait $w\n"
         "kill -TERM $p 2>/dev/null; wait $p || rc=13\n"
         "[ $rc = 0 ] || cat \"$d/err\" >&2\n"
@@ -230,10 +232,16 @@ Test(dev, run_dev_on_a_shared_system_answers_from_its_mocks_and_its_own_clock, .
     cr_assert_eq(system(rm), 0);
     cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 0,
               "status %d (10/11: the mocked run failed or gave another answer, 12: the Wait "
-              "run failed, 13: swf dev failed)",
+              "run failed, 13: swf dev failed, 14: no TimerFired in swf history)",
               WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
-    json_object *line = NULL, *o;
-    cr_assert_null(swf_json_parse(out, n, sizeof(out), &line), "printed: %s", out);
+    /* the result line, then the history's TimerFired */
+    char *fired_line = strchr(out, '\n');
+    cr_assert_not_null(fired_line, "printed: %s", out);
+    *fired_line++ = '\0';
+    json_object *line = NULL, *fired = NULL, *o;
+    cr_assert_null(swf_json_parse(out, strlen(out), sizeof(out), &line), "printed: %s", out);
+    cr_assert_null(swf_json_parse(fired_line, strlen(fired_line), sizeof(out), &fired),
+                   "printed: %s", fired_line);
     cr_assert(swf_json_get(line, "output", &o), "%s", out);
     cr_assert_str_eq(swf_json_get_string(o, "machine"), "swf-run-dev");
     cr_assert_eq(strncmp(swf_json_get_string(o, "id"), "swf-run-dev-", 12), 0);
@@ -253,5 +261,8 @@ Test(dev, run_dev_on_a_shared_system_answers_from_its_mocks_and_its_own_clock, .
     entered.tm_mon--;
     long long ms = (long long)(timegm(&entered) - timegm(&start)) * 1000 + entered_ms - start_ms;
     cr_assert_eq(ms, 3600000LL, "EnteredTime - StartTime is %lld ms, not one hour: %s", ms, out);
+    cr_assert_str_eq(swf_json_get_string(fired, "eventTimestamp"), swf_json_get_string(o, "entered"),
+                     "swf history shows the timer fired at the virtual time: %s", fired_line);
     json_object_put(line);
+    json_object_put(fired);
 }
