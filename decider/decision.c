@@ -21,8 +21,6 @@
  */
 #include "decider/decision.h"
 
-#include <string.h>
-
 #include "protocol/json.h"
 
 void swf_decider_decision_init(swf_decider_decision_t *b, swf_decider_state_t *st,
