@@ -13,7 +13,8 @@
  * Time in `swf run --dev` is virtual like `--local`'s, with real work in
  * between: the history service skips the time an execution spends idle
  * (waiting for a timer or its timeout only, history/service.h), so a Wait
- * of a day takes no time and timers race timeouts as they would. With
+ * of a day takes no time and timers race timeouts as they would, and the
+ * deciders record the virtual times (decider/decision.h). With
  * SWF_DEV_TIME_SCALE set, it runs timers and execution timeouts that much
  * faster instead (0.001: an hour's Wait takes 3.6 s). `swf dev` behaves
  * like production unless SWF_DEV_TIME_SKIP=1 or SWF_DEV_TIME_SCALE is set.
@@ -34,6 +35,7 @@
 #include "decider/asl/exec.h"
 #include "decider/asl/validate.h"
 #include "decider/kafka.h"
+#include "decider/mocks.h"
 #include "history/cluster.h"
 #include "history/pg.h"
 #include "protocol/bounded.h"
@@ -44,6 +46,11 @@
 #include "protocol/token.h"
 
 #define DEV_DECIDERS_MAX 16
+/* The state machine of `swf run --dev`'s executions, and their ids' and
+ * task lists' prefix: a run on a shared `swf dev` neither adds a version to
+ * a state machine of the user's nor looks like one of the user's
+ * executions. */
+#define SWF_DEV_RUN_NAME "swf-run-dev"
 /* How long the worker's consumer may take to leave its group. */
 #define DEV_CLOSE_MS 10000
 
@@ -127,6 +134,8 @@ swf_error_t *swf_dev_decider_add(swf_dev_t *dev, int *index)
     cfg.on_received = dev->opt.on_received;
     cfg.on_published = dev->opt.on_published;
     cfg.hook_arg = dev->opt.hook_arg;
+    /* One clock for the deciders and swf-history (history/service.h). */
+    cfg.time_skip = cfg.time_skip || dev->opt.time_skip;
     char group[64];
     if (dev->opt.split_groups) {
         snprintf(group, sizeof(group), "swf-deciders-%d", dev->ndeciders);
@@ -275,83 +284,31 @@ void swf_dev_stop(swf_dev_t *dev)
 
 /* ---- the mock worker ------------------------------------------------------ */
 
-swf_error_t *swf_cli_mocks_check(json_object *mocks)
-{
-    if (!json_object_is_type(mocks, json_type_object))
-        return swf_error_new(SWF_E_INPUT, NULL, "mocks must be a JSON object");
-    json_object_object_foreach(mocks, state, list)
-    {
-        if (!json_object_is_type(list, json_type_array) || json_object_array_length(list) == 0)
-            return swf_error_new(SWF_E_INPUT, NULL,
-                                 "\"%s\": must be a non-empty array of responses "
-                                 "({\"Return\": ...}, {\"Throw\": ...} or {\"Echo\": true})",
-                                 state);
-        for (size_t i = 0; i < json_object_array_length(list); i++) {
-            json_object *r = json_object_array_get_idx(list, i), *v;
-            bool one =
-                json_object_is_type(r, json_type_object) && json_object_object_length(r) == 1;
-            if (one && swf_json_get(r, "Return", &v))
-                continue;
-            if (one && swf_json_get(r, "Echo", &v) && json_object_is_type(v, json_type_boolean) &&
-                json_object_get_boolean(v))
-                continue;
-            if (one && swf_json_get(r, "Throw", &v)) {
-                json_object *e = NULL, *c = NULL;
-                bool ok =
-                    json_object_is_type(v, json_type_object) && swf_json_get(v, "Error", &e) &&
-                    json_object_is_type(e, json_type_string) && json_object_get_string_len(e) > 0;
-                size_t members = 1;
-                if (ok && swf_json_get(v, "Cause", &c)) {
-                    ok = json_object_is_type(c, json_type_string);
-                    members++;
-                }
-                if (ok && (size_t)json_object_object_length(v) == members)
-                    continue;
-                return swf_error_new(SWF_E_INPUT, NULL,
-                                     "\"%s\"[%zu]: a Throw is {\"Error\": \"...\", "
-                                     "\"Cause\": \"...\"} (Cause optional, both strings)",
-                                     state, i);
-            }
-            return swf_error_new(SWF_E_INPUT, NULL,
-                                 "\"%s\"[%zu]: a response must hold exactly one of Return, "
-                                 "Throw or Echo (true)",
-                                 state, i);
-        }
-    }
-    return NULL;
-}
-
 struct swf_dev_worker {
     rd_kafka_t *consumer, *producer;
     swf_kafka_names_t names;
-    json_object *mocks;
-    json_object *calls; /* state name -> invocations so far */
+    swf_decider_mocks_t *mocks;
     char *only;         /* the execution answered, or NULL: all */
     pthread_t thread;
     volatile sig_atomic_t stop;
     unsigned long answered;
 };
 
-/* The answer to one task, as an inbox message. */
+/* The answer to one task, as an inbox message (decider/mocks.h). */
 static json_object *worker_answer(swf_dev_worker_t *w, const swf_msg_t *task)
 {
-    json_object *list, *resp = NULL, *v;
-    if (task->state != NULL && swf_json_get(w->mocks, task->state, &list) &&
-        json_object_is_type(list, json_type_array) && json_object_array_length(list) > 0) {
-        size_t n = json_object_array_length(list);
-        size_t calls =
-            swf_json_get(w->calls, task->state, &v) ? (size_t)json_object_get_int64(v) : 0;
-        resp = json_object_array_get_idx(list, calls < n ? calls : n - 1);
-        json_object_object_add(w->calls, task->state, json_object_new_int64((int64_t)calls + 1));
-    }
-    if (resp != NULL && swf_json_get(resp, "Throw", &v)) {
-        const char *error = swf_json_get_string(v, "Error");
-        return swf_msg_activity_failed_new(task->task_token, error ? error : "States.TaskFailed",
-                                           swf_json_get_string(v, "Cause"), "swf-dev-worker");
-    }
-    if (resp != NULL && swf_json_get(resp, "Return", &v))
-        return swf_msg_activity_completed_new(task->task_token, v, "swf-dev-worker");
-    return swf_msg_activity_completed_new(task->task_token, task->input, "swf-dev-worker");
+    swf_decider_mock_answer_t ans;
+    swf_error_t *err = swf_decider_mocks_answer(w->mocks, task->state, task->input, &ans);
+    json_object *msg;
+    if (err != NULL) /* the mocks were checked: not reached */
+        msg = swf_msg_activity_failed_new(task->task_token, "States.Runtime",
+                                          swf_error_message(err), "swf-dev-worker");
+    else if (ans.failed)
+        msg = swf_msg_activity_failed_new(task->task_token, ans.error, ans.cause, "swf-dev-worker");
+    else
+        msg = swf_msg_activity_completed_new(task->task_token, ans.result, "swf-dev-worker");
+    swf_error_free(err);
+    return msg;
 }
 
 static void *worker_main(void *arg)
@@ -463,8 +420,7 @@ static void dev_worker_free_rest(void *arg)
         rd_kafka_flush(w->producer, 5000);
         rd_kafka_destroy(w->producer);
     }
-    json_object_put(w->mocks);
-    json_object_put(w->calls);
+    swf_decider_mocks_free(w->mocks);
     free(w->only);
     free(w);
 }
@@ -493,8 +449,7 @@ swf_error_t *swf_dev_worker_start(const char *brokers, const char *const *task_l
         abort();
     swf_kafka_names_env(&w->names);
     w->names.brokers = brokers;
-    w->mocks = swf_json_ref(mocks);
-    w->calls = json_object_new_object();
+    w->mocks = swf_decider_mocks_new(mocks);
     w->only = execution_id ? xstrdup(execution_id) : NULL;
     char group[128];
     if (execution_id != NULL)
@@ -753,7 +708,7 @@ int swf_cli_run_dev(int argc, char **argv)
     if (err == NULL && mocks_path != NULL) {
         err = swf_json_read_file(mocks_path, SWF_LIMIT_JSON_BYTES, &mocks);
         if (err == NULL) {
-            err = swf_cli_mocks_check(mocks);
+            err = swf_decider_mocks_check(mocks);
             if (err != NULL)
                 swf_error_prefix(err, "%s", mocks_path);
         }
@@ -774,26 +729,44 @@ int swf_cli_run_dev(int argc, char **argv)
     err = swf_dev_start(&opt, &dev);
     if (err != NULL)
         goto done;
-    lists = swf_dev_task_lists(def);
-    size_t nl = json_object_array_length(lists);
-    const char **names = calloc(nl ? nl : 1, sizeof(*names));
-    for (size_t i = 0; i < nl; i++)
-        names[i] = json_object_get_string(json_object_array_get_idx(lists, i));
+    /* The run's execution id, and the prefix of its task lists: the mock
+     * worker serves topics no other worker consumes (a real worker of the
+     * same task list on a running `swf dev` would otherwise take the mocked
+     * tasks), and the execution records the prefix so that every replay
+     * schedules on the same lists. */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(id, sizeof(id), "dev-%lld-%ld-%d", (long long)ts.tv_sec, ts.tv_nsec, (int)getpid());
-    err = swf_dev_worker_start(swf_dev_brokers(dev), names, nl, mocks, id, &worker);
+    snprintf(id, sizeof(id), "%s-%lld-%ld-%d", SWF_DEV_RUN_NAME, (long long)ts.tv_sec, ts.tv_nsec,
+             (int)getpid());
+    char prefix[sizeof(id) + 1];
+    snprintf(prefix, sizeof(prefix), "%s.", id);
+    lists = swf_dev_task_lists(def);
+    size_t nl = json_object_array_length(lists);
+    char **names = calloc(nl ? nl : 1, sizeof(*names));
+    for (size_t i = 0; i < nl; i++) {
+        const char *list = json_object_get_string(json_object_array_get_idx(lists, i));
+        size_t len = strlen(prefix) + strlen(list) + 1;
+        names[i] = malloc(len);
+        if (names[i] == NULL)
+            abort();
+        snprintf(names[i], len, "%s%s", prefix, list);
+    }
+    err = swf_dev_worker_start(swf_dev_brokers(dev), (const char *const *)names, nl, mocks, id,
+                               &worker);
+    for (size_t i = 0; i < nl; i++)
+        free(names[i]);
     free(names);
     if (err == NULL)
         err = swf_history_pg_new(swf_dev_conninfo(dev), &store);
     int version = 0;
     if (err == NULL)
-        err = swf_history_pg_state_machine_register(store, "StateMachine", def, &version);
+        err = swf_history_pg_state_machine_register(store, SWF_DEV_RUN_NAME, def, &version);
     swf_history_start_t start = {.execution_id = id,
-                                 .state_machine = "StateMachine",
+                                 .state_machine = SWF_DEV_RUN_NAME,
                                  .version = version,
                                  .input = input,
-                                 .time_ms = swf_time_now_ms()};
+                                 .time_ms = swf_time_now_ms(),
+                                 .task_list_prefix = prefix};
     if (err == NULL)
         err = swf_history_pg_execution_start(store, &start, NULL);
     if (err == NULL)

@@ -8,9 +8,7 @@
  * own. Or, given a database and brokers, only the services.
  *
  * The mock worker answers activity tasks from a mocks document with the
- * semantics of `swf run --local` (decider/local.h): per state name an
- * invocation counter, Return / Throw / Echo, the last response repeating; a
- * Throw of States.Timeout is sent as activity.failed with that error.
+ * code `swf run --local` answers them with (decider/mocks.h).
  *
  * Ownership: handles are freed by their _stop function; strings returned
  * live as long as the handle. Thread-safety: start and stop from one thread.
@@ -82,14 +80,6 @@ void swf_dev_worker_stop(swf_dev_worker_t *w);
 /* The task lists of a definition's Task states (recursively), as a new JSON
  * array of strings without duplicates. */
 json_object *swf_dev_task_lists(json_object *definition);
-
-/* Checks a mocks document before anything runs (`swf run --local` and
- * `--dev`): an object mapping a state name to a non-empty array of
- * responses, each exactly one of {"Return": JSON}, {"Throw": {"Error":
- * STRING, "Cause": STRING}} (Cause optional) or {"Echo": true}. A mock of
- * another shape would otherwise be ignored (the Task echoing its input) or
- * answered differently by --local and --dev. SWF_E_INPUT naming the place. */
-swf_error_t *swf_cli_mocks_check(json_object *mocks);
 
 /* `swf run --dev ...` (called by swf_cli_run). */
 int swf_cli_run_dev(int argc, char **argv);

@@ -20,6 +20,7 @@
 #include "cli/dev.h"
 #include "decider/asl/validate.h"
 #include "decider/local.h"
+#include "decider/mocks.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/time.h"
@@ -151,7 +152,7 @@ int swf_cli_run(int argc, char **argv)
     if (mocks_path != NULL) {
         err = swf_json_read_file(mocks_path, SWF_LIMIT_JSON_BYTES, &mocks);
         if (err == NULL) {
-            err = swf_cli_mocks_check(mocks);
+            err = swf_decider_mocks_check(mocks);
             if (err != NULL)
                 swf_error_prefix(err, "%s", mocks_path);
         }

@@ -37,6 +37,7 @@ void swf_decider_state_free(swf_decider_state_t *st)
     json_object_put(st->scheduled);
     json_object_put(st->timers);
     json_object_put(st->requests);
+    json_object_put(st->timer_fire_ms);
     free(st);
 }
 
@@ -74,7 +75,15 @@ swf_error_t *swf_decider_state_apply(swf_decider_state_t *st, const swf_event_t 
         return err;
     char key[32];
     json_object *v;
+    if (ev->time_ms > st->last_time_ms)
+        st->last_time_ms = ev->time_ms;
+    if (swf_json_get(ev->attrs, "clockOffsetMs", &v) && swf_json_is_number(v))
+        st->clock_offset_ms = json_object_get_int64(v);
     switch (ev->type) {
+    case SWF_EVENT_WORKFLOW_EXECUTION_STARTED:
+        if (swf_json_get(ev->attrs, "executionStartToCloseTimeout", &v) && swf_json_is_number(v))
+            st->deadline_ms = ev->time_ms + (int64_t)(json_object_get_double(v) * 1000.0 + 0.5);
+        break;
     case SWF_EVENT_DECISION_TASK_SCHEDULED:
         st->decision_scheduled_id = ev->id;
         st->decision_started_id = 0;
@@ -126,8 +135,14 @@ swf_error_t *swf_decider_state_apply(swf_decider_state_t *st, const swf_event_t 
         break;
     case SWF_EVENT_TIMER_STARTED: {
         const char *tid = swf_json_get_string(ev->attrs, "timerId");
-        if (tid != NULL)
-            json_object_object_add(index_of(&st->timers), tid, json_object_new_int64(ev->id));
+        if (tid == NULL)
+            break;
+        json_object_object_add(index_of(&st->timers), tid, json_object_new_int64(ev->id));
+        double s = swf_json_get(ev->attrs, "startToFireTimeout", &v) && swf_json_is_number(v)
+                       ? json_object_get_double(v)
+                       : 0;
+        json_object_object_add(index_of(&st->timer_fire_ms), tid,
+                               json_object_new_int64(ev->time_ms + (int64_t)(s * 1000.0 + 0.5)));
         break;
     }
     case SWF_EVENT_TIMER_FIRED:
@@ -135,6 +150,8 @@ swf_error_t *swf_decider_state_apply(swf_decider_state_t *st, const swf_event_t 
         const char *tid = swf_json_get_string(ev->attrs, "timerId");
         if (tid != NULL && st->timers != NULL)
             json_object_object_del(st->timers, tid);
+        if (tid != NULL && st->timer_fire_ms != NULL)
+            json_object_object_del(st->timer_fire_ms, tid);
         break;
     }
     default:

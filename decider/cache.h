@@ -50,6 +50,14 @@ typedef struct swf_decider_state {
      * its DecisionTaskStarted id (0: not started). */
     int64_t decision_scheduled_id;
     int64_t decision_started_id;
+    /* The clock (decider/decision.h, time skip): the time of the last event,
+     * the last clockOffsetMs recorded, when each pending timer fires
+     * (timerId -> ms; NULL until a timer starts), and the execution's
+     * deadline (0: none). */
+    int64_t last_time_ms;
+    int64_t clock_offset_ms;
+    json_object *timer_fire_ms;
+    int64_t deadline_ms;
 } swf_decider_state_t;
 
 /* A fresh, empty state (no event applied). */

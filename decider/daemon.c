@@ -18,12 +18,9 @@
  * published again). Consecutive batches overlap (see "the pipeline"
  * below): the next is decided during the append, and published after it.
  *
- * A decision task is built exactly as decider/local.c builds it:
- * [incoming events] DecisionTaskScheduled DecisionTaskStarted, then
- * swf_asl_exec_decide, then DecisionTaskCompleted and one event per
- * decision. Activities whose cancellation was decided are closed at once
- * with ActivityTaskCanceled (as local.c does), followed by a new decision
- * task, so a failed Parallel never waits on a worker to learn of it.
+ * Messages become incoming events here; the decision tasks they wake are
+ * built by decider/decision.c, the same code that `swf run --local` uses
+ * (cancelled activities closed at once, a new decision task after them).
  *
  * Events are applied to the cached state as they are built, so the
  * interpreter sees them before the append; if the append loses a race
@@ -43,6 +40,7 @@
 #include <unistd.h>
 
 #include "decider/cache.h"
+#include "decider/decision.h"
 #include "history/pg.h"
 #include "history/service.h"
 #include "protocol/bounded.h"
@@ -99,6 +97,7 @@ typedef struct work {
     swf_decider_state_t *st;
     swf_event_list_t events; /* to append */
     int64_t next_id;         /* the id of events.items[0] */
+    swf_decider_decision_t dec; /* builds them (decider/decision.h) */
     bool failed;             /* dropped for this batch (logged) */
     bool appended;           /* its events are in the history */
     bool published;          /* and its activity tasks went to Kafka */
@@ -159,6 +158,8 @@ void swf_decider_config_env(swf_decider_config_t *cfg)
     n = v ? atol(v) : 0;
     cfg->batch_max = n > 0 && n <= 100000 ? (size_t)n : 500;
     cfg->batch_wait_ms = 0;
+    v = getenv("SWF_DEV_TIME_SKIP");
+    cfg->time_skip = v != NULL && atoi(v) != 0;
     cfg->log = stderr;
 }
 
@@ -222,16 +223,14 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t code,
 
 /* ---- building events ------------------------------------------------------ */
 
-static swf_error_t *work_add(work_t *w, swf_event_type_t type, int64_t now_ms, json_object *attrs)
+static swf_error_t *work_add(work_t *w, swf_event_type_t type, json_object *attrs)
 {
-    swf_event_t *ev = swf_event_list_push(&w->events, type, now_ms, attrs);
-    ev->id = w->next_id + (int64_t)w->events.count - 1;
-    return swf_decider_state_apply(w->st, ev);
+    return swf_decider_decision_add(&w->dec, type, attrs);
 }
 
 static int64_t last_id(const work_t *w)
 {
-    return w->next_id + (int64_t)w->events.count - 1;
+    return swf_decider_decision_next_id(&w->dec) - 1;
 }
 
 static json_object *obj(void)
@@ -251,9 +250,9 @@ static json_object *open_activity(work_t *w, const char *activity_id, int64_t *s
 }
 
 /* Turns one message into events. *wake says whether a decision is due. */
-static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *m, int64_t now,
-                                  bool *wake)
+static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *m, bool *wake)
 {
+    int64_t now = w->dec.now_ms;
     int64_t sched = 0;
     json_object *a, *v;
     swf_error_t *err = NULL;
@@ -273,7 +272,7 @@ static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *
         a = obj();
         swf_json_add(a, "scheduledEventId", json_object_new_int64(sched));
         swf_json_add(a, "identity", json_object_new_string(m->identity ? m->identity : ""));
-        err = work_add(w, SWF_EVENT_ACTIVITY_TASK_STARTED, now, a);
+        err = work_add(w, SWF_EVENT_ACTIVITY_TASK_STARTED, a);
         if (err != NULL)
             return err;
         a = obj();
@@ -281,11 +280,11 @@ static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *
         swf_json_add(a, "startedEventId", json_object_new_int64(last_id(w)));
         if (m->type == SWF_MSG_ACTIVITY_COMPLETED) {
             swf_json_add(a, "result", swf_json_ref(m->result));
-            err = work_add(w, SWF_EVENT_ACTIVITY_TASK_COMPLETED, now, a);
+            err = work_add(w, SWF_EVENT_ACTIVITY_TASK_COMPLETED, a);
         } else {
             swf_json_add(a, "reason", json_object_new_string(m->error));
             swf_json_add(a, "details", json_object_new_string(m->cause ? m->cause : ""));
-            err = work_add(w, SWF_EVENT_ACTIVITY_TASK_FAILED, now, a);
+            err = work_add(w, SWF_EVENT_ACTIVITY_TASK_FAILED, a);
         }
         *wake = true;
         return err;
@@ -305,7 +304,7 @@ static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *
         a = obj();
         swf_json_add(a, "scheduledEventId", json_object_new_int64(sched));
         swf_json_add(a, "details", m->has_details ? swf_json_ref(m->details) : NULL);
-        return work_add(w, SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED, now, a);
+        return work_add(w, SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED, a);
     }
     case SWF_MSG_ACTIVITY_TIMED_OUT: {
         char key[32];
@@ -321,7 +320,7 @@ static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *
                                                 ? "the task sent no heartbeat in time"
                                                 : "the task did not finish in time"));
         *wake = true;
-        return work_add(w, SWF_EVENT_ACTIVITY_TASK_TIMED_OUT, now, a);
+        return work_add(w, SWF_EVENT_ACTIVITY_TASK_TIMED_OUT, a);
     }
     case SWF_MSG_TIMER_FIRED:
         if (!swf_json_get(w->st->timers, m->timer_id, &v) ||
@@ -331,11 +330,11 @@ static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *
         swf_json_add(a, "timerId", json_object_new_string(m->timer_id));
         swf_json_add(a, "startedEventId", json_object_new_int64(m->started_event_id));
         *wake = true;
-        return work_add(w, SWF_EVENT_TIMER_FIRED, now, a);
+        return work_add(w, SWF_EVENT_TIMER_FIRED, a);
     case SWF_MSG_EXECUTION_TIMED_OUT:
         a = obj();
         swf_json_add(a, "timeoutType", json_object_new_string("START_TO_CLOSE"));
-        return work_add(w, SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT, now, a);
+        return work_add(w, SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT, a);
     case SWF_MSG_SIGNAL:
         if (m->request_id != NULL && swf_json_get(w->st->requests, m->request_id, &v))
             goto ignored; /* delivered again */
@@ -345,7 +344,7 @@ static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *
         if (m->request_id != NULL)
             swf_json_add(a, "requestId", json_object_new_string(m->request_id));
         *wake = true;
-        return work_add(w, SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED, now, a);
+        return work_add(w, SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED, a);
     case SWF_MSG_CANCEL:
         if (m->request_id != NULL && swf_json_get(w->st->requests, m->request_id, &v))
             goto ignored;
@@ -355,13 +354,13 @@ static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *
         if (m->request_id != NULL)
             swf_json_add(a, "requestId", json_object_new_string(m->request_id));
         *wake = true;
-        return work_add(w, SWF_EVENT_WORKFLOW_EXECUTION_CANCEL_REQUESTED, now, a);
+        return work_add(w, SWF_EVENT_WORKFLOW_EXECUTION_CANCEL_REQUESTED, a);
     case SWF_MSG_TERMINATE:
         a = obj();
         swf_json_add(a, "reason", json_object_new_string(m->reason ? m->reason : ""));
         swf_json_add(a, "details",
                      m->has_details ? swf_json_ref(m->details) : json_object_new_string(""));
-        return work_add(w, SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED, now, a);
+        return work_add(w, SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED, a);
     case SWF_MSG_NONE:
     case SWF_MSG_ACTIVITY_TASK:
         break;
@@ -374,60 +373,6 @@ ignored:
           w->id, swf_msg_type_name(m->type), m->activity_id ? "activity " : "",
           m->activity_id ? m->activity_id : (m->timer_id ? m->timer_id : "it"));
     return NULL;
-}
-
-/* One decision task on the execution (a decision task is scheduled). Sets
- * *again when cancellations were closed and a new task is scheduled. */
-static swf_error_t *decision_task(swf_decider_t *d, work_t *w, int64_t now, bool *again)
-{
-    *again = false;
-    json_object *a = obj();
-    swf_json_add(a, "scheduledEventId", json_object_new_int64(w->st->decision_scheduled_id));
-    swf_json_add(a, "identity", json_object_new_string(d->identity));
-    swf_error_t *err = work_add(w, SWF_EVENT_DECISION_TASK_STARTED, now, a);
-    if (err != NULL)
-        return err;
-    int64_t started = last_id(w);
-    swf_asl_decisions_t ds = {0};
-    err = swf_asl_exec_decide(w->st->exec, &ds);
-    if (err != NULL)
-        goto done;
-    a = obj();
-    swf_json_add(a, "scheduledEventId", json_object_new_int64(w->st->decision_scheduled_id));
-    swf_json_add(a, "startedEventId", json_object_new_int64(started));
-    err = work_add(w, SWF_EVENT_DECISION_TASK_COMPLETED, now, a);
-    int64_t completed = last_id(w);
-    size_t ncancel = 0;
-    for (size_t i = 0; err == NULL && i < ds.count; i++) {
-        a = ds.items[i].attrs;
-        ds.items[i].attrs = NULL;
-        swf_json_add(a, "decisionTaskCompletedEventId", json_object_new_int64(completed));
-        if (ds.items[i].type == SWF_EVENT_ACTIVITY_TASK_CANCEL_REQUESTED)
-            ncancel++;
-        err = work_add(w, ds.items[i].type, now, a);
-    }
-    stat_add(&d->stats.decision_tasks, 1);
-    if (err != NULL || ncancel == 0 || swf_asl_exec_status(w->st->exec) != SWF_ASL_RUNNING)
-        goto done;
-    /* Close the activities whose cancellation was decided. */
-    for (size_t i = 0; err == NULL && i < w->events.count; i++) {
-        const swf_event_t *ev = &w->events.items[i];
-        int64_t sched;
-        if (ev->id <= completed || ev->type != SWF_EVENT_ACTIVITY_TASK_CANCEL_REQUESTED ||
-            open_activity(w, swf_json_get_string(ev->attrs, "activityId"), &sched) == NULL)
-            continue;
-        a = obj();
-        swf_json_add(a, "scheduledEventId", json_object_new_int64(sched));
-        swf_json_add(a, "startedEventId", json_object_new_int64(0));
-        swf_json_add(a, "details", json_object_new_string("canceled by the decider"));
-        err = work_add(w, SWF_EVENT_ACTIVITY_TASK_CANCELED, now, a);
-        *again = true;
-    }
-    if (err == NULL && *again)
-        err = work_add(w, SWF_EVENT_DECISION_TASK_SCHEDULED, now, obj());
-done:
-    swf_asl_decisions_free(&ds);
-    return err;
 }
 
 /* Gives the work its state, the cached one (true) or an empty one to load
@@ -465,33 +410,20 @@ static swf_error_t *work_prepare(swf_decider_t *d, work_t *w, const swf_event_li
         }
         return NULL;
     }
-    int64_t now = swf_time_now_ms();
+    int64_t wall_ms = swf_time_now_ms();
+    swf_decider_decision_init(&w->dec, w->st, &w->events, wall_ms, d->identity);
+    if (d->cfg.time_skip)
+        swf_decider_decision_skip(&w->dec, wall_ms);
     bool wake = false;
     for (size_t i = 0; err == NULL && i < w->nmsgs; i++) {
         if (swf_asl_exec_status(w->st->exec) == SWF_ASL_RUNNING)
-            err = message_apply(d, w, w->msgs[i], now, &wake);
+            err = message_apply(d, w, w->msgs[i], &wake);
     }
-    if (err != NULL || swf_asl_exec_status(w->st->exec) != SWF_ASL_RUNNING)
-        return err;
-    if (w->st->decision_started_id != 0) {
-        /* A decision task left started by a decider that is gone (ours
-         * append Started and Completed in one transaction, but a history
-         * imported or written by other tools may hold one). */
-        json_object *a = obj();
-        swf_json_add(a, "scheduledEventId", json_object_new_int64(w->st->decision_scheduled_id));
-        swf_json_add(a, "startedEventId", json_object_new_int64(w->st->decision_started_id));
-        swf_json_add(a, "timeoutType", json_object_new_string("START_TO_CLOSE"));
-        err = work_add(w, SWF_EVENT_DECISION_TASK_TIMED_OUT, now, a);
-        wake = true;
-    }
-    if (err == NULL && w->st->decision_scheduled_id == 0 && wake)
-        err = work_add(w, SWF_EVENT_DECISION_TASK_SCHEDULED, now, obj());
-    bool again = w->st->decision_scheduled_id != 0;
-    for (int round = 0; err == NULL && again; round++) {
-        if (round >= DECISIONS_PER_BATCH)
-            break; /* the rest waits for the next "decide" or the sweep */
-        err = decision_task(d, w, now, &again);
-    }
+    /* Past DECISIONS_PER_BATCH tasks, the rest waits for the next "decide"
+     * or the sweep. */
+    if (err == NULL)
+        err = swf_decider_decision_run(&w->dec, wake, DECISIONS_PER_BATCH);
+    stat_add(&d->stats.decision_tasks, (uint64_t)w->dec.tasks);
     return err;
 }
 

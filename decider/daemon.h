@@ -47,6 +47,7 @@
 #ifndef SWF_DECIDER_DAEMON_H
 #define SWF_DECIDER_DAEMON_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -63,6 +64,8 @@ typedef struct swf_decider_config {
     size_t batch_max;     /* 500 */
     int batch_wait_ms;    /* how long a batch waits for more messages: 0 */
     FILE *log;            /* NULL: quiet */
+    bool time_skip;       /* SWF_DEV_TIME_SKIP=1: the virtual clock of development
+                             (decider/decision.h); false in production */
     /* Benchmarks time a step with these; NULL: nothing. on_received is
      * called for each inbox message as the decider's thread takes it from
      * Kafka (with its key, the execution id, which need not end in a NUL),

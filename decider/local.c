@@ -2,12 +2,13 @@
  * local.c - the in-process driver of `swf run --local`.
  *
  * It plays every part of the distributed system in one loop, through the
- * same interfaces: the history store (in memory here), the interpreter's
- * fold and decide, a "worker" that answers activities from mocks, and a
+ * same interfaces: the history store (in memory here), the decision tasks
+ * of the daemon (decider/decision.h), a "worker" that answers activities
+ * from mocks (decider/mocks.h, as `swf run --dev`'s worker does), and a
  * timer service on a virtual clock. Like SWF, results that arrive while a
  * decision task is open are batched into the next decision task: the loop
- * answers every activity scheduled by one decision task before starting the
- * next, so a Map over N items takes O(1) decision tasks, not N.
+ * answers every activity scheduled by the decision tasks before running
+ * the next, so a Map over N items takes O(1) decision tasks, not N.
  */
 #include "decider/local.h"
 
@@ -15,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decider/decision.h"
+#include "decider/mocks.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 
@@ -79,262 +82,166 @@ static timer_t_ heap_pop(timer_heap_t *h)
     return top;
 }
 
-/* Per-state mock cursor. */
-typedef struct mock_cursor {
-    char *state;
-    size_t calls;
-} mock_cursor_t;
-
 typedef struct local_run {
     const swf_local_options_t *opt;
     swf_history_store_t *store;
     const char *id;
-    swf_asl_exec_t *exec;
-    swf_event_list_t batch; /* events to append next */
-    int64_t next_id;
+    swf_decider_state_t *st;
+    swf_decider_mocks_t *mocks;
+    swf_event_list_t batch;    /* the events to append next */
+    swf_decider_decision_t dec; /* builds them */
+    swf_event_list_t scheduled; /* the activities to answer */
     int64_t now_ms;
     timer_heap_t timers;
     int64_t timer_order;
-    mock_cursor_t *cursors;
-    size_t ncursors;
-    char **canceled_timers;
-    size_t ncanceled;
+    int64_t tasks; /* decision tasks so far */
 } local_run_t;
 
-static json_object *attrs_new(void)
-{
-    return json_object_new_object();
-}
-
-static void batch_add(local_run_t *r, swf_event_type_t type, json_object *attrs)
-{
-    swf_event_t *ev = swf_event_list_push(&r->batch, type, r->now_ms, attrs);
-    ev->id = r->next_id + (int64_t)r->batch.count - 1;
-}
-
-/* Appends the batch to the store and folds it into the execution. */
+/* Appends the batch to the store (the state has it already) and starts
+ * the next one at the current time. The timers and activities it started
+ * are noted for the timer service and the worker. */
 static swf_error_t *batch_commit(local_run_t *r)
 {
-    swf_error_t *err = swf_history_append(r->store, r->id, r->next_id, r->batch.items,
-                                          r->batch.count);
-    for (size_t i = 0; err == NULL && i < r->batch.count; i++)
-        err = swf_asl_exec_apply(r->exec, &r->batch.items[i]);
-    r->next_id += (int64_t)r->batch.count;
-    swf_event_list_clear(&r->batch);
-    return err;
-}
-
-static size_t *mock_calls(local_run_t *r, const char *state)
-{
-    for (size_t i = 0; i < r->ncursors; i++) {
-        if (strcmp(r->cursors[i].state, state) == 0)
-            return &r->cursors[i].calls;
+    for (size_t i = 0; i < r->batch.count; i++) {
+        const swf_event_t *ev = &r->batch.items[i];
+        if (ev->type == SWF_EVENT_ACTIVITY_TASK_SCHEDULED) {
+            swf_event_list_push_copy(&r->scheduled, ev);
+        } else if (ev->type == SWF_EVENT_TIMER_STARTED) {
+            json_object *v;
+            double s = swf_json_get(ev->attrs, "startToFireTimeout", &v) ? json_object_get_double(v) : 0;
+            timer_t_ t = {.fire_ms = ev->time_ms + (int64_t)(s * 1000.0 + 0.5),
+                          .order = r->timer_order++,
+                          .started_event_id = ev->id};
+            snprintf(t.id, sizeof(t.id), "%s", swf_json_get_string(ev->attrs, "timerId"));
+            heap_push(&r->timers, t);
+        }
     }
-    mock_cursor_t *c = realloc(r->cursors, (r->ncursors + 1) * sizeof(*c));
-    if (c == NULL)
-        abort();
-    r->cursors = c;
-    c[r->ncursors].state = strdup(state);
-    if (c[r->ncursors].state == NULL)
-        abort();
-    c[r->ncursors].calls = 0;
-    return &r->cursors[r->ncursors++].calls;
+    swf_error_t *err = swf_history_append(r->store, r->id, r->dec.next_id, r->batch.items,
+                                          r->batch.count);
+    swf_decider_decision_init(&r->dec, r->st, &r->batch, r->now_ms, "local-decider");
+    return err;
 }
 
 /* Answers one scheduled activity from the mocks. */
 static swf_error_t *answer_activity(local_run_t *r, const swf_event_t *sched)
 {
-    json_object *control, *input, *list, *resp = NULL, *v;
+    json_object *control, *input;
     swf_json_get(sched->attrs, "control", &control);
     const char *state = swf_json_get_string(control, "state");
     if (!swf_json_get(sched->attrs, "input", &input))
         input = NULL;
-    if (state != NULL && swf_json_get(r->opt->mocks, state, &list) &&
-        json_object_is_type(list, json_type_array) && json_object_array_length(list) > 0) {
-        size_t *calls = mock_calls(r, state);
-        size_t n = json_object_array_length(list);
-        resp = json_object_array_get_idx(list, *calls < n ? *calls : n - 1);
-        (*calls)++;
-    }
-    json_object *started = attrs_new();
+    swf_decider_mock_answer_t ans;
+    swf_error_t *err = swf_decider_mocks_answer(r->mocks, state, input, &ans);
+    if (err != NULL)
+        return err;
+    json_object *started = json_object_new_object();
     swf_json_add(started, "scheduledEventId", json_object_new_int64(sched->id));
     swf_json_add(started, "identity", json_object_new_string("local-mock-worker"));
-    batch_add(r, SWF_EVENT_ACTIVITY_TASK_STARTED, started);
-    int64_t started_id = r->next_id + (int64_t)r->batch.count - 1;
-    json_object *a = attrs_new();
+    err = swf_decider_decision_add(&r->dec, SWF_EVENT_ACTIVITY_TASK_STARTED, started);
+    if (err != NULL)
+        return err;
+    json_object *a = json_object_new_object();
     swf_json_add(a, "scheduledEventId", json_object_new_int64(sched->id));
-    swf_json_add(a, "startedEventId", json_object_new_int64(started_id));
-    if (resp != NULL && swf_json_get(resp, "Throw", &v)) {
-        const char *error = swf_json_get_string(v, "Error");
-        const char *cause = swf_json_get_string(v, "Cause");
-        if (error == NULL) {
-            json_object_put(a);
-            return swf_error_new(SWF_E_INPUT, NULL, "mocks: \"%s\": a Throw needs an Error string",
-                                 state);
-        }
-        if (strcmp(error, "States.Timeout") == 0) {
-            swf_json_add(a, "timeoutType", json_object_new_string("START_TO_CLOSE"));
-            swf_json_add(a, "details", json_object_new_string(cause ? cause : ""));
-            batch_add(r, SWF_EVENT_ACTIVITY_TASK_TIMED_OUT, a);
-        } else {
-            swf_json_add(a, "reason", json_object_new_string(error));
-            swf_json_add(a, "details", json_object_new_string(cause ? cause : ""));
-            batch_add(r, SWF_EVENT_ACTIVITY_TASK_FAILED, a);
-        }
+    swf_json_add(a, "startedEventId",
+                 json_object_new_int64(swf_decider_decision_next_id(&r->dec) - 1));
+    if (ans.failed) {
+        swf_json_add(a, "reason", json_object_new_string(ans.error));
+        swf_json_add(a, "details", json_object_new_string(ans.cause));
+        return swf_decider_decision_add(&r->dec, SWF_EVENT_ACTIVITY_TASK_FAILED, a);
+    }
+    swf_json_add(a, "result", swf_json_ref(ans.result));
+    return swf_decider_decision_add(&r->dec, SWF_EVENT_ACTIVITY_TASK_COMPLETED, a);
+}
+
+/* Whether a timer of the heap is still pending (not fired or cancelled). */
+static bool timer_pending(local_run_t *r, const timer_t_ *t)
+{
+    json_object *v;
+    return swf_json_get(r->st->timers, t->id, &v) && json_object_get_int64(v) == t->started_event_id;
+}
+
+/* The worker: answers the activities scheduled since it last looked that
+ * are still open (the decider closes the ones it cancelled). *any says
+ * whether there were some. */
+static swf_error_t *answer_activities(local_run_t *r, bool *any)
+{
+    swf_error_t *err = NULL;
+    *any = false;
+    for (size_t i = 0; err == NULL && i < r->scheduled.count; i++) {
+        const swf_event_t *ev = &r->scheduled.items[i];
+        char key[32];
+        snprintf(key, sizeof(key), "%lld", (long long)ev->id);
+        if (swf_json_get_string(r->st->scheduled, key) == NULL)
+            continue;
+        err = answer_activity(r, ev);
+        *any = true;
+    }
+    swf_event_list_clear(&r->scheduled);
+    return err;
+}
+
+/* The timer service: nothing else can happen before the next timer, so the
+ * clock jumps to it and every timer due then fires, unless the execution's
+ * deadline comes first. *idle when no timer is pending. */
+static swf_error_t *timers_fire(local_run_t *r, int64_t deadline_ms, bool *idle)
+{
+    while (r->timers.count > 0 && !timer_pending(r, &r->timers.items[0]))
+        heap_pop(&r->timers);
+    *idle = r->timers.count == 0;
+    if (*idle)
         return NULL;
+    int64_t when = r->timers.items[0].fire_ms;
+    if (deadline_ms > 0 && when > deadline_ms) {
+        r->now_ms = r->dec.now_ms = deadline_ms;
+        json_object *a = json_object_new_object();
+        swf_json_add(a, "timeoutType", json_object_new_string("START_TO_CLOSE"));
+        return swf_decider_decision_add(&r->dec, SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT, a);
     }
-    if (resp != NULL && swf_json_get(resp, "Return", &v)) {
-        swf_json_add(a, "result", swf_json_ref(v));
-    } else if (resp == NULL || swf_json_get(resp, "Echo", &v)) {
-        swf_json_add(a, "result", swf_json_ref(input));
-    } else {
-        json_object_put(a);
-        return swf_error_new(SWF_E_INPUT, NULL,
-                             "mocks: \"%s\": a response must hold Return, Throw or Echo", state);
+    if (when > r->now_ms)
+        r->now_ms = r->dec.now_ms = when;
+    swf_error_t *err = NULL;
+    while (err == NULL && r->timers.count > 0 && r->timers.items[0].fire_ms == when) {
+        timer_t_ t = heap_pop(&r->timers);
+        if (!timer_pending(r, &t))
+            continue;
+        json_object *a = json_object_new_object();
+        swf_json_add(a, "timerId", json_object_new_string(t.id));
+        swf_json_add(a, "startedEventId", json_object_new_int64(t.started_event_id));
+        err = swf_decider_decision_add(&r->dec, SWF_EVENT_TIMER_FIRED, a);
     }
-    batch_add(r, SWF_EVENT_ACTIVITY_TASK_COMPLETED, a);
-    return NULL;
+    return err;
 }
 
-static bool timer_canceled(local_run_t *r, const char *id)
+static bool running(local_run_t *r)
 {
-    for (size_t i = 0; i < r->ncanceled; i++) {
-        if (strcmp(r->canceled_timers[i], id) == 0)
-            return true;
-    }
-    return false;
+    return swf_asl_exec_status(r->st->exec) == SWF_ASL_RUNNING;
 }
 
-/* One decision task, then the worker's and the timers' answers to it.
- * Sets *idle when nothing can happen any more. */
-static swf_error_t *local_step(local_run_t *r, int64_t deadline_ms, bool *idle)
+/* The run: decision tasks, then the worker's answers to them, or else the
+ * timers', until the execution closes. */
+static swf_error_t *local_loop(local_run_t *r, int64_t deadline_ms)
 {
-    *idle = false;
-    json_object *st = attrs_new();
-    swf_json_add(st, "scheduledEventId", json_object_new_int64(r->next_id - 1));
-    swf_json_add(st, "identity", json_object_new_string("local-decider"));
-    batch_add(r, SWF_EVENT_DECISION_TASK_STARTED, st);
-    int64_t started_id = r->next_id;
-    swf_error_t *err = batch_commit(r);
-    if (err)
-        return err;
-    swf_asl_decisions_t ds = {0};
-    err = swf_asl_exec_decide(r->exec, &ds);
-    if (err) {
-        swf_asl_decisions_free(&ds);
-        return err;
-    }
-    json_object *done = attrs_new();
-    swf_json_add(done, "scheduledEventId", json_object_new_int64(started_id - 1));
-    swf_json_add(done, "startedEventId", json_object_new_int64(started_id));
-    batch_add(r, SWF_EVENT_DECISION_TASK_COMPLETED, done);
-    int64_t completed_id = started_id + 1;
-    size_t first_decision = r->batch.count;
-    for (size_t i = 0; i < ds.count; i++) {
-        /* The interpreter keeps the same object to check the event against;
-         * it ignores the one field an event adds to its decision. */
-        json_object *a = ds.items[i].attrs;
-        ds.items[i].attrs = NULL;
-        swf_json_add(a, "decisionTaskCompletedEventId", json_object_new_int64(completed_id));
-        batch_add(r, ds.items[i].type, a);
-    }
-    swf_asl_decisions_free(&ds);
-    /* Keep the decision events to answer them after the commit. */
-    swf_event_list_t decided = {0};
-    for (size_t i = first_decision; i < r->batch.count; i++)
-        swf_event_list_push_copy(&decided, &r->batch.items[i]);
-    err = batch_commit(r);
-    if (err || swf_asl_exec_status(r->exec) != SWF_ASL_RUNNING)
-        goto done;
-
-    for (size_t i = 0; i < decided.count; i++) {
-        const swf_event_t *ev = &decided.items[i];
-        if (ev->type == SWF_EVENT_TIMER_STARTED) {
-            json_object *v;
-            double s = swf_json_get(ev->attrs, "startToFireTimeout", &v) ? json_object_get_double(v) : 0;
-            timer_t_ t = {.fire_ms = r->now_ms + (int64_t)(s * 1000.0 + 0.5),
-                          .order = r->timer_order++,
-                          .started_event_id = ev->id};
-            snprintf(t.id, sizeof(t.id), "%s", swf_json_get_string(ev->attrs, "timerId"));
-            heap_push(&r->timers, t);
-        } else if (ev->type == SWF_EVENT_TIMER_CANCELED) {
-            char **c = realloc(r->canceled_timers, (r->ncanceled + 1) * sizeof(*c));
-            if (c == NULL)
-                abort();
-            r->canceled_timers = c;
-            c[r->ncanceled++] = strdup(swf_json_get_string(ev->attrs, "timerId"));
-        }
-    }
-    /* The worker: every activity this decision task scheduled and did not
-     * cancel in the same breath. Cancellations are rare (a failed Parallel
-     * or Map), so they are collected first and the common case costs
-     * nothing per activity. */
-    const char **cancels = NULL;
-    size_t ncancels = 0;
-    for (size_t i = 0; i < decided.count; i++) {
-        if (decided.items[i].type != SWF_EVENT_ACTIVITY_TASK_CANCEL_REQUESTED)
-            continue;
-        const char **c = realloc(cancels, (ncancels + 1) * sizeof(*c));
-        if (c == NULL)
-            abort();
-        cancels = c;
-        cancels[ncancels++] = swf_json_get_string(decided.items[i].attrs, "activityId");
-    }
-    for (size_t i = 0; i < decided.count && err == NULL; i++) {
-        const swf_event_t *ev = &decided.items[i];
-        if (ev->type != SWF_EVENT_ACTIVITY_TASK_SCHEDULED)
-            continue;
-        const char *aid = swf_json_get_string(ev->attrs, "activityId");
-        bool canceled = false;
-        for (size_t j = 0; j < ncancels && !canceled; j++)
-            canceled = cancels[j] && aid && strcmp(cancels[j], aid) == 0;
-        if (canceled) {
-            json_object *a = attrs_new();
-            swf_json_add(a, "scheduledEventId", json_object_new_int64(ev->id));
-            swf_json_add(a, "startedEventId", json_object_new_int64(0));
-            swf_json_add(a, "details", json_object_new_string("canceled before it started"));
-            batch_add(r, SWF_EVENT_ACTIVITY_TASK_CANCELED, a);
-        } else {
-            err = answer_activity(r, ev);
-        }
-    }
-    free(cancels);
-    if (err)
-        goto done;
-    bool results = r->batch.count > 0;
-    if (!results) {
-        /* Nothing else can happen before the next timer: jump to it. */
-        while (r->timers.count > 0 && timer_canceled(r, r->timers.items[0].id))
-            heap_pop(&r->timers);
-        if (r->timers.count == 0) {
-            *idle = true;
-            goto done;
-        }
-        int64_t when = r->timers.items[0].fire_ms;
-        if (deadline_ms > 0 && when > deadline_ms) {
-            r->now_ms = deadline_ms;
-            json_object *a = attrs_new();
-            swf_json_add(a, "timeoutType", json_object_new_string("START_TO_CLOSE"));
-            batch_add(r, SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT, a);
+    swf_error_t *err = NULL;
+    bool wake = true; /* the start */
+    while (err == NULL) {
+        err = swf_decider_decision_run(&r->dec, wake, (int)(SWF_LIMIT_DECISION_TASKS - r->tasks));
+        r->tasks += r->dec.tasks;
+        if (err == NULL)
             err = batch_commit(r);
-            goto done;
-        }
-        if (when > r->now_ms)
-            r->now_ms = when;
-        while (r->timers.count > 0 && r->timers.items[0].fire_ms == when) {
-            timer_t_ t = heap_pop(&r->timers);
-            if (timer_canceled(r, t.id))
-                continue;
-            json_object *a = attrs_new();
-            swf_json_add(a, "timerId", json_object_new_string(t.id));
-            swf_json_add(a, "startedEventId", json_object_new_int64(t.started_event_id));
-            batch_add(r, SWF_EVENT_TIMER_FIRED, a);
-        }
+        if (err != NULL || !running(r))
+            break;
+        if (r->tasks >= SWF_LIMIT_DECISION_TASKS)
+            return swf_error_new(SWF_E_LIMIT, NULL, "the execution took more than %d decision tasks",
+                                 SWF_LIMIT_DECISION_TASKS);
+        bool answered, idle = false;
+        err = answer_activities(r, &answered);
+        if (err == NULL && !answered)
+            err = timers_fire(r, deadline_ms, &idle);
+        if (err == NULL && idle)
+            return swf_error_new(SWF_E_INTERNAL, NULL,
+                                 "the execution waits for nothing that can happen (a bug)");
+        wake = true;
     }
-    batch_add(r, SWF_EVENT_DECISION_TASK_SCHEDULED, attrs_new());
-    err = batch_commit(r);
-done:
-    swf_event_list_free(&decided);
     return err;
 }
 
@@ -342,12 +249,14 @@ swf_error_t *swf_local_run(const swf_local_options_t *opt, swf_history_store_t *
                            swf_local_result_t *result)
 {
     memset(result, 0, sizeof(*result));
-    local_run_t r = {.opt = opt, .store = store, .next_id = 1, .now_ms = opt->start_ms};
+    local_run_t r = {.opt = opt, .store = store, .now_ms = opt->start_ms};
     r.id = opt->execution_id ? opt->execution_id : "local";
-    r.exec = swf_asl_exec_new();
-    swf_asl_exec_set_trusted(r.exec, opt->trusted);
-    swf_asl_exec_set_history_limit(r.exec, opt->history_limit);
-    json_object *sa = attrs_new(), *wt = json_object_new_object(), *v;
+    r.st = swf_decider_state_new(NULL);
+    r.mocks = swf_decider_mocks_new(opt->mocks);
+    swf_asl_exec_set_trusted(r.st->exec, opt->trusted);
+    swf_asl_exec_set_history_limit(r.st->exec, opt->history_limit);
+    swf_decider_decision_init(&r.dec, r.st, &r.batch, r.now_ms, "local-decider");
+    json_object *sa = json_object_new_object(), *wt = json_object_new_object(), *v;
     swf_json_add(sa, "executionId", json_object_new_string(r.id));
     swf_json_add(sa, "workflowId", json_object_new_string(r.id));
     swf_json_add(wt, "name", json_object_new_string(opt->machine_name ? opt->machine_name
@@ -361,38 +270,22 @@ swf_error_t *swf_local_run(const swf_local_options_t *opt, swf_history_store_t *
         swf_json_add(sa, "executionStartToCloseTimeout", swf_json_ref(v));
         deadline_ms = opt->start_ms + json_object_get_int64(v) * 1000;
     }
-    batch_add(&r, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, sa);
-    batch_add(&r, SWF_EVENT_DECISION_TASK_SCHEDULED, attrs_new());
-    swf_error_t *err = batch_commit(&r);
-    for (int64_t tasks = 0; err == NULL && swf_asl_exec_status(r.exec) == SWF_ASL_RUNNING; tasks++) {
-        if (tasks >= SWF_LIMIT_DECISION_TASKS) {
-            err = swf_error_new(SWF_E_LIMIT, NULL, "the execution took more than %d decision tasks",
-                                SWF_LIMIT_DECISION_TASKS);
-            break;
-        }
-        bool idle;
-        err = local_step(&r, deadline_ms, &idle);
-        if (err == NULL && idle && swf_asl_exec_status(r.exec) == SWF_ASL_RUNNING)
-            err = swf_error_new(SWF_E_INTERNAL, NULL,
-                                "the execution waits for nothing that can happen (a bug)");
-    }
+    swf_error_t *err = swf_decider_decision_add(&r.dec, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, sa);
+    if (err == NULL)
+        err = local_loop(&r, deadline_ms);
     if (err == NULL) {
-        result->status = swf_asl_exec_status(r.exec);
-        result->output = swf_json_ref(swf_asl_exec_output(r.exec));
-        const char *e = swf_asl_exec_error(r.exec), *c = swf_asl_exec_cause(r.exec);
+        result->status = swf_asl_exec_status(r.st->exec);
+        result->output = swf_json_ref(swf_asl_exec_output(r.st->exec));
+        const char *e = swf_asl_exec_error(r.st->exec), *c = swf_asl_exec_cause(r.st->exec);
         result->error = e ? strdup(e) : NULL;
         result->cause = c ? strdup(c) : NULL;
-        result->events = r.next_id - 1;
+        result->events = swf_asl_exec_last_event_id(r.st->exec);
     }
     swf_event_list_free(&r.batch);
+    swf_event_list_free(&r.scheduled);
     free(r.timers.items);
-    for (size_t i = 0; i < r.ncursors; i++)
-        free(r.cursors[i].state);
-    free(r.cursors);
-    for (size_t i = 0; i < r.ncanceled; i++)
-        free(r.canceled_timers[i]);
-    free(r.canceled_timers);
-    swf_asl_exec_free(r.exec);
+    swf_decider_mocks_free(r.mocks);
+    swf_decider_state_free(r.st);
     return err;
 }
 

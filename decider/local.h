@@ -7,10 +7,7 @@
  * document instead of by workers, and time is virtual: timers fire as soon
  * as nothing else can happen, and the clock jumps to their firing time.
  *
- * Mocks (the conformance corpus's format): an object mapping a Task state's
- * name to an array of responses, consumed in invocation order per state
- * name (the last one repeats): {"Return": JSON}, {"Throw": {"Error", "Cause"}}
- * or {"Echo": true}. A Task without mocks echoes its input.
+ * Mocks: decider/mocks.h (a Task without mocks echoes its input).
  *
  * Ownership: the options are borrowed; the result owns its fields
  * (swf_local_result_free). Thread-safety: one run per thread.

@@ -148,6 +148,7 @@ typedef struct swf_history_start {
     int version;               /* 0: the latest */
     json_object *input;        /* borrowed; NULL is JSON null */
     int64_t time_ms;
+    const char *task_list_prefix; /* NULL: none (protocol/README.md, taskListPrefix) */
 } swf_history_start_t;
 
 /*

@@ -185,6 +185,9 @@ swf_error_t *swf_history_pg_execution_start(swf_history_store_t *store,
         json_object_object_add(attrs, "executionStartToCloseTimeout", swf_json_ref(timeout));
     json_object_object_add(attrs, "definition", definition);
     json_object_object_add(attrs, "input", swf_json_ref(start->input));
+    if (start->task_list_prefix != NULL && start->task_list_prefix[0] != '\0')
+        json_object_object_add(attrs, "taskListPrefix",
+                               json_object_new_string(start->task_list_prefix));
 
     swf_event_t events[2] = {
         {1, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, start->time_ms, attrs},

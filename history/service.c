@@ -40,9 +40,7 @@ struct swf_history_service {
     swf_history_store_t *store;
     volatile sig_atomic_t stop;
     swf_history_service_stats_t stats;
-    json_object *posted;      /* row identity -> time of the last post (ms) */
-    json_object *skips;       /* time_skip: execution -> time skipped so far (ms) */
-    json_object *timer_skips; /* time_skip: timer -> its execution's skip when first seen */
+    json_object *posted; /* row identity -> time of the last post (ms) */
 };
 
 static void slog(swf_history_service_t *s, const char *fmt, ...)
@@ -101,8 +99,6 @@ swf_error_t *swf_history_service_new(const swf_history_service_config_t *cfg,
     if (s->cfg.time_scale <= 0 || s->cfg.time_scale > 1 || s->cfg.time_skip)
         s->cfg.time_scale = 1;
     s->posted = json_object_new_object();
-    s->skips = json_object_new_object();
-    s->timer_skips = json_object_new_object();
     swf_error_t *err = swf_history_pg_new(cfg->conninfo, &s->store);
     if (err != NULL) {
         swf_history_service_free(s);
@@ -118,8 +114,6 @@ void swf_history_service_free(swf_history_service_t *s)
         return;
     swf_history_store_free(s->store);
     json_object_put(s->posted);
-    json_object_put(s->skips);
-    json_object_put(s->timer_skips);
     free(s);
 }
 
@@ -211,17 +205,29 @@ static const char exec_timeouts_sql[] =
  * the scheduling (a task waits in Kafka until a worker takes it; SWF's
  * schedule-to-close is the closest meaning), and HEARTBEAT from the last
  * heartbeat recorded, or the scheduling. */
-#define START_TO_CLOSE_DUE                                                                         \
+#define START_TO_CLOSE_DUE(NOW)                                                                    \
     "(a.start_to_close IS NOT NULL AND a.scheduled_time + " SECONDS(                               \
-        "a.start_to_close") "  * $1::float8 * interval '1 second' <= now())"
-static const char activity_timeouts_sql[] =
-    "SELECT a.execution_id, a.scheduled_event_id,"
-    "  CASE WHEN " START_TO_CLOSE_DUE " THEN 'START_TO_CLOSE' ELSE 'HEARTBEAT' END"
-    " FROM activity_timeouts a"
-    " WHERE " START_TO_CLOSE_DUE
-    "  OR (a.heartbeat IS NOT NULL AND coalesce(a.last_heartbeat, a.scheduled_time) +"
-    "    " SECONDS("a.heartbeat") " * $1::float8 * interval '1 second' <= now())"
-                                  " LIMIT $2";
+        "a.start_to_close") "  * $1::float8 * interval '1 second' <= " NOW ")"
+#define ACTIVITY_TIMEOUTS_SQL(NOW)                                                                 \
+    "SELECT a.execution_id, a.scheduled_event_id,"                                                 \
+    "  CASE WHEN " START_TO_CLOSE_DUE(NOW) " THEN 'START_TO_CLOSE' ELSE 'HEARTBEAT' END"           \
+    " FROM activity_timeouts a"                                                                    \
+    " WHERE " START_TO_CLOSE_DUE(NOW)                                                              \
+    "  OR (a.heartbeat IS NOT NULL AND coalesce(a.last_heartbeat, a.scheduled_time) +"            \
+    "    " SECONDS("a.heartbeat") " * $1::float8 * interval '1 second' <= " NOW ")"                \
+    " LIMIT $2"
+static const char activity_timeouts_sql[] = ACTIVITY_TIMEOUTS_SQL("now()");
+
+/* Under time skip, an execution's events carry its virtual time: its
+ * clock is the wall clock plus the last clockOffsetMs its history recorded
+ * (decider/decision.h), read from its latest events backwards. */
+#define CLOCK_OFFSET_MS(X)                                                                         \
+    "coalesce((SELECT (o.attributes->>'clockOffsetMs')::bigint FROM events o"                     \
+    " WHERE o.execution_id = " X " AND o.attributes ? 'clockOffsetMs'"                             \
+    " ORDER BY o.event_id DESC LIMIT 1), 0)"
+#define VIRTUAL_NOW(X) "(now() + " CLOCK_OFFSET_MS(X) " * interval '1 millisecond')"
+static const char activity_timeouts_skip_sql[] =
+    ACTIVITY_TIMEOUTS_SQL(VIRTUAL_NOW("a.execution_id"));
 
 /* An outbox row names its ActivityTaskScheduled event, whose attributes
  * are the task (rows of schema 2 carry a copy in payload). */
@@ -231,14 +237,16 @@ static const char outbox_sql[] =
     " WHERE o.created < now() - $1::float8 * interval '1 millisecond'"
     " ORDER BY o.created LIMIT $2 FOR UPDATE OF o SKIP LOCKED";
 
-static const char sweep_sql[] =
-    "SELECT x.execution_id FROM executions x"
-    " JOIN events e ON e.execution_id = x.execution_id"
-    "  AND e.event_id = (SELECT max(v.event_id) FROM events v"
-    "    WHERE v.execution_id = x.execution_id)"
-    " WHERE x.status = 'open' AND e.event_type = 'DecisionTaskScheduled'"
-    " AND e.event_time < now() - $1::float8 * interval '1 millisecond'"
-    " LIMIT $2 FOR UPDATE OF x SKIP LOCKED";
+#define SWEEP_SQL(NOW)                                                                             \
+    "SELECT x.execution_id FROM executions x"                                                      \
+    " JOIN events e ON e.execution_id = x.execution_id"                                            \
+    "  AND e.event_id = (SELECT max(v.event_id) FROM events v"                                     \
+    "    WHERE v.execution_id = x.execution_id)"                                                   \
+    " WHERE x.status = 'open' AND e.event_type = 'DecisionTaskScheduled'"                          \
+    " AND e.event_time < " NOW " - $1::float8 * interval '1 millisecond'"                          \
+    " LIMIT $2 FOR UPDATE OF x SKIP LOCKED"
+static const char sweep_sql[] = SWEEP_SQL("now()");
+static const char sweep_skip_sql[] = SWEEP_SQL(VIRTUAL_NOW("x.execution_id"));
 
 /* Runs one claiming query in a transaction, turns rows into posts with
  * `row`, sends them, commits. */
@@ -408,14 +416,16 @@ static void outbox_row(swf_history_service_t *s, PGresult *res, int r, posts_t *
 /* ---- time skipping (development) ------------------------------------------
  *
  * Every open execution with a pending timer or an execution timeout, its
- * timers earliest first, and whether it is idle: no decision task pending
- * (the last event is not WorkflowExecutionStarted or DecisionTask
- * Scheduled/Started) and no activity without a result. */
+ * timers earliest first, its virtual time (the wall clock plus its
+ * offset, in ms), and whether it is idle: no decision task pending (the
+ * last event is not WorkflowExecutionStarted or DecisionTask
+ * Scheduled/Started) and no activity without a result. Timers' fire_at and
+ * the start time are virtual already: they come from the events' times. */
 static const char skip_sql[] =
     "SELECT x.execution_id, (extract(epoch FROM x.start_time) * 1000)::bigint,"
     "  " EXECUTION_TIMEOUT ","
     "  t.timer_id, t.started_event_id, (extract(epoch FROM t.fire_at) * 1000)::bigint,"
-    "  (extract(epoch FROM now()) * 1000)::bigint,"
+    "  (extract(epoch FROM now()) * 1000)::bigint + " CLOCK_OFFSET_MS("x.execution_id") ","
     "  (SELECT v.event_type FROM events v WHERE v.execution_id = x.execution_id"
     "    ORDER BY v.event_id DESC LIMIT 1) NOT IN ('WorkflowExecutionStarted',"
     "    'DecisionTaskScheduled', 'DecisionTaskStarted')"
@@ -432,23 +442,16 @@ static const char skip_sql[] =
     "   AND (t.timer_id IS NOT NULL OR e.attributes ? 'executionStartToCloseTimeout')"
     " ORDER BY x.execution_id, t.fire_at LIMIT $1";
 
-static int64_t map_get(json_object *map, const char *key, int64_t dflt)
-{
-    json_object *v;
-    return swf_json_get(map, key, &v) ? json_object_get_int64(v) : dflt;
-}
-
-/* One execution's rows [from, to) of skip_sql: moves its virtual clock to
- * its next deadline when it is idle, then posts what is due on that clock.
- * A timer's virtual deadline is its fire_at plus the skip of its execution
- * when the timer was first seen (skips only happen while the service looks,
- * so no timer can be started and skipped over unseen). */
+/* One execution's rows [from, to) of skip_sql: posts what is due on its
+ * virtual clock, and, when it is idle, what is due next (its earliest
+ * timers, or its timeout), at once: nothing else can happen before. The
+ * decider records them at their deadline, which moves the execution's
+ * clock there (decider/decision.h). */
 static void skip_execution(swf_history_service_t *s, PGresult *res, int from, int to,
-                           json_object *skips, json_object *timer_skips, posts_t *p,
-                           json_object *seen, int64_t now_ms)
+                           posts_t *p, json_object *seen, int64_t now_ms)
 {
     const char *x = PQgetvalue(res, from, 0);
-    int64_t skip = map_get(s->skips, x, 0), now = strtoll(PQgetvalue(res, from, 6), NULL, 10);
+    int64_t now = strtoll(PQgetvalue(res, from, 6), NULL, 10);
     bool idle = PQgetvalue(res, from, 7)[0] == 't';
     bool has_deadline = !PQgetisnull(res, from, 2);
     int64_t deadline = has_deadline ? strtoll(PQgetvalue(res, from, 1), NULL, 10) +
@@ -456,44 +459,33 @@ static void skip_execution(swf_history_service_t *s, PGresult *res, int from, in
                                     : INT64_MAX;
     int64_t earliest = deadline;
     for (int r = from; r < to; r++) {
-        if (PQgetisnull(res, r, 3))
-            continue;
-        char key[600];
-        snprintf(key, sizeof(key), "%s\x1f%s\x1f%s", x, PQgetvalue(res, r, 3),
-                 PQgetvalue(res, r, 4));
-        int64_t at = map_get(s->timer_skips, key, skip);
-        json_object_object_add(timer_skips, key, json_object_new_int64(at));
-        int64_t due = strtoll(PQgetvalue(res, r, 5), NULL, 10) + at;
+        int64_t due = PQgetisnull(res, r, 3) ? INT64_MAX : strtoll(PQgetvalue(res, r, 5), NULL, 10);
         if (due < earliest)
             earliest = due;
     }
-    if (idle && earliest != INT64_MAX && earliest > now + skip)
-        skip = earliest - now;
-    json_object_object_add(skips, x, json_object_new_int64(skip));
+    if (idle && earliest != INT64_MAX && earliest > now)
+        now = earliest;
+    char key[600];
     for (int r = from; r < to; r++) {
-        if (PQgetisnull(res, r, 3))
+        if (PQgetisnull(res, r, 3) || strtoll(PQgetvalue(res, r, 5), NULL, 10) > now)
             continue;
         const char *t = PQgetvalue(res, r, 3), *started = PQgetvalue(res, r, 4);
-        char key[600];
-        snprintf(key, sizeof(key), "%s\x1f%s\x1f%s", x, t, started);
-        int64_t due = strtoll(PQgetvalue(res, r, 5), NULL, 10) + map_get(timer_skips, key, 0);
         snprintf(key, sizeof(key), "timer\x1f%s\x1f%s\x1f%s", x, t, started);
-        if (due <= now + skip && due_again(s, seen, key, now_ms)) {
+        if (due_again(s, seen, key, now_ms)) {
             posts_add(p, r, s->cfg.inbox_topic, x,
                       swf_msg_timer_fired_new(x, t, strtoll(started, NULL, 10)));
             s->stats.timers_fired++;
         }
     }
-    char key[600];
     snprintf(key, sizeof(key), "timeout\x1f%s", x);
-    if (deadline <= now + skip && due_again(s, seen, key, now_ms)) {
+    if (deadline <= now && due_again(s, seen, key, now_ms)) {
         posts_add(p, from, s->cfg.inbox_topic, x, swf_msg_execution_timed_out_new(x));
         s->stats.executions_timed_out++;
     }
 }
 
-/* Time skipping: virtual time per execution, which jumps over the time an
- * execution spends idle (see service.h). */
+/* Time skipping: timers and execution timeouts on each execution's
+ * virtual clock, skipping the time it spends idle (see service.h). */
 static swf_error_t *skip_step(swf_history_service_t *s)
 {
     swf_history__pg_t *pg = swf_history__pg(s->store);
@@ -503,23 +495,17 @@ static swf_error_t *skip_step(swf_history_service_t *s)
     if (err != NULL)
         return err;
     posts_t p = {0};
-    json_object *seen = json_object_new_object(), *skips = json_object_new_object(),
-                *timer_skips = json_object_new_object();
+    json_object *seen = json_object_new_object();
     int64_t now_ms = swf_time_now_ms();
     int n = PQntuples(res);
     for (int from = 0, to; from < n; from = to) {
         for (to = from + 1;
              to < n && strcmp(PQgetvalue(res, to, 0), PQgetvalue(res, from, 0)) == 0;)
             to++;
-        skip_execution(s, res, from, to, skips, timer_skips, &p, seen, now_ms);
+        skip_execution(s, res, from, to, &p, seen, now_ms);
     }
     if (p.n > 0)
         err = s->cfg.send(s->cfg.send_ctx, p.items, p.n);
-    /* What no longer has a timer or a deadline has no use for its skip. */
-    json_object_put(s->skips);
-    s->skips = skips;
-    json_object_put(s->timer_skips);
-    s->timer_skips = timer_skips;
     if (err == NULL) {
         json_object_object_foreach(seen, k, v)
         {
@@ -555,21 +541,29 @@ swf_error_t *swf_history_service_tick(swf_history_service_t *s)
         __atomic_add_fetch(&s->stats.ticks, 1, __ATOMIC_RELAXED);
         return err;
     }
-    if (s->cfg.time_skip)
+    /* Under time skip, the virtual clocks decide what is due (the wall
+     * clock would fire a timer early while an activity runs, when an
+     * execution's clock is behind it, and an activity's timeout late
+     * after a skip). */
+    bool skip = s->cfg.time_skip;
+    if (skip)
         keep_first(&err, skip_step(s));
     snprintf(scale, sizeof(scale), "%.9g", s->cfg.time_scale);
-    keep_first(&err, step(s, timers_sql, scale, timer_row, &s->stats.timers_fired, false));
-    keep_first(&err, step(s, exec_timeouts_sql, scale, exec_timeout_row,
-                          &s->stats.executions_timed_out, false));
-    keep_first(&err, step(s, activity_timeouts_sql, "1", activity_timeout_row,
-                          &s->stats.activities_timed_out, false));
+    if (!skip) {
+        keep_first(&err, step(s, timers_sql, scale, timer_row, &s->stats.timers_fired, false));
+        keep_first(&err, step(s, exec_timeouts_sql, scale, exec_timeout_row,
+                              &s->stats.executions_timed_out, false));
+    }
+    keep_first(&err, step(s, skip ? activity_timeouts_skip_sql : activity_timeouts_sql, "1",
+                          activity_timeout_row, &s->stats.activities_timed_out, false));
     snprintf(age, sizeof(age), "%d", s->cfg.outbox_age_ms);
     tick_topics = json_object_new_object();
     keep_first(&err, step(s, outbox_sql, age, outbox_row, &s->stats.outbox_republished, true));
     json_object_put(tick_topics);
     tick_topics = NULL;
     snprintf(age, sizeof(age), "%d", s->cfg.sweep_age_ms);
-    keep_first(&err, step(s, sweep_sql, age, sweep_row, &s->stats.decides_posted, false));
+    keep_first(&err, step(s, skip ? sweep_skip_sql : sweep_sql, age, sweep_row,
+                          &s->stats.decides_posted, false));
     /* Forget posts whose rows are no longer due (each step re-adds its own). */
     if (json_object_object_length(s->posted) > 100000) {
         json_object_put(s->posted);

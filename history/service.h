@@ -33,16 +33,22 @@
  * Production keeps 1.
  *
  * Time skipping (for `swf run --dev`, SWF_DEV_TIME_SKIP=1): each execution
- * gets a virtual clock that runs in real time while the execution has work
- * in flight (a decision task pending, an activity without a result) and
- * jumps to its next deadline (its earliest timer or its execution timeout)
- * as soon as it is idle, like the test servers of Temporal. Waits and retry
+ * has a virtual clock, the one `swf run --local` shows, kept in its
+ * history (decider/decision.h): its events carry virtual times, and its
+ * clock is the wall clock plus the last clockOffsetMs they recorded. As
+ * soon as an execution is idle (no decision task pending, no activity
+ * without a result), the service fires its next deadline (its earliest
+ * timers or its execution timeout) at once, and the decider records it at
+ * that deadline, like the test servers of Temporal. Waits and retry
  * back-off then take no time at all, yet they fire in the same order as in
- * real time and race execution timeouts as they would: the results are
- * those of `swf run --local`, whose clock is virtual throughout. Activity
- * timeouts stay in real time. The virtual clocks live in the memory of one
- * service (run a single swf-history with it; a restart falls back to real
- * time for what is pending); the time scale is then 1.
+ * real time and race execution timeouts as they would, and
+ * $$.State.EnteredTime after a Wait of an hour is an hour after the one
+ * before it. Timers, execution and activity timeouts and the sweep are all
+ * measured on the virtual clocks then. Nothing of it is kept in the
+ * service's memory (a restart changes nothing), but the query reads every
+ * open execution with a timer: development sizes only; the time scale is
+ * then 1. The deciders must run with it too (swf_decider_config_t's
+ * time_skip, the same variable).
  *
  * Ownership: the service owns its database connection and Kafka producer.
  * Thread-safety: run() on one thread; stop() from any thread or a signal

@@ -16,8 +16,10 @@
 #
 # Time: the dev system skips the time an execution spends idle
 # (SWF_DEV_TIME_SKIP=1, history/service.h), so a Wait of a day takes no time
-# and timers still race execution timeouts as they would; activity timeouts
-# are real time.
+# and timers still race execution timeouts as they would; the times an
+# execution sees are those of --local (an hour's Wait moves them an hour).
+# Results are compared whole, times included: nothing is masked. Activity
+# timeouts are real time (work in flight).
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}

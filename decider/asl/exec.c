@@ -170,6 +170,7 @@ struct swf_asl_exec {
     char *execution_id;
     char *workflow_id;
     char *machine_name;
+    char *task_list_prefix; /* WorkflowExecutionStarted's taskListPrefix, or "" */
     int64_t start_ms;
     json_object *ctx_execution;
     json_object *ctx_machine;
@@ -1298,8 +1299,12 @@ static step_t enter_task(swf_asl_exec_t *ex, frame_t *f, const swf_asl_env_t *en
         info->activity_type = json_object_new_object();
         swf_json_add(info->activity_type, "name", json_object_new_string(list));
         swf_json_add(info->activity_type, "version", json_object_new_string("1"));
+        /* The execution's prefix (swf run --dev's own task lists) goes
+         * before the list: the activity type stays the resource's. */
+        char *prefixed = xprintf("%s%s", ex->task_list_prefix ? ex->task_list_prefix : "", list);
         info->task_list = json_object_new_object();
-        swf_json_add(info->task_list, "name", json_object_new_string(list));
+        swf_json_add(info->task_list, "name", json_object_new_string(prefixed));
+        free(prefixed);
     }
     json_object *a = json_object_new_object();
     swf_json_add(a, "activityId", json_object_new_string(activity_id));
@@ -2409,6 +2414,8 @@ static swf_error_t *apply_started(swf_asl_exec_t *ex, const swf_event_t *ev)
     ex->execution_id = xstrdup(eid ? eid : "local");
     ex->workflow_id = xstrdup(wid ? wid : ex->execution_id);
     ex->machine_name = xstrdup(mname ? mname : "StateMachine");
+    const char *prefix = swf_json_get_string(ev->attrs, "taskListPrefix");
+    ex->task_list_prefix = xstrdup(prefix ? prefix : "");
     ex->start_ms = ev->time_ms;
     ex->status = SWF_ASL_RUNNING;
 
@@ -2694,6 +2701,7 @@ void swf_asl_exec_free(swf_asl_exec_t *ex)
     free(ex->execution_id);
     free(ex->workflow_id);
     free(ex->machine_name);
+    free(ex->task_list_prefix);
     free(ex->broken_reason);
     free(ex->token_secret);
     free(ex->error);

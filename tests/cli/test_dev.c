@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "protocol/json.h"
@@ -119,6 +120,18 @@ static int sh_script_then_clean(const char *script, const char *dir, bool *left)
     return rc;
 }
 
+/* The start of a script run by sh_script: `swf dev` in $d (with the
+ * environment assignments ENV), its pid in $p, its exports read back. */
+#define DEV_START(ENV)                                                                             \
+    "bin=$1 d=$2\n"                                                                                \
+    "SWF_PG_TMPDIR=\"$d\" " ENV "\"$bin/swf\" dev >\"$d/env\" 2>\"$d/err\" & p=$!\n"               \
+    "for i in $(seq 1 1200); do\n"                                                                 \
+    "  [ \"$(wc -l <\"$d/env\")\" -ge 2 ] && break\n"                                              \
+    "  kill -0 $p 2>/dev/null || break\n"                                                          \
+    "  sleep 0.1\n"                                                                                \
+    "done\n"                                                                                       \
+    "eval \"$(cat \"$d/env\")\"\n"
+
 /* SWF_PG_TMPDIR with a space: `swf dev` failed to start (the conninfo did
  * not parse); its exports must also read back whole through eval. */
 Test(dev, exports_eval_back_with_a_space_in_the_folder, .timeout = 300)
@@ -127,14 +140,7 @@ Test(dev, exports_eval_back_with_a_space_in_the_folder, .timeout = 300)
     cr_assert_not_null(mkdtemp(dir));
     cr_assert_eq(chmod(dir, 0755), 0);
     const char *script =
-        "bin=$1 d=$2\n"
-        "SWF_PG_TMPDIR=\"$d\" \"$bin/swf\" dev >\"$d/env\" 2>\"$d/err\" & p=$!\n"
-        "for i in $(seq 1 1200); do\n"
-        "  [ \"$(wc -l <\"$d/env\")\" -ge 2 ] && break\n"
-        "  kill -0 $p 2>/dev/null || break\n"
-        "  sleep 0.1\n"
-        "done\n"
-        "eval \"$(cat \"$d/env\")\"\n"
+        DEV_START("")
         "rc=0\n"
         "case \"$SWF_DATABASE_URL\" in *\"$d/swf-pg-\"*) ;; *) rc=10 ;; esac\n"
         "[ $rc = 0 ] && { \"$bin/swf\" list --limit 1 >/dev/null 2>>\"$d/err\" || rc=11; }\n"
@@ -169,4 +175,94 @@ Test(dev, a_signal_during_the_start_prints_no_exports, .timeout = 300)
     int rc = sh_script_then_clean(script, dir, &left);
     cr_assert_eq(rc, 0, "status %d (20: the exports were printed)", rc);
     cr_assert_not(left, "a cluster folder is left in %s", dir);
+}
+
+/* With `swf dev` running and a real worker serving the same task list,
+ * `swf run --dev` gave the worker's answer (it took the mocked tasks) instead
+ * of the mock's: the run now serves its mocks on task lists of its own.
+ * The run's execution is apart from the user's too: its own state machine
+ * name and execution id prefix. Under the virtual clock, a one-hour Wait
+ * moves $$.State.EnteredTime by one hour, as in `swf run --local`. */
+Test(dev, run_dev_on_a_shared_system_answers_from_its_mocks_and_its_own_clock, .timeout = 300)
+{
+    char dir[] = "/tmp/swf-devshare-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(chmod(dir, 0755), 0);
+    const char *script =
+        DEV_START("SWF_DEV_TIME_SKIP=1 ")
+        "\"$bin/swf-worker\" --task-list work --echo 2>\"$d/worker.err\" & w=$!\n"
+        "cat >\"$d/task.json\" <<'J'\n"
+        "{\"StartAt\":\"T\",\"States\":{\"T\":{\"Type\":\"Task\",\"End\":true,"
+        "\"Resource\":\"arn:aws:states:us-east-1:123456789012:activity:work\"}}}\n"
+        "J\n"
+        "echo '{\"T\":[{\"Return\":\"mocked\"}]}' >\"$d/mocks.json\"\n"
+        "cat >\"$d/wait.json\" <<'J'\n"
+        "{\"StartAt\":\"W\",\"States\":{\"W\":{\"Type\":\"Wait\",\"Seconds\":3600,"
+        "\"Next\":\"P\"},\"P\":{\"Type\":\"Pass\",\"End\":true,\"Parameters\":{"
+        "\"start.$\":\"$$.Execution.StartTime\",\"entered.$\":\"$$.State.EnteredTime\","
+        "\"machine.$\":\"$$.StateMachine.Name\",\"id.$\":\"$$.Execution.Name\"}}}}\n"
+        "J\n"
+        "rc=0\n"
+        "for i in 1 2 3; do\n"
+        "  SWF_DEV_RUN_TIMEOUT=120 \"$bin/swf\" run --dev \"$d/task.json\" --mocks "
+        "\"$d/mocks.json\" >\"$d/out.$i\" 2>>\"$d/err\" || rc=10\n"
+        "  grep -q '\"status\": *\"SUCCEEDED\", *\"output\": *\"mocked\" *}' \"$d/out.$i\" || "
+        "{ cat \"$d/out.$i\" >&2; rc=11; }\n"
+        "done\n"
+        "SWF_DEV_RUN_TIMEOUT=120 \"$bin/swf\" run --dev \"$d/wait.json\" >\"$d/wait.out\" "
+        "2>>\"$d/err\" || rc=12\n"
+        "cat \"$d/wait.out\"\n"
+        "id=$(sed -n 's/.*\"id\": *\"\\([^\"]*\\)\".*/\\1/p' \"$d/wait.out\")\n"
+        "\"$bin/swf\" history \"$id\" --json 2>>\"$d/err\" | grep '\"TimerFired\"' || rc=14\n"
+        "kill -TERM $w; wait $w\n"
+        "kill -TERM $p 2>/dev/null; wait $p || rc=13\n"
+        "[ $rc = 0 ] || cat \"$d/err\" >&2\n"
+        "exit $rc\n";
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd), "sh -s -- '%s' '%s' <<'SCRIPT'\n%sSCRIPT\n", SWF_BINARY_DIR, dir,
+             script);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    static char out[1 << 14];
+    size_t n = fread(out, 1, sizeof(out) - 1, p);
+    out[n] = '\0';
+    int rc = pclose(p);
+    char rm[512];
+    snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+    cr_assert_eq(system(rm), 0);
+    cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 0,
+              "status %d (10/11: the mocked run failed or gave another answer, 12: the Wait "
+              "run failed, 13: swf dev failed, 14: no TimerFired in swf history)",
+              WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
+    /* the result line, then the history's TimerFired */
+    char *fired_line = strchr(out, '\n');
+    cr_assert_not_null(fired_line, "printed: %s", out);
+    *fired_line++ = '\0';
+    json_object *line = NULL, *fired = NULL, *o;
+    cr_assert_null(swf_json_parse(out, strlen(out), sizeof(out), &line), "printed: %s", out);
+    cr_assert_null(swf_json_parse(fired_line, strlen(fired_line), sizeof(out), &fired),
+                   "printed: %s", fired_line);
+    cr_assert(swf_json_get(line, "output", &o), "%s", out);
+    cr_assert_str_eq(swf_json_get_string(o, "machine"), "swf-run-dev");
+    cr_assert_eq(strncmp(swf_json_get_string(o, "id"), "swf-run-dev-", 12), 0);
+    struct tm start = {0}, entered = {0};
+    int start_ms = 0, entered_ms = 0;
+    cr_assert_eq(sscanf(swf_json_get_string(o, "start"), "%d-%d-%dT%d:%d:%d.%dZ", &start.tm_year,
+                        &start.tm_mon, &start.tm_mday, &start.tm_hour, &start.tm_min,
+                        &start.tm_sec, &start_ms),
+                 7, "%s", out);
+    cr_assert_eq(sscanf(swf_json_get_string(o, "entered"), "%d-%d-%dT%d:%d:%d.%dZ",
+                        &entered.tm_year, &entered.tm_mon, &entered.tm_mday, &entered.tm_hour,
+                        &entered.tm_min, &entered.tm_sec, &entered_ms),
+                 7, "%s", out);
+    start.tm_year -= 1900;
+    entered.tm_year -= 1900;
+    start.tm_mon--;
+    entered.tm_mon--;
+    long long ms = (long long)(timegm(&entered) - timegm(&start)) * 1000 + entered_ms - start_ms;
+    cr_assert_eq(ms, 3600000LL, "EnteredTime - StartTime is %lld ms, not one hour: %s", ms, out);
+    cr_assert_str_eq(swf_json_get_string(fired, "eventTimestamp"), swf_json_get_string(o, "entered"),
+                     "swf history shows the timer fired at the virtual time: %s", fired_line);
+    json_object_put(line);
+    json_object_put(fired);
 }

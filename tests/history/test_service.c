@@ -71,6 +71,7 @@ typedef struct fixture {
     swf_kafka_poster_t *poster;
     swf_history_service_t *svc;
     swf_kafka_names_t names;
+    bool time_skip; /* the service runs with SWF_DEV_TIME_SKIP's clock */
 } fixture_t;
 
 static void fixture_up(fixture_t *f, const char *definition, const char *execution_id)
@@ -108,6 +109,7 @@ static void fixture_service_with(fixture_t *f, int outbox_age_ms, int sweep_age_
     if (batch_max > 0)
         cfg.batch_max = batch_max;
     cfg.log = NULL;
+    cfg.time_skip = cfg.time_skip || f->time_skip;
     check(swf_history_service_new(&cfg, &f->svc));
 }
 
@@ -602,5 +604,51 @@ Test(service, timers_of_closed_executions_do_not_hold_up_live_ones, .timeout = 6
     swf_history_service_stats(f.svc, &s);
     cr_assert_eq(s.timers_fired, 1);
     cr_assert_eq(topic_count(swf_dev_brokers(f.dev), f.names.inbox, "\"executionId\":\"live\""), 1);
+    fixture_down(&f, NULL, 0);
+}
+
+#define HOUR_TIMER                                                                                 \
+    "{\"timerId\":\"t1\",\"startToFireTimeout\":3600,"                                           \
+    "\"control\":{\"state\":\"W\",\"path\":\"\",\"reason\":\"wait\"},"                             \
+    "\"decisionTaskCompletedEventId\":4}"
+
+/* Under time skip, the service needs no memory of its own: an idle
+ * execution's next timer is due at once; one with an activity in flight
+ * keeps its timer until its virtual clock, the wall clock plus the last
+ * clockOffsetMs of its history (decider/decision.h), reaches it. */
+Test(service, under_time_skip_the_clock_of_an_execution_is_read_from_its_history, .timeout = 600)
+{
+    fixture_t f = {.time_skip = true};
+    fixture_up(&f, WAIT_MACHINE, "idle");
+    start_more(&f, "busy");
+    start_more(&f, "ahead");
+    int64_t now = swf_time_now_ms();
+    static const swf_event_type_t waits[3] = {SWF_EVENT_DECISION_TASK_STARTED,
+                                              SWF_EVENT_DECISION_TASK_COMPLETED,
+                                              SWF_EVENT_TIMER_STARTED};
+    static const char *const idle[3] = {DECISION_STARTED, DECISION_COMPLETED, HOUR_TIMER};
+    append_events(&f, "idle", 3, now, waits, idle, 3);
+    static const swf_event_type_t works[4] = {
+        SWF_EVENT_DECISION_TASK_STARTED, SWF_EVENT_DECISION_TASK_COMPLETED,
+        SWF_EVENT_ACTIVITY_TASK_SCHEDULED, SWF_EVENT_TIMER_STARTED};
+    static const char *const busy[4] = {DECISION_STARTED, DECISION_COMPLETED, TASK("1"),
+                                        HOUR_TIMER};
+    append_events(&f, "busy", 3, now, works, busy, 4);
+    static const char *const ahead[4] = {
+        "{\"scheduledEventId\":2,\"identity\":\"t\",\"clockOffsetMs\":7200000}",
+        DECISION_COMPLETED, TASK("1"), HOUR_TIMER};
+    append_events(&f, "ahead", 3, now, works, ahead, 4);
+    fixture_service(&f, 0);
+    for (int i = 0; i < 5; i++) {
+        check(swf_history_service_tick(f.svc));
+        usleep(100000);
+    }
+    const char *b = swf_dev_brokers(f.dev);
+    cr_assert_eq(topic_count(b, f.names.inbox, "\"executionId\":\"idle\""), 1,
+                 "an idle execution's timer fires at once");
+    cr_assert_eq(topic_count(b, f.names.inbox, "\"executionId\":\"busy\""), 0,
+                 "an activity in flight: the timer waits for the clock");
+    cr_assert_eq(topic_count(b, f.names.inbox, "\"executionId\":\"ahead\""), 1,
+                 "two hours ahead by its history: the hour's timer is due");
     fixture_down(&f, NULL, 0);
 }
