@@ -16,8 +16,6 @@
  * recorded decision (the reason of a failed execution), and an evaluation
  * may draw random numbers, so replay needs the same order.
  */
-#include <assert.h>
-
 #include "decider/asl/choice.h"
 #include "decider/asl/exec_internal.h"
 #include "decider/asl/jsonata.h"
