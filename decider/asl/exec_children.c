@@ -1,0 +1,297 @@
+/*
+ * exec_children.c - Parallel and Map: states that run frames of their own.
+ *
+ * A Parallel state starts one child frame per branch, all at once, each
+ * with the same input. A Map state starts one child frame per item, at most
+ * MaxConcurrency at a time, in item order; a finished iteration's output
+ * moves to the Map's results and its frame goes away, so memory follows
+ * the items in flight. ItemBatcher groups the items into batches first.
+ *
+ * A child's end wakes its parent (swf_asl__child_done). The parent fails
+ * with the first child error (or States.ExceedToleratedFailureThreshold
+ * once more iterations failed than it tolerates), stopping its other
+ * children at once, before any of them starts more work; otherwise, when
+ * all are done, the results in order are the state's result.
+ *
+ * The fields are read through exec_io.c, in either query language.
+ */
+#include <assert.h>
+
+#include "decider/asl/exec_internal.h"
+#include "protocol/json.h"
+#include "protocol/limits.h"
+
+/* "Name[i]" under the parent's path: a child frame's position. */
+static char *child_path(frame_t *f, size_t i)
+{
+    return xprintf("%s%s%s[%zu]", f->path, *f->path ? "/" : "", f->name, i);
+}
+
+/* Abandons the children still running. */
+static void children_abandon(swf_asl_exec_t *ex, frame_t *f)
+{
+    for (size_t i = 0; i < f->nchildren; i++) {
+        if (f->children[i] != NULL) {
+            swf_asl__frame_abandon(ex, f->children[i]);
+            f->children[i] = NULL;
+        }
+    }
+}
+
+step_t swf_asl__parallel_enter(swf_asl_exec_t *ex, frame_t *f)
+{
+    swf_asl_io_t io;
+    json_object *eff = NULL, *params = NULL, *branches;
+    swf_asl__io_open(&io, ex, f, NULL);
+    /* Parameters (Arguments in JSONata) is what every branch gets. */
+    swf_error_t *err = swf_asl__io_input(&io, &eff);
+    if (err == NULL)
+        err = swf_asl__io_arguments(&io, eff, &params);
+    json_object_put(eff);
+    swf_asl__io_close(&io);
+    if (err != NULL)
+        return swf_asl__state_fail_with(ex, f, err);
+    json_object_put(f->effective);
+    f->effective = params;
+    swf_json_get(f->state, "Branches", &branches);
+    swf_asl__frame_clear_children(f);
+    size_t n = json_object_array_length(branches);
+    f->nchildren = n;
+    f->children = xcalloc(n, sizeof(frame_t *));
+    f->results = xcalloc(n, sizeof(json_object *));
+    f->phase = PH_CHILDREN;
+    f->max_running = 0;
+    f->tolerance = false;
+    for (size_t i = 0; i < n; i++) {
+        frame_t *c = swf_asl__frame_new(ex, f, i, child_path(f, i),
+                                        json_object_array_get_idx(branches, i), params);
+        c->entered_ms = ex->now_ms;
+        f->children[i] = c;
+        f->started++;
+        f->running++;
+        swf_asl__enqueue(ex, c);
+    }
+    return n == 0 ? STEP_CONTINUE : STEP_BLOCKED;
+}
+
+static swf_error_t *map_start_child(swf_asl_exec_t *ex, frame_t *f)
+{
+    size_t i = f->started;
+    json_object *item = json_object_array_get_idx(f->items, i), *input = NULL;
+    json_object *processor;
+    if (!swf_json_get(f->state, "ItemProcessor", &processor))
+        swf_json_get(f->state, "Iterator", &processor);
+    if (f->batched) {
+        input = swf_json_ref(item);
+    } else {
+        swf_error_t *err = swf_asl__io_item_input(ex, f, i, item, &input);
+        if (err)
+            return err;
+    }
+    frame_t *c = swf_asl__frame_new(ex, f, i, child_path(f, i), processor, input);
+    json_object_put(input);
+    c->entered_ms = ex->now_ms;
+    f->children[i] = c;
+    f->started++;
+    f->running++;
+    swf_asl__enqueue(ex, c);
+    return NULL;
+}
+
+/* ItemBatcher: replaces *items by batches {"Items": [...]} (with
+ * "BatchInput" when given) of at most MaxItemsPerBatch items and
+ * MaxInputBytesPerBatch bytes, each item after ItemSelector (AWS,
+ * input-output-itembatcher.html). */
+static swf_error_t *map_batch(swf_asl_io_t *io, json_object *batcher, json_object **items)
+{
+    swf_asl_exec_t *ex = io->ex;
+    frame_t *f = io->f;
+    double max_items = 0, max_bytes = 0;
+    json_object *bi = NULL, *batches = NULL, *batch = NULL, *list = NULL;
+    swf_error_t *err = swf_asl__io_batcher_limit(io, batcher, "MaxItemsPerBatch",
+                                                 "MaxItemsPerBatchPath", &max_items);
+    if (err == NULL)
+        err = swf_asl__io_batcher_limit(io, batcher, "MaxInputBytesPerBatch",
+                                        "MaxInputBytesPerBatchPath", &max_bytes);
+    if (err == NULL)
+        err = swf_asl__io_batch_input(io, batcher, &bi);
+    if (err != NULL) {
+        json_object_put(bi);
+        return err;
+    }
+    size_t n = json_object_array_length(*items), in_batch = 0, bytes = 0;
+    size_t base =
+        strlen("{\"Items\":[]}") + (bi ? strlen(",\"BatchInput\":") + strlen(swf_json_str(bi)) : 0);
+    batches = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+        json_object *input = NULL;
+        err = swf_asl__io_item_input(ex, f, i, json_object_array_get_idx(*items, i), &input);
+        if (err != NULL)
+            break;
+        size_t size = strlen(swf_json_str(input)) + (in_batch > 0 ? 1 : 0);
+        if (batch != NULL && ((max_items > 0 && (double)in_batch >= max_items) ||
+                              (max_bytes > 0 && (double)(base + bytes + size) > max_bytes)))
+            batch = NULL;
+        if (batch == NULL) {
+            batch = json_object_new_object();
+            list = json_object_new_array();
+            if (bi != NULL)
+                swf_json_add(batch, "BatchInput", swf_json_ref(bi));
+            swf_json_add(batch, "Items", list);
+            json_object_array_add(batches, batch);
+            in_batch = bytes = 0;
+            size = strlen(swf_json_str(input));
+        }
+        json_object_array_add(list, input);
+        in_batch++;
+        bytes += size;
+    }
+    json_object_put(bi);
+    if (err != NULL) {
+        json_object_put(batches);
+        return err;
+    }
+    json_object_put(*items);
+    *items = batches;
+    return NULL;
+}
+
+step_t swf_asl__map_enter(swf_asl_exec_t *ex, frame_t *f)
+{
+    swf_asl_io_t io;
+    json_object *eff = NULL, *items = NULL;
+    swf_asl__io_open(&io, ex, f, NULL);
+    swf_error_t *err = swf_asl__io_input(&io, &eff);
+    if (err == NULL)
+        err = swf_asl__io_items(&io, eff, &items);
+    if (err == NULL && !json_object_is_type(items, json_type_array))
+        err = swf_error_states(ERR_RUNTIME, "the Map state '%s' needs an array of items, not %s",
+                               f->name, swf_json_type_name(items));
+    if (err == NULL && json_object_array_length(items) > SWF_LIMIT_MAP_ITEMS)
+        err = swf_error_states(ERR_RUNTIME, "the Map state '%s' has %zu items, the limit is %d",
+                               f->name, json_object_array_length(items), SWF_LIMIT_MAP_ITEMS);
+    double maxc = 0, tcount = 0, tpct = 0;
+    bool has_max = false, has_count = false, has_pct = false;
+    if (err == NULL)
+        err = swf_asl__io_map_number(&io, eff, "MaxConcurrency", "MaxConcurrencyPath", &maxc,
+                                     &has_max);
+    if (err == NULL)
+        err = swf_asl__io_map_number(&io, eff, "ToleratedFailureCount", "ToleratedFailureCountPath",
+                                     &tcount, &has_count);
+    if (err == NULL)
+        err = swf_asl__io_map_number(&io, eff, "ToleratedFailurePercentage",
+                                     "ToleratedFailurePercentagePath", &tpct, &has_pct);
+    if (err != NULL) {
+        swf_asl__io_close(&io);
+        json_object_put(eff);
+        json_object_put(items);
+        return swf_asl__state_fail_with(ex, f, err);
+    }
+    json_object_put(f->effective);
+    f->effective = eff;
+    swf_asl__frame_clear_children(f);
+    json_object *batcher;
+    f->batched = swf_json_get(f->state, "ItemBatcher", &batcher) &&
+                 json_object_is_type(batcher, json_type_object);
+    if (f->batched)
+        err = map_batch(&io, batcher, &items);
+    swf_asl__io_close(&io);
+    if (err != NULL) {
+        json_object_put(items);
+        return swf_asl__state_fail_with(ex, f, err);
+    }
+    size_t n = json_object_array_length(items);
+    f->items = items;
+    f->nchildren = n;
+    f->children = xcalloc(n, sizeof(frame_t *));
+    f->results = xcalloc(n, sizeof(json_object *));
+    f->max_running = has_max ? (size_t)maxc : 0;
+    f->tolerance = has_count || has_pct;
+    f->tolerated_count = has_count ? (size_t)tcount : (size_t)-1;
+    f->tolerated_pct = has_pct ? tpct : 100.0;
+    if (!has_count && has_pct)
+        f->tolerated_count = (size_t)-1;
+    if (has_count && !has_pct)
+        f->tolerated_pct = 100.0;
+    f->phase = PH_CHILDREN;
+    return STEP_CONTINUE; /* children start in the PH_CHILDREN step */
+}
+
+static bool tolerated(frame_t *f)
+{
+    if (!f->tolerance)
+        return false;
+    if (f->tolerated_count != (size_t)-1 && f->failed > f->tolerated_count)
+        return false;
+    if (f->nchildren > 0 && (double)f->failed * 100.0 / (double)f->nchildren > f->tolerated_pct)
+        return false;
+    return true;
+}
+
+step_t swf_asl__children_step(swf_asl_exec_t *ex, frame_t *f)
+{
+    if (f->child_failed) {
+        children_abandon(ex, f);
+        char *error = f->child_error, *cause = f->child_cause;
+        f->child_error = f->child_cause = NULL;
+        swf_asl__frame_clear_children(f);
+        step_t s = swf_asl__state_error(ex, f, error, cause);
+        free(error);
+        free(cause);
+        return s;
+    }
+    if (f->info->type == ST_MAP) {
+        while (f->started < f->nchildren && (f->max_running == 0 || f->running < f->max_running)) {
+            swf_error_t *err = map_start_child(ex, f);
+            if (err != NULL) {
+                children_abandon(ex, f);
+                swf_asl__frame_clear_children(f);
+                return swf_asl__state_fail_with(ex, f, err);
+            }
+        }
+    }
+    if (f->finished < f->nchildren)
+        return STEP_BLOCKED;
+    json_object *arr = json_object_new_array_ext((int)f->nchildren);
+    for (size_t i = 0; i < f->nchildren; i++) {
+        json_object_array_add(arr, f->results[i]);
+        f->results[i] = NULL;
+    }
+    swf_asl__frame_clear_children(f);
+    step_t s = swf_asl__state_result(ex, f, arr);
+    json_object_put(arr);
+    return s;
+}
+
+void swf_asl__child_done(swf_asl_exec_t *ex, frame_t *c)
+{
+    frame_t *p = c->parent;
+    assert(p != NULL && p->phase == PH_CHILDREN && p->children[c->index] == c);
+    p->children[c->index] = NULL;
+    p->finished++;
+    p->running--;
+    if (c->ok) {
+        p->results[c->index] = c->output;
+        c->output = NULL;
+    } else {
+        p->failed++;
+        p->results[c->index] = swf_asl__error_object(c->error, c->cause);
+        if (!p->child_failed && !tolerated(p)) {
+            /* Stop the siblings now, before any of them starts more work:
+             * AWS starts no further iteration once one has failed. */
+            p->child_failed = true;
+            children_abandon(ex, p);
+            if (p->tolerance) {
+                p->child_error = xstrdup(ERR_TOLERATED);
+                p->child_cause = xprintf("the Map state '%s' failed because %zu of its %zu "
+                                         "iterations failed, more than it tolerates",
+                                         p->name, p->failed, p->nchildren);
+            } else {
+                p->child_error = xstrdup(c->error);
+                p->child_cause = xstrdup(c->cause);
+            }
+        }
+    }
+    swf_asl__frame_bury(ex, c);
+    swf_asl__enqueue(ex, p);
+}
