@@ -84,8 +84,7 @@ swf_error_t *swf_kafka_conf_set(rd_kafka_conf_t *conf, const char *key, const ch
  * messages take 44 ms on loopback. SWF_KAFKA_DEBUG passes librdkafka's own
  * tracing contexts ("msg,fetch", "cgrp", "all").
  */
-rd_kafka_conf_t *swf_kafka__conf_new(const char *brokers, const char *client_id,
-                                     swf_error_t **err)
+rd_kafka_conf_t *swf_kafka__conf_new(const char *brokers, const char *client_id, swf_error_t **err)
 {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     const char *debug = getenv("SWF_KAFKA_DEBUG");

@@ -56,8 +56,9 @@ swf_error_t *swf_kafka_consumer_new(const swf_kafka_consumer_config_t *cfg, rd_k
         (err = swf_kafka_conf_set(conf, "auto.offset.reset", "earliest")) ||
         (err = swf_kafka_conf_set(conf, "topic.metadata.refresh.interval.ms", "2000")) ||
         (err = swf_kafka_conf_set(conf, "fetch.wait.max.ms", wait)) ||
-        (session_ms > 0 && ((err = swf_kafka_conf_set(conf, "session.timeout.ms", session)) ||
-                            (err = swf_kafka_conf_set(conf, "heartbeat.interval.ms", heartbeat))))) {
+        (session_ms > 0 &&
+         ((err = swf_kafka_conf_set(conf, "session.timeout.ms", session)) ||
+          (err = swf_kafka_conf_set(conf, "heartbeat.interval.ms", heartbeat))))) {
         rd_kafka_conf_destroy(conf);
         return err;
     }
@@ -104,8 +105,8 @@ swf_error_t *swf_kafka_rebalance_apply(rd_kafka_t *consumer, rd_kafka_resp_err_t
     }
     if (failed != NULL) {
         /* Only a misuse of librdkafka's API fails here. */
-        swf_error_t *err = swf_error_new(SWF_E_KAFKA, NULL, "rebalance: %s",
-                                         rd_kafka_error_string(failed));
+        swf_error_t *err =
+            swf_error_new(SWF_E_KAFKA, NULL, "rebalance: %s", rd_kafka_error_string(failed));
         rd_kafka_error_destroy(failed);
         return err;
     }

@@ -30,17 +30,17 @@ bool swf_kafka_retriable(rd_kafka_resp_err_t code)
     case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
     case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
     /* The broker: Kafka documents each as retriable. */
-    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:         /* replicas acked too late */
-    case RD_KAFKA_RESP_ERR_NETWORK_EXCEPTION:         /* between brokers */
-    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:     /* being created, or metadata stale */
-    case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:      /* an election is under way */
-    case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:  /* leadership moved */
-    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS:       /* below min.insync.replicas for now */
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:                /* replicas acked too late */
+    case RD_KAFKA_RESP_ERR_NETWORK_EXCEPTION:                /* between brokers */
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:            /* being created, or metadata stale */
+    case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:             /* an election is under way */
+    case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:         /* leadership moved */
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS:              /* below min.insync.replicas for now */
     case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND: /* the same, found late */
-    case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE: /* the group coordinator is moving */
-    case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:           /* it moved */
-    case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS: /* it is loading the group */
-    case RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS:     /* a commit during a rebalance */
+    case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE:        /* the group coordinator is moving */
+    case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:                  /* it moved */
+    case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS:     /* it is loading the group */
+    case RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS:            /* a commit during a rebalance */
         return true;
     default:
         return false;

@@ -9,12 +9,10 @@
 /* A configuration with what every client of swf shares: the brokers, the
  * client id (NULL: librdkafka's), Nagle off, SWF_KAFKA_DEBUG. NULL and
  * *err set when librdkafka refuses one. */
-rd_kafka_conf_t *swf_kafka__conf_new(const char *brokers, const char *client_id,
-                                     swf_error_t **err);
+rd_kafka_conf_t *swf_kafka__conf_new(const char *brokers, const char *client_id, swf_error_t **err);
 
 /* Makes the client from conf (which it takes, whatever happens), after the
  * deployment's own properties (SWF_KAFKA_CONFIG_FILE) were added. */
-swf_error_t *swf_kafka__client_new(rd_kafka_type_t type, rd_kafka_conf_t *conf,
-                                   rd_kafka_t **out);
+swf_error_t *swf_kafka__client_new(rd_kafka_type_t type, rd_kafka_conf_t *conf, rd_kafka_t **out);
 
 #endif

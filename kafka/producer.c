@@ -98,11 +98,10 @@ static rd_kafka_resp_err_t produce(rd_kafka_t *producer, const char *topic, cons
         return RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE;
     rd_kafka_resp_err_t code;
     for (int waited_ms = 0;; waited_ms += 10) {
-        code = rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(topic),
-                                 RD_KAFKA_V_KEY(key, key ? strlen(key) : 0),
-                                 RD_KAFKA_V_VALUE((void *)payload, len),
-                                 RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                                 RD_KAFKA_V_OPAQUE(msg_opaque), RD_KAFKA_V_END);
+        code = rd_kafka_producev(
+            producer, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_KEY(key, key ? strlen(key) : 0),
+            RD_KAFKA_V_VALUE((void *)payload, len), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+            RD_KAFKA_V_OPAQUE(msg_opaque), RD_KAFKA_V_END);
         if (code != RD_KAFKA_RESP_ERR__QUEUE_FULL || waited_ms >= SWF_KAFKA_QUEUE_FULL_MS)
             return code;
         rd_kafka_poll(producer, 10); /* delivery reports make room */
@@ -130,8 +129,8 @@ void swf_kafka_send_start(rd_kafka_t *producer, swf_kafka_out_t *msgs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         msgs[i].result = pending;
-        rd_kafka_resp_err_t code = produce(producer, msgs[i].topic, msgs[i].key, msgs[i].payload,
-                                           msgs[i].len, &msgs[i]);
+        rd_kafka_resp_err_t code =
+            produce(producer, msgs[i].topic, msgs[i].key, msgs[i].payload, msgs[i].len, &msgs[i]);
         if (code != RD_KAFKA_RESP_ERR_NO_ERROR)
             msgs[i].result = code;
     }

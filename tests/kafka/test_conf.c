@@ -91,8 +91,8 @@ Test(kafka_conf, refuses_what_swf_sets_itself)
         int n = snprintf(text, sizeof(text), "linger.ms=1\n%s = 1\n", keys[i]);
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
         char where[128];
-        expect_error(swf_kafka_conf_file_apply(write_file(text, (size_t)n), conf),
-                     SWF_E_INPUT, keys[i]);
+        expect_error(swf_kafka_conf_file_apply(write_file(text, (size_t)n), conf), SWF_E_INPUT,
+                     keys[i]);
         snprintf(where, sizeof(where), "%s:2: %s is swf's to set", path, keys[i]);
         swf_error_t *again = swf_kafka_conf_file_apply(path, conf);
         cr_assert_not_null(again);
@@ -109,21 +109,21 @@ Test(kafka_conf, names_the_line_of_a_bad_one)
 {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     const char no_eq[] = "linger.ms=1\n\njust words\n";
-    expect_error(swf_kafka_conf_file_apply(write_file(no_eq, strlen(no_eq)), conf),
-                 SWF_E_INPUT, ":3: expected key=value");
+    expect_error(swf_kafka_conf_file_apply(write_file(no_eq, strlen(no_eq)), conf), SWF_E_INPUT,
+                 ":3: expected key=value");
     unlink(path);
     const char no_key[] = " = 3\n";
-    expect_error(swf_kafka_conf_file_apply(write_file(no_key, strlen(no_key)), conf),
-                 SWF_E_INPUT, ":1: a property without a name");
+    expect_error(swf_kafka_conf_file_apply(write_file(no_key, strlen(no_key)), conf), SWF_E_INPUT,
+                 ":1: a property without a name");
     unlink(path);
     /* librdkafka's own refusal, with the place in the file */
     const char unknown[] = "linger.ms=1\nno.such.property=1\n";
-    expect_error(swf_kafka_conf_file_apply(write_file(unknown, strlen(unknown)), conf),
-                 SWF_E_INPUT, ":2: kafka setting no.such.property: No such configuration property");
+    expect_error(swf_kafka_conf_file_apply(write_file(unknown, strlen(unknown)), conf), SWF_E_INPUT,
+                 ":2: kafka setting no.such.property: No such configuration property");
     unlink(path);
     const char nul[] = "linger.ms=1\nclient.rack=a\0b\n";
-    expect_error(swf_kafka_conf_file_apply(write_file(nul, sizeof(nul) - 1), conf),
-                 SWF_E_INPUT, ":2: a NUL byte");
+    expect_error(swf_kafka_conf_file_apply(write_file(nul, sizeof(nul) - 1), conf), SWF_E_INPUT,
+                 ":2: a NUL byte");
     rd_kafka_conf_destroy(conf);
 }
 
@@ -153,10 +153,9 @@ Test(kafka_conf, refuses_a_file_or_line_over_its_limit)
 Test(kafka_conf, a_missing_file_or_a_directory_is_an_error)
 {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    expect_error(swf_kafka_conf_file_apply("/nonexistent/swf.properties", conf),
-                 SWF_E_IO, "/nonexistent/swf.properties: No such file");
-    expect_error(swf_kafka_conf_file_apply("/tmp", conf), SWF_E_IO,
-                 "/tmp: Is a directory");
+    expect_error(swf_kafka_conf_file_apply("/nonexistent/swf.properties", conf), SWF_E_IO,
+                 "/nonexistent/swf.properties: No such file");
+    expect_error(swf_kafka_conf_file_apply("/tmp", conf), SWF_E_IO, "/tmp: Is a directory");
     rd_kafka_conf_destroy(conf);
 }
 

@@ -5,31 +5,17 @@
  */
 #include <criterion/criterion.h>
 #include <string.h>
-#include <time.h>
 
-#include "kafka/kafka.h"
 #include "protocol/bounded.h"
-#include "tests/worker/kafka_fixture.h"
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void check(swf_error_t *err)
-{
-    cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
-}
+#include "tests/kafka/fixture.h"
 
 static rd_kafka_t *consumer_of(fx_kafka_t *k, const char *group, const char *topic)
 {
     rd_kafka_t *c = NULL;
-    check(swf_kafka_consumer_new(
+    kt_check(swf_kafka_consumer_new(
         &(swf_kafka_consumer_config_t){.brokers = k->brokers, .group = group}, &c));
     const char *topics[1] = {topic};
-    check(swf_kafka_subscribe(c, topics, 1));
+    kt_check(swf_kafka_subscribe(c, topics, 1));
     return c;
 }
 
@@ -37,10 +23,10 @@ static rd_kafka_t *consumer_of(fx_kafka_t *k, const char *group, const char *top
 static size_t take(rd_kafka_t *c, rd_kafka_message_t **out, size_t n)
 {
     size_t got = 0;
-    for (int64_t until = mono_ms() + 60000; got < n && mono_ms() < until;) {
+    for (int64_t until = kt_mono_ms() + 60000; got < n && kt_mono_ms() < until;) {
         swf_error_t *err = NULL;
         got += swf_kafka_poll(c, 200, 50, out + got, n - got, &err);
-        check(err);
+        kt_check(err);
     }
     return got;
 }
@@ -56,7 +42,7 @@ Test(kafka_consumer, a_batch_is_taken_and_committed_past_its_last_message)
     cr_assert_eq(take(c, m, 5), 5);
     for (int i = 0; i < 5; i++)
         cr_expect_eq(m[i]->offset, i, "in order, from the earliest offset of a new group");
-    check(swf_kafka_commit(c, m, 5, false));
+    kt_check(swf_kafka_commit(c, m, 5, false));
     for (int i = 0; i < 5; i++)
         rd_kafka_message_destroy(m[i]);
     cr_assert(swf_kafka_consumer_close(c, SWF_KAFKA_CLOSE_MS, NULL, NULL, NULL));
@@ -88,7 +74,7 @@ Test(kafka_consumer, a_topic_that_does_not_exist_yet_is_no_error)
     fx_kafka_start(&k, "c");
     rd_kafka_t *c = consumer_of(&k, "g-none", "swf.tasks.nobody");
     rd_kafka_message_t *m[1];
-    for (int64_t until = mono_ms() + 3000; mono_ms() < until;) {
+    for (int64_t until = kt_mono_ms() + 3000; kt_mono_ms() < until;) {
         swf_error_t *err = NULL;
         cr_assert_eq(swf_kafka_poll(c, 200, 0, m, 1, &err), 0);
         cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
@@ -97,35 +83,26 @@ Test(kafka_consumer, a_topic_that_does_not_exist_yet_is_no_error)
     fx_kafka_stop(&k);
 }
 
-static void expect_setting(rd_kafka_t *rk, const char *key, const char *want)
-{
-    char got[64];
-    size_t size = sizeof(got);
-    cr_assert_eq(rd_kafka_conf_get(rd_kafka_conf(rk), key, got, &size), RD_KAFKA_CONF_OK, "%s",
-                 key);
-    cr_expect_str_eq(got, want, "%s", key);
-}
-
 Test(kafka_consumer, the_settings_swf_relies_on_are_set)
 {
     setenv("SWF_KAFKA_FETCH_WAIT_MS", "7", 1);
     setenv("SWF_KAFKA_SESSION_TIMEOUT_MS", "6000", 1);
     rd_kafka_t *c = NULL;
     swf_kafka_consumer_config_t cfg = {.brokers = "127.0.0.1:1", .group = "g"};
-    check(swf_kafka_consumer_new(&cfg, &c));
-    expect_setting(c, "enable.auto.commit", "false");
-    expect_setting(c, "auto.offset.reset", "smallest");
-    expect_setting(c, "fetch.wait.max.ms", "7");
-    expect_setting(c, "session.timeout.ms", "6000");
-    expect_setting(c, "heartbeat.interval.ms", "1500");
-    expect_setting(c, "allow.auto.create.topics", "false");
+    kt_check(swf_kafka_consumer_new(&cfg, &c));
+    kt_expect_setting(c, "enable.auto.commit", "false");
+    kt_expect_setting(c, "auto.offset.reset", "smallest");
+    kt_expect_setting(c, "fetch.wait.max.ms", "7");
+    kt_expect_setting(c, "session.timeout.ms", "6000");
+    kt_expect_setting(c, "heartbeat.interval.ms", "1500");
+    kt_expect_setting(c, "allow.auto.create.topics", "false");
     rd_kafka_destroy(c);
     /* The caller's own session timeout wins; the heartbeat stays at
      * librdkafka's 3 s for a long one. */
     cfg.session_timeout_ms = 60000;
-    check(swf_kafka_consumer_new(&cfg, &c));
-    expect_setting(c, "session.timeout.ms", "60000");
-    expect_setting(c, "heartbeat.interval.ms", "3000");
+    kt_check(swf_kafka_consumer_new(&cfg, &c));
+    kt_expect_setting(c, "session.timeout.ms", "60000");
+    kt_expect_setting(c, "heartbeat.interval.ms", "3000");
     rd_kafka_destroy(c);
 }
 
@@ -159,9 +136,9 @@ Test(kafka_consumer, a_close_ends_within_its_bound_when_kafka_does_not_answer)
     rd_kafka_message_destroy(m[0]);
     cr_assert_eq(rd_kafka_mock_broker_set_rtt(k.mock, 1, 100000), 0);
     int marks = 0;
-    int64_t t0 = mono_ms();
+    int64_t t0 = kt_mono_ms();
     bool ended = swf_kafka_consumer_close(c, 2000, NULL, mark, &marks);
-    int64_t took = mono_ms() - t0;
+    int64_t took = kt_mono_ms() - t0;
     cr_assert_not(ended, "a close that Kafka never confirmed reported success");
     cr_expect_lt(took, 30000, "a hang guard: %lld ms", (long long)took);
     /* The broker answers again and drops its connections, so the held

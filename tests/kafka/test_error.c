@@ -45,9 +45,12 @@ Test(kafka_error, what_passes_by_itself_is_retriable)
 Test(kafka_error, a_wrong_request_is_not_retriable)
 {
     const rd_kafka_resp_err_t codes[] = {
-        RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, RD_KAFKA_RESP_ERR_INVALID_CONFIG,
-        RD_KAFKA_RESP_ERR__INVALID_ARG,             RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE,
-        RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION,          RD_KAFKA_RESP_ERR__FATAL,
+        RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
+        RD_KAFKA_RESP_ERR_INVALID_CONFIG,
+        RD_KAFKA_RESP_ERR__INVALID_ARG,
+        RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE,
+        RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION,
+        RD_KAFKA_RESP_ERR__FATAL,
     };
     for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
         cr_expect_not(swf_kafka_retriable(codes[i]), "%s", rd_kafka_err2name(codes[i]));

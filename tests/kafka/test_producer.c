@@ -6,33 +6,19 @@
  */
 #include <criterion/criterion.h>
 #include <string.h>
-#include <time.h>
 
-#include "kafka/kafka.h"
-#include "tests/worker/kafka_fixture.h"
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void check(swf_error_t *err)
-{
-    cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
-}
+#include "tests/kafka/fixture.h"
 
 Test(kafka_producer, a_send_returns_once_every_message_is_acknowledged)
 {
     fx_kafka_t k;
     fx_kafka_start(&k, "p");
     rd_kafka_t *p = NULL;
-    check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = k.brokers}, &p));
+    kt_check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = k.brokers}, &p));
     swf_kafka_out_t outs[3] = {{"swf.inbox", "e1", "{\"n\":1}", 7, 0},
                                {"swf.inbox", "e2", "{\"n\":2}", 7, 0},
                                {"swf.inbox", NULL, "{\"n\":3}", 7, 0}};
-    check(swf_kafka_send(p, outs, 3));
+    kt_check(swf_kafka_send(p, outs, 3));
     for (int i = 0; i < 3; i++)
         cr_expect_eq(outs[i].result, RD_KAFKA_RESP_ERR_NO_ERROR);
     rd_kafka_t *r = fx_reader(&k, "swf.inbox", 1);
@@ -52,7 +38,7 @@ Test(kafka_producer, a_message_over_the_protocols_bound_never_reaches_kafka)
     fx_kafka_t k;
     fx_kafka_start(&k, "p");
     rd_kafka_t *p = NULL;
-    check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = k.brokers}, &p));
+    kt_check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = k.brokers}, &p));
     size_t n = SWF_MSG_MAX_BYTES + 1;
     char *big = malloc(n);
     cr_assert_not_null(big);
@@ -70,7 +56,7 @@ Test(kafka_producer, a_message_over_the_protocols_bound_never_reaches_kafka)
     swf_error_free(err);
     /* Exactly the bound goes (librdkafka's own default limit is lower). */
     out.len = SWF_MSG_MAX_BYTES;
-    check(swf_kafka_send(p, &out, 1));
+    kt_check(swf_kafka_send(p, &out, 1));
     free(big);
     swf_kafka_producer_free(p);
     fx_kafka_stop(&k);
@@ -101,10 +87,10 @@ Test(kafka_producer, a_callback_gets_each_report_with_its_message_opaque)
     swf_kafka_producer_config_t cfg = {
         .brokers = k.brokers, .idempotent = true, .on_delivery = on_delivery, .ctx = &r};
     rd_kafka_t *p = NULL;
-    check(swf_kafka_producer_new(&cfg, &p));
-    check(swf_kafka_produce(p, "swf.inbox", "e", "1", 1, &a));
-    check(swf_kafka_produce(p, "swf.inbox", "e", "2", 1, &b));
-    for (int64_t until = mono_ms() + 30000; r.n < 2 && mono_ms() < until;)
+    kt_check(swf_kafka_producer_new(&cfg, &p));
+    kt_check(swf_kafka_produce(p, "swf.inbox", "e", "1", 1, &a));
+    kt_check(swf_kafka_produce(p, "swf.inbox", "e", "2", 1, &b));
+    for (int64_t until = kt_mono_ms() + 30000; r.n < 2 && kt_mono_ms() < until;)
         rd_kafka_poll(p, 100);
     cr_assert_eq(r.n, 2);
     cr_expect_eq(r.opaques[0], &a, "one partition, one producer: reports in order");
@@ -115,31 +101,22 @@ Test(kafka_producer, a_callback_gets_each_report_with_its_message_opaque)
     fx_kafka_stop(&k);
 }
 
-static void expect_setting(rd_kafka_t *rk, const char *key, const char *want)
-{
-    char got[64];
-    size_t size = sizeof(got);
-    cr_assert_eq(rd_kafka_conf_get(rd_kafka_conf(rk), key, got, &size), RD_KAFKA_CONF_OK, "%s",
-                 key);
-    cr_expect_str_eq(got, want, "%s", key);
-}
-
 Test(kafka_producer, the_settings_swf_relies_on_are_set)
 {
     setenv("SWF_KAFKA_SEND_TIMEOUT_MS", "4000", 1);
     rd_kafka_t *p = NULL;
-    check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = "127.0.0.1:1"}, &p));
-    expect_setting(p, "acks", "-1");
-    expect_setting(p, "enable.idempotence", "false");
-    expect_setting(p, "message.timeout.ms", "4000");
-    expect_setting(p, "socket.nagle.disable", "true");
+    kt_check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = "127.0.0.1:1"}, &p));
+    kt_expect_setting(p, "acks", "-1");
+    kt_expect_setting(p, "enable.idempotence", "false");
+    kt_expect_setting(p, "message.timeout.ms", "4000");
+    kt_expect_setting(p, "socket.nagle.disable", "true");
     swf_kafka_producer_free(p);
     swf_kafka_producer_config_t cfg = {
         .brokers = "127.0.0.1:1", .client_id = "me", .idempotent = true, .send_timeout_ms = 9000};
-    check(swf_kafka_producer_new(&cfg, &p));
-    expect_setting(p, "enable.idempotence", "true");
-    expect_setting(p, "message.timeout.ms", "9000");
-    expect_setting(p, "client.id", "me");
+    kt_check(swf_kafka_producer_new(&cfg, &p));
+    kt_expect_setting(p, "enable.idempotence", "true");
+    kt_expect_setting(p, "message.timeout.ms", "9000");
+    kt_expect_setting(p, "client.id", "me");
     swf_kafka_producer_free(p);
 }
 
@@ -147,11 +124,11 @@ Test(kafka_producer, a_cluster_out_of_reach_fails_retriably_within_the_send_time
 {
     swf_kafka_producer_config_t cfg = {.brokers = "127.0.0.1:1", .send_timeout_ms = 1000};
     rd_kafka_t *p = NULL;
-    check(swf_kafka_producer_new(&cfg, &p));
+    kt_check(swf_kafka_producer_new(&cfg, &p));
     swf_kafka_out_t out = {"swf.inbox", "e", "{}", 2, 0};
-    int64_t t0 = mono_ms();
+    int64_t t0 = kt_mono_ms();
     swf_error_t *err = swf_kafka_send(p, &out, 1);
-    int64_t took = mono_ms() - t0;
+    int64_t took = kt_mono_ms() - t0;
     cr_assert_not_null(err);
     cr_expect_eq(swf_error_code(err), SWF_E_KAFKA);
     cr_expect(swf_error_retriable(err), "%s", swf_error_message(err));

@@ -6,13 +6,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "kafka/kafka.h"
-#include "tests/worker/kafka_fixture.h"
-
-static void check(swf_error_t *err)
-{
-    cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
-}
+#include "tests/kafka/fixture.h"
 
 /* The partitions of a topic, from the cluster's metadata. */
 static int partitions_of(rd_kafka_t *rk, const char *topic)
@@ -32,9 +26,9 @@ Test(kafka_topic, ensure_accepts_a_topic_that_exists_and_makes_one_that_does_not
     fx_kafka_t k;
     fx_kafka_start(&k, "t");
     rd_kafka_t *p = NULL;
-    check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = k.brokers}, &p));
-    check(swf_kafka_topic_ensure(p, "swf.inbox", 4, 10000));
-    check(swf_kafka_topic_ensure(p, "swf.tasks.made-here", 3, 10000));
+    kt_check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = k.brokers}, &p));
+    kt_check(swf_kafka_topic_ensure(p, "swf.inbox", 4, 10000));
+    kt_check(swf_kafka_topic_ensure(p, "swf.tasks.made-here", 3, 10000));
     /* The mock cluster has no CreateTopics: its own count, not 3. */
     cr_expect_gt(partitions_of(p, "swf.tasks.made-here"), 0);
     swf_kafka_producer_free(p);
@@ -46,12 +40,12 @@ Test(kafka_topic, the_poster_makes_its_topics_and_says_what_went)
     fx_kafka_t k;
     fx_kafka_start(&k, "t");
     rd_kafka_t *p = NULL;
-    check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = k.brokers}, &p));
+    kt_check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = k.brokers}, &p));
     swf_kafka_poster_t *poster = swf_kafka_poster_new(p, 2);
     swf_msg_post_t posts[2] = {{"swf.tasks.fresh", "e1", "{\"n\":1}", 7, false},
                                {"swf.inbox", "e2", "{\"n\":2}", 7, false}};
     swf_msg_send_fn send = swf_kafka_poster_send; /* what history/service.h takes */
-    check(send(poster, posts, 2));
+    kt_check(send(poster, posts, 2));
     cr_expect(posts[0].sent);
     cr_expect(posts[1].sent);
     rd_kafka_t *r = fx_reader(&k, "swf.tasks.fresh", partitions_of(p, "swf.tasks.fresh"));
