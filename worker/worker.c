@@ -361,9 +361,8 @@ swf_error_t *swf_worker_new(const swf_worker_config_t *config, swf_worker_t **ou
     w->max_in_flight = config->max_in_flight ? config->max_in_flight : 1;
     swf_kafka_names_t env;
     swf_kafka_names_env(&env);
-    w->task_topic =
-        fmt2(config->task_topic_prefix ? config->task_topic_prefix : env.task_prefix,
-             config->task_list);
+    w->task_topic = fmt2(config->task_topic_prefix ? config->task_topic_prefix : env.task_prefix,
+                         config->task_list);
     w->inbox_topic = dup_str(config->inbox_topic ? config->inbox_topic : env.inbox);
     w->dlq_topic = dup_str(config->dlq_topic ? config->dlq_topic : env.dlq);
     w->group_id =
@@ -424,8 +423,9 @@ swf_error_t *swf_worker_close(swf_worker_t *w)
         return NULL;
     if (w->producer != NULL)
         rd_kafka_flush(w->producer, SWF_WORKER_CLOSE_MS);
-    if (w->consumer != NULL && !swf_kafka_consumer_close(w->consumer, SWF_WORKER_CLOSE_MS,
-                                                         consumer_close_first, worker_free_rest, w)) {
+    if (w->consumer != NULL &&
+        !swf_kafka_consumer_close(w->consumer, SWF_WORKER_CLOSE_MS, consumer_close_first,
+                                  worker_free_rest, w)) {
         /* w now belongs to the close that overran: freed if it ever ends. */
         return swf_error_new(SWF_E_KAFKA, NULL,
                              "the consumer of %s did not leave its group within %d ms (Kafka "
@@ -555,8 +555,7 @@ swf_error_t *swf_worker_heartbeat(swf_worker_t *w, swf_worker_task_t *task, json
     swf_error_t *nul = nul_check(details, "heartbeat's details");
     if (nul != NULL)
         return nul;
-    json_object *m =
-        swf_msg_activity_heartbeat_new(task->msg.task_token, details, details != NULL);
+    json_object *m = swf_msg_activity_heartbeat_new(task->msg.task_token, details, details != NULL);
     swf_error_t *err = queue_send(w, w->inbox_topic, task->msg.execution_id, m, NULL);
     json_object_put(m);
     return err;

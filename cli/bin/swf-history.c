@@ -28,8 +28,8 @@ int main(void)
     swf_kafka_names_t names;
     swf_kafka_names_env(&names);
     rd_kafka_t *producer = NULL;
-    swf_error_t *err = swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = names.brokers},
-                                               &producer);
+    swf_error_t *err =
+        swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = names.brokers}, &producer);
     swf_kafka_poster_t *poster = NULL;
     if (err == NULL) {
         poster = swf_kafka_poster_new(producer, names.task_partitions);
