@@ -403,6 +403,10 @@ static void consumer_close_first(void *arg)
 static void worker_free_rest(void *arg)
 {
     swf_worker_t *w = arg;
+    /* What swf_worker_close's flush did not deliver is given up (its
+     * partition is not committed past it), not waited for again. */
+    if (w->producer != NULL)
+        rd_kafka_purge(w->producer, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
     swf_kafka_producer_free(w->producer);
     while (w->partitions != NULL)
         partition_drop(w, w->partitions);
