@@ -167,7 +167,7 @@ static swf_error_t *get_token(json_object *obj, const char *secret, swf_msg_t *m
 
 static swf_error_t *parse_activity_task(json_object *obj, const char *secret, swf_msg_t *m)
 {
-    json_object *at, *v;
+    json_object *at = NULL, *v;
     swf_error_t *err = get_str(obj, "taskToken", true, SWF_TOKEN_MAX_BYTES, &m->task_token);
     if (err == NULL)
         err = get_str(obj, "executionId", true, SWF_MSG_NAME_BYTES, &m->execution_id);

@@ -692,6 +692,30 @@ Test(worker, a_full_worker_gets_its_next_task_as_the_slot_frees)
     fx_kafka_stop(&k);
 }
 
+/* The worker's clients are kafka/'s, so the deployment's properties file
+ * reaches them: a bad property stops the worker with the file's own
+ * message, a good one lets it start. */
+Test(worker_config, the_properties_file_reaches_the_workers_clients)
+{
+    char path[64];
+    kafka_props_use("no.such.property=1\n", path);
+    swf_worker_config_t cfg = {.brokers = "127.0.0.1:1", .task_list = "t"};
+    swf_worker_t *w = NULL;
+    swf_error_t *err = swf_worker_new(&cfg, &w);
+    cr_assert_not_null(err);
+    cr_expect_eq(swf_error_code(err), SWF_E_INPUT);
+    cr_expect(strstr(swf_error_message(err), "no.such.property") != NULL, "%s",
+              swf_error_message(err));
+    cr_expect_null(w);
+    swf_error_free(err);
+    unlink(path);
+    kafka_props_use("linger.ms=3\nlog_level=0\n", path);
+    err = swf_worker_new(&cfg, &w);
+    cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
+    swf_worker_free(w);
+    unlink(path);
+}
+
 /* Every answer carries the identity, and the decider refuses a message that
  * is not UTF-8: an identity that is not is refused at the start. */
 Test(worker_config, an_identity_that_is_not_utf8_is_refused)
