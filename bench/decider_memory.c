@@ -29,7 +29,7 @@
 
 #include "bench/bench.h"
 #include "cli/dev.h"
-#include "decider/kafka.h"
+#include "kafka/kafka.h"
 #include "history/pg.h"
 #include "protocol/json.h"
 #include "protocol/message.h"
@@ -115,7 +115,8 @@ int main(int argc, char **argv)
     swf_kafka_names_t names;
     swf_kafka_names_env(&names);
     rd_kafka_t *producer;
-    die(swf_kafka_producer_new(swf_dev_brokers(dev), &producer));
+    die(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = swf_dev_brokers(dev)},
+                               &producer));
     swf_decider_t *d = swf_dev_decider(dev, 0);
     long rss0 = rss_kib();
     double heap0 = heap_mib();

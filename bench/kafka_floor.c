@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "decider/kafka.h"
+#include "kafka/kafka.h"
 
 #include <librdkafka/rdkafka_mock.h>
 
@@ -93,9 +93,10 @@ int main(int argc, char **argv)
     rd_kafka_mock_topic_create(mock, "floor", 4, 1);
 
     rd_kafka_t *producer, *consumer;
-    die(swf_kafka_producer_new(brokers, &producer));
+    die(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = brokers}, &producer));
     die(swf_kafka_topic_ensure(producer, "floor", 4, 10000));
-    die(swf_kafka_consumer_new(brokers, "floor", NULL, NULL, &consumer));
+    die(swf_kafka_consumer_new(&(swf_kafka_consumer_config_t){.brokers = brokers, .group = "floor"},
+                               &consumer));
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(4);
     for (int p = 0; p < 4; p++)
         rd_kafka_topic_partition_list_add(l, "floor", p)->offset = RD_KAFKA_OFFSET_BEGINNING;

@@ -21,7 +21,7 @@
 
 #include "bench/bench.h"
 #include "cli/dev.h"
-#include "decider/kafka.h"
+#include "kafka/kafka.h"
 #include "history/pg.h"
 #include "protocol/json.h"
 #include "protocol/message.h"
@@ -249,11 +249,14 @@ int main(int argc, char **argv)
     swf_kafka_names_t names;
     swf_kafka_names_env(&names);
     rd_kafka_t *producer, *consumer;
-    die(swf_kafka_producer_new(swf_dev_brokers(dev), &producer));
+    die(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = swf_dev_brokers(dev)},
+                               &producer));
     char topic[256];
     swf_kafka_task_topic(&names, "bench", topic, sizeof(topic));
     die(swf_kafka_topic_ensure(producer, topic, names.task_partitions, 10000));
-    die(swf_kafka_consumer_new(swf_dev_brokers(dev), "bench-worker", NULL, NULL, &consumer));
+    die(swf_kafka_consumer_new(
+        &(swf_kafka_consumer_config_t){.brokers = swf_dev_brokers(dev), .group = "bench-worker"},
+        &consumer));
     const char *topics[1] = {topic};
     die(swf_kafka_subscribe(consumer, topics, 1));
     settle(dev, deciders, consumer);

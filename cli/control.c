@@ -24,7 +24,7 @@
  * the dead-letter topic (a cause over its limit, a bad token) is refused
  * here, where the person who typed it can see why.
  *
- * The producer (decider/kafka.h) is made per command and destroyed after the
+ * The producer (kafka/kafka.h) is made per command and destroyed after the
  * delivery report: a command line sends one message, so there is nothing to
  * keep.
  */
@@ -36,8 +36,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "decider/kafka.h"
 #include "history/pg.h"
+#include "kafka/kafka.h"
 #include "protocol/json.h"
 #include "protocol/message.h"
 #include "protocol/token.h"
@@ -59,7 +59,7 @@ static const char *brokers_env(void)
 }
 
 /* Sends one message to the inbox under `key` and waits for its delivery
- * report (decider/kafka.h, where librdkafka's errors are translated). */
+ * report (kafka/kafka.h, where librdkafka's errors are translated). */
 static swf_error_t *inbox_send(const char *key, json_object *msg)
 {
     const char *brokers = brokers_env();
@@ -77,14 +77,14 @@ static swf_error_t *inbox_send(const char *key, json_object *msg)
         return err;
     }
     rd_kafka_t *producer = NULL;
-    err = swf_kafka_producer_new(brokers, &producer);
+    err = swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = brokers}, &producer);
     if (err != NULL)
         return err;
     swf_kafka_out_t out = {inbox_topic(), key, payload, len, RD_KAFKA_RESP_ERR_NO_ERROR};
     err = swf_kafka_send(producer, &out, 1);
     if (err != NULL)
         swf_error_prefix(err, "message not delivered to %s", brokers);
-    rd_kafka_destroy(producer);
+    swf_kafka_producer_free(producer);
     return err;
 }
 

@@ -34,11 +34,10 @@
 #include "cli/startup.h"
 #include "decider/asl/exec.h"
 #include "decider/asl/validate.h"
-#include "decider/kafka.h"
 #include "decider/mocks.h"
 #include "history/cluster.h"
 #include "history/pg.h"
-#include "protocol/bounded.h"
+#include "kafka/kafka.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/message.h"
@@ -51,8 +50,6 @@
  * a state machine of the user's nor looks like one of the user's
  * executions. */
 #define SWF_DEV_RUN_NAME "swf-run-dev"
-/* How long the worker's consumer may take to leave its group. */
-#define DEV_CLOSE_MS 10000
 
 typedef struct dev_decider {
     swf_decider_t *d;
@@ -215,7 +212,8 @@ swf_error_t *swf_dev_start(const swf_dev_options_t *opt, swf_dev_t **out)
     err = swf_history_pg_new(dev->conninfo, &store);
     swf_history_store_free(store);
     if (err == NULL)
-        err = swf_kafka_producer_new(dev->brokers, &dev->producer);
+        err = swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = dev->brokers},
+                                     &dev->producer);
     if (err != NULL)
         goto fail;
     dev->poster = swf_kafka_poster_new(dev->producer, dev->names.task_partitions);
@@ -270,8 +268,7 @@ void swf_dev_stop(swf_dev_t *dev)
     }
     swf_history_service_free(dev->svc);
     swf_kafka_poster_free(dev->poster);
-    if (dev->producer != NULL)
-        rd_kafka_destroy(dev->producer);
+    swf_kafka_producer_free(dev->producer);
     if (dev->mock != NULL)
         rd_kafka_mock_cluster_destroy(dev->mock);
     if (dev->mock_rk != NULL)
@@ -318,31 +315,31 @@ static void *worker_main(void *arg)
     json_object *docs[BATCH];
     swf_kafka_out_t outs[BATCH];
     char *keys[BATCH];
+    rd_kafka_message_t *km[BATCH];
     while (!w->stop) {
         size_t n = 0;
-        rd_kafka_message_t *m = rd_kafka_consumer_poll(w->consumer, 50);
-        while (m != NULL) {
-            if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-                swf_msg_t task;
-                swf_error_t *err = swf_msg_parse(m->payload, m->len, NULL, &task);
-                if (err == NULL && task.type == SWF_MSG_ACTIVITY_TASK &&
-                    (w->only == NULL || strcmp(w->only, task.execution_id) == 0)) {
-                    docs[n] = worker_answer(w, &task);
-                    keys[n] = xstrdup(task.execution_id);
-                    const char *s = swf_json_str(docs[n]);
-                    outs[n] = (swf_kafka_out_t){w->names.inbox, keys[n], s, strlen(s), 0};
-                    n++;
-                }
-                swf_error_free(err);
-                swf_msg_clear(&task);
+        swf_error_t *perr = NULL;
+        size_t nkm = swf_kafka_poll(w->consumer, 50, 0, km, BATCH, &perr);
+        swf_error_free(perr); /* the consumer reconnects by itself */
+        for (size_t k = 0; k < nkm; k++) {
+            swf_msg_t task;
+            swf_error_t *err = swf_msg_parse(km[k]->payload, km[k]->len, NULL, &task);
+            if (err == NULL && task.type == SWF_MSG_ACTIVITY_TASK &&
+                (w->only == NULL || strcmp(w->only, task.execution_id) == 0)) {
+                docs[n] = worker_answer(w, &task);
+                keys[n] = xstrdup(task.execution_id);
+                const char *s = swf_json_str(docs[n]);
+                outs[n] = (swf_kafka_out_t){w->names.inbox, keys[n], s, strlen(s), 0};
+                n++;
             }
-            rd_kafka_message_destroy(m);
-            if (n == BATCH)
-                break;
-            m = rd_kafka_consumer_poll(w->consumer, 0);
+            swf_error_free(err);
+            swf_msg_clear(&task);
         }
-        if (n == 0)
+        if (n == 0) {
+            for (size_t k = 0; k < nkm; k++)
+                rd_kafka_message_destroy(km[k]);
             continue;
+        }
         /* Answers Kafka refused (the broker was away longer than a send
          * waits) are sent again, and nothing is committed until all went
          * through: the decider ignores a duplicate answer, but a lost one
@@ -362,7 +359,9 @@ static void *worker_main(void *arg)
             usleep(100000);
         }
         if (w->only == NULL && left == 0)
-            rd_kafka_commit(w->consumer, NULL, 1);
+            swf_error_free(swf_kafka_commit(w->consumer, km, nkm, true));
+        for (size_t k = 0; k < nkm; k++)
+            rd_kafka_message_destroy(km[k]);
         __atomic_add_fetch(&w->answered, n - left, __ATOMIC_RELAXED);
         for (size_t i = 0; i < n; i++) {
             json_object_put(docs[i]);
@@ -403,23 +402,11 @@ static swf_error_t *assign_all(rd_kafka_t *rk, char **topics, size_t n)
     return err;
 }
 
-/* Leaving the group, on swf_bounded_call's thread (protocol/bounded.h):
- * librdkafka's close has no time limit of its own. */
-static void dev_worker_consumer_close(void *arg)
-{
-    swf_dev_worker_t *w = arg;
-    rd_kafka_consumer_close(w->consumer);
-    rd_kafka_destroy(w->consumer);
-}
-
 /* Everything but the consumer. */
 static void dev_worker_free_rest(void *arg)
 {
     swf_dev_worker_t *w = arg;
-    if (w->producer != NULL) {
-        rd_kafka_flush(w->producer, 5000);
-        rd_kafka_destroy(w->producer);
-    }
+    swf_kafka_producer_free(w->producer);
     swf_decider_mocks_free(w->mocks);
     free(w->only);
     free(w);
@@ -429,11 +416,11 @@ static void dev_worker_free_rest(void *arg)
 static void dev_worker_free(swf_dev_worker_t *w)
 {
     if (w->consumer != NULL &&
-        !swf_bounded_call(dev_worker_consumer_close, dev_worker_free_rest, w, DEV_CLOSE_MS)) {
+        !swf_kafka_consumer_close(w->consumer, SWF_KAFKA_CLOSE_MS, NULL, dev_worker_free_rest, w)) {
         fprintf(stderr,
                 "swf dev: the worker's consumer did not leave its group within %d ms (Kafka did "
                 "not confirm); abandoned\n",
-                DEV_CLOSE_MS);
+                SWF_KAFKA_CLOSE_MS);
         return;
     }
     dev_worker_free_rest(w);
@@ -457,7 +444,8 @@ swf_error_t *swf_dev_worker_start(const char *brokers, const char *const *task_l
     else
         snprintf(group, sizeof(group), "swf-dev-worker");
     char **topics = calloc(n ? n : 1, sizeof(*topics));
-    swf_error_t *err = swf_kafka_producer_new(brokers, &w->producer);
+    swf_error_t *err =
+        swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = brokers}, &w->producer);
     for (size_t i = 0; i < n && err == NULL; i++) {
         size_t len = strlen(w->names.task_prefix) + strlen(task_lists[i]) + 1;
         topics[i] = malloc(len);
@@ -465,7 +453,8 @@ swf_error_t *swf_dev_worker_start(const char *brokers, const char *const *task_l
         err = swf_kafka_topic_ensure(w->producer, topics[i], w->names.task_partitions, 10000);
     }
     if (err == NULL)
-        err = swf_kafka_consumer_new(brokers, group, NULL, NULL, &w->consumer);
+        err = swf_kafka_consumer_new(
+            &(swf_kafka_consumer_config_t){.brokers = brokers, .group = group}, &w->consumer);
     if (err == NULL && n > 0 && execution_id == NULL)
         err = swf_kafka_subscribe(w->consumer, (const char *const *)topics, n);
     if (err == NULL && n > 0 && execution_id != NULL)
@@ -770,7 +759,8 @@ int swf_cli_run_dev(int argc, char **argv)
     if (err == NULL)
         err = swf_history_pg_execution_start(store, &start, NULL);
     if (err == NULL)
-        err = swf_kafka_producer_new(swf_dev_brokers(dev), &producer);
+        err = swf_kafka_producer_new(
+            &(swf_kafka_producer_config_t){.brokers = swf_dev_brokers(dev)}, &producer);
     if (err == NULL) {
         json_object *msg = swf_msg_decide_new(id);
         const char *s = swf_json_str(msg);
@@ -816,8 +806,7 @@ done:
         swf_error_free(err);
     }
     swf_dev_worker_stop(worker);
-    if (producer != NULL)
-        rd_kafka_destroy(producer);
+    swf_kafka_producer_free(producer);
     swf_history_store_free(store);
     swf_dev_stop(dev);
     swf_asl_problems_free(&problems);

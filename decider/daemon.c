@@ -43,7 +43,6 @@
 #include "decider/decision.h"
 #include "history/pg.h"
 #include "history/service.h"
-#include "protocol/bounded.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/message.h"
@@ -165,28 +164,19 @@ void swf_decider_config_env(swf_decider_config_t *cfg)
 
 /* ---- rebalances ----------------------------------------------------------- */
 
-/* Whether the group hands over only the partitions that move (Kafka's
- * cooperative assignors, which a properties file may choose): they are
+/* With Kafka's cooperative assignors (which a properties file may
+ * choose), the group hands over only the partitions that move: they are
  * then added and taken away one list at a time, not assigned whole. */
-static bool incremental(rd_kafka_t *rk)
-{
-    const char *protocol = rd_kafka_rebalance_protocol(rk);
-    return protocol != NULL && strcmp(protocol, "COOPERATIVE") == 0;
-}
-
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t code,
                          rd_kafka_topic_partition_list_t *parts, void *opaque)
 {
     swf_decider_t *d = opaque;
-    rd_kafka_error_t *failed = NULL;
-    rd_kafka_resp_err_t refused = RD_KAFKA_RESP_ERR_NO_ERROR;
+    bool incremental = swf_kafka_rebalance_incremental(rk);
+    swf_error_t *err = NULL;
     if (code == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-        if (incremental(rk))
-            failed = rd_kafka_incremental_assign(rk, parts);
-        else
-            refused = rd_kafka_assign(rk, parts);
+        err = swf_kafka_rebalance_apply(rk, code, parts);
         uint64_t held = (uint64_t)parts->cnt;
-        if (incremental(rk))
+        if (incremental)
             held += __atomic_load_n(&d->stats.partitions, __ATOMIC_RELAXED);
         __atomic_store_n(&d->stats.partitions, held, __ATOMIC_RELAXED);
         logf_(d, "assigned %d inbox partitions", parts->cnt);
@@ -203,22 +193,18 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t code,
         for (int i = 0; i < parts->cnt; i++)
             dropped += swf_decider_cache_drop_partition(d->cache, parts->elems[i].partition);
         uint64_t held = __atomic_load_n(&d->stats.partitions, __ATOMIC_RELAXED);
-        if (code == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS && incremental(rk)) {
-            failed = rd_kafka_incremental_unassign(rk, parts);
+        err = swf_kafka_rebalance_apply(rk, code, parts);
+        if (code == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS && incremental)
             held = held > (uint64_t)parts->cnt ? held - (uint64_t)parts->cnt : 0;
-        } else {
-            refused = rd_kafka_assign(rk, NULL);
+        else
             held = 0;
-        }
         __atomic_store_n(&d->stats.partitions, held, __ATOMIC_RELAXED);
         logf_(d, "revoked %d inbox partitions, dropped %zu cached executions", parts->cnt, dropped);
     }
-    if (failed != NULL) {
-        logf_(d, "rebalance: %s", rd_kafka_error_string(failed));
-        rd_kafka_error_destroy(failed);
+    if (err != NULL) {
+        logf_(d, "%s", swf_error_message(err));
+        swf_error_free(err);
     }
-    if (refused != RD_KAFKA_RESP_ERR_NO_ERROR)
-        logf_(d, "rebalance: %s", rd_kafka_err2str(refused));
 }
 
 /* ---- building events ------------------------------------------------------ */
@@ -999,20 +985,11 @@ static swf_error_t *batch_process(swf_decider_t *d, rd_kafka_message_t **km, siz
 static void offsets_commit(swf_decider_t *d, rd_kafka_message_t **km, size_t n)
 {
     int64_t clock_us = mono_us();
-    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(8);
-    for (size_t i = 0; i < n; i++) {
-        const char *topic = rd_kafka_topic_name(km[i]->rkt);
-        rd_kafka_topic_partition_t *p =
-            rd_kafka_topic_partition_list_find(l, topic, km[i]->partition);
-        if (p == NULL)
-            p = rd_kafka_topic_partition_list_add(l, topic, km[i]->partition);
-        if (km[i]->offset + 1 > p->offset)
-            p->offset = km[i]->offset + 1;
+    swf_error_t *err = swf_kafka_commit(d->consumer, km, n, true);
+    if (err != NULL) {
+        logf_(d, "committing offsets: %s", swf_error_message(err));
+        swf_error_free(err);
     }
-    rd_kafka_resp_err_t code = l->cnt > 0 ? rd_kafka_commit(d->consumer, l, 1) : 0;
-    if (code != RD_KAFKA_RESP_ERR_NO_ERROR)
-        logf_(d, "committing offsets: %s", rd_kafka_err2str(code));
-    rd_kafka_topic_partition_list_destroy(l);
     stat_time(&d->stats.commit_us, &clock_us);
 }
 
@@ -1183,14 +1160,18 @@ swf_error_t *swf_decider_new(const swf_decider_config_t *cfg, swf_decider_t **ou
     if (err == NULL)
         err = swf_history_pg_commit_async(d->outbox);
     if (err == NULL)
-        err = swf_kafka_producer_new(cfg->kafka.brokers, &d->producer);
+        err = swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = cfg->kafka.brokers},
+                                     &d->producer);
     if (err == NULL) {
         d->poster = swf_kafka_poster_new(d->producer, cfg->kafka.task_partitions);
         err = swf_kafka_poster_topic(d->poster, cfg->kafka.inbox);
     }
     if (err == NULL)
-        err =
-            swf_kafka_consumer_new(cfg->kafka.brokers, d->cfg.group, on_rebalance, d, &d->consumer);
+        err = swf_kafka_consumer_new(&(swf_kafka_consumer_config_t){.brokers = cfg->kafka.brokers,
+                                                                    .group = d->cfg.group,
+                                                                    .on_rebalance = on_rebalance,
+                                                                    .opaque = d},
+                                     &d->consumer);
     if (err == NULL) {
         const char *topics[1] = {cfg->kafka.inbox};
         err = swf_kafka_subscribe(d->consumer, topics, 1);
@@ -1208,30 +1189,22 @@ swf_error_t *swf_decider_new(const swf_decider_config_t *cfg, swf_decider_t **ou
  * flight must be ended), and up to batch_wait_ms for more. */
 static size_t gather(swf_decider_t *d, rd_kafka_message_t **km)
 {
-    size_t n = 0;
-    rd_kafka_message_t *m = rd_kafka_consumer_poll(d->consumer, d->flight == NULL ? 100 : 0);
-    if (m == NULL)
-        return 0;
+    swf_error_t *err = NULL;
+    size_t n = swf_kafka_poll(d->consumer, d->flight == NULL ? 100 : 0, 0, km, 1, &err);
     int64_t gather_us = mono_us();
-    int64_t until = mono_ms() + d->cfg.batch_wait_ms;
-    for (;;) {
-        if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-            if (d->cfg.on_received != NULL && m->key != NULL)
-                d->cfg.on_received(d->cfg.hook_arg, m->key, m->key_len);
-            km[n++] = m;
-        } else {
-            if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
-                logf_(d, "consumer: %s", rd_kafka_message_errstr(m));
-            rd_kafka_message_destroy(m);
-        }
-        int64_t left = until - mono_ms();
-        if (n >= d->cfg.batch_max)
-            break;
-        m = rd_kafka_consumer_poll(d->consumer, left > 0 ? (int)left : 0);
-        if (m == NULL)
-            break;
+    if (n == 1 && err == NULL)
+        n += swf_kafka_poll(d->consumer, d->cfg.batch_wait_ms, d->cfg.batch_wait_ms, km + 1,
+                            d->cfg.batch_max - 1, &err);
+    if (err != NULL) {
+        logf_(d, "%s", swf_error_message(err));
+        swf_error_free(err);
     }
-    stat_time(&d->stats.gather_us, &gather_us);
+    for (size_t i = 0; i < n && d->cfg.on_received != NULL; i++) {
+        if (km[i]->key != NULL)
+            d->cfg.on_received(d->cfg.hook_arg, km[i]->key, km[i]->key_len);
+    }
+    if (n > 0)
+        stat_time(&d->stats.gather_us, &gather_us);
     return n;
 }
 
@@ -1306,24 +1279,12 @@ void swf_decider_stats(swf_decider_t *d, swf_decider_stats_t *out)
     out->cache_misses = m;
 }
 
-/* Leaving the group, on swf_bounded_call's thread: the rebalance callback
- * it runs uses d. */
-static void consumer_close(void *arg)
-{
-    swf_decider_t *d = arg;
-    rd_kafka_consumer_close(d->consumer);
-    rd_kafka_destroy(d->consumer);
-}
-
 /* Everything but the consumer. */
 static void decider_free_rest(void *arg)
 {
     swf_decider_t *d = arg;
-    if (d->producer != NULL) {
-        rd_kafka_flush(d->producer, 5000);
-        rd_kafka_destroy(d->producer);
-    }
     swf_kafka_poster_free(d->poster);
+    swf_kafka_producer_free(d->producer);
     swf_decider_cache_free(d->cache);
     swf_history_store_free(d->store);
     swf_history_store_free(d->commit_store);
@@ -1339,9 +1300,10 @@ void swf_decider_free(swf_decider_t *d)
     if (d == NULL)
         return;
     FILE *log = d->cfg.log; /* d may be freed by the time the call below returns */
+    /* The close runs the rebalance callback, which uses d. */
     if (d->consumer != NULL &&
-        !swf_bounded_call(consumer_close, decider_free_rest, d, SWF_DECIDER_CLOSE_MS)) {
-        /* d now belongs to the call that overran: freed if it ever ends. */
+        !swf_kafka_consumer_close(d->consumer, SWF_DECIDER_CLOSE_MS, NULL, decider_free_rest, d)) {
+        /* d now belongs to the close that overran: freed if it ever ends. */
         if (log != NULL) {
             fprintf(log,
                     "swf-decider: the inbox consumer did not leave its group within %d ms (Kafka "

@@ -51,7 +51,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "decider/kafka.h"
+#include "kafka/kafka.h"
 #include "protocol/error.h"
 
 typedef struct swf_decider_config {
@@ -99,7 +99,7 @@ void swf_decider_run(swf_decider_t *d);
 void swf_decider_stop(swf_decider_t *d);
 void swf_decider_stats(swf_decider_t *d, swf_decider_stats_t *out);
 /* How long leaving the consumer group may wait for Kafka. */
-#define SWF_DECIDER_CLOSE_MS 10000
+#define SWF_DECIDER_CLOSE_MS SWF_KAFKA_CLOSE_MS
 
 /* Leaves the consumer group and frees everything; NULL does nothing. When
  * Kafka does not confirm the leave within SWF_DECIDER_CLOSE_MS, that is

@@ -65,22 +65,14 @@
 
 #include "history/store.h"
 #include "protocol/error.h"
+#include "protocol/message.h"
 
-/* One message to publish. The history library knows no Kafka (it sits
- * below the decider, which owns the Kafka helpers): the program wires a
- * sender in, decider/kafka.h's swf_kafka_poster_send for the daemons. */
-typedef struct swf_history_post {
-    const char *topic;
-    const char *key;
-    const char *payload;
-    size_t len;
-    bool sent; /* set by the sender: this message was acknowledged */
-} swf_history_post_t;
-
-/* Publishes every message and returns only when each was acknowledged
- * (NULL) or one failed (an error; each message's `sent` says which went);
- * creates topics it does not know. */
-typedef swf_error_t *(*swf_history_send_fn)(void *ctx, swf_history_post_t *msgs, size_t n);
+/* One message to publish, and the sender of a batch of them (protocol/
+ * message.h). The history library knows no Kafka: the program wires a
+ * sender in, kafka/kafka.h's swf_kafka_poster_send for the daemons, which
+ * also creates the topics it does not know. */
+typedef swf_msg_post_t swf_history_post_t;
+typedef swf_msg_send_fn swf_history_send_fn;
 
 typedef struct swf_history_service_config {
     const char *conninfo;

@@ -25,6 +25,16 @@
  * 256 KiB quota, instead of leaving a task no worker can receive. */
 #define SWF_LIMIT_TASK_INPUT_BYTES (960u * 1024u)
 
+/* Bytes of one Kafka message of the protocol (KAFKA.md: at most 1 MiB),
+ * read or written by any process, the worker library's included. */
+#define SWF_LIMIT_MESSAGE_BYTES (1024u * 1024u)
+
+/* Bytes of an id, a name or an error name inside a message. */
+#define SWF_LIMIT_MESSAGE_NAME_BYTES 256
+
+/* Bytes of an error cause or a reason (AWS: 32,768 characters). */
+#define SWF_LIMIT_CAUSE_BYTES 32768
+
 /* Nesting depth of any JSON document we parse (json-c's tokener depth). */
 #define SWF_LIMIT_JSON_DEPTH 512
 
@@ -82,7 +92,7 @@
 #define SWF_LIMIT_NAME_BYTES 256
 
 /* Bytes of the librdkafka properties file SWF_KAFKA_CONFIG_FILE names, and
- * of one of its lines (protocol/kafka_conf.h). */
+ * of one of its lines (kafka/kafka.h). */
 #define SWF_LIMIT_KAFKA_CONFIG_BYTES (64u * 1024u)
 #define SWF_LIMIT_KAFKA_CONFIG_LINE_BYTES 4096u
 

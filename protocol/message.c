@@ -167,7 +167,7 @@ static swf_error_t *get_token(json_object *obj, const char *secret, swf_msg_t *m
 
 static swf_error_t *parse_activity_task(json_object *obj, const char *secret, swf_msg_t *m)
 {
-    json_object *at, *v;
+    json_object *at = NULL, *v;
     swf_error_t *err = get_str(obj, "taskToken", true, SWF_TOKEN_MAX_BYTES, &m->task_token);
     if (err == NULL)
         err = get_str(obj, "executionId", true, SWF_MSG_NAME_BYTES, &m->execution_id);
@@ -180,6 +180,8 @@ static swf_error_t *parse_activity_task(json_object *obj, const char *secret, sw
         err = get_str(at, "name", true, SWF_MSG_NAME_BYTES, &m->activity_type);
     if (err == NULL)
         err = get_str(at, "version", false, SWF_MSG_NAME_BYTES, &m->activity_version);
+    if (err != NULL && at != NULL && json_object_is_type(at, json_type_object))
+        swf_error_prefix(err, "activityType");
     if (err == NULL)
         err = get_str(obj, "state", false, SWF_LIMIT_NAME_BYTES, &m->state);
     if (err == NULL) {
@@ -405,6 +407,20 @@ static json_object *text(const char *s)
     return swf_json_new_text(s, strlen(s));
 }
 
+/* text(s) of at most max bytes, cut between characters. The cut comes
+ * after the replacement too, which makes each bad byte three. */
+static json_object *text_cut(const char *s, size_t max)
+{
+    json_object *t = swf_json_new_text(s, swf_utf8_cut(s, strlen(s), max));
+    const char *u = json_object_get_string(t);
+    size_t n = (size_t)json_object_get_string_len(t), k = swf_utf8_cut(u, n, max);
+    if (k == n)
+        return t;
+    json_object *cut = json_object_new_string_len(u, (int)k);
+    json_object_put(t);
+    return cut;
+}
+
 static json_object *msg_for(swf_msg_type_t type, const char *execution_id)
 {
     json_object *o = msg_new(type);
@@ -433,8 +449,8 @@ json_object *swf_msg_activity_failed_new(const char *task_token, const char *err
 {
     json_object *o = msg_new(SWF_MSG_ACTIVITY_FAILED);
     swf_json_add(o, "taskToken", text(task_token));
-    swf_json_add(o, "error", text(error));
-    swf_json_add(o, "cause", text(cause ? cause : ""));
+    swf_json_add(o, "error", text_cut(error, SWF_MSG_NAME_BYTES));
+    swf_json_add(o, "cause", text_cut(cause ? cause : "", SWF_MSG_CAUSE_BYTES));
     if (identity != NULL)
         swf_json_add(o, "identity", text(identity));
     return o;

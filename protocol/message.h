@@ -27,18 +27,15 @@
 #include <json-c/json.h>
 
 #include "protocol/error.h"
+#include "protocol/limits.h"
 
 /* The version every message carries in "v". */
 #define SWF_MSG_VERSION 1
 
-/* Bytes of one Kafka message (KAFKA.md: at most 1 MiB). */
-#define SWF_MSG_MAX_BYTES (1024u * 1024u)
-
-/* Bytes of an id, a name or an error name inside a message. */
-#define SWF_MSG_NAME_BYTES 256
-
-/* Bytes of an error cause or a reason (AWS: 32,768 characters). */
-#define SWF_MSG_CAUSE_BYTES 32768
+/* The bounds of a message (protocol/limits.h). */
+#define SWF_MSG_MAX_BYTES SWF_LIMIT_MESSAGE_BYTES
+#define SWF_MSG_NAME_BYTES SWF_LIMIT_MESSAGE_NAME_BYTES
+#define SWF_MSG_CAUSE_BYTES SWF_LIMIT_CAUSE_BYTES
 
 /* Default topic names (KAFKA.md), and the environment variables that change them. */
 #define SWF_MSG_INBOX_TOPIC "swf.inbox"
@@ -123,7 +120,10 @@ json_object *swf_msg_decide_new(const char *execution_id);
 /* result may be NULL (JSON null); identity may be NULL. */
 json_object *swf_msg_activity_completed_new(const char *task_token, json_object *result,
                                             const char *identity);
-/* cause and identity may be NULL. */
+/* cause and identity may be NULL. An error name over SWF_MSG_NAME_BYTES and
+ * a cause over SWF_MSG_CAUSE_BYTES are cut to fit (between characters,
+ * after bytes that are not UTF-8 became U+FFFD), so the reader never
+ * refuses the failure of an activity for its length. */
 json_object *swf_msg_activity_failed_new(const char *task_token, const char *error,
                                          const char *cause, const char *identity);
 /* has_details false leaves "details" out. */
@@ -162,6 +162,23 @@ swf_error_t *swf_msg_activity_task_new(const char *secret, const char *execution
  * than SWF_MSG_MAX_BYTES ("truncated": true says so). */
 json_object *swf_msg_dead_letter_new(const char *reason, const char *topic, int32_t partition,
                                      int64_t offset, const char *payload, size_t len);
+
+/*
+ * One message to publish, and whether it went: what a sender takes
+ * (history/service.h's, kafka/kafka.h's poster), so that the history
+ * library can publish without knowing Kafka. The strings are borrowed.
+ */
+typedef struct swf_msg_post {
+    const char *topic;
+    const char *key; /* may be NULL */
+    const char *payload;
+    size_t len;
+    bool sent; /* set by the sender: this message was acknowledged */
+} swf_msg_post_t;
+
+/* Publishes every message and returns only when each was acknowledged
+ * (NULL) or one failed (an error; each message's `sent` says which went). */
+typedef swf_error_t *(*swf_msg_send_fn)(void *ctx, swf_msg_post_t *msgs, size_t n);
 
 /* Serialises a message built above (compact); the string lives as long as msg. */
 const char *swf_msg_str(json_object *msg);

@@ -568,15 +568,10 @@ int swf_worker_cmd_main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     stopping = 0;
 
-    /* The same knob as the daemons' (decider/kafka.h). */
-    const char *session = getenv("SWF_KAFKA_SESSION_TIMEOUT_MS");
-    long session_ms = session ? atol(session) : 0;
-    swf_worker_config_t cfg = {.brokers = brokers,
-                               .identity = identity,
-                               .max_in_flight = (unsigned)concurrency,
-                               .session_timeout_ms = session_ms >= 300 && session_ms <= 3600000
-                                                         ? (unsigned)session_ms
-                                                         : 0};
+    /* The session timeout is the daemons' SWF_KAFKA_SESSION_TIMEOUT_MS,
+     * which the library reads (kafka/kafka.h). */
+    swf_worker_config_t cfg = {
+        .brokers = brokers, .identity = identity, .max_in_flight = (unsigned)concurrency};
     shared_t sh = {.command = command, .running = 0};
     pthread_mutex_init(&sh.lock, NULL);
     pthread_cond_init(&sh.idle, NULL);

@@ -4,8 +4,8 @@
 #ifndef SWF_WORKER_INTERNAL_H
 #define SWF_WORKER_INTERNAL_H
 
-#include <librdkafka/rdkafka.h>
-
+#include "kafka/kafka.h"
+#include "protocol/message.h"
 #include "worker/worker.h"
 
 /* The fate of one consumed message (a task or a malformed message). */
@@ -34,22 +34,11 @@ typedef struct swf_worker__pending {
 struct swf_worker_task {
     swf_worker_t *worker; /* NULL for a task from swf_worker_task_parse */
     swf_worker__pending_t *pending;
-    json_object *msg; /* the whole message; the fields below point into it */
-    const char *token, *execution_id, *activity_id, *type_name, *type_version, *state;
-    json_object *input;
-    int64_t attempt, scheduled_event_id;
-    double start_to_close_s, heartbeat_s;
+    swf_msg_t msg; /* the activity.task message */
     int32_t partition;
     int64_t offset;
     bool answered;
 };
-
-/* The one translation of librdkafka's errors into swf_error_t (kafka.c).
- * `what` names the operation ("produce to swf.inbox"). */
-swf_error_t *swf_worker__kafka_error(rd_kafka_resp_err_t err, const char *what);
-
-/* rd_kafka_conf_set, its error translated. */
-swf_error_t *swf_worker__conf_set(rd_kafka_conf_t *conf, const char *name, const char *value);
 
 /* Frees a task's own memory (not its pending reference). */
 void swf_worker__task_destroy(swf_worker_task_t *t);

@@ -35,10 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "protocol/bounded.h"
 #include "protocol/json.h"
-#include "protocol/kafka_conf.h"
-#include "protocol/message.h"
 #include "worker/internal.h"
 
 /* How long a full worker waits for a slot without polling its consumer:
@@ -49,11 +46,10 @@
  * slot wait that long for its next task. */
 #define SWF_WORKER_FULL_POLL_MS 1000
 
+_Static_assert(SWF_WORKER_CLOSE_MS == SWF_KAFKA_CLOSE_MS, "one close bound for every process");
+
 /* Partitions of the task topic one process tracks (bounds the table). */
 #define PARTITIONS_MAX 100000
-
-/* Attempts to queue one answer while librdkafka's queue is full, 100 ms apart. */
-#define QUEUE_FULL_TRIES 100
 
 typedef struct partition {
     struct partition *next;
@@ -66,7 +62,7 @@ struct swf_worker {
     rd_kafka_t *consumer, *producer;
     rd_kafka_queue_t *consumer_queue; /* to end a poll's wait (slot_release) */
     char *task_topic, *inbox_topic, *dlq_topic, *group_id, *identity;
-    unsigned max_in_flight, session_timeout_ms;
+    unsigned max_in_flight;
 
     pthread_mutex_t lock; /* guards everything below */
     unsigned in_flight;
@@ -94,14 +90,6 @@ static char *fmt2(const char *a, const char *b)
         abort();
     snprintf(d, n, "%s%s", a, b);
     return d;
-}
-
-static const char *or_env(const char *given, const char *env, const char *fallback)
-{
-    if (given != NULL)
-        return given;
-    const char *e = getenv(env);
-    return e != NULL && *e ? e : fallback;
 }
 
 /* ---- pending records and commit points (all under w->lock) ---- */
@@ -221,21 +209,21 @@ static void commits_flush(swf_worker_t *w, bool sync)
     pthread_mutex_unlock(&w->lock);
     if (list == NULL)
         return;
-    rd_kafka_commit(w->consumer, list, sync ? 0 : 1);
+    swf_error_free(swf_kafka_commit_offsets(w->consumer, list, !sync));
     rd_kafka_topic_partition_list_destroy(list);
 }
 
 /* ---- librdkafka callbacks ---- */
 
 /* Delivery report of an answer, a heartbeat or a dead-letter entry. */
-static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+static void on_delivery(void *ctx, void *msg_opaque, rd_kafka_resp_err_t result)
 {
-    swf_worker_t *w = opaque;
-    swf_worker__pending_t *q = m->_private;
+    swf_worker_t *w = ctx;
+    swf_worker__pending_t *q = msg_opaque;
     if (q == NULL)
         return; /* a heartbeat: the next one makes up for a lost one */
     pthread_mutex_lock(&w->lock);
-    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (result == RD_KAFKA_RESP_ERR_NO_ERROR) {
         if (q->state != SWF_WORKER__LOST) {
             q->state = SWF_WORKER__DONE;
             if (q->listed)
@@ -247,7 +235,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
             char what[128];
             snprintf(what, sizeof(what), "answer to the task at %s [%d] offset %lld", w->task_topic,
                      (int)q->partition, (long long)q->offset);
-            w->lost = swf_worker__kafka_error(m->err, what);
+            w->lost = swf_kafka_error(result, what);
         }
     }
     pending_unref(q);
@@ -272,17 +260,9 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *parts, void *opaque)
 {
     swf_worker_t *w = opaque;
-    /* Kafka's cooperative assignors (a properties file may choose one)
-     * hand over only the partitions that move, to be added and taken away
-     * one list at a time rather than assigned whole. */
-    const char *protocol = rd_kafka_rebalance_protocol(rk);
-    bool incremental = protocol != NULL && strcmp(protocol, "COOPERATIVE") == 0;
-    rd_kafka_error_t *failed = NULL;
+    swf_error_t *failed = NULL;
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-        if (incremental)
-            failed = rd_kafka_incremental_assign(rk, parts);
-        else
-            rd_kafka_assign(rk, parts);
+        failed = swf_kafka_rebalance_apply(rk, err, parts);
         pthread_mutex_lock(&w->lock);
         bool paused = w->paused;
         pthread_mutex_unlock(&w->lock);
@@ -300,16 +280,11 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 partition_drop(w, p);
         }
         pthread_mutex_unlock(&w->lock);
-        if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS && incremental)
-            failed = rd_kafka_incremental_unassign(rk, parts);
-        else
-            rd_kafka_assign(rk, NULL);
+        failed = swf_kafka_rebalance_apply(rk, err, parts);
     }
-    if (failed != NULL) {
-        /* Only a misuse of librdkafka's API fails here; the consumer then
-         * reports it through the poll. */
-        rd_kafka_error_destroy(failed);
-    }
+    /* Only a misuse of librdkafka's API fails here; the consumer then
+     * reports it through the poll. */
+    swf_error_free(failed);
 }
 
 /* ---- lifecycle ---- */
@@ -328,75 +303,33 @@ static bool name_ok(const char *s)
     return true;
 }
 
-static swf_error_t *conf_set_any(void *conf, const char *key, const char *value)
+/* The consumer of the task topic and the producer of answers. The
+ * producer is idempotent, so a task's heartbeats and answer stay in order;
+ * it holds an answer for librdkafka's own 300 s rather than the daemons'
+ * SWF_KAFKA_SEND_TIMEOUT_MS, since a lost answer stops its partition's
+ * commits until the process restarts (README, "Outages"). */
+static swf_error_t *clients_new(swf_worker_t *w, const swf_worker_config_t *config)
 {
-    return swf_worker__conf_set(conf, key, value);
-}
-
-static swf_error_t *make_client(swf_worker_t *w, const char *brokers, rd_kafka_type_t type,
-                                rd_kafka_t **out)
-{
-    rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    swf_error_t *err = NULL;
-    char text[512];
-    /* Latency over throughput, as in the decider: no Nagle delay on the
-     * small messages of this protocol. */
-    if ((err = swf_worker__conf_set(conf, "bootstrap.servers", brokers)) ||
-        (err = swf_worker__conf_set(conf, "client.id", w->identity)) ||
-        (err = swf_worker__conf_set(conf, "socket.nagle.disable", "true")))
-        goto out;
-    /* librdkafka's own tracing ("cgrp,fetch", "all"), for debugging a deployment */
-    const char *debug = getenv("SWF_KAFKA_DEBUG");
-    if (debug != NULL && *debug && (err = swf_worker__conf_set(conf, "debug", debug)))
-        goto out;
-    if (type == RD_KAFKA_CONSUMER) {
-        if ((err = swf_worker__conf_set(conf, "group.id", w->group_id)) ||
-            (err = swf_worker__conf_set(conf, "enable.auto.commit", "false")) ||
-            (err = swf_worker__conf_set(conf, "auto.offset.reset", "earliest")) ||
-            /* a task topic may be created after the worker starts */
-            (err = swf_worker__conf_set(conf, "topic.metadata.refresh.interval.ms", "10000")))
-            goto out;
-        /* A fetch returns when a task arrives on a real broker; librdkafka's
-         * mock cluster holds it for the whole wait (500 ms by default), so
-         * the wait is short, as the decider's: SWF_KAFKA_FETCH_WAIT_MS, 5. */
-        const char *wait = getenv("SWF_KAFKA_FETCH_WAIT_MS");
-        int wait_ms = wait != NULL && *wait ? atoi(wait) : 5;
-        char ms[32];
-        snprintf(ms, sizeof(ms), "%d", wait_ms >= 0 && wait_ms <= 10000 ? wait_ms : 5);
-        if ((err = swf_worker__conf_set(conf, "fetch.wait.max.ms", ms)))
-            goto out;
-        snprintf(ms, sizeof(ms), "%u", w->session_timeout_ms);
-        if (w->session_timeout_ms && (err = swf_worker__conf_set(conf, "session.timeout.ms", ms)))
-            goto out;
-        /* Heartbeats must come well within the session (default 3 s). */
-        snprintf(ms, sizeof(ms), "%u", w->session_timeout_ms / 4);
-        if (w->session_timeout_ms && w->session_timeout_ms < 12000 &&
-            (err = swf_worker__conf_set(conf, "heartbeat.interval.ms", ms)))
-            goto out;
-        rd_kafka_conf_set_rebalance_cb(conf, on_rebalance);
-    } else {
-        /* idempotence keeps a task's heartbeats and answer in order; the
-         * size limit is queue_send's (SWF_WORKER_MESSAGE_BYTES_MAX), not
-         * librdkafka's default of 1,000,000 bytes, below it */
-        if ((err = swf_worker__conf_set(conf, "enable.idempotence", "true")) ||
-            (err = swf_worker__conf_set(conf, "linger.ms", "0")) ||
-            (err = swf_worker__conf_set(conf, "message.max.bytes", "2000000")))
-            goto out;
-        rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+    swf_kafka_producer_config_t pc = {.brokers = config->brokers,
+                                      .client_id = w->identity,
+                                      .idempotent = true,
+                                      .send_timeout_ms = 300000,
+                                      .on_delivery = on_delivery,
+                                      .ctx = w};
+    swf_kafka_consumer_config_t cc = {.brokers = config->brokers,
+                                      .group = w->group_id,
+                                      .client_id = w->identity,
+                                      .session_timeout_ms = (int)config->session_timeout_ms,
+                                      .on_rebalance = on_rebalance,
+                                      .opaque = w};
+    swf_error_t *err = swf_kafka_producer_new(&pc, &w->producer);
+    if (err == NULL)
+        err = swf_kafka_consumer_new(&cc, &w->consumer);
+    if (err == NULL) {
+        w->consumer_queue = rd_kafka_queue_get_consumer(w->consumer);
+        const char *topics[1] = {w->task_topic};
+        err = swf_kafka_subscribe(w->consumer, topics, 1);
     }
-    /* the deployment's own properties last (protocol/kafka_conf.h) */
-    if ((err = swf_kafka_conf_env_apply(conf_set_any, conf)))
-        goto out;
-    rd_kafka_conf_set_opaque(conf, w);
-    *out = rd_kafka_new(type, conf, text, sizeof(text));
-    if (*out == NULL) {
-        err = swf_error_new(SWF_E_KAFKA, NULL, "kafka client: %s", text);
-        goto out;
-    }
-    conf = NULL; /* taken by rd_kafka_new */
-out:
-    if (conf != NULL)
-        rd_kafka_conf_destroy(conf);
     return err;
 }
 
@@ -426,11 +359,12 @@ swf_error_t *swf_worker_new(const swf_worker_config_t *config, swf_worker_t **ou
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->slot_freed, NULL);
     w->max_in_flight = config->max_in_flight ? config->max_in_flight : 1;
-    w->session_timeout_ms = config->session_timeout_ms;
-    w->task_topic = fmt2(or_env(config->task_topic_prefix, "SWF_TASK_TOPIC_PREFIX", "swf.tasks."),
+    swf_kafka_names_t env;
+    swf_kafka_names_env(&env);
+    w->task_topic = fmt2(config->task_topic_prefix ? config->task_topic_prefix : env.task_prefix,
                          config->task_list);
-    w->inbox_topic = dup_str(or_env(config->inbox_topic, "SWF_INBOX_TOPIC", "swf.inbox"));
-    w->dlq_topic = dup_str(or_env(config->dlq_topic, "SWF_DLQ_TOPIC", "swf.dlq"));
+    w->inbox_topic = dup_str(config->inbox_topic ? config->inbox_topic : env.inbox);
+    w->dlq_topic = dup_str(config->dlq_topic ? config->dlq_topic : env.dlq);
     w->group_id =
         config->group_id ? dup_str(config->group_id) : fmt2("swf-workers.", config->task_list);
     if (config->identity != NULL) {
@@ -443,18 +377,7 @@ swf_error_t *swf_worker_new(const swf_worker_config_t *config, swf_worker_t **ou
         w->identity = dup_str(id);
     }
 
-    if ((err = make_client(w, config->brokers, RD_KAFKA_PRODUCER, &w->producer)) ||
-        (err = make_client(w, config->brokers, RD_KAFKA_CONSUMER, &w->consumer)))
-        goto out;
-    rd_kafka_poll_set_consumer(w->consumer);
-    w->consumer_queue = rd_kafka_queue_get_consumer(w->consumer);
-    rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_list_add(topics, w->task_topic, RD_KAFKA_PARTITION_UA);
-    rd_kafka_resp_err_t kerr = rd_kafka_subscribe(w->consumer, topics);
-    rd_kafka_topic_partition_list_destroy(topics);
-    if (kerr != RD_KAFKA_RESP_ERR_NO_ERROR)
-        err = swf_worker__kafka_error(kerr, "subscribe");
-out:
+    err = clients_new(w, config);
     if (err != NULL) {
         swf_worker_free(w);
         return err;
@@ -463,9 +386,9 @@ out:
     return NULL;
 }
 
-/* The last commit and the group's goodbye, on swf_bounded_call's thread:
- * the rebalance callback it runs uses w. */
-static void consumer_close(void *arg)
+/* The last commit, before the group's goodbye, on the closing thread:
+ * the rebalance callback the close runs uses w. */
+static void consumer_close_first(void *arg)
 {
     swf_worker_t *w = arg;
     pthread_mutex_lock(&w->lock);
@@ -474,16 +397,17 @@ static void consumer_close(void *arg)
     w->consumer_queue = NULL;
     pthread_mutex_unlock(&w->lock);
     commits_flush(w, true);
-    rd_kafka_consumer_close(w->consumer);
-    rd_kafka_destroy(w->consumer);
 }
 
 /* Everything but the consumer. */
 static void worker_free_rest(void *arg)
 {
     swf_worker_t *w = arg;
+    /* What swf_worker_close's flush did not deliver is given up (its
+     * partition is not committed past it), not waited for again. */
     if (w->producer != NULL)
-        rd_kafka_destroy(w->producer);
+        rd_kafka_purge(w->producer, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    swf_kafka_producer_free(w->producer);
     while (w->partitions != NULL)
         partition_drop(w, w->partitions);
     swf_error_free(w->lost);
@@ -504,8 +428,9 @@ swf_error_t *swf_worker_close(swf_worker_t *w)
     if (w->producer != NULL)
         rd_kafka_flush(w->producer, SWF_WORKER_CLOSE_MS);
     if (w->consumer != NULL &&
-        !swf_bounded_call(consumer_close, worker_free_rest, w, SWF_WORKER_CLOSE_MS)) {
-        /* w now belongs to the call that overran: freed if it ever ends. */
+        !swf_kafka_consumer_close(w->consumer, SWF_WORKER_CLOSE_MS, consumer_close_first,
+                                  worker_free_rest, w)) {
+        /* w now belongs to the close that overran: freed if it ever ends. */
         return swf_error_new(SWF_E_KAFKA, NULL,
                              "the consumer of %s did not leave its group within %d ms (Kafka "
                              "did not confirm): abandoned; its unanswered tasks go to other "
@@ -541,62 +466,21 @@ const char *swf_worker_identity(const swf_worker_t *w)
  * report. Waits while librdkafka's queue is full, within a bound.
  */
 static swf_error_t *queue_send(swf_worker_t *w, const char *topic, const char *key,
-                               const char *value, size_t len, swf_worker__pending_t *q)
+                               json_object *msg, swf_worker__pending_t *q)
 {
-    if (len > SWF_WORKER_MESSAGE_BYTES_MAX)
-        return swf_error_new(SWF_E_LIMIT, NULL, "message to %s exceeds %u bytes", topic,
-                             SWF_WORKER_MESSAGE_BYTES_MAX);
     if (q != NULL) {
         pthread_mutex_lock(&w->lock);
         q->refs++;
         pthread_mutex_unlock(&w->lock);
     }
-    rd_kafka_resp_err_t kerr = RD_KAFKA_RESP_ERR_NO_ERROR;
-    for (int i = 0; i < QUEUE_FULL_TRIES; i++) {
-        kerr = rd_kafka_producev(
-            w->producer, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_KEY(key, key ? strlen(key) : 0),
-            RD_KAFKA_V_VALUE((void *)value, len), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-            RD_KAFKA_V_OPAQUE(q), RD_KAFKA_V_END);
-        if (kerr != RD_KAFKA_RESP_ERR__QUEUE_FULL)
-            break;
-        rd_kafka_poll(w->producer, 100);
-    }
-    if (kerr == RD_KAFKA_RESP_ERR_NO_ERROR)
-        return NULL;
-    if (q != NULL) {
+    const char *text = swf_msg_str(msg);
+    swf_error_t *err = swf_kafka_produce(w->producer, topic, key, text, strlen(text), q);
+    if (err != NULL && q != NULL) {
         pthread_mutex_lock(&w->lock);
         pending_unref(q);
         pthread_mutex_unlock(&w->lock);
     }
-    char what[300];
-    snprintf(what, sizeof(what), "produce to %s", topic);
-    return swf_worker__kafka_error(kerr, what);
-}
-
-static json_object *message_new(const char *type, const swf_worker_task_t *t)
-{
-    json_object *m = json_object_new_object();
-    swf_json_add(m, "v", json_object_new_int(1));
-    swf_json_add(m, "type", json_object_new_string(type));
-    swf_json_add(m, "taskToken", json_object_new_string(t->token));
-    return m;
-}
-
-/* A string of at most max bytes, not cut inside a UTF-8 sequence, with
- * U+FFFD for each byte that is not UTF-8 (a command's stderr may hold
- * anything; the decider refuses a message that is not UTF-8). The bound
- * holds after the replacement, which makes each bad byte three: the decider
- * refuses a longer error name or cause. */
-static json_object *string_cut(const char *s, size_t max)
-{
-    json_object *t = swf_json_new_text(s, swf_utf8_cut(s, strlen(s), max));
-    const char *u = json_object_get_string(t);
-    size_t n = (size_t)json_object_get_string_len(t), k = swf_utf8_cut(u, n, max);
-    if (k == n)
-        return t;
-    json_object *cut = json_object_new_string_len(u, (int)k);
-    json_object_put(t);
-    return cut;
+    return err;
 }
 
 static int64_t mono_ms(void)
@@ -623,9 +507,7 @@ static swf_error_t *answer(swf_worker_t *w, swf_worker_task_t *t, json_object *m
 {
     if (t->worker != w || t->pending == NULL)
         abort(); /* a programmer error: a task of another worker, or a parsed one */
-    const char *text = swf_json_str(m);
-    swf_error_t *err =
-        queue_send(w, w->inbox_topic, t->execution_id, text, strlen(text), t->pending);
+    swf_error_t *err = queue_send(w, w->inbox_topic, t->msg.execution_id, m, t->pending);
     if (err != NULL)
         return err;
     pthread_mutex_lock(&w->lock);
@@ -654,9 +536,7 @@ swf_error_t *swf_worker_complete(swf_worker_t *w, swf_worker_task_t *task, json_
     swf_error_t *nul = nul_check(result, "result");
     if (nul != NULL)
         return nul;
-    json_object *m = message_new("activity.completed", task);
-    swf_json_add(m, "result", swf_json_ref(result));
-    swf_json_add(m, "identity", json_object_new_string(w->identity));
+    json_object *m = swf_msg_activity_completed_new(task->msg.task_token, result, w->identity);
     swf_error_t *err = answer(w, task, m);
     json_object_put(m);
     return err;
@@ -665,12 +545,8 @@ swf_error_t *swf_worker_complete(swf_worker_t *w, swf_worker_task_t *task, json_
 swf_error_t *swf_worker_fail(swf_worker_t *w, swf_worker_task_t *task, const char *error,
                              const char *cause)
 {
-    json_object *m = message_new("activity.failed", task);
-    swf_json_add(
-        m, "error",
-        string_cut(error && *error ? error : "States.TaskFailed", SWF_WORKER_NAME_BYTES_MAX));
-    swf_json_add(m, "cause", string_cut(cause ? cause : "", SWF_WORKER_CAUSE_BYTES_MAX));
-    swf_json_add(m, "identity", json_object_new_string(w->identity));
+    json_object *m = swf_msg_activity_failed_new(
+        task->msg.task_token, error && *error ? error : "States.TaskFailed", cause, w->identity);
     swf_error_t *err = answer(w, task, m);
     json_object_put(m);
     return err;
@@ -683,11 +559,8 @@ swf_error_t *swf_worker_heartbeat(swf_worker_t *w, swf_worker_task_t *task, json
     swf_error_t *nul = nul_check(details, "heartbeat's details");
     if (nul != NULL)
         return nul;
-    json_object *m = message_new("activity.heartbeat", task);
-    if (details != NULL)
-        swf_json_add(m, "details", swf_json_ref(details));
-    const char *text = swf_json_str(m);
-    swf_error_t *err = queue_send(w, w->inbox_topic, task->execution_id, text, strlen(text), NULL);
+    json_object *m = swf_msg_activity_heartbeat_new(task->msg.task_token, details, details != NULL);
+    swf_error_t *err = queue_send(w, w->inbox_topic, task->msg.execution_id, m, NULL);
     json_object_put(m);
     return err;
 }
@@ -725,8 +598,7 @@ static swf_error_t *dead_letter(swf_worker_t *w, const rd_kafka_message_t *m, co
         if (key == NULL)
             abort();
     }
-    const char *text = swf_json_str(d);
-    swf_error_t *err = queue_send(w, w->dlq_topic, key, text, strlen(text), q);
+    swf_error_t *err = queue_send(w, w->dlq_topic, key, d, q);
     free(key);
     json_object_put(d);
     return err;
@@ -820,23 +692,11 @@ swf_error_t *swf_worker_poll(swf_worker_t *w, int timeout_ms, swf_worker_task_t 
     /* Bounded: each round either hands out a task, dead-letters a message,
      * or ends the wait. */
     for (int round = 0; round < 1000 && *out == NULL; round++) {
-        rd_kafka_message_t *m = rd_kafka_consumer_poll(w->consumer, round == 0 ? timeout_ms : 0);
-        if (m == NULL)
+        /* Ends of partitions and a task topic that does not exist yet
+         * (it appears with the first task scheduled on it) are no errors. */
+        rd_kafka_message_t *m = NULL;
+        if (swf_kafka_poll(w->consumer, round == 0 ? timeout_ms : 0, 0, &m, 1, &err) == 0)
             break;
-        if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-            rd_kafka_message_destroy(m);
-            continue;
-        }
-        if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-            /* A task topic that does not exist yet is no error: it appears
-             * with the first task scheduled on it. */
-            bool quiet = m->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
-                         m->err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC;
-            if (!quiet)
-                err = swf_worker__kafka_error(m->err, "consume");
-            rd_kafka_message_destroy(m);
-            break;
-        }
         if (full) {
             put_back(m);
             rd_kafka_message_destroy(m);

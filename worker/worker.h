@@ -37,15 +37,18 @@
 #include <json-c/json.h>
 
 #include "protocol/error.h"
+#include "protocol/limits.h"
 
+/* The protocol's bounds (protocol/limits.h), under the names this header
+ * has always had. */
 /* Bytes of one Kafka message read or written by a worker (KAFKA.md: 1 MiB). */
-#define SWF_WORKER_MESSAGE_BYTES_MAX (1024u * 1024u)
+#define SWF_WORKER_MESSAGE_BYTES_MAX SWF_LIMIT_MESSAGE_BYTES
 
 /* Bytes of an id, a task list, an error name or an identity. */
-#define SWF_WORKER_NAME_BYTES_MAX 256
+#define SWF_WORKER_NAME_BYTES_MAX SWF_LIMIT_MESSAGE_NAME_BYTES
 
 /* Bytes of an error cause (AWS: 32,768 characters). */
-#define SWF_WORKER_CAUSE_BYTES_MAX 32768
+#define SWF_WORKER_CAUSE_BYTES_MAX SWF_LIMIT_CAUSE_BYTES
 
 /* Tasks one process may hold at once. */
 #define SWF_WORKER_IN_FLIGHT_MAX 10000
@@ -61,7 +64,8 @@ typedef struct swf_worker_config {
     unsigned max_in_flight; /* 0: 1; at most SWF_WORKER_IN_FLIGHT_MAX */
     /* How long the group waits for a silent member before giving its
      * partitions (and its unanswered tasks) to the others; also how long a
-     * rebalance may wait for members to rejoin. 0: librdkafka's 45 s. */
+     * rebalance may wait for members to rejoin. 0: $SWF_KAFKA_SESSION_TIMEOUT_MS
+     * (300 to 3600000), else librdkafka's 45 s. */
     unsigned session_timeout_ms;
     /* Topic names; NULL takes $SWF_INBOX_TOPIC, $SWF_TASK_TOPIC_PREFIX,
      * $SWF_DLQ_TOPIC, or the defaults "swf.inbox", "swf.tasks.", "swf.dlq". */
@@ -121,7 +125,8 @@ unsigned swf_worker_in_flight(swf_worker_t *w);
 /* The identity sent with answers. */
 const char *swf_worker_identity(const swf_worker_t *w);
 
-/* How long closing a worker may wait for Kafka, at each of its two steps. */
+/* How long closing a worker may wait for Kafka, at each of its two steps
+ * (kafka/kafka.h's SWF_KAFKA_CLOSE_MS, the same for every swf process). */
 #define SWF_WORKER_CLOSE_MS 10000
 
 /*

@@ -1,6 +1,6 @@
 /*
  * swf-history - the history service (history/service.h): timers, timeouts,
- * outbox republishing and the sweep, publishing through decider/kafka.h.
+ * outbox republishing and the sweep, publishing through kafka/kafka.h.
  * SIGINT/SIGTERM finish the current tick. PostgreSQL not up yet at start is
  * waited for (cli/startup.h).
  */
@@ -8,8 +8,8 @@
 #include <stdio.h>
 
 #include "cli/startup.h"
-#include "decider/kafka.h"
 #include "history/service.h"
+#include "kafka/kafka.h"
 
 static swf_history_service_t *volatile svc;
 static volatile sig_atomic_t stopping;
@@ -28,7 +28,8 @@ int main(void)
     swf_kafka_names_t names;
     swf_kafka_names_env(&names);
     rd_kafka_t *producer = NULL;
-    swf_error_t *err = swf_kafka_producer_new(names.brokers, &producer);
+    swf_error_t *err =
+        swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = names.brokers}, &producer);
     swf_kafka_poster_t *poster = NULL;
     if (err == NULL) {
         poster = swf_kafka_poster_new(producer, names.task_partitions);
@@ -49,14 +50,12 @@ int main(void)
         fprintf(stderr, "swf-history: %s\n", swf_error_message(err));
         swf_error_free(err);
         swf_kafka_poster_free(poster);
-        if (producer != NULL)
-            rd_kafka_destroy(producer);
+        swf_kafka_producer_free(producer);
         return stopping ? 0 : 3;
     }
     swf_history_service_run(svc);
     swf_history_service_free(svc);
     swf_kafka_poster_free(poster);
-    rd_kafka_flush(producer, 5000);
-    rd_kafka_destroy(producer);
+    swf_kafka_producer_free(producer);
     return 0;
 }

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cli/dev.h"
-#include "decider/kafka.h"
+#include "kafka/kafka.h"
 #include "decider/local.h"
 #include "history/pg.h"
 #include "protocol/bounded.h"
@@ -89,7 +89,7 @@ static json_object *local_output(void)
 static void send_inbox(const char *brokers, const char *key, json_object *msg)
 {
     rd_kafka_t *p;
-    check(swf_kafka_producer_new(brokers, &p));
+    check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = brokers}, &p));
     swf_kafka_names_t names;
     swf_kafka_names_env(&names);
     const char *s = swf_json_str(msg);
@@ -288,7 +288,8 @@ Test(daemon, duplicate_answers_change_nothing_forged_token_goes_to_dlq, .timeout
     send_inbox(swf_dev_brokers(dev), "dup-0", swf_msg_activity_completed_new(forged, r, "evil"));
     wait_stat(d, f_dead, s0.dead_letters + 1);
     rd_kafka_t *c;
-    check(swf_kafka_consumer_new(swf_dev_brokers(dev), "test-dlq", NULL, NULL, &c));
+    check(swf_kafka_consumer_new(
+        &(swf_kafka_consumer_config_t){.brokers = swf_dev_brokers(dev), .group = "test-dlq"}, &c));
     swf_kafka_names_t names;
     swf_kafka_names_env(&names);
     const char *topics[1] = {names.dlq};
@@ -352,7 +353,8 @@ Test(daemon, pipelined_batches_keep_each_execution_in_order, .timeout = 600)
     enum { N = 4, SIGNALS = 60 };
     start_executions(dev, store, N, "burst");
     rd_kafka_t *p;
-    check(swf_kafka_producer_new(swf_dev_brokers(dev), &p));
+    check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = swf_dev_brokers(dev)},
+                                 &p));
     swf_kafka_names_t names;
     swf_kafka_names_env(&names);
     for (int k = 0; k < SIGNALS; k++) {
@@ -463,7 +465,8 @@ Test(daemon, leaving_the_group_ends_within_its_bound_when_kafka_does_not_answer,
                                                               RD_KAFKA_RESP_ERR_NO_ERROR, 100000),
                  0);
     rd_kafka_t *p = NULL;
-    check(swf_kafka_producer_new(swf_dev_brokers(dev), &p));
+    check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = swf_dev_brokers(dev)},
+                                 &p));
     json_object *m = swf_msg_decide_new("no-such-execution");
     const char *text = swf_json_str(m);
     swf_kafka_out_t o = {cfg.kafka.inbox, "no-such-execution", text, strlen(text), 0};

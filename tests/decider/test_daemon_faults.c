@@ -15,7 +15,7 @@
 
 #include "cli/dev.h"
 #include "decider/daemon.h"
-#include "decider/kafka.h"
+#include "kafka/kafka.h"
 #include "history/pg.h"
 #include "protocol/json.h"
 #include "protocol/message.h"
@@ -51,7 +51,7 @@ static void check(swf_error_t *err)
 static void send_to(const char *brokers, int32_t partition, const char *key, json_object *msg)
 {
     rd_kafka_t *p;
-    check(swf_kafka_producer_new(brokers, &p));
+    check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = brokers}, &p));
     swf_kafka_names_t names;
     swf_kafka_names_env(&names);
     const char *s = swf_json_str(msg);
@@ -331,7 +331,7 @@ Test(daemon_faults, a_revoke_during_a_gather_leaves_no_stale_state_in_the_cache,
     __atomic_store_n(&hook.armed, NX, __ATOMIC_SEQ_CST);
     {
         rd_kafka_t *p;
-        check(swf_kafka_producer_new(brokers, &p));
+        check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = brokers}, &p));
         swf_kafka_names_t names;
         swf_kafka_names_env(&names);
         for (int i = 0; i < NX; i++) {
@@ -428,7 +428,7 @@ Test(daemon_faults, an_unparseable_message_whose_dead_letter_is_too_big_stalls_n
     cr_assert_not_null(poison);
     memset(poison, 0x01, len);
     rd_kafka_t *p;
-    check(swf_kafka_producer_new(brokers, &p));
+    check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = brokers}, &p));
     swf_kafka_names_t names;
     swf_kafka_names_env(&names);
     swf_kafka_out_t o = {names.inbox, "after-poison", poison, len, 0};

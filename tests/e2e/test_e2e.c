@@ -73,8 +73,8 @@
 #include <unistd.h>
 
 #include "decider/asl/validate.h"
-#include "decider/kafka.h"
 #include "decider/check.h"
+#include "kafka/kafka.h"
 #include "history/cluster.h"
 #include "history/pg.h"
 #include "protocol/json.h"
@@ -352,7 +352,8 @@ static void e2e_setup(void)
     ok(swf_history_pg_new(conninfo, &E.store), "connecting to PostgreSQL");
     E.conn = PQconnectdb(conninfo);
     cr_assert_eq(PQstatus(E.conn), CONNECTION_OK, "%s", PQerrorMessage(E.conn));
-    ok(swf_kafka_producer_new(E.brokers, &E.producer), "a producer");
+    ok(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = E.brokers}, &E.producer),
+       "a producer");
     procs_define();
 }
 

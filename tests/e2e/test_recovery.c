@@ -40,8 +40,8 @@
 
 #include "cli/dev.h"
 #include "decider/asl/exec.h"
-#include "decider/kafka.h"
 #include "decider/check.h"
+#include "kafka/kafka.h"
 #include "history/pg.h"
 #include "protocol/json.h"
 #include "protocol/message.h"
@@ -282,7 +282,8 @@ static void setup_daemons(int deciders, bool history_service)
 static void setup_clients(void)
 {
     check(swf_history_pg_new(swf_dev_conninfo(run.dev), &run.store));
-    check(swf_kafka_producer_new(swf_dev_brokers(run.dev), &run.producer));
+    check(swf_kafka_producer_new(
+        &(swf_kafka_producer_config_t){.brokers = swf_dev_brokers(run.dev)}, &run.producer));
     run.worker = worker_start(swf_dev_brokers(run.dev));
 }
 

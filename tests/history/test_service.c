@@ -11,7 +11,7 @@
 #include <libpq-fe.h>
 
 #include "cli/dev.h"
-#include "decider/kafka.h"
+#include "kafka/kafka.h"
 #include "history/pg.h"
 #include "history/service.h"
 #include "protocol/json.h"
@@ -41,7 +41,8 @@ static bool topic_has(const char *brokers, const char *topic, const char *needle
     rd_kafka_t *c;
     char group[64];
     snprintf(group, sizeof(group), "test-%d-%ld", (int)getpid(), (long)swf_time_now_ms());
-    check(swf_kafka_consumer_new(brokers, group, NULL, NULL, &c));
+    check(swf_kafka_consumer_new(&(swf_kafka_consumer_config_t){.brokers = brokers, .group = group},
+                                 &c));
     const char *topics[1] = {topic};
     check(swf_kafka_subscribe(c, topics, 1));
     bool found = false;
@@ -95,7 +96,8 @@ static void fixture_up(fixture_t *f, const char *definition, const char *executi
 static void fixture_service_with(fixture_t *f, int outbox_age_ms, int sweep_age_ms,
                                  size_t batch_max)
 {
-    check(swf_kafka_producer_new(swf_dev_brokers(f->dev), &f->producer));
+    check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = swf_dev_brokers(f->dev)},
+                                 &f->producer));
     f->poster = swf_kafka_poster_new(f->producer, 2);
     swf_history_service_config_t cfg;
     swf_history_service_config_env(&cfg);
@@ -265,7 +267,8 @@ static int topic_count(const char *brokers, const char *topic, const char *needl
     rd_kafka_t *c;
     char group[64];
     snprintf(group, sizeof(group), "count-%d-%ld", (int)getpid(), (long)swf_time_now_ms());
-    check(swf_kafka_consumer_new(brokers, group, NULL, NULL, &c));
+    check(swf_kafka_consumer_new(&(swf_kafka_consumer_config_t){.brokers = brokers, .group = group},
+                                 &c));
     const char *topics[1] = {topic};
     check(swf_kafka_subscribe(c, topics, 1));
     int found = 0, idle = 0;

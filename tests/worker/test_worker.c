@@ -310,7 +310,7 @@ Test(worker, malformed_task_goes_to_the_dead_letter_topic_with_the_reason)
     cr_assert_str_eq(swf_json_get_string(d1, "message"), "this is not json");
     cr_assert_not_null(strstr(swf_json_get_string(d1, "reason"), "not JSON"), "%s",
                        swf_json_get_string(d1, "reason"));
-    cr_assert_str_eq(swf_json_get_string(d2, "reason"), "missing field taskToken");
+    cr_assert_str_eq(swf_json_get_string(d2, "reason"), "activity.task: missing \"taskToken\"");
     json_object *v = NULL;
     cr_assert(swf_json_get(d2, "offset", &v) && json_object_get_int(v) == 1);
     cr_assert_null(fx_read(dlq, 2000, NULL), "the valid task was dead-lettered");
@@ -374,24 +374,26 @@ Test(worker_task, parse_refuses_each_broken_field_naming_it)
     struct {
         const char *text, *reason;
     } cases[] = {
-        {"[1]", "message is not a JSON object"},
-        {"{\"type\":\"activity.completed\"}", "type activity.completed is not activity.task"},
-        {"{\"type\":\"activity.task\",\"v\":2}", "field v is not 1"},
+        {"[1]", "a message must be a JSON object, not array"},
+        {"{\"v\":1,\"type\":\"decide\",\"executionId\":\"e\"}",
+         "a decide message is not an activity.task"},
+        {"{\"type\":\"activity.task\",\"v\":2}", "unsupported protocol version \"v\": 2"},
         {"{\"type\":\"activity.task\",\"taskToken\":\"t\",\"executionId\":\"e\",\"activityId\":"
-         "\"1\",\"attempt\":\"0\"}",
-         "field attempt is not an integer"},
+         "\"1\",\"activityType\":{\"name\":\"x\"},\"input\":null,\"attempt\":\"0\"}",
+         "activity.task: \"attempt\" must be an integer, not string"},
         {"{\"type\":\"activity.task\",\"taskToken\":\"t\",\"executionId\":\"\",\"activityId\":"
          "\"1\"}",
-         "field executionId is empty"},
+         "activity.task: \"executionId\" must not be empty"},
         {"{\"type\":\"activity.task\",\"taskToken\":\"t\",\"executionId\":\"e\",\"activityId\":"
-         "\"1\",\"attempt\":0,\"scheduledEventId\":3,\"heartbeatTimeout\":-1}",
-         "field heartbeatTimeout is out of range"},
+         "\"1\",\"activityType\":{\"name\":\"x\"},\"input\":null,\"attempt\":0,"
+         "\"scheduledEventId\":3,\"heartbeatTimeout\":-1}",
+         "activity.task: \"heartbeatTimeout\" must be a positive number of seconds"},
         {"{\"type\":\"activity.task\",\"taskToken\":\"t\",\"executionId\":\"e\",\"activityId\":"
          "\"1\",\"attempt\":0,\"scheduledEventId\":3,\"activityType\":{}}",
-         "activityType: missing field name"},
+         "activity.task: activityType: missing \"name\""},
         {"{\"type\":\"activity.task\",\"taskToken\":\"t\",\"executionId\":\"e\",\"activityId\":"
          "\"1\",\"attempt\":0,\"scheduledEventId\":3,\"activityType\":{\"name\":\"x\"}}",
-         "missing field input"},
+         "activity.task: missing \"input\""},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char *r = parse_reason(cases[i].text);
@@ -459,9 +461,10 @@ Test(worker_task, parse_accepts_whole_numbers_written_as_doubles)
     cr_assert_eq(swf_worker_task_scheduled_event_id(t), 12);
     swf_worker_task_free(t);
     char *r = parse_reason("{\"type\":\"activity.task\",\"taskToken\":\"t\",\"executionId\":\"e\","
-                           "\"activityId\":\"1\",\"attempt\":0.5}");
+                           "\"activityId\":\"1\",\"activityType\":{\"name\":\"x\"},"
+                           "\"input\":null,\"attempt\":0.5}");
     cr_assert_not_null(r);
-    cr_assert_str_eq(r, "field attempt is not an integer");
+    cr_assert_str_eq(r, "activity.task: \"attempt\" must be an integer, not number");
     free(r);
 }
 
@@ -689,6 +692,30 @@ Test(worker, a_full_worker_gets_its_next_task_as_the_slot_frees)
     fx_kafka_stop(&k);
 }
 
+/* The worker's clients are kafka/'s, so the deployment's properties file
+ * reaches them: a bad property stops the worker with the file's own
+ * message, a good one lets it start. */
+Test(worker_config, the_properties_file_reaches_the_workers_clients)
+{
+    char path[64];
+    kafka_props_use("no.such.property=1\n", path);
+    swf_worker_config_t cfg = {.brokers = "127.0.0.1:1", .task_list = "t"};
+    swf_worker_t *w = NULL;
+    swf_error_t *err = swf_worker_new(&cfg, &w);
+    cr_assert_not_null(err);
+    cr_expect_eq(swf_error_code(err), SWF_E_INPUT);
+    cr_expect(strstr(swf_error_message(err), "no.such.property") != NULL, "%s",
+              swf_error_message(err));
+    cr_expect_null(w);
+    swf_error_free(err);
+    unlink(path);
+    kafka_props_use("linger.ms=3\nlog_level=0\n", path);
+    err = swf_worker_new(&cfg, &w);
+    cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
+    swf_worker_free(w);
+    unlink(path);
+}
+
 /* Every answer carries the identity, and the decider refuses a message that
  * is not UTF-8: an identity that is not is refused at the start. */
 Test(worker_config, an_identity_that_is_not_utf8_is_refused)
@@ -851,7 +878,7 @@ Test(worker, an_oversized_escape_heavy_message_reaches_the_dead_letter_topic)
     big[at] = '\0';
     produce_raw(&k, "exec-d2", big, at);
     free(big);
-    expect_dead_lettered_and_passed(&k, "exec-d2", "exceeds");
+    expect_dead_lettered_and_passed(&k, "exec-d2", "at most");
 }
 
 /* A dead-letter entry of 1,000,000 to 1,048,576 bytes is within the 1 MiB
@@ -875,7 +902,7 @@ Test(worker, a_dead_letter_entry_just_under_1mib_is_sent)
     cr_log_info("the entry has %zu bytes", strlen(swf_json_str(entry)));
     json_object_put(entry);
     free(big);
-    expect_dead_lettered_and_passed(&k, "exec-d3", "exceeds");
+    expect_dead_lettered_and_passed(&k, "exec-d3", "at most");
 }
 
 /* An error name or a cause that is not UTF-8 (a C caller's bytes, a
