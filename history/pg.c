@@ -1136,6 +1136,33 @@ swf_error_t *swf_history_pg_execution_describe(swf_history_store_t *store, const
     return err;
 }
 
+swf_error_t *swf_history_pg_execution_of_workflow(swf_history_store_t *store,
+                                                  const char *workflow_id,
+                                                  swf_history_execution_t *out)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    memset(out, 0, sizeof(*out));
+    swf_error_t *err = swf_history__pg_ready(pg);
+    if (err != NULL)
+        return err;
+    const char *params[1] = {workflow_id};
+    PGresult *res;
+    err = swf_history__pg_query(pg->conn,
+                                "SELECT " EXECUTION_COLUMNS " FROM executions x"
+                                " WHERE x.workflow_id = $1"
+                                " ORDER BY x.status = 'open' DESC, x.start_time DESC,"
+                                " x.execution_id DESC LIMIT 1",
+                                1, params, &res);
+    if (err != NULL)
+        return err;
+    if (PQntuples(res) == 1)
+        execution_from_row(res, 0, out);
+    else
+        err = swf_error_new(SWF_E_NOTFOUND, NULL, "no execution of workflow id %s", workflow_id);
+    swf_history__pg_clear(res);
+    return err;
+}
+
 static bool status_valid(const char *s)
 {
     static const char *const names[] = {"open",      "closed",   "succeeded", "failed",
