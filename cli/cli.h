@@ -74,6 +74,10 @@ int swf_cli_follow(const char *execution_id, FILE *out);
  * exit status. */
 bool swf_cli_args_execution(swf_cli_args_t *a, const char *file_option, char **id);
 
+/* The execution of a workflow id: the open one, else the one started last
+ * (*id malloc'd); false, reported, with a->status the exit status. */
+bool swf_cli_args_execution_of(swf_cli_args_t *a, const char *workflow_id, char **id);
+
 /* The table entries of ID and --workflow-id, for command `cmd` ("describe"). */
 #define SWF_CLI_OPTS_EXECUTION(cmd)                                                              \
     {"ID", NULL, 0, "the execution id (as swf start printed it)",                               \

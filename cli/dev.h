@@ -91,7 +91,9 @@ json_object *swf_dev_task_lists(json_object *definition);
  * answered differently by --local and --dev. SWF_E_INPUT naming the place. */
 swf_error_t *swf_cli_mocks_check(json_object *mocks);
 
-/* `swf run --dev ...` (called by swf_cli_run). */
-int swf_cli_run_dev(int argc, char **argv);
+/* `swf run --dev ...`, called by swf_cli_run with its options: the
+ * definition's path, --input's text (cli/args.h) and --mocks' path, the
+ * last two may be NULL. */
+int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *mocks_path);
 
 #endif

@@ -13,6 +13,28 @@
 
 #include "history/pg.h"
 
+bool swf_cli_args_execution_of(swf_cli_args_t *a, const char *workflow_id, char **id)
+{
+    swf_history_store_t *s = NULL;
+    swf_history_execution_t ex = {0};
+    swf_error_t *err = swf_history_pg_new(swf_history_pg_conninfo_env(), &s);
+    if (err == NULL)
+        err = swf_history_pg_execution_of_workflow(s, workflow_id, &ex);
+    swf_history_store_free(s);
+    if (err != NULL) {
+        fprintf(stderr, "%s: %s\n", a->cmd->name, swf_error_message(err));
+        if (swf_error_cause(err) != NULL)
+            fprintf(stderr, "  %s\n", swf_error_cause(err));
+        a->status = swf_error_code(err) == SWF_E_NOTFOUND ? SWF_EXIT_NO : SWF_EXIT_ERROR;
+        swf_error_free(err);
+        return false;
+    }
+    *id = ex.execution_id;
+    ex.execution_id = NULL;
+    swf_history_execution_free(&ex);
+    return true;
+}
+
 bool swf_cli_args_execution(swf_cli_args_t *a, const char *file_option, char **id)
 {
     *id = NULL;
@@ -37,22 +59,5 @@ bool swf_cli_args_execution(swf_cli_args_t *a, const char *file_option, char **i
             abort();
         return true;
     }
-    swf_history_store_t *s = NULL;
-    swf_history_execution_t ex = {0};
-    swf_error_t *err = swf_history_pg_new(swf_history_pg_conninfo_env(), &s);
-    if (err == NULL)
-        err = swf_history_pg_execution_of_workflow(s, workflow, &ex);
-    swf_history_store_free(s);
-    if (err != NULL) {
-        fprintf(stderr, "%s: %s\n", a->cmd->name, swf_error_message(err));
-        if (swf_error_cause(err) != NULL)
-            fprintf(stderr, "  %s\n", swf_error_cause(err));
-        a->status = swf_error_code(err) == SWF_E_NOTFOUND ? SWF_EXIT_NO : SWF_EXIT_ERROR;
-        swf_error_free(err);
-        return false;
-    }
-    *id = ex.execution_id;
-    ex.execution_id = NULL;
-    swf_history_execution_free(&ex);
-    return true;
+    return swf_cli_args_execution_of(a, workflow, id);
 }

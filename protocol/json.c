@@ -177,7 +177,7 @@ static swf_error_t *parse(const char *name, const char *buf, size_t len, size_t 
     char what[128];
     size_t bad = swf_json_utf8_invalid_at(buf, len);
     if (bad < len) {
-        snprintf(what, sizeof(what), "the text is not UTF-8 (byte 0x%02X)",
+        snprintf(what, sizeof(what), "the text is not UTF-8 (byte %zu is 0x%02X)", bad,
                  (unsigned)(unsigned char)buf[bad]);
         return syntax_error(name, buf, bad, what);
     }
