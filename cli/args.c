@@ -357,8 +357,8 @@ bool swf_cli_args_parse(const swf_cli_cmd_t *cmd, int argc, char **argv, swf_cli
             if (t.opt == OPERAND_WORD) {
                 t.opt = operand_for(cmd, operands++ + out->skip);
                 if (t.opt < 0 && replaced != NULL) {
-                    swf_cli_args_usage(out, "unexpected argument '%s' (%s stands for %s)",
-                                       t.value, replaced->name, cmd->opts[operand_for(cmd, 0)].name);
+                    swf_cli_args_usage(out, "unexpected argument '%s' (%s stands for %s)", t.value,
+                                       replaced->name, cmd->opts[operand_for(cmd, 0)].name);
                     return false;
                 }
                 if (t.opt < 0) {
@@ -434,8 +434,7 @@ const char *swf_cli_args_next(const swf_cli_args_t *a, const char *name, int *po
     return NULL;
 }
 
-bool swf_cli_args_int(swf_cli_args_t *a, const char *name, int64_t min, int64_t max,
-                      int64_t *out)
+bool swf_cli_args_int(swf_cli_args_t *a, const char *name, int64_t min, int64_t max, int64_t *out)
 {
     const char *v = swf_cli_args_get(a, name);
     assert(v != NULL);

@@ -66,9 +66,9 @@ typedef struct swf_cli_opt {
 
 /* A program or command. */
 typedef struct swf_cli_cmd {
-    const char *name;     /* "swf start", "swf-worker": the prefix of every message */
-    const char *synopsis; /* after the name; NULL: made from the table */
-    const char *summary;  /* what it does, a sentence or two */
+    const char *name;          /* "swf start", "swf-worker": the prefix of every message */
+    const char *synopsis;      /* after the name; NULL: made from the table */
+    const char *summary;       /* what it does, a sentence or two */
     const swf_cli_opt_t *opts; /* ends with an entry whose name is NULL */
     const char *notes;         /* NULL, or paragraphs printed after the options */
 } swf_cli_cmd_t;
@@ -82,7 +82,7 @@ typedef struct swf_cli_args {
     char **argv;
     const char *value[SWF_CLI_OPTS_MAX]; /* the last one given; "" for a flag */
     unsigned count[SWF_CLI_OPTS_MAX];    /* how often each was given */
-    unsigned skip; /* 1 when an option stands for the first operand */
+    unsigned skip;                       /* 1 when an option stands for the first operand */
     int status; /* when parsing returned false: the exit status (0 after --help) */
 } swf_cli_args_t;
 
@@ -110,8 +110,7 @@ const char *swf_cli_args_next(const swf_cli_args_t *a, const char *name, int *po
 /* The whole number given to `name` (which must have been given), checked
  * to lie in [min, max]. On failure reports a usage error naming the option
  * and sets a->status; returns false. */
-bool swf_cli_args_int(swf_cli_args_t *a, const char *name, int64_t min, int64_t max,
-                      int64_t *out);
+bool swf_cli_args_int(swf_cli_args_t *a, const char *name, int64_t min, int64_t max, int64_t *out);
 
 /* Reports a usage error of the command's own ("--dev and --history do not
  * go together"): the message, the synopsis, the pointer to --help. Sets
@@ -140,8 +139,8 @@ swf_error_t *swf_cli_json_arg(const char *what, const char *text, size_t max_byt
                               json_object **out);
 
 /* The help line of the rule above, for tables. */
-#define SWF_CLI_JSON_HELP                                                                         \
-    "JSON text, @FILE (@- reads standard input), or the name of an existing file when the text " \
+#define SWF_CLI_JSON_HELP                                                                          \
+    "JSON text, @FILE (@- reads standard input), or the name of an existing file when the text "   \
     "is not JSON"
 
 #endif

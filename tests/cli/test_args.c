@@ -38,14 +38,13 @@ static char text[1 << 16];
 
 static const swf_cli_cmd_t demo = {
     "swf demo", NULL, "A command for the tests.",
-    (const swf_cli_opt_t[]){
-        {"NAME", NULL, SWF_CLI_REQUIRED, "a name", "swf demo x"},
-        {"FILE", NULL, SWF_CLI_MANY, "files", NULL},
-        {"--input", "JSON|@FILE", 0, "input", "swf demo x --input 1"},
-        {"--tag", "TAG", SWF_CLI_MANY, "tags", NULL},
-        {"--json", NULL, 0, "JSON out", NULL},
-        {"--limit", "N", 0, "a number", NULL},
-        {NULL}},
+    (const swf_cli_opt_t[]){{"NAME", NULL, SWF_CLI_REQUIRED, "a name", "swf demo x"},
+                            {"FILE", NULL, SWF_CLI_MANY, "files", NULL},
+                            {"--input", "JSON|@FILE", 0, "input", "swf demo x --input 1"},
+                            {"--tag", "TAG", SWF_CLI_MANY, "tags", NULL},
+                            {"--json", NULL, 0, "JSON out", NULL},
+                            {"--limit", "N", 0, "a number", NULL},
+                            {NULL}},
     NULL};
 
 static bool parse(swf_cli_args_t *a, char **argv)
@@ -59,8 +58,8 @@ static bool parse(swf_cli_args_t *a, char **argv)
 
 Test(cli_args, fills_operands_options_and_flags_in_any_order)
 {
-    char *argv[] = {"demo", "--json", "x", "--input={\"a\":1}", "f1", "--tag", "t1",
-                    "--tag", "t2", "--", "--f2", NULL};
+    char *argv[] = {"demo", "--json", "x", "--input={\"a\":1}", "f1", "--tag", "t1", "--tag", "t2",
+                    "--",   "--f2",   NULL};
     swf_cli_args_t a;
     cr_assert(parse(&a, argv));
     cr_assert_str_eq(swf_cli_args_get(&a, "NAME"), "x");
@@ -88,8 +87,8 @@ Test(cli_args, refuses_what_the_table_does_not_allow_with_status_2)
     char *twice[] = {"demo", "x", "--input", "1", "--input", "2", NULL};
     char *missing[] = {"demo", "--json", NULL};
     char *single_dash[] = {"demo", "x", "-j", NULL};
-    char **bad[] = {unknown, no_value, value_is_an_option, flag_with_value, twice, missing,
-                    single_dash};
+    char **bad[] = {unknown, no_value, value_is_an_option, flag_with_value,
+                    twice,   missing,  single_dash};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         swf_cli_args_t a;
         cr_assert_not(parse(&a, bad[i]), "case %zu parsed", i);
@@ -269,13 +268,13 @@ Test(cli_args, workflow_id_names_the_open_execution_else_the_latest)
 {
     const char *db = fixture_db();
     swf_history_store_free(fixture_store(db)); /* the schema */
-    cr_assert_not_null(fixture_sql(
-        db, "INSERT INTO executions VALUES"
-            " ('w-old', 'w', 'm', '1', 'succeeded', '2026-01-01', '2026-01-01', 2),"
-            " ('w-open', 'w', 'm', '1', 'open', '2026-01-02', NULL, 1),"
-            " ('w-new', 'w', 'm', '1', 'failed', '2026-01-03', '2026-01-03', 2),"
-            " ('v-old', 'v', 'm', '1', 'succeeded', '2026-01-01', '2026-01-01', 2),"
-            " ('v-new', 'v', 'm', '1', 'canceled', '2026-01-02', '2026-01-02', 2)"));
+    cr_assert_not_null(
+        fixture_sql(db, "INSERT INTO executions VALUES"
+                        " ('w-old', 'w', 'm', '1', 'succeeded', '2026-01-01', '2026-01-01', 2),"
+                        " ('w-open', 'w', 'm', '1', 'open', '2026-01-02', NULL, 1),"
+                        " ('w-new', 'w', 'm', '1', 'failed', '2026-01-03', '2026-01-03', 2),"
+                        " ('v-old', 'v', 'm', '1', 'succeeded', '2026-01-01', '2026-01-01', 2),"
+                        " ('v-new', 'v', 'm', '1', 'canceled', '2026-01-02', '2026-01-02', 2)"));
     setenv("SWF_DATABASE_URL", db, 1);
     cr_assert_eq(sh(text, sizeof(text), "./swf describe --workflow-id w --json"), 0, "%s", text);
     cr_assert(strstr(text, "\"executionId\":\"w-open\"") != NULL, "%s", text);
