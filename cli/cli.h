@@ -79,11 +79,13 @@ bool swf_cli_args_execution(swf_cli_args_t *a, const char *file_option, char **i
 bool swf_cli_args_execution_of(swf_cli_args_t *a, const char *workflow_id, char **id);
 
 /* The table entries of ID and --workflow-id, for command `cmd` ("describe"). */
+/* clang-format off */
 #define SWF_CLI_OPTS_EXECUTION(cmd)                                                              \
     {"ID", NULL, 0, "the execution id (as swf start printed it)",                               \
      "swf " cmd " 3f2b8c1e-5d4a-4e8e-9a57-0c1d2e3f4a5b"},                                        \
     {"--workflow-id", "WORKFLOW_ID", SWF_CLI_FOR_OPERAND,                                         \
      "instead of ID: the open execution of this workflow id, else the one started last",         \
      "swf " cmd " --workflow-id order-7"}
+/* clang-format on */
 
 #endif

@@ -185,11 +185,13 @@ static int execution_check(const char *cmd, const char *execution_id)
 
 /* ---- task-success, task-failure, task-heartbeat ------------------------------ */
 
+/* clang-format off */
 #define TOKEN_OPT                                                                                 \
     {"TOKEN", NULL, SWF_CLI_REQUIRED,                                                              \
      "the task token, as the activity received it (SWF_TASK_TOKEN, or the .waitForTaskToken "      \
      "Task's $$.Task.Token)",                                                                      \
      NULL}
+/* clang-format on */
 
 static const swf_cli_cmd_t task_success_cmd = {
     "swf task-success", NULL,
@@ -229,13 +231,12 @@ static const swf_cli_cmd_t task_failure_cmd = {
     "swf task-failure", NULL,
     "Answer an activity (or a .waitForTaskToken Task) with an error, which the state's Retry "
     "and Catch see.",
-    (const swf_cli_opt_t[]){
-        TOKEN_OPT,
-        {"--error", "ERROR", 0, "the error name (default States.TaskFailed)",
-         "swf task-failure \"$SWF_TASK_TOKEN\" --error Payment.Declined"},
-        {"--cause", "CAUSE", 0, "a longer explanation",
-         "swf task-failure \"$SWF_TASK_TOKEN\" --cause 'card expired'"},
-        {NULL}},
+    (const swf_cli_opt_t[]){TOKEN_OPT,
+                            {"--error", "ERROR", 0, "the error name (default States.TaskFailed)",
+                             "swf task-failure \"$SWF_TASK_TOKEN\" --error Payment.Declined"},
+                            {"--cause", "CAUSE", 0, "a longer explanation",
+                             "swf task-failure \"$SWF_TASK_TOKEN\" --cause 'card expired'"},
+                            {NULL}},
     NULL};
 
 int swf_cli_task_failure(int argc, char **argv)
@@ -300,12 +301,13 @@ int swf_cli_task_heartbeat(int argc, char **argv)
 static const swf_cli_cmd_t signal_cmd = {
     "swf signal", "(ID | --workflow-id WORKFLOW_ID) NAME [--input JSON|@FILE]",
     "Send a signal to an open execution (a WorkflowExecutionSignaled event).",
-    (const swf_cli_opt_t[]){SWF_CLI_OPTS_EXECUTION("signal"),
-                            {"NAME", NULL, SWF_CLI_REQUIRED, "the signal's name",
-                             "swf signal --workflow-id order-7 approved"},
-                            {"--input", "JSON|@FILE", 0, "the signal's input: " SWF_CLI_JSON_HELP,
-                             "swf signal --workflow-id order-7 approved --input '{\"by\": \"ana\"}'"},
-                            {NULL}},
+    (const swf_cli_opt_t[]){
+        SWF_CLI_OPTS_EXECUTION("signal"),
+        {"NAME", NULL, SWF_CLI_REQUIRED, "the signal's name",
+         "swf signal --workflow-id order-7 approved"},
+        {"--input", "JSON|@FILE", 0, "the signal's input: " SWF_CLI_JSON_HELP,
+         "swf signal --workflow-id order-7 approved --input '{\"by\": \"ana\"}'"},
+        {NULL}},
     NULL};
 
 int swf_cli_signal(int argc, char **argv)
@@ -380,7 +382,8 @@ int swf_cli_terminate(int argc, char **argv)
     if (code == SWF_EXIT_OK) {
         /* SWF's details are text: they travel as a JSON string. */
         json_object *d = details != NULL ? json_object_new_string(details) : NULL;
-        code = send_and_report("terminate", id, swf_msg_terminate_new(id, reason, d, details != NULL));
+        code =
+            send_and_report("terminate", id, swf_msg_terminate_new(id, reason, d, details != NULL));
         json_object_put(d);
     }
     free(id);

@@ -71,8 +71,7 @@ static void time_str(int64_t ms, char *buf)
 static const swf_cli_cmd_t db_cmd = {
     "swf db", NULL, "Create the history's tables in PostgreSQL, or upgrade them to this version.",
     (const swf_cli_opt_t[]){
-        {"ACTION", NULL, SWF_CLI_REQUIRED, "migrate: the only action", "swf db migrate"},
-        {NULL}},
+        {"ACTION", NULL, SWF_CLI_REQUIRED, "migrate: the only action", "swf db migrate"}, {NULL}},
     "The database is SWF_DATABASE_URL (a libpq connection string or URI) or\n"
     "libpq's PG* variables.\n"};
 
@@ -109,8 +108,7 @@ static const swf_cli_cmd_t register_cmd = {
     (const swf_cli_opt_t[]){
         {"NAME", NULL, SWF_CLI_REQUIRED, "the state machine's name, which swf start takes",
          "swf register orders examples/order.asl.json"},
-        {"FILE", NULL, SWF_CLI_REQUIRED, "the ASL definition (JSON; - reads standard input)",
-         NULL},
+        {"FILE", NULL, SWF_CLI_REQUIRED, "the ASL definition (JSON; - reads standard input)", NULL},
         {NULL}},
     NULL};
 
@@ -201,7 +199,8 @@ int swf_cli_start(int argc, char **argv)
     /* A version is a number from 1 (what register printed); anything else
      * would silently start the latest one. */
     int64_t version = 0;
-    if (swf_cli_args_has(&a, "--version") && !swf_cli_args_int(&a, "--version", 1, INT_MAX, &version))
+    if (swf_cli_args_has(&a, "--version") &&
+        !swf_cli_args_int(&a, "--version", 1, INT_MAX, &version))
         return a.status;
     json_object *input = NULL;
     swf_error_t *err = NULL;
@@ -382,7 +381,8 @@ static void event_print(FILE *out, const swf_event_t *ev, bool json)
 }
 
 static const swf_cli_cmd_t history_cmd = {
-    "swf history", "(ID | --workflow-id WORKFLOW_ID) [--json] [--reverse] [--states [--file HISTORY]]",
+    "swf history",
+    "(ID | --workflow-id WORKFLOW_ID) [--json] [--reverse] [--states [--file HISTORY]]",
     "Print an execution's events, one a line: id, time, type, attributes.",
     (const swf_cli_opt_t[]){
         SWF_CLI_OPTS_EXECUTION("history"),
@@ -445,8 +445,7 @@ int swf_cli_export(int argc, char **argv)
 {
     swf_cli_args_t a;
     char *id = NULL;
-    if (!swf_cli_args_parse(&export_cmd, argc, argv, &a) ||
-        !swf_cli_args_execution(&a, NULL, &id))
+    if (!swf_cli_args_parse(&export_cmd, argc, argv, &a) || !swf_cli_args_execution(&a, NULL, &id))
         return a.status;
     const char *path = swf_cli_args_get(&a, "FILE");
     swf_history_store_t *s;

@@ -612,9 +612,9 @@ static const swf_cli_cmd_t dev_cmd = {
     "Start PostgreSQL (a throwaway cluster), Kafka (librdkafka's mock cluster), swf-history and "
     "deciders in one process, print the shell exports that point swf and workers at them, and "
     "run until Ctrl-C, which stops and removes everything.",
-    (const swf_cli_opt_t[]){{"--deciders", "N", 0, "how many deciders, 0 to 16 (default 1)",
-                             "swf dev --deciders 2 &"},
-                            {NULL}},
+    (const swf_cli_opt_t[]){
+        {"--deciders", "N", 0, "how many deciders, 0 to 16 (default 1)", "swf dev --deciders 2 &"},
+        {NULL}},
     "Environment: SWF_DEV_TIME_SKIP=1 skips the time timers wait; SWF_DEV_TIME_SCALE runs\n"
     "timers that much faster; SWF_PG_BINDIR names PostgreSQL's programs (see README.md).\n"};
 

@@ -37,7 +37,6 @@
 #include "protocol/limits.h"
 #include "protocol/time.h"
 
-
 /* Column widths of the side-by-side table. */
 #define COL_FIELD 26
 #define COL_VALUE 40
@@ -486,7 +485,8 @@ int swf_cli_replay(int argc, char **argv)
     if (!swf_cli_args_parse(&replay_cmd, argc, argv, &a) ||
         !swf_cli_args_execution(&a, "--file", &id))
         return a.status;
-    const char *file = swf_cli_args_get(&a, "--file"), *def_path = swf_cli_args_get(&a, "--definition");
+    const char *file = swf_cli_args_get(&a, "--file"),
+               *def_path = swf_cli_args_get(&a, "--definition");
     int64_t until = 0;
     bool json = swf_cli_args_has(&a, "--json"), step = swf_cli_args_has(&a, "--step");
     if (swf_cli_args_has(&a, "--until") && !swf_cli_args_int(&a, "--until", 1, INT64_MAX, &until)) {

@@ -28,7 +28,8 @@
 static const swf_cli_cmd_t run_cmd = {
     "swf run", "(--local | --dev) DEFINITION [--input JSON|@FILE] [--mocks FILE] [--history]",
     "Run one execution of a definition to its end and print its result as one JSON object: "
-    "{\"status\":\"SUCCEEDED\",\"output\":...}, {\"status\":\"FAILED\",\"error\":...,\"cause\":...} "
+    "{\"status\":\"SUCCEEDED\",\"output\":...}, "
+    "{\"status\":\"FAILED\",\"error\":...,\"cause\":...} "
     "or {\"status\":\"INVALID\",\"errors\":[...]}. Exit status 0 when it succeeded, 1 when it "
     "failed or the definition is invalid.",
     (const swf_cli_opt_t[]){

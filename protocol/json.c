@@ -228,8 +228,8 @@ done:
     return err;
 }
 
-swf_error_t *swf_json_parse_named(const char *name, const char *buf, size_t len,
-                                  size_t max_bytes, json_object **out)
+swf_error_t *swf_json_parse_named(const char *name, const char *buf, size_t len, size_t max_bytes,
+                                  json_object **out)
 {
     swf_error_t *err = parse(name, buf, len, max_bytes, out);
     if (err != NULL && name != NULL && strncmp(swf_error_message(err), name, strlen(name)) != 0)
@@ -280,8 +280,7 @@ swf_error_t *swf_json_read_file(const char *path, size_t max_bytes, json_object 
             break;
         }
     }
-    err = swf_json_parse_named(strcmp(path, "-") == 0 ? "<stdin>" : path, buf, len, max_bytes,
-                               out);
+    err = swf_json_parse_named(strcmp(path, "-") == 0 ? "<stdin>" : path, buf, len, max_bytes, out);
 done:
     free(buf);
     if (f != stdin)

@@ -38,8 +38,8 @@ swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_
  * "NAME:LINE:COLUMN:" (columns count characters from 1), the form editors
  * jump to. This is where all JSON input is parsed; without a name, a syntax
  * error ends "at line LINE, column COLUMN". */
-swf_error_t *swf_json_parse_named(const char *name, const char *buf, size_t len,
-                                  size_t max_bytes, json_object **out);
+swf_error_t *swf_json_parse_named(const char *name, const char *buf, size_t len, size_t max_bytes,
+                                  json_object **out);
 
 /* The offset of the first byte of s[0..n) that does not belong to a
  * well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,
