@@ -6,10 +6,12 @@
  * without the command's name or a suggestion, accepts abbreviations that
  * silently change meaning when an option is added, and keeps global state
  * (optind) that in-process tests must reset. The tables here also carry the
- * help and examples, which getopt's cannot. The parser is a single pass
- * over argv that allocates nothing; values stay in argv, and repeated ones
- * are found again by the same pass (swf_cli_args_next), so a command has
- * nothing to free on any of its exits.
+ * help and examples, which getopt's cannot. The parser reads argv twice,
+ * options first and then operands (--workflow-id, given anywhere, changes
+ * which operand a word fills), and allocates nothing: values stay in argv,
+ * and repeated ones are found again by the same reading
+ * (swf_cli_args_next), so a command has nothing to free on any of its
+ * exits.
  *
  * The layout of the help: the synopsis, the summary, then each operand and
  * option with its help text wrapped at 79 columns beside it (or below it
