@@ -145,17 +145,23 @@ static void position(const char *buf, size_t at, size_t *line, size_t *col)
     }
 }
 
-/* A syntax error at byte `at`: "NAME:LINE:COLUMN: not JSON: WHAT" (the
- * form editors jump to), or without a name "not JSON: WHAT at line LINE,
- * column COLUMN". */
-static swf_error_t *syntax_error(const char *name, const char *buf, size_t at, const char *what)
+/*
+ * A syntax error at byte `at`. With a name: "NAME:LINE:COLUMN: not JSON:
+ * WHAT" (the form editors jump to). Without one: "not JSON: WHAT", then " at
+ * byte AT" when byte_at is true: the interpreter's messages, which
+ * histories record (the cause of a failed States.StringToJson), so they
+ * never change.
+ */
+static swf_error_t *syntax_error(const char *name, const char *buf, size_t at, bool byte_at,
+                                 const char *what)
 {
+    if (name == NULL && byte_at)
+        return swf_error_new(SWF_E_INPUT, NULL, "not JSON: %s at byte %zu", what, at);
+    if (name == NULL)
+        return swf_error_new(SWF_E_INPUT, NULL, "not JSON: %s", what);
     size_t line, col;
     position(buf, at, &line, &col);
-    if (name != NULL)
-        return swf_error_new(SWF_E_INPUT, NULL, "%s:%zu:%zu: not JSON: %s", name, line, col, what);
-    return swf_error_new(SWF_E_INPUT, NULL, "not JSON: %s at line %zu, column %zu", what, line,
-                         col);
+    return swf_error_new(SWF_E_INPUT, NULL, "%s:%zu:%zu: not JSON: %s", name, line, col, what);
 }
 
 /* Every check of swf_json_parse_named but the name in the messages of the
@@ -173,19 +179,17 @@ static swf_error_t *parse(const char *name, const char *buf, size_t len, size_t 
         return swf_error_new(SWF_E_LIMIT, NULL, "JSON document too large");
     const char *nul = memchr(buf, '\0', len);
     if (nul != NULL)
-        return syntax_error(name, buf, (size_t)(nul - buf), "the text contains a NUL byte");
+        return syntax_error(name, buf, (size_t)(nul - buf), false, "the text contains a NUL byte");
     char what[128];
     size_t bad = swf_json_utf8_invalid_at(buf, len);
     if (bad < len) {
         snprintf(what, sizeof(what), "the text is not UTF-8 (byte %zu is 0x%02X)", bad,
                  (unsigned)(unsigned char)buf[bad]);
-        return syntax_error(name, buf, bad, what);
+        return syntax_error(name, buf, bad, false, what);
     }
     bad = swf_json_foreign_token_find(buf, len);
-    if (bad < len) {
-        snprintf(what, sizeof(what), "unexpected character '%c'", buf[bad]);
-        return syntax_error(name, buf, bad, what);
-    }
+    if (bad < len)
+        return syntax_error(name, buf, bad, true, "unexpected character");
 
     json_tokener *tok = json_tokener_new_ex(SWF_LIMIT_JSON_DEPTH);
     if (tok == NULL)
@@ -200,7 +204,7 @@ static swf_error_t *parse(const char *name, const char *buf, size_t len, size_t 
         v = json_tokener_parse_ex(tok, "", 1);
         jerr = json_tokener_get_error(tok);
         if (jerr != json_tokener_success) {
-            err = syntax_error(name, buf, len, "the document ends too early");
+            err = syntax_error(name, buf, len, false, "the document ends too early");
             goto done;
         }
     } else if (jerr != json_tokener_success) {
@@ -208,7 +212,7 @@ static swf_error_t *parse(const char *name, const char *buf, size_t len, size_t 
             err = swf_error_new(SWF_E_LIMIT, NULL, "JSON nested deeper than %d levels",
                                 SWF_LIMIT_JSON_DEPTH);
         else
-            err = syntax_error(name, buf, json_tokener_get_parse_end(tok),
+            err = syntax_error(name, buf, json_tokener_get_parse_end(tok), true,
                                json_tokener_error_desc(jerr));
         goto done;
     } else {
@@ -216,9 +220,10 @@ static swf_error_t *parse(const char *name, const char *buf, size_t len, size_t 
         if (end < len && !only_space(buf + end, len - end)) {
             json_object_put(v);
             v = NULL;
-            while (end < len && strchr(" \t\r\n", buf[end]) != NULL)
+            /* A file's position is the text's, past the white space. */
+            while (name != NULL && strchr(" \t\r\n", buf[end]) != NULL)
                 end++;
-            err = syntax_error(name, buf, end, "unexpected text after the value");
+            err = syntax_error(name, buf, end, true, "unexpected text after the value");
             goto done;
         }
     }

@@ -36,8 +36,10 @@ swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_
 /* The same, for text that has a name (a file, an option): every error
  * message starts with the name, and a syntax error's with
  * "NAME:LINE:COLUMN:" (columns count characters from 1), the form editors
- * jump to. This is where all JSON input is parsed; without a name, a syntax
- * error ends "at line LINE, column COLUMN". */
+ * jump to. This is where all JSON input from people is parsed. Without a
+ * name (swf_json_parse) the messages keep their byte offsets: histories
+ * record them (the cause of a failed States.StringToJson), and replay
+ * compares them. */
 swf_error_t *swf_json_parse_named(const char *name, const char *buf, size_t len, size_t max_bytes,
                                   json_object **out);
 
