@@ -153,6 +153,7 @@ void swf_cli_args_help(const swf_cli_cmd_t *cmd, FILE *out)
     for (const swf_cli_opt_t *o = cmd->opts; o->name != NULL; o++) {
         if (o->flags & SWF_CLI_HIDDEN)
             continue;
+        assert(o->example != NULL); /* every option is shown with an example */
         char help[1024];
         snprintf(help, sizeof(help), "%s%s%s", o->help,
                  (o->flags & SWF_CLI_REQUIRED) && is_option(o) ? " (required)" : "",

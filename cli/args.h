@@ -61,7 +61,7 @@ typedef struct swf_cli_opt {
     const char *value; /* an option's value placeholder ("JSON|@FILE"); NULL: a flag */
     unsigned flags;    /* SWF_CLI_REQUIRED, SWF_CLI_MANY, SWF_CLI_HIDDEN */
     const char *help;
-    const char *example; /* a whole command line, or NULL */
+    const char *example; /* a whole command line (NULL only when hidden) */
 } swf_cli_opt_t;
 
 /* A program or command. */

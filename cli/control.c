@@ -190,7 +190,7 @@ static int execution_check(const char *cmd, const char *execution_id)
     {"TOKEN", NULL, SWF_CLI_REQUIRED,                                                              \
      "the task token, as the activity received it (SWF_TASK_TOKEN, or the .waitForTaskToken "      \
      "Task's $$.Task.Token)",                                                                      \
-     NULL}
+     "swf task-failure \"$SWF_TASK_TOKEN\""}
 /* clang-format on */
 
 static const swf_cli_cmd_t task_success_cmd = {
@@ -365,7 +365,8 @@ static const swf_cli_cmd_t terminate_cmd = {
     (const swf_cli_opt_t[]){SWF_CLI_OPTS_EXECUTION("terminate"),
                             {"--reason", "REASON", 0, "why, recorded in the history",
                              "swf terminate --workflow-id order-7 --reason 'stuck'"},
-                            {"--details", "DETAILS", 0, "more text, recorded in the history", NULL},
+                            {"--details", "DETAILS", 0, "more text, recorded in the history",
+                             "swf terminate --workflow-id order-7 --details 'see ticket 12'"},
                             {NULL}},
     NULL};
 

@@ -108,7 +108,8 @@ static const swf_cli_cmd_t register_cmd = {
     (const swf_cli_opt_t[]){
         {"NAME", NULL, SWF_CLI_REQUIRED, "the state machine's name, which swf start takes",
          "swf register orders examples/order.asl.json"},
-        {"FILE", NULL, SWF_CLI_REQUIRED, "the ASL definition (JSON; - reads standard input)", NULL},
+        {"FILE", NULL, SWF_CLI_REQUIRED, "the ASL definition (JSON; - reads standard input)",
+         "swf register orders - < order.asl.json"},
         {NULL}},
     NULL};
 
@@ -388,10 +389,12 @@ static const swf_cli_cmd_t history_cmd = {
         SWF_CLI_OPTS_EXECUTION("history"),
         {"--json", NULL, 0, "the exported event form, one JSON object a line (as swf export)",
          "swf history --workflow-id order-7 --json"},
-        {"--reverse", NULL, 0, "newest event first", NULL},
+        {"--reverse", NULL, 0, "newest event first", "swf history --workflow-id order-7 --reverse"},
         {"--states", NULL, 0,
-         "the ASL states entered and exited instead of the events: swf timeline", NULL},
-        {"--file", "HISTORY", 0, "with --states: an exported history instead of ID", NULL},
+         "the ASL states entered and exited instead of the events: swf timeline",
+         "swf history --workflow-id order-7 --states"},
+        {"--file", "HISTORY", 0, "with --states: an exported history instead of ID",
+         "swf history --states --file order-7.jsonl"},
         {NULL}},
     NULL};
 

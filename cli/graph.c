@@ -610,7 +610,8 @@ static const swf_cli_cmd_t graph_cmd = {
         {"--history", "HISTORY", 0,
          "colour by this exported history (swf export) instead of one in the database",
          "swf graph order.asl.json --history order-7.jsonl"},
-        {"--svg", NULL, 0, "SVG instead of DOT text (runs Graphviz's dot)", NULL},
+        {"--svg", NULL, 0, "SVG instead of DOT text (runs Graphviz's dot)",
+         "swf graph order.asl.json --svg > order.svg"},
         {NULL}},
     NULL};
 

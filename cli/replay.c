@@ -470,11 +470,11 @@ static const swf_cli_cmd_t replay_cmd = {
         {"--step", NULL, 0,
          "one screen per decision task: the events that came and the decisions derived (on a "
          "terminal, Enter for the next)",
-         NULL},
+         "swf replay --file order-7.jsonl --step"},
         {"--definition", "NEW.json", 0,
          "replay against a changed definition: can the running executions go on with it?",
          "swf replay --workflow-id order-7 --definition order-v2.asl.json"},
-        {"--json", NULL, 0, "the report as JSON", NULL},
+        {"--json", NULL, 0, "the report as JSON", "swf replay --workflow-id order-7 --json"},
         {NULL}},
     NULL};
 

@@ -35,7 +35,8 @@ static const swf_cli_cmd_t run_cmd = {
     (const swf_cli_opt_t[]){
         {"DEFINITION", NULL, SWF_CLI_REQUIRED, "the ASL definition (a JSON file)",
          "swf run --local examples/order.asl.json"},
-        {"--local", NULL, 0, "run in this process, with an in-memory history", NULL},
+        {"--local", NULL, 0, "run in this process, with an in-memory history",
+         "swf run --local order.asl.json"},
         {"--dev", NULL, 0,
          "run on swf dev's system: deciders, swf-history and Kafka (the running swf dev's when "
          "SWF_DATABASE_URL and SWF_KAFKA_BROKERS are set, else a throwaway one)",

@@ -332,7 +332,8 @@ static const swf_cli_cmd_t timeline_cmd = {
          "instead of ID: a history exported by swf export or swf run --local --history (- reads "
          "standard input)",
          "swf timeline --file order-7.jsonl"},
-        {"--json", NULL, 0, "one JSON object, the states as a tree", NULL},
+        {"--json", NULL, 0, "one JSON object, the states as a tree",
+         "swf timeline --workflow-id order-7 --json"},
         {"--states", NULL, SWF_CLI_HIDDEN, "what swf history --states passes on", NULL},
         {NULL}},
     NULL};

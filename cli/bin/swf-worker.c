@@ -30,10 +30,10 @@ static const swf_cli_cmd_t worker_cmd = {
         {"--concurrency", "N", 0, "commands run at once per task list, 1 to 1024 (default 1)",
          "swf-worker --task-list charge --exec ./charge.sh --concurrency 8"},
         {"--identity", "ID", 0, "the worker's name in the history (default: host and process id)",
-         NULL},
+         "swf-worker --task-list charge --echo --identity charge-1"},
         {"--brokers", "HOST:PORT,...", 0, "the Kafka brokers (default: $SWF_KAFKA_BROKERS)",
          "swf-worker --task-list charge --echo --brokers kafka:9092"},
-        {"--version", NULL, 0, "print the version and exit", NULL},
+        {"--version", NULL, 0, "print the version and exit", "swf-worker --version"},
         {NULL}},
     "Environment: SWF_KAFKA_BROKERS (the brokers, unless --brokers);\n"
     "SWF_KAFKA_SESSION_TIMEOUT_MS (how long the group waits for a silent worker before\n"

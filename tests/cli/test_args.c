@@ -39,11 +39,11 @@ static char text[1 << 16];
 static const swf_cli_cmd_t demo = {
     "swf demo", NULL, "A command for the tests.",
     (const swf_cli_opt_t[]){{"NAME", NULL, SWF_CLI_REQUIRED, "a name", "swf demo x"},
-                            {"FILE", NULL, SWF_CLI_MANY, "files", NULL},
+                            {"FILE", NULL, SWF_CLI_MANY, "files", "swf demo x a b"},
                             {"--input", "JSON|@FILE", 0, "input", "swf demo x --input 1"},
-                            {"--tag", "TAG", SWF_CLI_MANY, "tags", NULL},
-                            {"--json", NULL, 0, "JSON out", NULL},
-                            {"--limit", "N", 0, "a number", NULL},
+                            {"--tag", "TAG", SWF_CLI_MANY, "tags", "swf demo x --tag a"},
+                            {"--json", NULL, 0, "JSON out", "swf demo x --json"},
+                            {"--limit", "N", 0, "a number", "swf demo x --limit 3"},
                             {NULL}},
     NULL};
 
