@@ -1,13 +1,17 @@
 /*
  * cli.c - dispatch of `swf COMMAND ...` to the command functions.
  *
- * The table below is the whole list of commands; `swf help` prints it.
+ * The table below is the whole list of commands; `swf help` prints it,
+ * `swf help COMMAND` is `swf COMMAND --help` (each command's options are in
+ * its own table, cli/args.h), and `swf --version` prints the version.
  */
 #include "cli/cli.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+
+#include "cli/args.h"
 
 typedef struct command {
     const char *name;
@@ -45,9 +49,9 @@ static const struct {
 } help[] = {
     {"dev [--deciders N]", "PostgreSQL, Kafka (mock), swf-history and deciders in one process"},
     {"validate FILE...", "check ASL definitions"},
-    {"run --local DEFINITION [--input FILE] [--mocks FILE] [--history]",
+    {"run --local DEFINITION [--input JSON|@FILE] [--mocks FILE] [--history]",
      "run an execution in-process"},
-    {"run --dev DEFINITION [--input FILE] [--mocks FILE]",
+    {"run --dev DEFINITION [--input JSON|@FILE] [--mocks FILE]",
      "run an execution on swf dev's system (the running one when SWF_DATABASE_URL and "
      "SWF_KAFKA_BROKERS are set)"},
     {"db migrate", "create or upgrade the schema"},
@@ -84,7 +88,13 @@ static const struct {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: swf COMMAND [ARGS...]\n\ncommands:\n");
+    fprintf(out, "usage: swf COMMAND [ARGS...]\n"
+                 "       swf COMMAND --help   (or swf help COMMAND) every option of a command, "
+                 "with examples\n"
+                 "       swf --version\n\n"
+                 "ID is an execution id; each command that takes one also takes --workflow-id "
+                 "WORKFLOW_ID,\nthe open execution of that workflow id (else its latest).\n\n"
+                 "commands:\n");
     for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++) {
         int width = (int)strlen(help[i].synopsis) + 2;
         if (width + 2 <= HELP_COLUMN)
@@ -94,19 +104,55 @@ static void usage(FILE *out)
     }
 }
 
+static const command_t *command_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        if (strcmp(name, commands[i].name) == 0)
+            return &commands[i];
+    }
+    return NULL;
+}
+
+static int unknown_command(const char *name)
+{
+    const char *names[sizeof(commands) / sizeof(commands[0])];
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        names[i] = commands[i].name;
+    const char *close = swf_cli_args_closest(name, names, sizeof(names) / sizeof(names[0]));
+    if (close != NULL)
+        fprintf(stderr, "swf: unknown command \"%s\" (did you mean %s?)\n", name, close);
+    else
+        fprintf(stderr, "swf: unknown command \"%s\"\n", name);
+    usage(stderr);
+    return SWF_EXIT_USAGE;
+}
+
 int swf_cli_main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
         return SWF_EXIT_USAGE;
     }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("swf %s\n", SWF_VERSION);
+        return SWF_EXIT_OK;
+    }
+    if (strcmp(argv[1], "help") == 0 && argc > 2) {
+        /* `swf help COMMAND`: the command's own --help. */
+        const command_t *c = command_find(argv[2]);
+        if (c == NULL)
+            return unknown_command(argv[2]);
+        char *args[] = {argv[2], "--help", NULL};
+        return c->run(2, args);
+    }
     if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(stdout);
         return SWF_EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-        if (strcmp(argv[1], commands[i].name) == 0) {
-            int code = commands[i].run(argc - 1, argv + 1);
+    {
+        const command_t *c = command_find(argv[1]);
+        if (c != NULL) {
+            int code = c->run(argc - 1, argv + 1);
             /* Output that did not reach stdout (a full disk, a closed
              * descriptor) is a failure, whatever the command concluded: a
              * cut history or report must not pass for a whole one. */
@@ -122,7 +168,5 @@ int swf_cli_main(int argc, char **argv)
             return code;
         }
     }
-    fprintf(stderr, "swf: unknown command \"%s\"\n", argv[1]);
-    usage(stderr);
-    return SWF_EXIT_USAGE;
+    return unknown_command(argv[1]);
 }

@@ -13,7 +13,10 @@
 #ifndef SWF_CLI_H
 #define SWF_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
+
+#include "cli/args.h"
 
 enum {
     SWF_EXIT_OK = 0,
@@ -61,5 +64,28 @@ int swf_cli_decide_post(const char *execution_id);
  * it succeeded, SWF_EXIT_NO when it closed otherwise, SWF_EXIT_ERROR when the
  * database failed (cli/follow.c). */
 int swf_cli_follow(const char *execution_id, FILE *out);
+
+/* The execution a command names (cli/target.c): its operand ID, or the
+ * execution --workflow-id names (the open one, else the one started last),
+ * or neither when `file_option` (e.g. "--file", may be NULL) was given
+ * instead; exactly one of the three, else a usage error. The table must
+ * have ID and --workflow-id (SWF_CLI_OPTS_EXECUTION). Returns true with *id
+ * set (malloc'd; NULL for the file); false, reported, with a->status the
+ * exit status. */
+bool swf_cli_args_execution(swf_cli_args_t *a, const char *file_option, char **id);
+
+/* The execution of a workflow id: the open one, else the one started last
+ * (*id malloc'd); false, reported, with a->status the exit status. */
+bool swf_cli_args_execution_of(swf_cli_args_t *a, const char *workflow_id, char **id);
+
+/* The table entries of ID and --workflow-id, for command `cmd` ("describe"). */
+/* clang-format off */
+#define SWF_CLI_OPTS_EXECUTION(cmd)                                                              \
+    {"ID", NULL, 0, "the execution id (as swf start printed it)",                               \
+     "swf " cmd " 3f2b8c1e-5d4a-4e8e-9a57-0c1d2e3f4a5b"},                                        \
+    {"--workflow-id", "WORKFLOW_ID", SWF_CLI_FOR_OPERAND,                                         \
+     "instead of ID: the open execution of this workflow id, else the one started last",         \
+     "swf " cmd " --workflow-id order-7"}
+/* clang-format on */
 
 #endif

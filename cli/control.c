@@ -112,22 +112,6 @@ static int fail(const char *cmd, swf_error_t *err)
     return code;
 }
 
-static int usage(const char *text)
-{
-    fprintf(stderr, "usage: swf %s\n", text);
-    return SWF_EXIT_USAGE;
-}
-
-/* JSON given inline or as @FILE ("@-": standard input). */
-static swf_error_t *json_arg(const char *what, const char *arg, json_object **out)
-{
-    swf_error_t *err = arg[0] == '@' ? swf_json_read_file(arg + 1, SWF_MSG_MAX_BYTES, out)
-                                     : swf_json_parse(arg, strlen(arg), SWF_MSG_MAX_BYTES, out);
-    if (err != NULL)
-        swf_error_prefix(err, "%s", what);
-    return err;
-}
-
 /* Who answered, for the `identity` of activity answers: "swf-cli@HOST". */
 static const char *identity(char buf[SWF_MSG_NAME_BYTES])
 {
@@ -201,45 +185,69 @@ static int execution_check(const char *cmd, const char *execution_id)
 
 /* ---- task-success, task-failure, task-heartbeat ------------------------------ */
 
+/* clang-format off */
+#define TOKEN_OPT                                                                                 \
+    {"TOKEN", NULL, SWF_CLI_REQUIRED,                                                              \
+     "the task token, as the activity received it (SWF_TASK_TOKEN, or the .waitForTaskToken "      \
+     "Task's $$.Task.Token)",                                                                      \
+     "swf task-failure \"$SWF_TASK_TOKEN\""}
+/* clang-format on */
+
+static const swf_cli_cmd_t task_success_cmd = {
+    "swf task-success", NULL,
+    "Answer an activity (or a .waitForTaskToken Task) with its result, through the inbox.",
+    (const swf_cli_opt_t[]){TOKEN_OPT,
+                            {"RESULT", NULL, SWF_CLI_REQUIRED, "the result: " SWF_CLI_JSON_HELP,
+                             "swf task-success \"$SWF_TASK_TOKEN\" '{\"approved\": true}'"},
+                            {NULL}},
+    NULL};
+
 int swf_cli_task_success(int argc, char **argv)
 {
-    static const char *const use = "task-success TOKEN JSON|@FILE";
-    if (argc != 3)
-        return usage(use);
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(&task_success_cmd, argc, argv, &a))
+        return a.status;
+    const char *token = swf_cli_args_get(&a, "TOKEN");
     char *execution_id = NULL;
-    int code = token_check("task-success", argv[1], &execution_id);
+    int code = token_check("task-success", token, &execution_id);
     if (code != SWF_EXIT_OK)
         return code;
     json_object *result = NULL;
-    swf_error_t *err = json_arg("result", argv[2], &result);
+    swf_error_t *err =
+        swf_cli_json_arg("result", swf_cli_args_get(&a, "RESULT"), SWF_MSG_MAX_BYTES, &result);
     if (err != NULL) {
         free(execution_id);
         return fail("task-success", err);
     }
     char who[SWF_MSG_NAME_BYTES];
-    json_object *m = swf_msg_activity_completed_new(argv[1], result, identity(who));
+    json_object *m = swf_msg_activity_completed_new(token, result, identity(who));
     json_object_put(result);
     code = send_and_report("task-success", execution_id, m);
     free(execution_id);
     return code;
 }
 
+static const swf_cli_cmd_t task_failure_cmd = {
+    "swf task-failure", NULL,
+    "Answer an activity (or a .waitForTaskToken Task) with an error, which the state's Retry "
+    "and Catch see.",
+    (const swf_cli_opt_t[]){TOKEN_OPT,
+                            {"--error", "ERROR", 0, "the error name (default States.TaskFailed)",
+                             "swf task-failure \"$SWF_TASK_TOKEN\" --error Payment.Declined"},
+                            {"--cause", "CAUSE", 0, "a longer explanation",
+                             "swf task-failure \"$SWF_TASK_TOKEN\" --cause 'card expired'"},
+                            {NULL}},
+    NULL};
+
 int swf_cli_task_failure(int argc, char **argv)
 {
-    static const char *const use = "task-failure TOKEN [--error ERROR] [--cause CAUSE]";
-    const char *token = NULL, *error = "States.TaskFailed", *cause = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--error") == 0 && i + 1 < argc)
-            error = argv[++i];
-        else if (strcmp(argv[i], "--cause") == 0 && i + 1 < argc)
-            cause = argv[++i];
-        else if (argv[i][0] != '-' && token == NULL)
-            token = argv[i];
-        else
-            return usage(use);
-    }
-    if (token == NULL)
-        return usage(use);
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(&task_failure_cmd, argc, argv, &a))
+        return a.status;
+    const char *token = swf_cli_args_get(&a, "TOKEN"), *error = swf_cli_args_get(&a, "--error");
+    const char *cause = swf_cli_args_get(&a, "--cause");
+    if (error == NULL)
+        error = "States.TaskFailed";
     char *execution_id = NULL;
     int code = token_check("task-failure", token, &execution_id);
     if (code != SWF_EXIT_OK)
@@ -251,27 +259,31 @@ int swf_cli_task_failure(int argc, char **argv)
     return code;
 }
 
+static const swf_cli_cmd_t task_heartbeat_cmd = {
+    "swf task-heartbeat", NULL,
+    "Record a heartbeat of a running activity, which keeps its HeartbeatSeconds from timing it "
+    "out.",
+    (const swf_cli_opt_t[]){TOKEN_OPT,
+                            {"--details", "JSON|@FILE", 0,
+                             "progress details to record: " SWF_CLI_JSON_HELP,
+                             "swf task-heartbeat \"$SWF_TASK_TOKEN\" --details '{\"done\": 40}'"},
+                            {NULL}},
+    NULL};
+
 int swf_cli_task_heartbeat(int argc, char **argv)
 {
-    static const char *const use = "task-heartbeat TOKEN [--details JSON|@FILE]";
-    const char *token = NULL, *details_arg = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--details") == 0 && i + 1 < argc)
-            details_arg = argv[++i];
-        else if (argv[i][0] != '-' && token == NULL)
-            token = argv[i];
-        else
-            return usage(use);
-    }
-    if (token == NULL)
-        return usage(use);
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(&task_heartbeat_cmd, argc, argv, &a))
+        return a.status;
+    const char *token = swf_cli_args_get(&a, "TOKEN");
+    const char *details_arg = swf_cli_args_get(&a, "--details");
     char *execution_id = NULL;
     int code = token_check("task-heartbeat", token, &execution_id);
     if (code != SWF_EXIT_OK)
         return code;
     json_object *details = NULL;
     if (details_arg != NULL) {
-        swf_error_t *err = json_arg("--details", details_arg, &details);
+        swf_error_t *err = swf_cli_json_arg("--details", details_arg, SWF_MSG_MAX_BYTES, &details);
         if (err != NULL) {
             free(execution_id);
             return fail("task-heartbeat", err);
@@ -286,83 +298,97 @@ int swf_cli_task_heartbeat(int argc, char **argv)
 
 /* ---- signal, cancel, terminate ----------------------------------------------- */
 
+static const swf_cli_cmd_t signal_cmd = {
+    "swf signal", "(ID | --workflow-id WORKFLOW_ID) NAME [--input JSON|@FILE]",
+    "Send a signal to an open execution (a WorkflowExecutionSignaled event).",
+    (const swf_cli_opt_t[]){
+        SWF_CLI_OPTS_EXECUTION("signal"),
+        {"NAME", NULL, SWF_CLI_REQUIRED, "the signal's name",
+         "swf signal --workflow-id order-7 approved"},
+        {"--input", "JSON|@FILE", 0, "the signal's input: " SWF_CLI_JSON_HELP,
+         "swf signal --workflow-id order-7 approved --input '{\"by\": \"ana\"}'"},
+        {NULL}},
+    NULL};
+
 int swf_cli_signal(int argc, char **argv)
 {
-    static const char *const use = "signal ID NAME [--input JSON|@FILE]";
-    const char *id = NULL, *name = NULL, *input_arg = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--input") == 0 && i + 1 < argc)
-            input_arg = argv[++i];
-        else if (argv[i][0] != '-' && id == NULL)
-            id = argv[i];
-        else if (argv[i][0] != '-' && name == NULL)
-            name = argv[i];
-        else
-            return usage(use);
-    }
-    if (id == NULL || name == NULL)
-        return usage(use);
+    swf_cli_args_t a;
+    char *id = NULL;
+    if (!swf_cli_args_parse(&signal_cmd, argc, argv, &a))
+        return a.status;
+    const char *name = swf_cli_args_get(&a, "NAME"), *input_arg = swf_cli_args_get(&a, "--input");
     json_object *input = NULL;
     if (input_arg != NULL) {
-        swf_error_t *err = json_arg("--input", input_arg, &input);
+        swf_error_t *err = swf_cli_json_arg("--input", input_arg, SWF_MSG_MAX_BYTES, &input);
         if (err != NULL)
             return fail("signal", err);
     }
-    int code = execution_check("signal", id);
-    if (code != SWF_EXIT_OK) {
+    if (!swf_cli_args_execution(&a, NULL, &id)) {
         json_object_put(input);
-        return code;
+        return a.status;
     }
-    json_object *m = swf_msg_signal_new(id, name, input);
+    int code = execution_check("signal", id);
+    if (code == SWF_EXIT_OK)
+        code = send_and_report("signal", id, swf_msg_signal_new(id, name, input));
     json_object_put(input);
-    return send_and_report("signal", id, m);
+    free(id);
+    return code;
 }
+
+static const swf_cli_cmd_t cancel_cmd = {
+    "swf cancel", "(ID | --workflow-id WORKFLOW_ID) [--cause TEXT]",
+    "Ask an open execution to cancel: it closes as canceled once its running activities are "
+    "canceled.",
+    (const swf_cli_opt_t[]){SWF_CLI_OPTS_EXECUTION("cancel"),
+                            {"--cause", "TEXT", 0, "why, recorded in the history",
+                             "swf cancel --workflow-id order-7 --cause 'customer asked'"},
+                            {NULL}},
+    NULL};
 
 int swf_cli_cancel(int argc, char **argv)
 {
-    static const char *const use = "cancel ID [--cause TEXT]";
-    const char *id = NULL, *cause = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--cause") == 0 && i + 1 < argc)
-            cause = argv[++i];
-        else if (argv[i][0] != '-' && id == NULL)
-            id = argv[i];
-        else
-            return usage(use);
-    }
-    if (id == NULL)
-        return usage(use);
+    swf_cli_args_t a;
+    char *id = NULL;
+    if (!swf_cli_args_parse(&cancel_cmd, argc, argv, &a) || !swf_cli_args_execution(&a, NULL, &id))
+        return a.status;
+    const char *cause = swf_cli_args_get(&a, "--cause");
     int code = execution_check("cancel", id);
-    if (code != SWF_EXIT_OK)
-        return code;
-    json_object *m = swf_msg_cancel_new(id, cause);
-    return send_and_report("cancel", id, m);
+    if (code == SWF_EXIT_OK)
+        code = send_and_report("cancel", id, swf_msg_cancel_new(id, cause));
+    free(id);
+    return code;
 }
+
+static const swf_cli_cmd_t terminate_cmd = {
+    "swf terminate", "(ID | --workflow-id WORKFLOW_ID) [--reason REASON] [--details DETAILS]",
+    "End an open execution now, without cancelling its activities.",
+    (const swf_cli_opt_t[]){SWF_CLI_OPTS_EXECUTION("terminate"),
+                            {"--reason", "REASON", 0, "why, recorded in the history",
+                             "swf terminate --workflow-id order-7 --reason 'stuck'"},
+                            {"--details", "DETAILS", 0, "more text, recorded in the history",
+                             "swf terminate --workflow-id order-7 --details 'see ticket 12'"},
+                            {NULL}},
+    NULL};
 
 int swf_cli_terminate(int argc, char **argv)
 {
-    static const char *const use = "terminate ID [--reason REASON] [--details DETAILS]";
-    const char *id = NULL, *reason = NULL, *details = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--reason") == 0 && i + 1 < argc)
-            reason = argv[++i];
-        else if (strcmp(argv[i], "--details") == 0 && i + 1 < argc)
-            details = argv[++i];
-        else if (argv[i][0] != '-' && id == NULL)
-            id = argv[i];
-        else
-            return usage(use);
-    }
-    if (id == NULL)
-        return usage(use);
+    swf_cli_args_t a;
+    char *id = NULL;
+    if (!swf_cli_args_parse(&terminate_cmd, argc, argv, &a) ||
+        !swf_cli_args_execution(&a, NULL, &id))
+        return a.status;
+    const char *reason = swf_cli_args_get(&a, "--reason");
+    const char *details = swf_cli_args_get(&a, "--details");
     int code = execution_check("terminate", id);
-    if (code != SWF_EXIT_OK)
-        return code;
-    /* SWF's details are text: they travel as a JSON string. */
-    json_object *d = details != NULL ? json_object_new_string(details) : NULL;
-    json_object *m = swf_msg_terminate_new(id, reason, d, details != NULL);
-    json_object_put(d);
-    return send_and_report("terminate", id, m);
+    if (code == SWF_EXIT_OK) {
+        /* SWF's details are text: they travel as a JSON string. */
+        json_object *d = details != NULL ? json_object_new_string(details) : NULL;
+        code =
+            send_and_report("terminate", id, swf_msg_terminate_new(id, reason, d, details != NULL));
+        json_object_put(d);
+    }
+    free(id);
+    return code;
 }
 
 /* ---- decide, for swf start ------------------------------------------------------ */

@@ -53,12 +53,6 @@ static int fail(const char *cmd, swf_error_t *err)
     return code;
 }
 
-static int usage(const char *text)
-{
-    fprintf(stderr, "usage: swf %s\n", text);
-    return SWF_EXIT_USAGE;
-}
-
 static swf_error_t *store_open(swf_history_store_t **s)
 {
     return swf_history_pg_new(swf_history_pg_conninfo_env(), s);
@@ -74,10 +68,21 @@ static void time_str(int64_t ms, char *buf)
 
 /* ---- db migrate ------------------------------------------------------------ */
 
+static const swf_cli_cmd_t db_cmd = {
+    "swf db", NULL, "Create the history's tables in PostgreSQL, or upgrade them to this version.",
+    (const swf_cli_opt_t[]){
+        {"ACTION", NULL, SWF_CLI_REQUIRED, "migrate: the only action", "swf db migrate"}, {NULL}},
+    "The database is SWF_DATABASE_URL (a libpq connection string or URI) or\n"
+    "libpq's PG* variables.\n"};
+
 int swf_cli_db(int argc, char **argv)
 {
-    if (argc != 2 || strcmp(argv[1], "migrate") != 0)
-        return usage("db migrate");
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(&db_cmd, argc, argv, &a))
+        return a.status;
+    if (strcmp(swf_cli_args_get(&a, "ACTION"), "migrate") != 0)
+        return swf_cli_args_usage(&a, "unknown action '%s' (the action is migrate)",
+                                  swf_cli_args_get(&a, "ACTION"));
     swf_history_store_t *s;
     swf_error_t *err = swf_history_pg_connect(swf_history_pg_conninfo_env(), &s);
     if (err != NULL)
@@ -96,17 +101,31 @@ int swf_cli_db(int argc, char **argv)
 
 /* ---- register ---------------------------------------------------------------- */
 
+static const swf_cli_cmd_t register_cmd = {
+    "swf register", NULL,
+    "Register a new version of a state machine (versions count from 1); the definition must "
+    "be valid (swf validate).",
+    (const swf_cli_opt_t[]){
+        {"NAME", NULL, SWF_CLI_REQUIRED, "the state machine's name, which swf start takes",
+         "swf register orders examples/order.asl.json"},
+        {"FILE", NULL, SWF_CLI_REQUIRED, "the ASL definition (JSON; - reads standard input)",
+         "swf register orders - < order.asl.json"},
+        {NULL}},
+    NULL};
+
 int swf_cli_register(int argc, char **argv)
 {
-    if (argc != 3)
-        return usage("register NAME FILE");
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(&register_cmd, argc, argv, &a))
+        return a.status;
+    const char *name = swf_cli_args_get(&a, "NAME"), *file = swf_cli_args_get(&a, "FILE");
     json_object *def;
-    swf_error_t *err = swf_json_read_file(argv[2], SWF_LIMIT_DEFINITION_BYTES, &def);
+    swf_error_t *err = swf_json_read_file(file, SWF_LIMIT_DEFINITION_BYTES, &def);
     if (err != NULL)
         return fail("register", err);
     swf_asl_problems_t problems = {0};
     if (swf_asl_validate(def, &problems) > 0) {
-        fprintf(stderr, "%s: invalid definition, not registered:\n", argv[2]);
+        fprintf(stderr, "%s: invalid definition, not registered:\n", file);
         for (size_t i = 0; i < problems.count; i++)
             fprintf(stderr, "  %s: %s\n", problems.items[i].where, problems.items[i].message);
         swf_asl_problems_free(&problems);
@@ -118,13 +137,13 @@ int swf_cli_register(int argc, char **argv)
     err = store_open(&s);
     int version = 0;
     if (err == NULL) {
-        err = swf_history_pg_state_machine_register(s, argv[1], def, &version);
+        err = swf_history_pg_state_machine_register(s, name, def, &version);
         swf_history_store_free(s);
     }
     json_object_put(def);
     if (err != NULL)
         return fail("register", err);
-    printf("registered %s version %d\n", argv[1], version);
+    printf("registered %s version %d\n", name, version);
     return SWF_EXIT_OK;
 }
 
@@ -149,51 +168,49 @@ static swf_error_t *uuid_new(char out[37])
     return NULL;
 }
 
+static const swf_cli_cmd_t start_cmd = {
+    "swf start", NULL,
+    "Start an execution of a registered state machine and print its id; a decider takes it up "
+    "from the inbox (SWF_KAFKA_BROKERS), or swf-history's sweep does.",
+    (const swf_cli_opt_t[]){
+        {"NAME", NULL, SWF_CLI_REQUIRED, "the state machine, as registered", "swf start orders"},
+        {"--input", "JSON|@FILE", 0, "the execution's input, {} when not given: " SWF_CLI_JSON_HELP,
+         "swf start orders --input '{\"orderId\": 7}'"},
+        {"--workflow-id", "WORKFLOW_ID", 0,
+         "a name of your own for the execution; only one execution of a workflow id is open at "
+         "a time (the default is the execution id)",
+         "swf start orders --workflow-id order-7"},
+        {"--version", "N", 0, "the state machine's version to run (default: the latest)",
+         "swf start orders --version 2"},
+        {"--wait", NULL, 0,
+         "follow the execution to its end, printing its events; the exit status says how it "
+         "ended",
+         "swf start orders --wait"},
+        {NULL}},
+    NULL};
+
 int swf_cli_start(int argc, char **argv)
 {
-    static const char *const use =
-        "start NAME [--input JSON|@FILE] [--workflow-id ID] [--version N] [--wait]";
-    const char *name = NULL, *input_arg = NULL, *workflow_id = NULL;
-    int version = 0;
-    bool wait = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--wait") == 0)
-            wait = true;
-        else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc)
-            input_arg = argv[++i];
-        else if (strcmp(argv[i], "--workflow-id") == 0 && i + 1 < argc)
-            workflow_id = argv[++i];
-        else if (strcmp(argv[i], "--version") == 0 && i + 1 < argc) {
-            /* A version is a number from 1 (what register printed); anything
-             * else would silently start the latest one. */
-            const char *v = argv[++i];
-            char *end;
-            errno = 0;
-            long n = strtol(v, &end, 10);
-            if (end == v || *end != '\0' || errno != 0 || n < 1 || n > INT_MAX) {
-                fprintf(stderr, "swf start: --version \"%s\": a version is a number from 1\n", v);
-                return usage(use);
-            }
-            version = (int)n;
-        } else if (argv[i][0] != '-' && name == NULL)
-            name = argv[i];
-        else
-            return usage(use);
-    }
-    if (name == NULL)
-        return usage(use);
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(&start_cmd, argc, argv, &a))
+        return a.status;
+    const char *name = swf_cli_args_get(&a, "NAME"), *input_arg = swf_cli_args_get(&a, "--input");
+    const char *workflow_id = swf_cli_args_get(&a, "--workflow-id");
+    bool wait = swf_cli_args_has(&a, "--wait");
+    /* A version is a number from 1 (what register printed); anything else
+     * would silently start the latest one. */
+    int64_t version = 0;
+    if (swf_cli_args_has(&a, "--version") &&
+        !swf_cli_args_int(&a, "--version", 1, INT_MAX, &version))
+        return a.status;
     json_object *input = NULL;
     swf_error_t *err = NULL;
-    if (input_arg != NULL && input_arg[0] == '@')
-        err = swf_json_read_file(input_arg + 1, SWF_LIMIT_JSON_BYTES, &input);
-    else if (input_arg != NULL)
-        err = swf_json_parse(input_arg, strlen(input_arg), SWF_LIMIT_JSON_BYTES, &input);
+    if (input_arg != NULL)
+        err = swf_cli_json_arg("--input", input_arg, SWF_LIMIT_JSON_BYTES, &input);
     else
         input = json_object_new_object();
-    if (err != NULL) {
-        swf_error_prefix(err, "--input");
+    if (err != NULL)
         return fail("start", err);
-    }
     char id[37];
     err = uuid_new(id);
     if (err != NULL) {
@@ -204,7 +221,8 @@ int swf_cli_start(int argc, char **argv)
     err = store_open(&s);
     char *running = NULL;
     if (err == NULL) {
-        swf_history_start_t req = {id, workflow_id, name, version, input, swf_time_now_ms(), NULL};
+        swf_history_start_t req = {id, workflow_id, name, (int)version, input, swf_time_now_ms(),
+                                   NULL};
         err = swf_history_pg_execution_start(s, &req, &running);
         swf_history_store_free(s);
     }
@@ -248,21 +266,23 @@ static json_object *execution_json(const swf_history_execution_t *ex)
     return o;
 }
 
-static bool has_flag(int argc, char **argv, const char *flag)
-{
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], flag) == 0)
-            return true;
-    }
-    return false;
-}
+static const swf_cli_cmd_t describe_cmd = {
+    "swf describe", "(ID | --workflow-id WORKFLOW_ID) [--json]",
+    "Show one execution: its workflow id, state machine, status, times and number of events.",
+    (const swf_cli_opt_t[]){SWF_CLI_OPTS_EXECUTION("describe"),
+                            {"--json", NULL, 0, "one JSON object instead of text",
+                             "swf describe --workflow-id order-7 --json"},
+                            {NULL}},
+    NULL};
 
 int swf_cli_describe(int argc, char **argv)
 {
-    bool json = has_flag(argc, argv, "--json");
-    if (argc != (json ? 3 : 2))
-        return usage("describe ID [--json]");
-    const char *id = strcmp(argv[1], "--json") == 0 ? argv[2] : argv[1];
+    swf_cli_args_t a;
+    char *id = NULL;
+    if (!swf_cli_args_parse(&describe_cmd, argc, argv, &a) ||
+        !swf_cli_args_execution(&a, NULL, &id))
+        return a.status;
+    bool json = swf_cli_args_has(&a, "--json");
     swf_history_store_t *s;
     swf_error_t *err = store_open(&s);
     swf_history_execution_t ex;
@@ -270,6 +290,7 @@ int swf_cli_describe(int argc, char **argv)
         err = swf_history_pg_execution_describe(s, id, &ex);
         swf_history_store_free(s);
     }
+    free(id);
     if (err != NULL)
         return fail("describe", err);
     if (json) {
@@ -289,29 +310,33 @@ int swf_cli_describe(int argc, char **argv)
     return SWF_EXIT_OK;
 }
 
+static const swf_cli_cmd_t list_cmd = {
+    "swf list", NULL, "List executions, newest first.",
+    (const swf_cli_opt_t[]){
+        {"--status", "STATUS", 0,
+         "only these: open, closed (any but open), succeeded, failed, timed_out, canceled or "
+         "terminated",
+         "swf list --status open"},
+        {"--state-machine", "NAME", 0, "only executions of this state machine",
+         "swf list --state-machine orders"},
+        {"--limit", "N", 0, "at most N executions, 1 to 100000 (default 100)",
+         "swf list --limit 10"},
+        {"--json", NULL, 0, "one JSON object per line instead of a table", "swf list --json"},
+        {NULL}},
+    NULL};
+
 int swf_cli_list(int argc, char **argv)
 {
-    static const char *const use =
-        "list [--status open|closed|succeeded|failed|timed_out|canceled|terminated]"
-        " [--state-machine NAME] [--limit N] [--json]";
-    swf_history_filter_t f = {0};
-    bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--status") == 0 && i + 1 < argc)
-            f.status = argv[++i];
-        else if (strcmp(argv[i], "--state-machine") == 0 && i + 1 < argc)
-            f.state_machine = argv[++i];
-        else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc) {
-            char *end;
-            long n = strtol(argv[++i], &end, 10);
-            if (*end != '\0' || n < 1 || n > 100000)
-                return usage(use);
-            f.limit = (size_t)n;
-        } else if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else
-            return usage(use);
-    }
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(&list_cmd, argc, argv, &a))
+        return a.status;
+    swf_history_filter_t f = {.status = swf_cli_args_get(&a, "--status"),
+                              .state_machine = swf_cli_args_get(&a, "--state-machine")};
+    bool json = swf_cli_args_has(&a, "--json");
+    int64_t limit = 0;
+    if (swf_cli_args_has(&a, "--limit") && !swf_cli_args_int(&a, "--limit", 1, 100000, &limit))
+        return a.status;
+    f.limit = (size_t)limit;
     swf_history_store_t *s;
     swf_error_t *err = store_open(&s);
     swf_history_execution_t *items = NULL;
@@ -357,25 +382,40 @@ static void event_print(FILE *out, const swf_event_t *ev, bool json)
             swf_json_str(ev->attrs));
 }
 
+static const swf_cli_cmd_t history_cmd = {
+    "swf history",
+    "(ID | --workflow-id WORKFLOW_ID) [--json] [--reverse] [--states [--file HISTORY]]",
+    "Print an execution's events, one a line: id, time, type, attributes.",
+    (const swf_cli_opt_t[]){
+        SWF_CLI_OPTS_EXECUTION("history"),
+        {"--json", NULL, 0, "the exported event form, one JSON object a line (as swf export)",
+         "swf history --workflow-id order-7 --json"},
+        {"--reverse", NULL, 0, "newest event first", "swf history --workflow-id order-7 --reverse"},
+        {"--states", NULL, 0,
+         "the ASL states entered and exited instead of the events: swf timeline",
+         "swf history --workflow-id order-7 --states"},
+        {"--file", "HISTORY", 0, "with --states: an exported history instead of ID",
+         "swf history --states --file order-7.jsonl"},
+        {NULL}},
+    NULL};
+
 int swf_cli_history(int argc, char **argv)
 {
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(&history_cmd, argc, argv, &a))
+        return a.status;
     /* `history ID --states` is the timeline derived by replay (cli/timeline.c). */
-    if (has_flag(argc, argv, "--states"))
+    if (swf_cli_args_has(&a, "--states")) {
+        if (swf_cli_args_has(&a, "--reverse"))
+            return swf_cli_args_usage(&a, "--states and --reverse do not go together");
         return swf_cli_timeline(argc, argv);
-    const char *id = NULL;
-    bool json = false, reverse = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else if (strcmp(argv[i], "--reverse") == 0)
-            reverse = true;
-        else if (argv[i][0] != '-' && id == NULL)
-            id = argv[i];
-        else
-            return usage("history ID [--json] [--reverse]");
     }
-    if (id == NULL)
-        return usage("history ID [--json] [--reverse]");
+    if (swf_cli_args_has(&a, "--file"))
+        return swf_cli_args_usage(&a, "--file goes with --states (swf import loads a file)");
+    char *id = NULL;
+    if (!swf_cli_args_execution(&a, NULL, &id))
+        return a.status;
+    bool json = swf_cli_args_has(&a, "--json"), reverse = swf_cli_args_has(&a, "--reverse");
     swf_history_store_t *s;
     swf_error_t *err = store_open(&s);
     swf_event_list_t events = {0};
@@ -384,6 +424,7 @@ int swf_cli_history(int argc, char **argv)
                       : swf_history_load(s, id, 0, 0, &events);
         swf_history_store_free(s);
     }
+    free(id);
     if (err != NULL) {
         swf_event_list_free(&events);
         return fail("history", err);
@@ -394,25 +435,39 @@ int swf_cli_history(int argc, char **argv)
     return SWF_EXIT_OK;
 }
 
+static const swf_cli_cmd_t export_cmd = {
+    "swf export", "(ID | --workflow-id WORKFLOW_ID) [FILE]",
+    "Write an execution's history as JSON lines, one event a line: what swf import, swf replay "
+    "--file and swf timeline --file read.",
+    (const swf_cli_opt_t[]){SWF_CLI_OPTS_EXECUTION("export"),
+                            {"FILE", NULL, 0, "where to write it (default, or -: standard output)",
+                             "swf export --workflow-id order-7 order-7.jsonl"},
+                            {NULL}},
+    NULL};
+
 int swf_cli_export(int argc, char **argv)
 {
-    if (argc != 2 && argc != 3)
-        return usage("export ID [FILE]");
+    swf_cli_args_t a;
+    char *id = NULL;
+    if (!swf_cli_args_parse(&export_cmd, argc, argv, &a) || !swf_cli_args_execution(&a, NULL, &id))
+        return a.status;
+    const char *path = swf_cli_args_get(&a, "FILE");
     swf_history_store_t *s;
     swf_error_t *err = store_open(&s);
     swf_event_list_t events = {0};
     if (err == NULL) {
-        err = swf_history_load(s, argv[1], 0, 0, &events);
+        err = swf_history_load(s, id, 0, 0, &events);
         swf_history_store_free(s);
     }
+    free(id);
     if (err != NULL) {
         swf_event_list_free(&events);
         return fail("export", err);
     }
-    FILE *out = argc == 3 && strcmp(argv[2], "-") != 0 ? fopen(argv[2], "w") : stdout;
+    FILE *out = path != NULL && strcmp(path, "-") != 0 ? fopen(path, "w") : stdout;
     if (out == NULL) {
         swf_event_list_free(&events);
-        return fail("export", swf_error_new(SWF_E_IO, NULL, "%s: %s", argv[2], strerror(errno)));
+        return fail("export", swf_error_new(SWF_E_IO, NULL, "%s: %s", path, strerror(errno)));
     }
     for (size_t i = 0; i < events.count; i++)
         event_print(out, &events.items[i], true);
@@ -424,7 +479,7 @@ int swf_cli_export(int argc, char **argv)
         bad |= fflush(out) != 0;
     if (bad)
         return fail("export", swf_error_new(SWF_E_IO, NULL, "%s: write failed",
-                                            argc == 3 ? argv[2] : "stdout"));
+                                            out != stdout ? path : "stdout"));
     return SWF_EXIT_OK;
 }
 
@@ -436,18 +491,32 @@ int swf_cli_export(int argc, char **argv)
  * token secret, or by an older interpreter, is still worth importing to
  * look at. --force imports it anyway, its problems printed as warnings.
  */
+static const swf_cli_cmd_t import_cmd = {
+    "swf import", NULL,
+    "Load a history written by swf export (or swf run --local --history) as a new execution, "
+    "after checking that the engine could have written it.",
+    (const swf_cli_opt_t[]){
+        {"FILE", NULL, SWF_CLI_REQUIRED, "the history, JSON lines (- reads standard input)",
+         "swf import order-7.jsonl"},
+        {"--force", NULL, 0, "import it even with problems, printed as warnings",
+         "swf import order-7.jsonl --force"},
+        {NULL}},
+    NULL};
+
 int swf_cli_import(int argc, char **argv)
 {
-    bool force = argc == 3 && strcmp(argv[2], "--force") == 0;
-    if (argc != 2 && !force)
-        return usage("import FILE [--force]");
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(&import_cmd, argc, argv, &a))
+        return a.status;
+    const char *file = swf_cli_args_get(&a, "FILE");
+    bool force = swf_cli_args_has(&a, "--force");
     swf_event_list_t events = {0};
-    swf_error_t *err = swf_event_list_read_file(argv[1], &events);
+    swf_error_t *err = swf_event_list_read_file(file, &events);
     swf_decider_check_problems_t problems = {0};
     if (err == NULL)
         err = swf_decider_check_structure(&events, &problems);
     if (err == NULL && problems.count > 0) {
-        fprintf(stderr, "swf import: %s: %s a history the engine could have written:\n", argv[1],
+        fprintf(stderr, "swf import: %s: %s a history the engine could have written:\n", file,
                 force ? "warning: importing anyway (--force) what is not" : "not");
         for (size_t i = 0; i < problems.count; i++)
             fprintf(stderr, "  %s\n", problems.items[i]);
@@ -543,25 +612,38 @@ static swf_error_t *check_all(swf_history_store_t *s, size_t *checked, size_t *b
     return err;
 }
 
+static const swf_cli_cmd_t admin_cmd = {
+    "swf admin", "(rebuild-projections | check (ID... | --all))",
+    "Maintenance of the history: rebuild-projections recomputes the executions and timers "
+    "tables from the events; check checks histories (dense ids, one close, one result per "
+    "activity, replay) and exits 1 on a problem.",
+    (const swf_cli_opt_t[]){
+        {"ACTION", NULL, SWF_CLI_REQUIRED, "rebuild-projections or check",
+         "swf admin rebuild-projections"},
+        {"ID", NULL, SWF_CLI_MANY, "check: the executions to check", "swf admin check 3f2b8c1e"},
+        {"--all", NULL, 0, "check: every execution, newest first", "swf admin check --all"},
+        {NULL}},
+    NULL};
+
 int swf_cli_admin(int argc, char **argv)
 {
-    static const char usage_text[] =
-        "admin rebuild-projections | admin check (EXECUTION_ID... | --all)";
-    if (argc >= 2 && strcmp(argv[1], "check") == 0) {
-        bool all = argc == 3 && strcmp(argv[2], "--all") == 0;
-        for (int i = 2; i < argc && !all; i++) {
-            if (argv[i][0] == '-')
-                return usage(usage_text);
-        }
-        if (argc < 3)
-            return usage(usage_text);
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(&admin_cmd, argc, argv, &a))
+        return a.status;
+    const char *action = swf_cli_args_get(&a, "ACTION");
+    bool all = swf_cli_args_has(&a, "--all");
+    if (strcmp(action, "check") == 0) {
+        if (all == swf_cli_args_has(&a, "ID"))
+            return swf_cli_args_usage(&a, "check takes execution ids or --all");
         swf_history_store_t *s;
         swf_error_t *err = store_open(&s);
         size_t checked = 0, bad = 0;
         if (err == NULL && all)
             err = check_all(s, &checked, &bad);
-        for (int i = 2; err == NULL && !all && i < argc; i++, checked++)
-            err = check_one(s, argv[i], &bad);
+        int pos = 0;
+        for (const char *id; err == NULL && !all && (id = swf_cli_args_next(&a, "ID", &pos));
+             checked++)
+            err = check_one(s, id, &bad);
         swf_history_store_free(s);
         if (err != NULL)
             return fail("admin check", err);
@@ -573,8 +655,15 @@ int swf_cli_admin(int argc, char **argv)
                    bad);
         return bad == 0 ? SWF_EXIT_OK : SWF_EXIT_NO;
     }
-    if (argc != 2 || strcmp(argv[1], "rebuild-projections") != 0)
-        return usage(usage_text);
+    if (strcmp(action, "rebuild-projections") != 0) {
+        const char *actions[] = {"rebuild-projections", "check"};
+        const char *close = swf_cli_args_closest(action, actions, 2);
+        return swf_cli_args_usage(&a, "unknown action '%s'%s%s%s", action,
+                                  close ? " (did you mean " : "", close ? close : "",
+                                  close ? "?)" : "");
+    }
+    if (all || swf_cli_args_has(&a, "ID"))
+        return swf_cli_args_usage(&a, "rebuild-projections takes no arguments");
     swf_history_store_t *s;
     swf_error_t *err = store_open(&s);
     size_t executions = 0, timers = 0;

@@ -551,24 +551,27 @@ static void print_export(const char *name, const char *value)
     printf("'\n");
 }
 
+static const swf_cli_cmd_t dev_cmd = {
+    "swf dev", NULL,
+    "Start PostgreSQL (a throwaway cluster), Kafka (librdkafka's mock cluster), swf-history and "
+    "deciders in one process, print the shell exports that point swf and workers at them, and "
+    "run until Ctrl-C, which stops and removes everything.",
+    (const swf_cli_opt_t[]){
+        {"--deciders", "N", 0, "how many deciders, 0 to 16 (default 1)", "swf dev --deciders 2 &"},
+        {NULL}},
+    "Environment: SWF_DEV_TIME_SKIP=1 skips the time timers wait; SWF_DEV_TIME_SCALE runs\n"
+    "timers that much faster; SWF_PG_BINDIR names PostgreSQL's programs (see README.md).\n"};
+
 int swf_cli_dev(int argc, char **argv)
 {
-    int deciders = 1;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--deciders") == 0 && i + 1 < argc) {
-            const char *v = argv[++i];
-            char *end;
-            long n = strtol(v, &end, 10);
-            deciders = end == v || *end != '\0' || n < 0 || n > DEV_DECIDERS_MAX ? -1 : (int)n;
-            if (deciders < 0) {
-                fprintf(stderr, "swf dev: --deciders is 0 to %d\n", DEV_DECIDERS_MAX);
-                return SWF_EXIT_USAGE;
-            }
-        } else {
-            fprintf(stderr, "usage: swf dev [--deciders N]\n");
-            return SWF_EXIT_USAGE;
-        }
-    }
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(&dev_cmd, argc, argv, &a))
+        return a.status;
+    int64_t n = 1;
+    if (swf_cli_args_has(&a, "--deciders") &&
+        !swf_cli_args_int(&a, "--deciders", 0, DEV_DECIDERS_MAX, &n))
+        return a.status;
+    int deciders = (int)n;
     swf_cli_on_stop_signals(on_signal);
     const char *scale = getenv("SWF_DEV_TIME_SCALE");
     swf_dev_options_t opt = {.deciders = deciders,
@@ -609,12 +612,6 @@ int swf_cli_dev(int argc, char **argv)
 
 /* ---- `swf run --dev` ------------------------------------------------------ */
 
-static int run_dev_usage(void)
-{
-    fprintf(stderr, "usage: swf run --dev DEFINITION [--input FILE] [--mocks FILE]\n");
-    return SWF_EXIT_USAGE;
-}
-
 /* The result line of --local, from the history replayed. */
 static json_object *result_line(swf_history_store_t *store, const char *id, swf_error_t **err)
 {
@@ -643,26 +640,8 @@ static json_object *result_line(swf_history_store_t *store, const char *id, swf_
     return o;
 }
 
-int swf_cli_run_dev(int argc, char **argv)
+int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *mocks_path)
 {
-    const char *def_path = NULL, *input_path = NULL, *mocks_path = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--dev") == 0)
-            continue;
-        if (strcmp(a, "--input") == 0 && i + 1 < argc)
-            input_path = argv[++i];
-        else if (strcmp(a, "--mocks") == 0 && i + 1 < argc)
-            mocks_path = argv[++i];
-        else if (a[0] == '-' && a[1] != '\0')
-            return run_dev_usage();
-        else if (def_path == NULL)
-            def_path = a;
-        else
-            return run_dev_usage();
-    }
-    if (def_path == NULL)
-        return run_dev_usage();
     int rc = SWF_EXIT_ERROR;
     json_object *def = NULL, *input = NULL, *mocks = NULL, *lists = NULL, *line = NULL;
     swf_asl_problems_t problems = {0};
@@ -690,8 +669,8 @@ int swf_cli_run_dev(int argc, char **argv)
         rc = SWF_EXIT_NO;
         goto done;
     }
-    if (input_path != NULL)
-        err = swf_json_read_file(input_path, SWF_LIMIT_PAYLOAD_BYTES, &input);
+    if (input_arg != NULL)
+        err = swf_cli_json_arg("--input", input_arg, SWF_LIMIT_PAYLOAD_BYTES, &input);
     else
         input = json_object_new_object();
     if (err == NULL && mocks_path != NULL) {

@@ -81,7 +81,9 @@ void swf_dev_worker_stop(swf_dev_worker_t *w);
  * array of strings without duplicates. */
 json_object *swf_dev_task_lists(json_object *definition);
 
-/* `swf run --dev ...` (called by swf_cli_run). */
-int swf_cli_run_dev(int argc, char **argv);
+/* `swf run --dev ...`, called by swf_cli_run with its options: the
+ * definition's path, --input's text (cli/args.h) and --mocks' path, the
+ * last two may be NULL. */
+int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *mocks_path);
 
 #endif

@@ -36,7 +36,6 @@
 #include "protocol/json.h"
 #include "protocol/limits.h"
 
-#define GRAPH_USAGE "graph (DEFINITION | ID) [--history HISTORY.jsonl] [--svg]"
 /* Choice rule labels longer than this are cut. */
 #define LABEL_MAX 60
 
@@ -597,32 +596,47 @@ static bool dot_installed(void)
     return found;
 }
 
-static int usage(void)
-{
-    fprintf(stderr, "usage: swf " GRAPH_USAGE "\n");
-    return SWF_EXIT_USAGE;
-}
+static const swf_cli_cmd_t graph_cmd = {
+    "swf graph", "(DEFINITION | ID | --workflow-id WORKFLOW_ID) [--history HISTORY] [--svg]",
+    "Draw a state machine as Graphviz DOT; given an execution, colour each state by what "
+    "happened to it and label each edge with how often it was taken.",
+    (const swf_cli_opt_t[]){
+        {"DEFINITION|ID", NULL, 0,
+         "an ASL definition file (the picture of the definition), or an execution id (the "
+         "picture of its execution, with its recorded definition)",
+         "swf graph order.asl.json | dot -Tpng > order.png"},
+        {"--workflow-id", "WORKFLOW_ID", SWF_CLI_FOR_OPERAND,
+         "instead of ID: the open execution of this workflow id, else the one started last",
+         "swf graph --workflow-id order-7 --svg > order-7.svg"},
+        {"--history", "HISTORY", 0,
+         "colour by this exported history (swf export) instead of one in the database",
+         "swf graph order.asl.json --history order-7.jsonl"},
+        {"--svg", NULL, 0, "SVG instead of DOT text (runs Graphviz's dot)",
+         "swf graph order.asl.json --svg > order.svg"},
+        {NULL}},
+    NULL};
 
 int swf_cli_graph(int argc, char **argv)
 {
-    const char *arg = NULL, *history = NULL;
-    bool svg = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--history") == 0 && i + 1 < argc)
-            history = argv[++i];
-        else if (strcmp(argv[i], "--svg") == 0)
-            svg = true;
-        else if (argv[i][0] != '-' && arg == NULL)
-            arg = argv[i];
-        else
-            return usage();
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(&graph_cmd, argc, argv, &a))
+        return a.status;
+    const char *arg = swf_cli_args_get(&a, "DEFINITION|ID");
+    const char *history = swf_cli_args_get(&a, "--history");
+    bool svg = swf_cli_args_has(&a, "--svg");
+    char *resolved = NULL;
+    if (swf_cli_args_has(&a, "--workflow-id")) {
+        if (!swf_cli_args_execution_of(&a, swf_cli_args_get(&a, "--workflow-id"), &resolved))
+            return a.status;
+        arg = resolved;
     }
     if (arg == NULL && history == NULL)
-        return usage();
+        return swf_cli_args_usage(&a, "missing DEFINITION or ID (or --history)");
     if (svg && !dot_installed()) {
         fprintf(stderr, "swf graph: --svg needs Graphviz's `dot` program, which is not "
                         "installed (Debian: apt-get install graphviz); without --svg the DOT "
                         "text can be rendered anywhere else\n");
+        free(resolved);
         return SWF_EXIT_ERROR;
     }
 
@@ -714,5 +728,6 @@ done:
     json_object_put(def);
     swf_decider_replay_result_free(&res);
     swf_event_list_free(&events);
+    free(resolved);
     return rc;
 }

@@ -38,10 +38,6 @@
 #include "protocol/limits.h"
 #include "protocol/time.h"
 
-#define REPLAY_USAGE                                                                            \
-    "replay (ID | --file HISTORY.jsonl) [--until EVENT_ID] [--step] [--definition NEW.json] "   \
-    "[--json]"
-
 /* Column widths of the side-by-side table. */
 #define COL_FIELD 26
 #define COL_VALUE 40
@@ -458,40 +454,46 @@ static void on_task(void *vctx, const swf_event_list_t *events, size_t from, siz
 
 /* ---- the command ------------------------------------------------------------------- */
 
-static int usage(void)
-{
-    fprintf(stderr, "usage: swf " REPLAY_USAGE "\n");
-    return SWF_EXIT_USAGE;
-}
+static const swf_cli_cmd_t replay_cmd = {
+    "swf replay",
+    "(ID | --workflow-id WORKFLOW_ID | --file HISTORY) [--until EVENT_ID] [--step] "
+    "[--definition NEW.json] [--json]",
+    "Replay a history through this interpreter: re-derive every decision and report the first "
+    "one that differs from the recorded one (exit 1), or that all match (exit 0).",
+    (const swf_cli_opt_t[]){
+        SWF_CLI_OPTS_EXECUTION("replay"),
+        {"--file", "HISTORY", 0,
+         "instead of ID: a history exported by swf export or swf run --local --history (- reads "
+         "standard input)",
+         "swf replay --file order-7.jsonl"},
+        {"--until", "EVENT_ID", 0, "stop after this event and show the execution's state there",
+         "swf replay --file order-7.jsonl --until 12"},
+        {"--step", NULL, 0,
+         "one screen per decision task: the events that came and the decisions derived (on a "
+         "terminal, Enter for the next)",
+         "swf replay --file order-7.jsonl --step"},
+        {"--definition", "NEW.json", 0,
+         "replay against a changed definition: can the running executions go on with it?",
+         "swf replay --workflow-id order-7 --definition order-v2.asl.json"},
+        {"--json", NULL, 0, "the report as JSON", "swf replay --workflow-id order-7 --json"},
+        {NULL}},
+    NULL};
 
 int swf_cli_replay(int argc, char **argv)
 {
-    const char *id = NULL, *file = NULL, *def_path = NULL;
+    swf_cli_args_t a;
+    char *id = NULL;
+    if (!swf_cli_args_parse(&replay_cmd, argc, argv, &a) ||
+        !swf_cli_args_execution(&a, "--file", &id))
+        return a.status;
+    const char *file = swf_cli_args_get(&a, "--file"),
+               *def_path = swf_cli_args_get(&a, "--definition");
     int64_t until = 0;
-    bool json = false, step = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--file") == 0 && i + 1 < argc)
-            file = argv[++i];
-        else if (strcmp(a, "--definition") == 0 && i + 1 < argc)
-            def_path = argv[++i];
-        else if (strcmp(a, "--until") == 0 && i + 1 < argc) {
-            char *end;
-            long long n = strtoll(argv[++i], &end, 10);
-            if (*end != '\0' || n < 1)
-                return usage();
-            until = n;
-        } else if (strcmp(a, "--json") == 0)
-            json = true;
-        else if (strcmp(a, "--step") == 0)
-            step = true;
-        else if (a[0] != '-' && id == NULL)
-            id = a;
-        else
-            return usage();
+    bool json = swf_cli_args_has(&a, "--json"), step = swf_cli_args_has(&a, "--step");
+    if (swf_cli_args_has(&a, "--until") && !swf_cli_args_int(&a, "--until", 1, INT64_MAX, &until)) {
+        free(id);
+        return a.status;
     }
-    if ((id == NULL) == (file == NULL))
-        return usage();
 
     int rc = SWF_EXIT_ERROR;
     swf_event_list_t events = {0};
@@ -547,5 +549,6 @@ done:
     swf_asl_problems_free(&problems);
     swf_decider_replay_result_free(&res);
     swf_event_list_free(&events);
+    free(id);
     return rc;
 }

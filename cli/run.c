@@ -1,5 +1,6 @@
 /*
- * run.c - `swf run --local DEFINITION [--input FILE] [--mocks FILE] [--history]`.
+ * run.c - `swf run --local DEFINITION [--input JSON|@FILE] [--mocks FILE] [--history]`
+ * (and the options of `swf run --dev`, which cli/dev.c runs).
  *
  * Runs one execution in-process (decider/local.h) and prints one JSON object,
  * the contract of the conformance harness:
@@ -25,11 +26,32 @@
 #include "protocol/limits.h"
 #include "protocol/time.h"
 
-static int run_usage(void)
-{
-    fprintf(stderr, "usage: swf run --local DEFINITION [--input FILE] [--mocks FILE] [--history]\n");
-    return SWF_EXIT_USAGE;
-}
+static const swf_cli_cmd_t run_cmd = {
+    "swf run", "(--local | --dev) DEFINITION [--input JSON|@FILE] [--mocks FILE] [--history]",
+    "Run one execution of a definition to its end and print its result as one JSON object: "
+    "{\"status\":\"SUCCEEDED\",\"output\":...}, "
+    "{\"status\":\"FAILED\",\"error\":...,\"cause\":...} "
+    "or {\"status\":\"INVALID\",\"errors\":[...]}. Exit status 0 when it succeeded, 1 when it "
+    "failed or the definition is invalid.",
+    (const swf_cli_opt_t[]){
+        {"DEFINITION", NULL, SWF_CLI_REQUIRED, "the ASL definition (a JSON file)",
+         "swf run --local examples/order.asl.json"},
+        {"--local", NULL, 0, "run in this process, with an in-memory history",
+         "swf run --local order.asl.json"},
+        {"--dev", NULL, 0,
+         "run on swf dev's system: deciders, swf-history and Kafka (the running swf dev's when "
+         "SWF_DATABASE_URL and SWF_KAFKA_BROKERS are set, else a throwaway one)",
+         "swf run --dev examples/order.asl.json --mocks mocks.json"},
+        {"--input", "JSON|@FILE", 0, "the execution's input, {} when not given: " SWF_CLI_JSON_HELP,
+         "swf run --local order.asl.json --input '{\"orderId\": 7}'"},
+        {"--mocks", "FILE", 0,
+         "answers for the Task states, by state name: a list of {\"Return\": VALUE}, "
+         "{\"Throw\": {\"Error\": ..., \"Cause\": ...}} or {\"Echo\": true}, one per call",
+         "swf run --local order.asl.json --mocks mocks.json"},
+        {"--history", NULL, 0, "--local: print the recorded events as JSON lines instead",
+         "swf run --local order.asl.json --history"},
+        {NULL}},
+    NULL};
 
 static void print_json_line(json_object *o)
 {
@@ -84,31 +106,21 @@ static json_object *result_json(const swf_local_result_t *res)
 
 int swf_cli_run(int argc, char **argv)
 {
-    const char *def_path = NULL, *input_path = NULL, *mocks_path = NULL;
-    bool local = false, history = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--dev") == 0)
-            return swf_cli_run_dev(argc, argv);
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(&run_cmd, argc, argv, &a))
+        return a.status;
+    const char *def_path = swf_cli_args_get(&a, "DEFINITION");
+    const char *input_arg = swf_cli_args_get(&a, "--input");
+    const char *mocks_path = swf_cli_args_get(&a, "--mocks");
+    bool history = swf_cli_args_has(&a, "--history");
+    if (swf_cli_args_has(&a, "--local") == swf_cli_args_has(&a, "--dev"))
+        return swf_cli_args_usage(&a, "give one of --local and --dev");
+    if (swf_cli_args_has(&a, "--dev")) {
+        if (history)
+            return swf_cli_args_usage(&a, "--history goes with --local (swf history shows a "
+                                          "--dev execution's)");
+        return swf_cli_run_dev(def_path, input_arg, mocks_path);
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--local") == 0)
-            local = true;
-        else if (strcmp(a, "--history") == 0)
-            history = true;
-        else if (strcmp(a, "--input") == 0 && i + 1 < argc)
-            input_path = argv[++i];
-        else if (strcmp(a, "--mocks") == 0 && i + 1 < argc)
-            mocks_path = argv[++i];
-        else if (a[0] == '-' && a[1] != '\0')
-            return run_usage();
-        else if (def_path == NULL)
-            def_path = a;
-        else
-            return run_usage();
-    }
-    if (def_path == NULL || !local)
-        return run_usage();
 
     int rc = SWF_EXIT_ERROR;
     json_object *def = NULL, *input = NULL, *mocks = NULL;
@@ -140,10 +152,10 @@ int swf_cli_run(int argc, char **argv)
         free(msgs);
         goto done;
     }
-    if (input_path != NULL) {
-        err = swf_json_read_file(input_path, SWF_LIMIT_PAYLOAD_BYTES, &input);
+    if (input_arg != NULL) {
+        err = swf_cli_json_arg("--input", input_arg, SWF_LIMIT_PAYLOAD_BYTES, &input);
         if (err != NULL) {
-            fprintf(stderr, "swf: input: %s\n", swf_error_message(err));
+            fprintf(stderr, "swf run: input: %s\n", swf_error_message(err));
             goto done;
         }
     } else {

@@ -322,30 +322,32 @@ static json_object *entry_json(const timeline_t *tl, long i)
     return o;
 }
 
-static int usage(void)
-{
-    fprintf(stderr, "usage: swf " TIMELINE_USAGE "\n   or: swf history (ID | --file HISTORY) --states [--json]\n");
-    return SWF_EXIT_USAGE;
-}
+static const swf_cli_cmd_t timeline_cmd = {
+    "swf timeline", "(ID | --workflow-id WORKFLOW_ID | --file HISTORY) [--json]",
+    "Show an execution as the ASL states it entered and exited, with their times, retries and "
+    "outcomes, nested by Parallel branch and Map iteration (derived by replaying the history). "
+    "swf history ID --states is the same.",
+    (const swf_cli_opt_t[]){
+        SWF_CLI_OPTS_EXECUTION("timeline"),
+        {"--file", "HISTORY", 0,
+         "instead of ID: a history exported by swf export or swf run --local --history (- reads "
+         "standard input)",
+         "swf timeline --file order-7.jsonl"},
+        {"--json", NULL, 0, "one JSON object, the states as a tree",
+         "swf timeline --workflow-id order-7 --json"},
+        {"--states", NULL, SWF_CLI_HIDDEN, "what swf history --states passes on", NULL},
+        {NULL}},
+    NULL};
 
 int swf_cli_timeline(int argc, char **argv)
 {
-    const char *id = NULL, *file = NULL;
-    bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
-            file = argv[++i];
-        else if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else if (strcmp(argv[i], "--states") == 0)
-            ; /* `swf history ID --states` delegates here */
-        else if (argv[i][0] != '-' && id == NULL)
-            id = argv[i];
-        else
-            return usage();
-    }
-    if ((id == NULL) == (file == NULL))
-        return usage();
+    swf_cli_args_t a;
+    char *id = NULL;
+    if (!swf_cli_args_parse(&timeline_cmd, argc, argv, &a) ||
+        !swf_cli_args_execution(&a, "--file", &id))
+        return a.status;
+    const char *file = swf_cli_args_get(&a, "--file");
+    bool json = swf_cli_args_has(&a, "--json");
 
     int rc = SWF_EXIT_ERROR;
     swf_event_list_t events = {0};
@@ -404,5 +406,6 @@ done:
     swf_decider_replay_result_free(&res);
     timeline_free(&tl);
     swf_event_list_free(&events);
+    free(id);
     return rc;
 }

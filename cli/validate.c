@@ -18,7 +18,18 @@
 #include "protocol/json.h"
 #include "protocol/limits.h"
 
-static void usage(FILE *out) { fprintf(out, "usage: swf validate [--json] FILE...\n"); }
+static const swf_cli_cmd_t validate_cmd = {
+    "swf validate", NULL,
+    "Check ASL definitions without running them: each problem is printed as FILE: WHERE: "
+    "MESSAGE on stderr, each good file as FILE: valid. Exit status 0 when every file is a "
+    "valid definition, 1 otherwise.",
+    (const swf_cli_opt_t[]){{"FILE", NULL, SWF_CLI_REQUIRED | SWF_CLI_MANY,
+                             "a definition (JSON; - reads standard input)",
+                             "swf validate examples/*.asl.json"},
+                            {"--json", NULL, 0, "one JSON object per file on stdout, for tools",
+                             "swf validate --json order.asl.json"},
+                            {NULL}},
+    NULL};
 
 /* Prints the verdict on one file as a JSON line: read_error, when not NULL,
  * is why the file could not be read. */
@@ -79,33 +90,14 @@ done:
 
 int swf_cli_validate(int argc, char **argv)
 {
-    bool as_json = false;
-    int first = 1;
-    for (; first < argc; first++) {
-        const char *a = argv[first];
-        if (strcmp(a, "--json") == 0) {
-            as_json = true;
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return SWF_EXIT_OK;
-        } else if (strcmp(a, "--") == 0) {
-            first++;
-            break;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "swf validate: unknown option \"%s\"\n", a);
-            usage(stderr);
-            return SWF_EXIT_USAGE;
-        } else {
-            break;
-        }
-    }
-    if (first >= argc) {
-        usage(stderr);
-        return SWF_EXIT_USAGE;
-    }
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(&validate_cmd, argc, argv, &a))
+        return a.status;
+    bool as_json = swf_cli_args_has(&a, "--json");
     bool all_valid = true;
-    for (int i = first; i < argc; i++) {
-        if (!validate_file(argv[i], as_json))
+    int pos = 0;
+    for (const char *file; (file = swf_cli_args_next(&a, "FILE", &pos)) != NULL;) {
+        if (!validate_file(file, as_json))
             all_valid = false;
     }
     fflush(stdout);

@@ -100,6 +100,11 @@ static const char *const migrations[] = {
      * posted them again and again. */
     "DELETE FROM timers t USING executions x"
     " WHERE x.execution_id = t.execution_id AND x.status <> 'open';",
+
+    /* 6: finding the executions of a workflow id (swf describe
+     * --workflow-id ...), newest first; the unique index covers open ones
+     * only. */
+    "CREATE INDEX executions_workflow_id_start ON executions (workflow_id, start_time DESC);",
 };
 
 #define MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

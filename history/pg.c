@@ -1116,6 +1116,20 @@ void swf_history_executions_free(swf_history_execution_t *items, size_t count)
     free(items);
 }
 
+/* The row of a query of at most one execution into *out, or SWF_E_NOTFOUND
+ * "no execution WHAT"; clears res. */
+static swf_error_t *execution_row_take(PGresult *res, swf_history_execution_t *out,
+                                       const char *what)
+{
+    swf_error_t *err = NULL;
+    if (PQntuples(res) == 1)
+        execution_from_row(res, 0, out);
+    else
+        err = swf_error_new(SWF_E_NOTFOUND, NULL, "no execution %s", what);
+    swf_history__pg_clear(res);
+    return err;
+}
+
 swf_error_t *swf_history_pg_execution_describe(swf_history_store_t *store, const char *execution_id,
                                                swf_history_execution_t *out)
 {
@@ -1126,14 +1140,31 @@ swf_error_t *swf_history_pg_execution_describe(swf_history_store_t *store, const
     swf_error_t *err = swf_history__pg_prepare(pg);
     if (err == NULL)
         err = swf_history__pg_prepared(pg->conn, "swf_describe", 1, params, &res);
+    return err != NULL ? err : execution_row_take(res, out, execution_id);
+}
+
+swf_error_t *swf_history_pg_execution_of_workflow(swf_history_store_t *store,
+                                                  const char *workflow_id,
+                                                  swf_history_execution_t *out)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    memset(out, 0, sizeof(*out));
+    swf_error_t *err = swf_history__pg_ready(pg);
     if (err != NULL)
         return err;
-    if (PQntuples(res) == 1)
-        execution_from_row(res, 0, out);
-    else
-        err = swf_error_new(SWF_E_NOTFOUND, NULL, "no execution %s", execution_id);
-    swf_history__pg_clear(res);
-    return err;
+    const char *params[1] = {workflow_id};
+    PGresult *res;
+    err = swf_history__pg_query(pg->conn,
+                                "SELECT " EXECUTION_COLUMNS " FROM executions x"
+                                " WHERE x.workflow_id = $1"
+                                " ORDER BY x.status = 'open' DESC, x.start_time DESC,"
+                                " x.execution_id DESC LIMIT 1",
+                                1, params, &res);
+    if (err != NULL)
+        return err;
+    char what[300];
+    snprintf(what, sizeof(what), "of workflow id %.250s", workflow_id);
+    return execution_row_take(res, out, what);
 }
 
 static bool status_valid(const char *s)

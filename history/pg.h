@@ -115,6 +115,13 @@ void swf_history_executions_free(swf_history_execution_t *items, size_t count);
 swf_error_t *swf_history_pg_execution_describe(swf_history_store_t *store, const char *execution_id,
                                                swf_history_execution_t *out);
 
+/* The execution a workflow id names: the open one when there is one (at
+ * most one is open at a time), else the one started last. SWF_E_NOTFOUND
+ * when no execution has that workflow id. */
+swf_error_t *swf_history_pg_execution_of_workflow(swf_history_store_t *store,
+                                                  const char *workflow_id,
+                                                  swf_history_execution_t *out);
+
 /* Filters for listing; NULL or 0 fields do not filter. status is a status
  * name or "closed" (any but open). Newest first. */
 typedef struct swf_history_filter {

@@ -130,7 +130,44 @@ json_object *swf_json_new_text(const char *s, size_t n)
     return v;
 }
 
-swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_object **out)
+/* The line and column (from 1; a column counts characters) of byte `at`. */
+static void position(const char *buf, size_t at, size_t *line, size_t *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < at; i++) {
+        if (buf[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else if (((unsigned char)buf[i] & 0xC0) != 0x80) {
+            (*col)++;
+        }
+    }
+}
+
+/*
+ * A syntax error at byte `at`. With a name: "NAME:LINE:COLUMN: not JSON:
+ * WHAT" (the form editors jump to). Without one: "not JSON: WHAT", then " at
+ * byte AT" when byte_at is true: the interpreter's messages, which
+ * histories record (the cause of a failed States.StringToJson), so they
+ * never change.
+ */
+static swf_error_t *syntax_error(const char *name, const char *buf, size_t at, bool byte_at,
+                                 const char *what)
+{
+    if (name == NULL && byte_at)
+        return swf_error_new(SWF_E_INPUT, NULL, "not JSON: %s at byte %zu", what, at);
+    if (name == NULL)
+        return swf_error_new(SWF_E_INPUT, NULL, "not JSON: %s", what);
+    size_t line, col;
+    position(buf, at, &line, &col);
+    return swf_error_new(SWF_E_INPUT, NULL, "%s:%zu:%zu: not JSON: %s", name, line, col, what);
+}
+
+/* Every check of swf_json_parse_named but the name in the messages of the
+ * errors that have no position. */
+static swf_error_t *parse(const char *name, const char *buf, size_t len, size_t max_bytes,
+                          json_object **out)
 {
     *out = NULL;
     if (len > max_bytes)
@@ -140,16 +177,19 @@ swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_
         return swf_error_new(SWF_E_INPUT, NULL, "empty document, expected JSON");
     if (len > (size_t)INT32_MAX)
         return swf_error_new(SWF_E_LIMIT, NULL, "JSON document too large");
-    if (memchr(buf, '\0', len) != NULL)
-        return swf_error_new(SWF_E_INPUT, NULL, "not JSON: the text contains a NUL byte");
+    const char *nul = memchr(buf, '\0', len);
+    if (nul != NULL)
+        return syntax_error(name, buf, (size_t)(nul - buf), false, "the text contains a NUL byte");
+    char what[128];
     size_t bad = swf_json_utf8_invalid_at(buf, len);
-    if (bad < len)
-        return swf_error_new(SWF_E_INPUT, NULL,
-                             "not JSON: the text is not UTF-8 (byte %zu is 0x%02X)", bad,
-                             (unsigned)(unsigned char)buf[bad]);
+    if (bad < len) {
+        snprintf(what, sizeof(what), "the text is not UTF-8 (byte %zu is 0x%02X)", bad,
+                 (unsigned)(unsigned char)buf[bad]);
+        return syntax_error(name, buf, bad, false, what);
+    }
     bad = swf_json_foreign_token_find(buf, len);
     if (bad < len)
-        return swf_error_new(SWF_E_INPUT, NULL, "not JSON: unexpected character at byte %zu", bad);
+        return syntax_error(name, buf, bad, true, "unexpected character");
 
     json_tokener *tok = json_tokener_new_ex(SWF_LIMIT_JSON_DEPTH);
     if (tok == NULL)
@@ -164,7 +204,7 @@ swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_
         v = json_tokener_parse_ex(tok, "", 1);
         jerr = json_tokener_get_error(tok);
         if (jerr != json_tokener_success) {
-            err = swf_error_new(SWF_E_INPUT, NULL, "not JSON: the document ends too early");
+            err = syntax_error(name, buf, len, false, "the document ends too early");
             goto done;
         }
     } else if (jerr != json_tokener_success) {
@@ -172,16 +212,18 @@ swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_
             err = swf_error_new(SWF_E_LIMIT, NULL, "JSON nested deeper than %d levels",
                                 SWF_LIMIT_JSON_DEPTH);
         else
-            err = swf_error_new(SWF_E_INPUT, NULL, "not JSON: %s at byte %zu",
-                                json_tokener_error_desc(jerr), json_tokener_get_parse_end(tok));
+            err = syntax_error(name, buf, json_tokener_get_parse_end(tok), true,
+                               json_tokener_error_desc(jerr));
         goto done;
     } else {
         size_t end = json_tokener_get_parse_end(tok);
         if (end < len && !only_space(buf + end, len - end)) {
             json_object_put(v);
             v = NULL;
-            err = swf_error_new(SWF_E_INPUT, NULL,
-                                "not JSON: unexpected text after the value at byte %zu", end);
+            /* A file's position is the text's, past the white space. */
+            while (name != NULL && strchr(" \t\r\n", buf[end]) != NULL)
+                end++;
+            err = syntax_error(name, buf, end, true, "unexpected text after the value");
             goto done;
         }
     }
@@ -189,6 +231,20 @@ swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_
 done:
     json_tokener_free(tok);
     return err;
+}
+
+swf_error_t *swf_json_parse_named(const char *name, const char *buf, size_t len, size_t max_bytes,
+                                  json_object **out)
+{
+    swf_error_t *err = parse(name, buf, len, max_bytes, out);
+    if (err != NULL && name != NULL && strncmp(swf_error_message(err), name, strlen(name)) != 0)
+        swf_error_prefix(err, "%s", name);
+    return err;
+}
+
+swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_object **out)
+{
+    return parse(NULL, buf, len, max_bytes, out);
 }
 
 swf_error_t *swf_json_read_file(const char *path, size_t max_bytes, json_object **out)
@@ -229,9 +285,7 @@ swf_error_t *swf_json_read_file(const char *path, size_t max_bytes, json_object 
             break;
         }
     }
-    err = swf_json_parse(buf, len, max_bytes, out);
-    if (err != NULL)
-        swf_error_prefix(err, "%s", path);
+    err = swf_json_parse_named(strcmp(path, "-") == 0 ? "<stdin>" : path, buf, len, max_bytes, out);
 done:
     free(buf);
     if (f != stdin)

@@ -33,6 +33,16 @@
  */
 swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_object **out);
 
+/* The same, for text that has a name (a file, an option): every error
+ * message starts with the name, and a syntax error's with
+ * "NAME:LINE:COLUMN:" (columns count characters from 1), the form editors
+ * jump to. This is where all JSON input from people is parsed. Without a
+ * name (swf_json_parse) the messages keep their byte offsets: histories
+ * record them (the cause of a failed States.StringToJson), and replay
+ * compares them. */
+swf_error_t *swf_json_parse_named(const char *name, const char *buf, size_t len, size_t max_bytes,
+                                  json_object **out);
+
 /* The offset of the first byte of s[0..n) that does not belong to a
  * well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,
  * nothing above U+10FFFF), or n when there is none. */
@@ -43,7 +53,8 @@ size_t swf_json_utf8_invalid_at(const char *s, size_t n);
  * (a command's stderr, an argument) that goes into a message. */
 json_object *swf_json_new_text(const char *s, size_t n);
 
-/* Reads and parses a whole file ("-" is standard input); errors name the file. */
+/* Reads and parses a whole file ("-" is standard input); errors name the
+ * file, syntax errors as "FILE:LINE:COLUMN: ...". */
 swf_error_t *swf_json_read_file(const char *path, size_t max_bytes, json_object **out);
 
 /* Compact serialisation, without escaping '/'. The string lives until the

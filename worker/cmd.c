@@ -42,13 +42,17 @@
  * Deliberately not done: a shell-free exec of argv (the command is one
  * string for /bin/sh, as in a Makefile), and stdout streamed to Kafka (the
  * result is one message).
+ *
+ * The command line is read by cli/bin/swf-worker.c with the parser every
+ * swf program shares (cli/args.h); this file takes the configuration it
+ * makes, so the worker library needs nothing above protocol/.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "worker/cmd.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -67,8 +71,6 @@
 
 extern char **environ;
 
-/* Concurrency one process may ask for. */
-#define CONCURRENCY_MAX 1024
 /* Bytes of stderr kept: the last line may carry {"error","cause"}. */
 #define STDERR_TAIL_BYTES 8192
 /* How long output is still read after the command exits, while processes it
@@ -76,8 +78,6 @@ extern char **environ;
 #define EXIT_GRACE_S 0.1
 /* Bytes of stderr given as the cause of a failure. */
 #define CAUSE_TAIL_BYTES 1024
-/* Task lists one process may serve. */
-#define TASK_LISTS_MAX 16
 
 static volatile sig_atomic_t stopping;
 
@@ -487,78 +487,17 @@ static void *job_main(void *arg)
     return NULL;
 }
 
-static int usage(const char *msg)
+int swf_worker_cmd_run(const swf_worker_cmd_config_t *config)
 {
-    if (msg)
-        fprintf(stderr, "swf-worker: %s\n", msg);
-    fprintf(stderr,
-            "usage: swf-worker --task-list NAME [--task-list NAME...] (--exec 'COMMAND' | --echo)\n"
-            "                  [--concurrency N] [--identity ID] [--brokers HOST:PORT,...]\n"
-            "--concurrency is per task list; the command reads the list in SWF_ACTIVITY_TYPE.\n"
-            "Brokers default to $SWF_KAFKA_BROKERS. SWF_KAFKA_SESSION_TIMEOUT_MS sets how long\n"
-            "the group waits for a silent worker before giving its tasks to the others.\n"
-            "See protocol/KAFKA.md.\n");
-    return 2;
-}
-
-int swf_worker_cmd_main(int argc, char **argv)
-{
-    static const struct option opts[] = {{"task-list", required_argument, NULL, 't'},
-                                         {"exec", required_argument, NULL, 'x'},
-                                         {"echo", no_argument, NULL, 'e'},
-                                         {"concurrency", required_argument, NULL, 'c'},
-                                         {"identity", required_argument, NULL, 'i'},
-                                         {"brokers", required_argument, NULL, 'b'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    const char *task_lists[TASK_LISTS_MAX], *command = NULL, *identity = NULL;
-    size_t nlists = 0;
-    const char *brokers = getenv("SWF_KAFKA_BROKERS");
-    bool echo = false;
-    long concurrency = 1;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 't':
-            if (nlists == TASK_LISTS_MAX)
-                return usage("at most 16 task lists");
-            task_lists[nlists++] = optarg;
-            break;
-        case 'x':
-            command = optarg;
-            break;
-        case 'e':
-            echo = true;
-            break;
-        case 'i':
-            identity = optarg;
-            break;
-        case 'b':
-            brokers = optarg;
-            break;
-        case 'c': {
-            char *end = NULL;
-            concurrency = strtol(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || concurrency < 1 || concurrency > CONCURRENCY_MAX)
-                return usage("--concurrency must be 1 to 1024");
-            break;
-        }
-        case 'h':
-            usage(NULL);
-            return 0;
-        default:
-            return usage(NULL);
-        }
-    }
-    if (optind < argc)
-        return usage("unexpected argument");
-    if (nlists == 0)
-        return usage("--task-list is required");
-    if ((command == NULL) == !echo)
-        return usage("give exactly one of --exec and --echo");
-    if (brokers == NULL || !*brokers)
-        return usage("no Kafka brokers: set SWF_KAFKA_BROKERS or give --brokers");
+    const char *const *task_lists = config->task_lists;
+    size_t nlists = config->task_list_count;
+    const char *command = config->command, *identity = config->identity;
+    const char *brokers = config->brokers;
+    bool echo = command == NULL;
+    long concurrency = config->concurrency;
+    assert(nlists >= 1 && nlists <= SWF_WORKER_CMD_TASK_LISTS_MAX);
+    assert(concurrency >= 1 && concurrency <= SWF_WORKER_CMD_CONCURRENCY_MAX);
+    assert(brokers != NULL);
 
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
@@ -575,7 +514,7 @@ int swf_worker_cmd_main(int argc, char **argv)
     shared_t sh = {.command = command, .running = 0};
     pthread_mutex_init(&sh.lock, NULL);
     pthread_cond_init(&sh.idle, NULL);
-    swf_worker_t *workers[TASK_LISTS_MAX] = {0};
+    swf_worker_t *workers[SWF_WORKER_CMD_TASK_LISTS_MAX] = {0};
     swf_error_t *err = NULL;
     char lists[1024] = "";
     for (size_t i = 0; i < nlists && err == NULL; i++) {

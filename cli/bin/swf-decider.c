@@ -1,13 +1,34 @@
 /*
  * swf-decider - the decider daemon (decider/daemon.h), configured by the
- * environment; SIGINT/SIGTERM finish the current batch and leave the group.
+ * environment (--help lists it, and never starts the daemon); SIGINT/SIGTERM
+ * finish the current batch and leave the group.
  * PostgreSQL or Kafka not up yet at start is waited for (cli/startup.h).
  */
 #include <signal.h>
 #include <stdio.h>
 
+#include "cli/args.h"
 #include "cli/startup.h"
 #include "decider/daemon.h"
+
+static const swf_cli_cmd_t decider_cmd = {
+    "swf-decider", "[--version]",
+    "The decider daemon: consumes the inbox topic, replays each execution's history through "
+    "the ASL interpreter and appends its next decisions to PostgreSQL. Run as many as the "
+    "inbox has partitions; they share the work as one Kafka consumer group. SIGINT and SIGTERM "
+    "finish the current batch and leave the group. PostgreSQL or Kafka not up yet is waited "
+    "for.",
+    (const swf_cli_opt_t[]){
+        {"--version", NULL, 0, "print the version and exit", "swf-decider --version"}, {NULL}},
+    "Configured by the environment (README.md, \"Configuration\"):\n"
+    "  SWF_DATABASE_URL       libpq connection string or URI (else libpq's PG* variables)\n"
+    "  SWF_KAFKA_BROKERS      bootstrap servers, host:port,... (default localhost:9092)\n"
+    "  SWF_TOKEN_SECRET       the HMAC secret of task tokens, shared by the deployment\n"
+    "  SWF_INBOX_TOPIC, SWF_DLQ_TOPIC, SWF_TASK_TOPIC_PREFIX, SWF_TASK_PARTITIONS\n"
+    "  SWF_DECIDER_CACHE      executions kept replayed in memory (default 10000)\n"
+    "  SWF_DECIDER_BATCH      inbox messages per batch, one transaction (default 500)\n"
+    "  SWF_KAFKA_SESSION_TIMEOUT_MS, SWF_KAFKA_FETCH_WAIT_MS, SWF_KAFKA_SEND_TIMEOUT_MS,\n"
+    "  SWF_KAFKA_DEBUG, SWF_KAFKA_CONFIG_FILE\n"};
 
 static swf_decider_t *volatile decider;
 static volatile sig_atomic_t stopping;
@@ -20,8 +41,11 @@ static void on_signal(int sig)
         swf_decider_stop(decider);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(&decider_cmd, argc, argv, &a))
+        return a.status;
     swf_cli_on_stop_signals(on_signal);
     swf_decider_config_t cfg;
     swf_decider_config_env(&cfg);

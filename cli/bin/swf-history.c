@@ -1,15 +1,33 @@
 /*
  * swf-history - the history service (history/service.h): timers, timeouts,
  * outbox republishing and the sweep, publishing through kafka/kafka.h.
+ * --help lists its environment and never starts the service.
  * SIGINT/SIGTERM finish the current tick. PostgreSQL not up yet at start is
  * waited for (cli/startup.h).
  */
 #include <signal.h>
 #include <stdio.h>
 
+#include "cli/args.h"
 #include "cli/startup.h"
 #include "history/service.h"
 #include "kafka/kafka.h"
+
+static const swf_cli_cmd_t history_cmd = {
+    "swf-history", "[--version]",
+    "The history service: fires timers and activity timeouts, republishes the outbox (activity "
+    "tasks not yet on Kafka) and hands idle open executions to a decider (the sweep). Run one "
+    "or more; they share the work through PostgreSQL. SIGINT and SIGTERM finish the current "
+    "tick. PostgreSQL not up yet is waited for.",
+    (const swf_cli_opt_t[]){
+        {"--version", NULL, 0, "print the version and exit", "swf-history --version"}, {NULL}},
+    "Configured by the environment (README.md, \"Configuration\"):\n"
+    "  SWF_DATABASE_URL       libpq connection string or URI (else libpq's PG* variables)\n"
+    "  SWF_KAFKA_BROKERS      bootstrap servers, host:port,... (default localhost:9092)\n"
+    "  SWF_TOKEN_SECRET       the HMAC secret of task tokens, shared by the deployment\n"
+    "  SWF_INBOX_TOPIC, SWF_TASK_TOPIC_PREFIX, SWF_TASK_PARTITIONS\n"
+    "  SWF_DEV_TIME_SCALE, SWF_DEV_TIME_SKIP (development clocks, see swf dev)\n"
+    "  SWF_KAFKA_SEND_TIMEOUT_MS, SWF_KAFKA_DEBUG, SWF_KAFKA_CONFIG_FILE\n"};
 
 static swf_history_service_t *volatile svc;
 static volatile sig_atomic_t stopping;
@@ -22,8 +40,11 @@ static void on_signal(int sig)
         swf_history_service_stop(svc);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(&history_cmd, argc, argv, &a))
+        return a.status;
     swf_cli_on_stop_signals(on_signal);
     swf_kafka_names_t names;
     swf_kafka_names_env(&names);

@@ -472,3 +472,30 @@ Test(json_utf8, new_text_marks_each_bad_byte)
     cr_expect_str_eq(json_object_get_string(v), "plain \xC3\xA9");
     json_object_put(v);
 }
+
+/* Text from people (a file, an option) is named and its syntax errors say
+ * where as editors do; the interpreter's unnamed messages keep their byte
+ * offsets, since histories record them and replay compares them. */
+Test(json_parse, a_named_document_says_line_and_column_and_an_unnamed_one_its_byte)
+{
+    const char *text = "{\n  \"é\": 1\n  \"b\": 2\n}";
+    json_object *v = NULL;
+    swf_error_t *err = swf_json_parse_named("in.json", text, strlen(text), 1024, &v);
+    cr_assert_not_null(err);
+    cr_assert_str_eq(swf_error_message(err),
+                     "in.json:3:3: not JSON: object value separator ',' expected");
+    swf_error_free(err);
+    err = swf_json_parse(text, strlen(text), 1024, &v);
+    cr_assert_not_null(err);
+    cr_assert_str_eq(swf_error_message(err),
+                     "not JSON: object value separator ',' expected at byte 14");
+    swf_error_free(err);
+    err = swf_json_parse_named("--input", "[1, nope]", 9, 4, &v);
+    cr_assert_str_eq(swf_error_message(err), "--input: JSON document is 9 bytes, the limit is 4");
+    swf_error_free(err);
+    err = swf_json_parse_named("x", "[1,\n\xC3(]", 7, 64, &v);
+    cr_assert_str_eq(swf_error_message(err),
+                     "x:2:1: not JSON: the text is not UTF-8 (byte 4 is 0xC3)");
+    swf_error_free(err);
+    cr_assert_null(v);
+}
