@@ -2,8 +2,14 @@
 # Installs what swf needs to build and test, from Debian 12's packages.
 # Safe to run again: apt-get skips what is installed. Needs root (or sudo).
 set -eu
-PKGS="build-essential cmake pkg-config libjson-c-dev libpq-dev librdkafka-dev libcriterion-dev
-      postgresql postgresql-contrib python3 python3-confluent-kafka docker-compose"
+# A minimal Debian (debootstrap --variant=minbase, scripts/fresh-debian.sh)
+# lacks even ca-certificates (npm's downloads are https) and procps (the
+# tests look for leftover processes with ps). clang and clang-format: CI
+# builds with clang too and checks the format (scripts/build-matrix.sh,
+# scripts/check-format.sh).
+PKGS="build-essential cmake pkg-config libjson-c-dev libpq-dev librdkafka-dev libssl-dev
+      libcriterion-dev postgresql postgresql-contrib python3 python3-confluent-kafka
+      docker-compose ca-certificates procps clang clang-format"
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 missing=""
