@@ -84,7 +84,8 @@ else
     }
     if [ "$cache" != none ]; then
         mkdir -p "$cache"
-        tar -C "$root" --numeric-owner -cpf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball"
+        part=$(mktemp "$tarball.XXXXXX")
+        tar -C "$root" --numeric-owner -cpf "$part" . && mv "$part" "$tarball"
     fi
 fi
 
@@ -98,9 +99,15 @@ fi
 # The repository (its working tree) and ../shared beside it.
 name=$(basename "$repo")
 mkdir -p "$root/src/$name"
-(cd "$repo" && git ls-files -z --cached --others --exclude-standard |
-    xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
-    tar --null -T - -cf -) | tar -C "$root/src/$name" -xf -
+if git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then
+    (cd "$repo" && git ls-files -z --cached --others --exclude-standard |
+        xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+        tar --null -T - -cf -) | tar -C "$root/src/$name" -xf -
+else
+    # Not a git checkout (an unpacked tarball): everything but build output.
+    tar -C "$repo" --exclude='./build*' --exclude=node_modules -cf - . |
+        tar -C "$root/src/$name" -xf -
+fi
 if [ -d "$shared" ]; then
     cp -R "$shared" "$root/src/shared"
     chmod -R u+w "$root/src/shared"
@@ -110,7 +117,9 @@ echo "fresh-debian.sh: in /src/$name: $command"
 # The mounts are made in a mount namespace of their own: none can leak into
 # the host's (a shared /dev would carry them there), and all of them go when
 # the last process in the root ends, whatever stops this script.
-set +e
+# In the background, so that a signal to this script is handled at once
+# (cleanup stops what runs in the root); stdin passed on explicitly.
+exec 3<&0
 unshare --mount --propagation private /bin/sh -euc '
     root=$1
     mount -t proc proc "$root/proc"
@@ -119,7 +128,10 @@ unshare --mount --propagation private /bin/sh -euc '
     mount -t tmpfs -o mode=1777,nosuid,nodev shm "$root/dev/shm"
     exec chroot "$root" /usr/bin/env -i HOME=/root TERM="$2" \
         PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-        /bin/sh -c "cd \"\$0\" && $3" "$4"' sh "$root" "${TERM:-dumb}" "$command" "/src/$name"
+        /bin/sh -c "cd \"\$0\" && $3" "$4"' sh "$root" "${TERM:-dumb}" "$command" "/src/$name" \
+    0<&3 3<&- &
+set +e
+wait $!
 status=$?
 set -e
 echo "fresh-debian.sh: '$command' exited with status $status"
