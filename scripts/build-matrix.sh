@@ -28,7 +28,7 @@ for cc in $compilers; do
             echo "$cc $type: ok ($(($(date +%s) - start)) s)"
         else
             echo "$cc $type: FAILED ($(($(date +%s) - start)) s)"
-            grep -E -A5 'error|warning' "$dir/matrix.log" | head -60
+            grep -E -A5 '(error|warning):' "$dir/matrix.log" | head -60
             status=1
         fi
     done
