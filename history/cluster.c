@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
 #include <glob.h>
 #include <grp.h>
@@ -66,6 +67,28 @@ static bool find_debian_bindir(char *out, size_t size)
     return best > 0;
 }
 
+/* The folder of the initdb that PATH finds, symlinks resolved (initdb
+ * looks for postgres beside its real self), into out. */
+static bool find_path_bindir(char *out, size_t size)
+{
+    const char *env = getenv("PATH");
+    while (env != NULL && *env != '\0') {
+        const char *end = strchr(env, ':');
+        size_t len = end ? (size_t)(end - env) : strlen(env);
+        char path[1024], real[PATH_MAX];
+        snprintf(path, sizeof(path), "%.*s/initdb", (int)len, len ? env : ".");
+        if (access(path, X_OK) == 0 && realpath(path, real) != NULL) {
+            strrchr(real, '/')[1] = '\0';
+            int w = snprintf(out, size, "%s", real);
+            return w > 0 && (size_t)w < size;
+        }
+        env = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+/* The folder of the server programs, ending in '/': SWF_PG_BINDIR, else
+ * Debian's, else initdb's on PATH; empty when there is none. */
 static void find_bindir(char *out, size_t size)
 {
     const char *env = getenv("SWF_PG_BINDIR");
@@ -77,29 +100,17 @@ static void find_bindir(char *out, size_t size)
         snprintf(out, size, "/usr/lib/postgresql/15/bin/");
         return;
     }
-    if (find_debian_bindir(out, size))
+    if (find_debian_bindir(out, size) || find_path_bindir(out, size))
         return;
-    out[0] = '\0'; /* rely on PATH */
+    out[0] = '\0';
 }
 
-/* Whether prog can be run from bindir (or PATH when bindir is empty). */
+/* Whether bindir holds prog, ready to run. */
 static bool have_program(const char *bindir, const char *prog)
 {
     char path[1024];
-    if (bindir[0] != '\0') {
-        snprintf(path, sizeof(path), "%s%s", bindir, prog);
-        return access(path, X_OK) == 0;
-    }
-    const char *env = getenv("PATH");
-    while (env != NULL && *env != '\0') {
-        const char *end = strchr(env, ':');
-        size_t len = end ? (size_t)(end - env) : strlen(env);
-        snprintf(path, sizeof(path), "%.*s/%s", (int)len, len ? env : ".", prog);
-        if (access(path, X_OK) == 0)
-            return true;
-        env = end ? end + 1 : NULL;
-    }
-    return false;
+    snprintf(path, sizeof(path), "%s%s", bindir, prog);
+    return bindir[0] != '\0' && access(path, X_OK) == 0;
 }
 
 /* In a child of run(): says why it gives up on stderr (the log, which
@@ -119,8 +130,20 @@ static void child_fail(int status, const char *a, const char *b, const char *c)
  * Returns the exit status, or -1 when it could not run. */
 static int run(const swf_history_cluster_t *c, const char *log, char *const argv[])
 {
+    /* The full path goes in argv[0] too: PostgreSQL's programs find each
+     * other (initdb its postgres, pg_ctl its postgres) from their own
+     * argv[0], through PATH when it has no slash, and Debian keeps them
+     * off PATH. */
     char prog[600];
     snprintf(prog, sizeof(prog), "%s%s", c->bindir, argv[0]);
+    char *args[16];
+    size_t n = 0;
+    args[n++] = prog;
+    while (argv[n] != NULL && n < sizeof(args) / sizeof(args[0]) - 1) {
+        args[n] = argv[n];
+        n++;
+    }
+    args[n] = NULL;
     pid_t pid = fork();
     if (pid < 0)
         return -1;
@@ -145,10 +168,7 @@ static int run(const swf_history_cluster_t *c, const char *log, char *const argv
                        c->drop ? " as the server's user: every folder above it must let it "
                                  "through (SWF_PG_TMPDIR)"
                                : "");
-        if (c->bindir[0] != '\0')
-            execv(prog, argv);
-        else
-            execvp(argv[0], argv);
+        execv(prog, args);
         child_fail(127, "cannot run ", prog, "");
     }
     int status;
@@ -315,10 +335,9 @@ swf_error_t *swf_history_cluster_start(swf_history_cluster_t **out)
     if (c == NULL)
         abort();
     find_bindir(c->bindir, sizeof(c->bindir));
-    /* initdb finds postgres beside itself, not on PATH. */
+    /* initdb and pg_ctl find postgres beside themselves, not on PATH. */
     const char *progs[] = {"initdb", "pg_ctl", "postgres"};
-    size_t nprogs = c->bindir[0] != '\0' ? 3 : 2;
-    for (size_t i = 0; i < nprogs; i++) {
+    for (size_t i = 0; i < 3; i++) {
         if (!have_program(c->bindir, progs[i])) {
             swf_error_t *err = swf_error_new(
                 SWF_E_IO, NULL,

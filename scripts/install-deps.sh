@@ -1,9 +1,21 @@
 #!/bin/sh
 # Installs what swf needs to build and test, from Debian 12's packages.
 # Safe to run again: apt-get skips what is installed. Needs root (or sudo).
+#
+# usage: scripts/install-deps.sh [--build]
+#   --build: only what building the programs and libraries needs (the
+#   Docker image's build stage); no test tools, servers or npm packages.
 set -eu
-PKGS="build-essential cmake pkg-config libjson-c-dev libpq-dev libssl-dev librdkafka-dev libcriterion-dev
-      postgresql postgresql-contrib python3 python3-confluent-kafka docker-compose"
+BUILD_PKGS="build-essential cmake pkg-config libjson-c-dev libpq-dev librdkafka-dev libssl-dev"
+# A minimal Debian (debootstrap --variant=minbase, scripts/fresh-debian.sh)
+# lacks even ca-certificates (npm's downloads are https) and procps (the
+# tests look for leftover processes with ps). clang and clang-format: CI
+# builds with clang too and checks the format (scripts/build-matrix.sh,
+# scripts/check-format.sh).
+TEST_PKGS="libcriterion-dev postgresql postgresql-contrib python3 python3-confluent-kafka
+      docker-compose ca-certificates procps clang clang-format"
+PKGS="$BUILD_PKGS $TEST_PKGS"
+[ "${1:-}" != "--build" ] || PKGS=$BUILD_PKGS
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 missing=""
@@ -15,6 +27,7 @@ if [ -n "$missing" ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
+[ "${1:-}" != "--build" ] || exit 0
 # The example workers' Kafka clients (worker/examples): Python's comes from Debian
 # above, JavaScript's (kafkajs, pinned by package-lock.json) from npm.
 if ! command -v npm >/dev/null 2>&1; then

@@ -106,9 +106,14 @@ static const char *ordinal(size_t i)
     return i < sizeof(words) / sizeof(words[0]) ? words[i] : "an";
 }
 
+/* The arg_* readers set their outputs on failure too (empty, zero): a
+ * caller reads them only on success, but GCC's optimiser cannot see that
+ * through the error pointer and warns (maybe-uninitialized at -O2 and -O3). */
 static swf_error_t *arg_string(const call_t *call, size_t i, const char **s, size_t *len)
 {
     json_object *v = call->argv[i];
+    *s = "";
+    *len = 0;
     if (!json_object_is_type(v, json_type_string))
         return fail(call, "the %s argument must be a string (got %s)", ordinal(i),
                     swf_json_type_name(v));
@@ -120,6 +125,7 @@ static swf_error_t *arg_string(const call_t *call, size_t i, const char **s, siz
 static swf_error_t *arg_array(const call_t *call, size_t i, json_object **a)
 {
     json_object *v = call->argv[i];
+    *a = NULL;
     if (!json_object_is_type(v, json_type_array))
         return fail(call, "the %s argument must be an array (got %s)", ordinal(i),
                     swf_json_type_name(v));
@@ -132,6 +138,7 @@ static swf_error_t *arg_array(const call_t *call, size_t i, json_object **a)
 static swf_error_t *arg_integer(const call_t *call, size_t i, int64_t *n)
 {
     json_object *v = call->argv[i];
+    *n = 0;
     if (!swf_json_is_number(v))
         return fail(call, "the %s argument must be a number (got %s)", ordinal(i),
                     swf_json_type_name(v));

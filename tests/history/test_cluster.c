@@ -172,6 +172,26 @@ static char *start_error(void)
     return out;
 }
 
+/* Debian keeps initdb, pg_ctl and postgres in /usr/lib/postgresql/15/bin,
+ * off PATH; started with a bare argv[0], initdb looked for itself on PATH
+ * and stopped with 'could not find a "initdb" to execute'. Our machines'
+ * symlinks in /usr/local/bin hid it: here PATH holds none of them. */
+Test(history_cluster, starts_with_no_server_program_on_path, .timeout = 120)
+{
+    if (access("/usr/lib/postgresql/15/bin/initdb", X_OK) != 0)
+        cr_skip_test("no PostgreSQL in /usr/lib/postgresql/15/bin");
+    setenv("PATH", "/usr/bin:/bin", 1);
+    cr_assert_neq(access("/usr/bin/initdb", X_OK), 0, "initdb is on PATH after all");
+    swf_history_cluster_t *c = NULL;
+    swf_error_t *err = swf_history_cluster_start(&c);
+    cr_assert(err == NULL, "%s: %s", swf_error_message(err),
+              swf_error_cause(err) ? swf_error_cause(err) : "");
+    char *v = query_one(swf_history_cluster_conninfo(c), "SELECT 'up'");
+    swf_history_cluster_stop(c);
+    cr_assert_str_eq(v, "up");
+    free(v);
+}
+
 /* Missing server programs gave "initdb failed in /tmp/swf-pg-..." (a folder
  * already removed) and an empty cause: nothing said what was missing. */
 Test(history_cluster, a_missing_server_program_is_named, .timeout = 60)
