@@ -25,6 +25,7 @@
 
 #include "cli/replay_common.h"
 #include "decider/replay.h"
+#include "protocol/array.h"
 #include "protocol/json.h"
 #include "protocol/time.h"
 
@@ -128,12 +129,7 @@ static void on_trace(void *ctx, const swf_asl_trace_t *t)
     if (t->kind == SWF_ASL_STATE_ENTERED) {
         if (i >= 0)
             return; /* entered again after a retry: the same visit */
-        if (tl->count == tl->cap) {
-            tl->cap = tl->cap ? tl->cap * 2 : 64;
-            tl->items = realloc(tl->items, tl->cap * sizeof(*tl->items));
-            if (tl->items == NULL)
-                abort();
-        }
+        SWF_ARRAY_RESERVE(tl->items, tl->count, tl->cap, 64);
         entry_t *e = &tl->items[tl->count];
         memset(e, 0, sizeof(*e));
         e->path = xstrdup(t->path);
@@ -145,12 +141,7 @@ static void on_trace(void *ctx, const swf_asl_trace_t *t)
         find_parent(tl, t->path, &e->parent, &e->index);
         if (e->parent >= 0) {
             entry_t *p = &tl->items[e->parent];
-            if (p->nkids == p->capkids) {
-                p->capkids = p->capkids ? p->capkids * 2 : 4;
-                p->kids = realloc(p->kids, p->capkids * sizeof(*p->kids));
-                if (p->kids == NULL)
-                    abort();
-            }
+            SWF_ARRAY_RESERVE(p->kids, p->nkids, p->capkids, 4);
             p->kids[p->nkids++] = (long)tl->count;
         }
         char *key = open_key(t->path, strlen(t->path), t->state, strlen(t->state));

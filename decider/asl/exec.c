@@ -40,6 +40,7 @@
 
 #include "decider/asl/exec_internal.h"
 #include "decider/asl/validate.h"
+#include "protocol/array.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/time.h"
@@ -81,14 +82,7 @@ void swf_asl_decisions_free(swf_asl_decisions_t *d)
 
 void swf_asl__decisions_push(swf_asl_decisions_t *d, swf_event_type_t type, json_object *attrs)
 {
-    if (d->count == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 16;
-        swf_asl_decision_t *items = realloc(d->items, cap * sizeof(*items));
-        if (items == NULL)
-            abort();
-        d->items = items;
-        d->cap = cap;
-    }
+    SWF_ARRAY_RESERVE(d->items, d->count, d->cap, 16);
     d->items[d->count].type = type;
     d->items[d->count].attrs = attrs;
     d->count++;
@@ -258,14 +252,7 @@ void swf_asl__enqueue(swf_asl_exec_t *ex, frame_t *f)
             ex->qtail -= ex->qhead;
             ex->qhead = 0;
         }
-        if (ex->qtail == ex->qcap) {
-            size_t cap = ex->qcap ? ex->qcap * 2 : 64;
-            frame_t **q = realloc(ex->queue, cap * sizeof(*q));
-            if (q == NULL)
-                abort();
-            ex->queue = q;
-            ex->qcap = cap;
-        }
+        SWF_ARRAY_RESERVE(ex->queue, ex->qtail, ex->qcap, 64);
     }
     ex->queue[ex->qtail++] = f;
     f->queued = true;
@@ -506,14 +493,7 @@ static void waiter_close(swf_asl_exec_t *ex, waiter_t *w)
 
 int64_t swf_asl__waiter_add(swf_asl_exec_t *ex, waiter_kind_t kind, frame_t *f)
 {
-    if (ex->nwaiters == ex->cap_waiters) {
-        size_t cap = ex->cap_waiters ? ex->cap_waiters * 2 : 8;
-        waiter_t *w = realloc(ex->waiters, cap * sizeof(*w));
-        if (w == NULL)
-            abort();
-        ex->waiters = w;
-        ex->cap_waiters = cap;
-    }
+    SWF_ARRAY_RESERVE(ex->waiters, ex->nwaiters, ex->cap_waiters, 8);
     waiter_t *w = &ex->waiters[ex->nwaiters++]; /* the newest has the highest seq */
     memset(w, 0, sizeof(*w));
     w->seq = ++ex->last_seq;

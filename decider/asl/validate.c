@@ -34,6 +34,7 @@
 #include "decider/asl/intrinsic.h"
 #include "decider/asl/jsonata.h"
 #include "decider/asl/path.h"
+#include "protocol/array.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/time.h"
@@ -69,10 +70,7 @@ static void problems_vadd(swf_asl_problems_t *p, const char *where, const char *
     va_end(ap2);
     char *msg = xrealloc(NULL, (size_t)(n < 0 ? 0 : n) + 1);
     vsnprintf(msg, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
-    if (p->count == p->cap) {
-        p->cap = p->cap ? p->cap * 2 : 8;
-        p->items = xrealloc(p->items, p->cap * sizeof(*p->items));
-    }
+    SWF_ARRAY_RESERVE(p->items, p->count, p->cap, 8);
     p->items[p->count].where = xstrdup(where);
     p->items[p->count].message = msg;
     p->count++;
