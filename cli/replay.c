@@ -34,7 +34,7 @@
 #include "cli/replay_common.h"
 #include "decider/asl/validate.h"
 #include "decider/replay.h"
-#include "protocol/array.h"
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/time.h"

@@ -43,7 +43,7 @@
 #include "decider/decision.h"
 #include "history/pg.h"
 #include "history/service.h"
-#include "protocol/array.h"
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/log.h"

@@ -18,7 +18,7 @@
 
 #include "decider/decision.h"
 #include "decider/mocks.h"
-#include "protocol/array.h"
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 

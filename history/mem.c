@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/array.h"
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 
@@ -55,9 +55,7 @@ static swf_error_t *mem_append(swf_history_store_t *store, const char *execution
         SWF_ARRAY_RESERVE(m->items, m->count, m->cap, 8);
         ex = &m->items[m->count++];
         memset(ex, 0, sizeof(*ex));
-        ex->id = strdup(execution_id);
-        if (ex->id == NULL)
-            abort();
+        ex->id = swf_strdup(execution_id);
     }
     if (ex->events.count + count > SWF_LIMIT_HISTORY_EVENTS)
         return swf_error_new(SWF_E_LIMIT, NULL, "execution %s: more than %d events", execution_id,

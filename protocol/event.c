@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/array.h"
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/time.h"

@@ -43,17 +43,27 @@ static inline json_object *parse(const char *s)
     return o;
 }
 
-/* Reads `topic` from the beginning, in a consumer group of its own, until a
- * message holding `needle` (true) or for about a minute (false). */
-static inline bool topic_has(const char *brokers, const char *topic, const char *needle)
+/* A consumer of `topic` that reads it from the beginning, in a consumer
+ * group of its own (the caller closes and destroys it). */
+static inline rd_kafka_t *topic_reader_new(const char *brokers, const char *topic)
 {
+    static int readers;
     rd_kafka_t *c;
     char group[64];
-    snprintf(group, sizeof(group), "test-%d-%ld", (int)getpid(), (long)swf_time_now_ms());
+    snprintf(group, sizeof(group), "test-%d-%ld-%d", (int)getpid(), (long)swf_time_now_ms(),
+             readers++);
     check(swf_kafka_consumer_new(&(swf_kafka_consumer_config_t){.brokers = brokers, .group = group},
                                  &c));
     const char *topics[1] = {topic};
     check(swf_kafka_subscribe(c, topics, 1));
+    return c;
+}
+
+/* Reads `topic` from the beginning until a message holding `needle` (true)
+ * or for about a minute (false). */
+static inline bool topic_has(const char *brokers, const char *topic, const char *needle)
+{
+    rd_kafka_t *c = topic_reader_new(brokers, topic);
     bool found = false;
     for (int i = 0; i < 600 && !found; i++) {
         rd_kafka_message_t *m = rd_kafka_consumer_poll(c, 100);

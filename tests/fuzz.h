@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/array.h"
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 
 typedef struct fuzz {
@@ -67,10 +67,7 @@ static inline long fuzz_rounds(long dflt)
 static inline void fuzz_corpus_add(fuzz_corpus_t *c, const char *s)
 {
     SWF_ARRAY_RESERVE(c->v, c->n, c->cap, 64);
-    c->v[c->n] = strdup(s);
-    if (c->v[c->n] == NULL)
-        abort();
-    c->n++;
+    c->v[c->n++] = swf_strdup(s);
 }
 
 static inline void fuzz_corpus_free(fuzz_corpus_t *c)

@@ -46,7 +46,7 @@
 #include <string.h>
 #include <wctype.h>
 
-#include "protocol/array.h"
+#include "protocol/alloc.h"
 
 #define MAX_CP 0x10FFFFu
 #define INF UINT32_MAX

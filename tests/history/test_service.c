@@ -221,13 +221,7 @@ Test(service, times_out_activities_past_their_deadlines, .timeout = 600)
  * beginning until nothing new comes for a second (at most 60 s). */
 static int topic_count(const char *brokers, const char *topic, const char *needle)
 {
-    rd_kafka_t *c;
-    char group[64];
-    snprintf(group, sizeof(group), "count-%d-%ld", (int)getpid(), (long)swf_time_now_ms());
-    check(swf_kafka_consumer_new(&(swf_kafka_consumer_config_t){.brokers = brokers, .group = group},
-                                 &c));
-    const char *topics[1] = {topic};
-    check(swf_kafka_subscribe(c, topics, 1));
+    rd_kafka_t *c = topic_reader_new(brokers, topic);
     int found = 0, idle = 0;
     bool any = false;
     for (int i = 0; i < 600 && idle < (any ? 10 : 50); i++) {

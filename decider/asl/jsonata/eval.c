@@ -9,7 +9,7 @@
  * and calls (function.c) are elsewhere.
  */
 #include "decider/asl/jsonata/internal.h"
-#include "protocol/array.h"
+#include "protocol/alloc.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
  * parses first.
  */
 #include "decider/asl/jsonata/internal.h"
-#include "protocol/array.h"
+#include "protocol/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
  * folder's README lists.
  */
 #include "decider/asl/jsonata/internal.h"
-#include "protocol/array.h"
+#include "protocol/alloc.h"
 
 #include <ctype.h>
 #include <stdlib.h>
