@@ -38,6 +38,7 @@
 #include "history/cluster.h"
 #include "history/pg.h"
 #include "kafka/kafka.h"
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/message.h"
@@ -72,14 +73,6 @@ struct swf_dev {
     dev_decider_t deciders[DEV_DECIDERS_MAX];
     int ndeciders;
 };
-
-static char *xstrdup(const char *s)
-{
-    char *d = strdup(s);
-    if (d == NULL)
-        abort();
-    return d;
-}
 
 static void *decider_main(void *arg)
 {
@@ -176,9 +169,9 @@ swf_error_t *swf_dev_start(const swf_dev_options_t *opt, swf_dev_t **out)
         err = swf_history_cluster_start(&dev->cluster);
         if (err != NULL)
             goto fail;
-        dev->conninfo = xstrdup(swf_history_cluster_conninfo(dev->cluster));
+        dev->conninfo = swf_strdup(swf_history_cluster_conninfo(dev->cluster));
     } else {
-        dev->conninfo = xstrdup(opt->conninfo);
+        dev->conninfo = swf_strdup(opt->conninfo);
     }
     swf_kafka_names_env(&dev->names);
     if (opt->brokers == NULL) {
@@ -200,11 +193,11 @@ swf_error_t *swf_dev_start(const swf_dev_options_t *opt, swf_dev_t **out)
             err = swf_error_new(SWF_E_KAFKA, NULL, "cannot start the mock Kafka cluster");
             goto fail;
         }
-        dev->brokers = xstrdup(rd_kafka_mock_cluster_bootstraps(dev->mock));
+        dev->brokers = swf_strdup(rd_kafka_mock_cluster_bootstraps(dev->mock));
         rd_kafka_mock_topic_create(dev->mock, dev->names.inbox, 4, 1);
         rd_kafka_mock_topic_create(dev->mock, dev->names.dlq, 1, 1);
     } else {
-        dev->brokers = xstrdup(opt->brokers);
+        dev->brokers = swf_strdup(opt->brokers);
     }
     dev->names.brokers = dev->brokers;
     /* Migrate once before the daemons race to do it. */
@@ -327,7 +320,7 @@ static void *worker_main(void *arg)
             if (err == NULL && task.type == SWF_MSG_ACTIVITY_TASK &&
                 (w->only == NULL || strcmp(w->only, task.execution_id) == 0)) {
                 docs[n] = worker_answer(w, &task);
-                keys[n] = xstrdup(task.execution_id);
+                keys[n] = swf_strdup(task.execution_id);
                 const char *s = swf_json_str(docs[n]);
                 outs[n] = (swf_kafka_out_t){w->names.inbox, keys[n], s, strlen(s), 0};
                 n++;
@@ -437,7 +430,7 @@ swf_error_t *swf_dev_worker_start(const char *brokers, const char *const *task_l
     swf_kafka_names_env(&w->names);
     w->names.brokers = brokers;
     w->mocks = swf_decider_mocks_new(mocks);
-    w->only = execution_id ? xstrdup(execution_id) : NULL;
+    w->only = execution_id ? swf_strdup(execution_id) : NULL;
     char group[128];
     if (execution_id != NULL)
         snprintf(group, sizeof(group), "swf-dev-worker.%s", execution_id);

@@ -33,6 +33,7 @@
 
 #include "cli/replay_common.h"
 #include "decider/replay.h"
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 
@@ -147,12 +148,7 @@ static node_stats_t *stats_of(graph_t *g, const char *id)
     json_object *v;
     if (swf_json_get(g->stats, id, &v))
         return &g->nodes[json_object_get_int64(v)];
-    if (g->nnodes == g->capnodes) {
-        g->capnodes = g->capnodes ? g->capnodes * 2 : 32;
-        g->nodes = realloc(g->nodes, g->capnodes * sizeof(*g->nodes));
-        if (g->nodes == NULL)
-            abort();
-    }
+    SWF_ARRAY_RESERVE(g->nodes, g->nnodes, g->capnodes, 32);
     memset(&g->nodes[g->nnodes], 0, sizeof(*g->nodes));
     json_object_object_add(g->stats, id, json_object_new_int64((int64_t)g->nnodes));
     return &g->nodes[g->nnodes++];

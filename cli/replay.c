@@ -34,6 +34,7 @@
 #include "cli/replay_common.h"
 #include "decider/asl/validate.h"
 #include "decider/replay.h"
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/time.h"
@@ -71,12 +72,7 @@ static row_t *rows_add(rows_t *r, const char *field)
     row_t *row = rows_find(r, field);
     if (row != NULL)
         return row;
-    if (r->count == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 16;
-        r->items = realloc(r->items, r->cap * sizeof(*r->items));
-        if (r->items == NULL)
-            abort();
-    }
+    SWF_ARRAY_RESERVE(r->items, r->count, r->cap, 16);
     row = &r->items[r->count++];
     row->field = strdup(field);
     row->recorded = row->derived = NULL;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "history/pg.h"
+#include "protocol/alloc.h"
 
 bool swf_cli_args_execution_of(swf_cli_args_t *a, const char *workflow_id, char **id)
 {
@@ -54,9 +55,7 @@ bool swf_cli_args_execution(swf_cli_args_t *a, const char *file_option, char **i
     if (file != NULL)
         return true;
     if (given != NULL) {
-        *id = strdup(given);
-        if (*id == NULL)
-            abort();
+        *id = swf_strdup(given);
         return true;
     }
     return swf_cli_args_execution_of(a, workflow, id);

@@ -25,6 +25,7 @@
 
 #include "cli/replay_common.h"
 #include "decider/replay.h"
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/time.h"
 
@@ -63,12 +64,10 @@ typedef struct timeline {
     json_object *open; /* "path\x1fstate" -> index of the open entry */
 } timeline_t;
 
-static char *xstrdup(const char *s)
+/* A copy of s, or of "" when s is NULL. */
+static char *text_dup(const char *s)
 {
-    char *d = strdup(s ? s : "");
-    if (d == NULL)
-        abort();
-    return d;
+    return swf_strdup(s ? s : "");
 }
 
 /* "path\x1fstate", malloc'd: paths of nested Parallels and Maps have no
@@ -128,29 +127,19 @@ static void on_trace(void *ctx, const swf_asl_trace_t *t)
     if (t->kind == SWF_ASL_STATE_ENTERED) {
         if (i >= 0)
             return; /* entered again after a retry: the same visit */
-        if (tl->count == tl->cap) {
-            tl->cap = tl->cap ? tl->cap * 2 : 64;
-            tl->items = realloc(tl->items, tl->cap * sizeof(*tl->items));
-            if (tl->items == NULL)
-                abort();
-        }
+        SWF_ARRAY_RESERVE(tl->items, tl->count, tl->cap, 64);
         entry_t *e = &tl->items[tl->count];
         memset(e, 0, sizeof(*e));
-        e->path = xstrdup(t->path);
-        e->state = xstrdup(t->state);
-        e->type = xstrdup(t->state_type);
+        e->path = text_dup(t->path);
+        e->state = text_dup(t->state);
+        e->type = text_dup(t->state_type);
         e->input = swf_json_ref(t->data);
         e->enter_ms = t->time_ms;
         e->enter_event = t->event_id;
         find_parent(tl, t->path, &e->parent, &e->index);
         if (e->parent >= 0) {
             entry_t *p = &tl->items[e->parent];
-            if (p->nkids == p->capkids) {
-                p->capkids = p->capkids ? p->capkids * 2 : 4;
-                p->kids = realloc(p->kids, p->capkids * sizeof(*p->kids));
-                if (p->kids == NULL)
-                    abort();
-            }
+            SWF_ARRAY_RESERVE(p->kids, p->nkids, p->capkids, 4);
             p->kids[p->nkids++] = (long)tl->count;
         }
         char *key = open_key(t->path, strlen(t->path), t->state, strlen(t->state));
@@ -165,7 +154,7 @@ static void on_trace(void *ctx, const swf_asl_trace_t *t)
     const char *error = swf_json_get_string(t->data, "Error");
     if (error != NULL) {
         free(e->error);
-        e->error = xstrdup(error);
+        e->error = text_dup(error);
     }
     if (t->kind == SWF_ASL_STATE_RETRIED) {
         e->retries++;
@@ -179,7 +168,7 @@ static void on_trace(void *ctx, const swf_asl_trace_t *t)
         e->outcome = OUT_SUCCEEDED;
     } else if (t->kind == SWF_ASL_STATE_CAUGHT) {
         e->outcome = OUT_CAUGHT;
-        e->next = xstrdup(swf_json_get_string(t->data, "Next"));
+        e->next = text_dup(swf_json_get_string(t->data, "Next"));
     } else {
         e->outcome = OUT_FAILED;
     }

@@ -43,8 +43,10 @@
 #include "decider/decision.h"
 #include "history/pg.h"
 #include "history/service.h"
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
+#include "protocol/log.h"
 #include "protocol/message.h"
 #include "protocol/time.h"
 #include "protocol/token.h"
@@ -107,15 +109,10 @@ static bool flight_end(swf_decider_t *d, int timeout_ms);
 static void logf_(swf_decider_t *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logf_(swf_decider_t *d, const char *fmt, ...)
 {
-    if (d->cfg.log == NULL)
-        return;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(d->cfg.log, "swf-decider: ");
-    vfprintf(d->cfg.log, fmt, ap);
-    fputc('\n', d->cfg.log);
+    swf_log_vwrite(d->cfg.log, "swf-decider", fmt, ap);
     va_end(ap);
-    fflush(d->cfg.log);
 }
 
 static void stat_add(uint64_t *counter, uint64_t n)
@@ -443,12 +440,7 @@ static work_t *batch_work(batch_t *b, const char *id, int32_t partition)
     json_object *v;
     if (swf_json_get(b->index, id, &v))
         return &b->works[json_object_get_int(v)];
-    if (b->n == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 64;
-        b->works = realloc(b->works, b->cap * sizeof(*b->works));
-        if (b->works == NULL)
-            abort();
-    }
+    SWF_ARRAY_RESERVE(b->works, b->n, b->cap, 64);
     work_t *w = &b->works[b->n];
     memset(w, 0, sizeof(*w));
     w->id = id;
@@ -460,12 +452,7 @@ static work_t *batch_work(batch_t *b, const char *id, int32_t partition)
 
 static void work_push(work_t *w, swf_msg_t *m)
 {
-    if (w->nmsgs == w->capmsgs) {
-        w->capmsgs = w->capmsgs ? w->capmsgs * 2 : 4;
-        w->msgs = realloc(w->msgs, w->capmsgs * sizeof(*w->msgs));
-        if (w->msgs == NULL)
-            abort();
-    }
+    SWF_ARRAY_RESERVE(w->msgs, w->nmsgs, w->capmsgs, 4);
     w->msgs[w->nmsgs++] = m;
 }
 

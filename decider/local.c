@@ -18,6 +18,7 @@
 
 #include "decider/decision.h"
 #include "decider/mocks.h"
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 
@@ -40,14 +41,7 @@ static bool timer_before(const timer_t_ *a, const timer_t_ *b)
 
 static void heap_push(timer_heap_t *h, timer_t_ t)
 {
-    if (h->count == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 16;
-        timer_t_ *items = realloc(h->items, cap * sizeof(*items));
-        if (items == NULL)
-            abort();
-        h->items = items;
-        h->cap = cap;
-    }
+    SWF_ARRAY_RESERVE(h->items, h->count, h->cap, 16);
     size_t i = h->count++;
     h->items[i] = t;
     while (i > 0) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 
@@ -51,19 +52,10 @@ static swf_error_t *mem_append(swf_history_store_t *store, const char *execution
         if (events[0].type != SWF_EVENT_WORKFLOW_EXECUTION_STARTED)
             return swf_error_new(SWF_E_INPUT, NULL,
                                  "a history must start with WorkflowExecutionStarted");
-        if (m->count == m->cap) {
-            size_t cap = m->cap ? m->cap * 2 : 8;
-            mem_execution_t *items = realloc(m->items, cap * sizeof(*items));
-            if (items == NULL)
-                abort();
-            m->items = items;
-            m->cap = cap;
-        }
+        SWF_ARRAY_RESERVE(m->items, m->count, m->cap, 8);
         ex = &m->items[m->count++];
         memset(ex, 0, sizeof(*ex));
-        ex->id = strdup(execution_id);
-        if (ex->id == NULL)
-            abort();
+        ex->id = swf_strdup(execution_id);
     }
     if (ex->events.count + count > SWF_LIMIT_HISTORY_EVENTS)
         return swf_error_new(SWF_E_LIMIT, NULL, "execution %s: more than %d events", execution_id,

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 
@@ -58,10 +59,7 @@ swf_history__pg_t *swf_history__pg(swf_history_store_t *store)
 
 char *swf_history__strdup(const char *s)
 {
-    char *d = strdup(s != NULL ? s : "");
-    if (d == NULL)
-        abort();
-    return d;
+    return swf_strdup(s != NULL ? s : "");
 }
 
 void swf_history__pg_clear(PGresult *res)

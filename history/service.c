@@ -31,6 +31,7 @@
 
 #include "history/pg_internal.h"
 #include "protocol/json.h"
+#include "protocol/log.h"
 #include "protocol/message.h"
 #include "protocol/time.h"
 #include "protocol/token.h"
@@ -47,15 +48,10 @@ static void slog(swf_history_service_t *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void slog(swf_history_service_t *s, const char *fmt, ...)
 {
-    if (s->cfg.log == NULL)
-        return;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(s->cfg.log, "swf-history: ");
-    vfprintf(s->cfg.log, fmt, ap);
-    fputc('\n', s->cfg.log);
+    swf_log_vwrite(s->cfg.log, "swf-history", fmt, ap);
     va_end(ap);
-    fflush(s->cfg.log);
 }
 
 static const char *env_or(const char *name, const char *dflt)

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/alloc.h"
+
 struct swf_error {
     swf_code_t code;
     bool retriable;
@@ -19,16 +21,6 @@ struct swf_error {
     char *message;
     char *cause;
 };
-
-static char *dup_or_die(const char *s)
-{
-    if (s == NULL)
-        return NULL;
-    char *copy = strdup(s);
-    if (copy == NULL)
-        abort();
-    return copy;
-}
 
 static char *vformat(const char *fmt, va_list ap)
 {
@@ -52,7 +44,7 @@ static swf_error_t *error_vnew(swf_code_t code, const char *name, const char *fm
         abort();
     err->code = code;
     err->retriable = (code == SWF_E_CONFLICT);
-    err->name = dup_or_die(name);
+    err->name = swf_strdup(name);
     err->message = vformat(fmt, ap);
     return err;
 }
@@ -77,7 +69,7 @@ swf_error_t *swf_error_states(const char *name, const char *fmt, ...)
 
 void swf_error_set_cause(swf_error_t *err, const char *cause)
 {
-    char *copy = dup_or_die(cause);
+    char *copy = swf_strdup(cause);
     free(err->cause);
     err->cause = copy;
 }

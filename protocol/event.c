@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/time.h"
@@ -138,22 +139,10 @@ swf_error_t *swf_event_from_json(json_object *obj, swf_event_t *out)
     return NULL;
 }
 
-static void list_reserve(swf_event_list_t *list)
-{
-    if (list->count < list->cap)
-        return;
-    size_t cap = list->cap ? list->cap * 2 : 64;
-    swf_event_t *items = realloc(list->items, cap * sizeof(*items));
-    if (items == NULL)
-        abort();
-    list->items = items;
-    list->cap = cap;
-}
-
 swf_event_t *swf_event_list_push(swf_event_list_t *list, swf_event_type_t type, int64_t time_ms,
                                  json_object *attrs)
 {
-    list_reserve(list);
+    SWF_ARRAY_RESERVE(list->items, list->count, list->cap, 64);
     swf_event_t *ev = &list->items[list->count];
     ev->id = (int64_t)list->count + 1;
     ev->type = type;
@@ -165,7 +154,7 @@ swf_event_t *swf_event_list_push(swf_event_list_t *list, swf_event_type_t type, 
 
 void swf_event_list_push_copy(swf_event_list_t *list, const swf_event_t *ev)
 {
-    list_reserve(list);
+    SWF_ARRAY_RESERVE(list->items, list->count, list->cap, 64);
     swf_event_t *copy = &list->items[list->count++];
     *copy = *ev;
     copy->attrs = swf_json_ref(ev->attrs);
@@ -254,7 +243,7 @@ swf_error_t *swf_event_list_read_file(const char *path, swf_event_list_t *out)
                                         SWF_LIMIT_HISTORY_EVENTS);
                     json_object_put(ev.attrs);
                 } else {
-                    list_reserve(out);
+                    SWF_ARRAY_RESERVE(out->items, out->count, out->cap, 64);
                     out->items[out->count++] = ev;
                 }
             }

@@ -301,24 +301,21 @@ const char *swf_json_str(json_object *v)
                                           JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
-bool swf_json_holds_nul(json_object *v)
+bool swf_json_any_string(json_object *v, swf_json_string_test_fn test, void *ctx)
 {
     switch (json_object_get_type(v)) {
     case json_type_string:
-        return memchr(json_object_get_string(v), '\0', (size_t)json_object_get_string_len(v)) !=
-               NULL;
+        return test(json_object_get_string(v), (size_t)json_object_get_string_len(v), ctx);
     case json_type_array:
         for (size_t i = 0; i < json_object_array_length(v); i++) {
-            if (swf_json_holds_nul(json_object_array_get_idx(v, i)))
+            if (swf_json_any_string(json_object_array_get_idx(v, i), test, ctx))
                 return true;
         }
         return false;
     case json_type_object: {
-        /* Member names are C strings in json-c: they end at a U+0000. */
         json_object_object_foreach(v, key, member)
         {
-            (void)key;
-            if (swf_json_holds_nul(member))
+            if (test(key, strlen(key), ctx) || swf_json_any_string(member, test, ctx))
                 return true;
         }
         return false;
@@ -326,6 +323,18 @@ bool swf_json_holds_nul(json_object *v)
     default:
         return false;
     }
+}
+
+/* Member names are C strings in json-c: they end at a U+0000, so only
+ * string values can hold one. */
+static bool has_nul(const char *s, size_t len, void *ctx)
+{
+    return memchr(s, '\0', len) != NULL;
+}
+
+bool swf_json_holds_nul(json_object *v)
+{
+    return swf_json_any_string(v, has_nul, NULL);
 }
 
 bool swf_json_is_number(json_object *v)

@@ -81,6 +81,14 @@ bool swf_json_as_int64(json_object *v, int64_t *out);
  * strings, which end at one). */
 bool swf_json_holds_nul(json_object *v);
 
+/* A test of one string of a JSON value: a string value (its bytes and
+ * length; it may hold U+0000) or a member name (a C string and its length). */
+typedef bool (*swf_json_string_test_fn)(const char *s, size_t len, void *ctx);
+
+/* True when test holds for some string anywhere in v, a member name being
+ * tested before its value; test gets ctx. */
+bool swf_json_any_string(json_object *v, swf_json_string_test_fn test, void *ctx);
+
 /* The length of s[0..len) cut to at most max bytes, never inside a UTF-8
  * sequence (len when it fits). */
 size_t swf_utf8_cut(const char *s, size_t len, size_t max);

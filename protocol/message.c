@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "protocol/alloc.h"
 #include "protocol/hash.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
@@ -63,14 +64,6 @@ swf_msg_type_t swf_msg_type_parse(const char *name)
     return SWF_MSG_NONE;
 }
 
-static char *dup_str(const char *s)
-{
-    char *d = strdup(s);
-    if (d == NULL)
-        abort();
-    return d;
-}
-
 /* A required (or optional, with required false) string member, at most max
  * bytes, not empty when required. */
 static swf_error_t *get_str(json_object *obj, const char *key, bool required, size_t max,
@@ -90,7 +83,7 @@ static swf_error_t *get_str(json_object *obj, const char *key, bool required, si
         return swf_error_new(SWF_E_LIMIT, NULL, "\"%s\" is longer than %zu bytes", key, max);
     if (required && len == 0)
         return swf_error_new(SWF_E_INPUT, NULL, "\"%s\" must not be empty", key);
-    *out = dup_str(json_object_get_string(v));
+    *out = swf_strdup(json_object_get_string(v));
     return NULL;
 }
 

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 
 typedef struct fuzz {
@@ -65,16 +66,8 @@ static inline long fuzz_rounds(long dflt)
 
 static inline void fuzz_corpus_add(fuzz_corpus_t *c, const char *s)
 {
-    if (c->n == c->cap) {
-        c->cap = c->cap ? c->cap * 2 : 64;
-        c->v = realloc(c->v, c->cap * sizeof(*c->v));
-        if (c->v == NULL)
-            abort();
-    }
-    c->v[c->n] = strdup(s);
-    if (c->v[c->n] == NULL)
-        abort();
-    c->n++;
+    SWF_ARRAY_RESERVE(c->v, c->n, c->cap, 64);
+    c->v[c->n++] = swf_strdup(s);
 }
 
 static inline void fuzz_corpus_free(fuzz_corpus_t *c)
@@ -261,12 +254,7 @@ typedef struct fuzz_slots {
 
 static inline void fuzz_slot_push(fuzz_slots_t *s, fuzz_slot_t at)
 {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 32;
-        s->v = realloc(s->v, s->cap * sizeof(*s->v));
-        if (s->v == NULL)
-            abort();
-    }
+    SWF_ARRAY_RESERVE(s->v, s->n, s->cap, 32);
     s->v[s->n++] = at;
 }
 

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "worker/internal.h"
 
@@ -73,14 +74,6 @@ struct swf_worker {
     bool paused;
     swf_error_t *lost; /* the first answer Kafka refused, reported by the next poll */
 };
-
-static char *dup_str(const char *s)
-{
-    char *d = strdup(s);
-    if (d == NULL)
-        abort();
-    return d;
-}
 
 static char *fmt2(const char *a, const char *b)
 {
@@ -363,18 +356,18 @@ swf_error_t *swf_worker_new(const swf_worker_config_t *config, swf_worker_t **ou
     swf_kafka_names_env(&env);
     w->task_topic = fmt2(config->task_topic_prefix ? config->task_topic_prefix : env.task_prefix,
                          config->task_list);
-    w->inbox_topic = dup_str(config->inbox_topic ? config->inbox_topic : env.inbox);
-    w->dlq_topic = dup_str(config->dlq_topic ? config->dlq_topic : env.dlq);
+    w->inbox_topic = swf_strdup(config->inbox_topic ? config->inbox_topic : env.inbox);
+    w->dlq_topic = swf_strdup(config->dlq_topic ? config->dlq_topic : env.dlq);
     w->group_id =
-        config->group_id ? dup_str(config->group_id) : fmt2("swf-workers.", config->task_list);
+        config->group_id ? swf_strdup(config->group_id) : fmt2("swf-workers.", config->task_list);
     if (config->identity != NULL) {
-        w->identity = dup_str(config->identity);
+        w->identity = swf_strdup(config->identity);
     } else {
         char host[128] = "localhost", id[200];
         gethostname(host, sizeof(host) - 1);
         host[sizeof(host) - 1] = '\0';
         snprintf(id, sizeof(id), "%s:%ld", host, (long)getpid());
-        w->identity = dup_str(id);
+        w->identity = swf_strdup(id);
     }
 
     err = clients_new(w, config);

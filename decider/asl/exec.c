@@ -40,6 +40,7 @@
 
 #include "decider/asl/exec_internal.h"
 #include "decider/asl/validate.h"
+#include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/time.h"
@@ -81,14 +82,7 @@ void swf_asl_decisions_free(swf_asl_decisions_t *d)
 
 void swf_asl__decisions_push(swf_asl_decisions_t *d, swf_event_type_t type, json_object *attrs)
 {
-    if (d->count == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 16;
-        swf_asl_decision_t *items = realloc(d->items, cap * sizeof(*items));
-        if (items == NULL)
-            abort();
-        d->items = items;
-        d->cap = cap;
-    }
+    SWF_ARRAY_RESERVE(d->items, d->count, d->cap, 16);
     d->items[d->count].type = type;
     d->items[d->count].attrs = attrs;
     d->count++;
@@ -159,29 +153,11 @@ static state_type_t parse_type(const char *t)
     return ST_PASS; /* unreachable for a validated definition */
 }
 
-/* True when a string (value or key) anywhere in v contains "$$". */
-static bool mentions_context(json_object *v)
+/* True when s (a string value or a key, up to its first U+0000) contains
+ * "$$", the mark of the context object: swf_json_any_string's test. */
+static bool mentions_context(const char *s, size_t len, void *ctx)
 {
-    switch (json_object_get_type(v)) {
-    case json_type_string:
-        return strstr(json_object_get_string(v), "$$") != NULL;
-    case json_type_array:
-        for (size_t i = 0; i < json_object_array_length(v); i++) {
-            if (mentions_context(json_object_array_get_idx(v, i)))
-                return true;
-        }
-        return false;
-    case json_type_object: {
-        json_object_object_foreach(v, key, val)
-        {
-            if (strstr(key, "$$") != NULL || mentions_context(val))
-                return true;
-        }
-        return false;
-    }
-    default:
-        return false;
-    }
+    return strstr(s, "$$") != NULL;
 }
 
 static const state_info_t *state_info(swf_asl_exec_t *ex, json_object *state)
@@ -198,7 +174,7 @@ static const state_info_t *state_info(swf_asl_exec_t *ex, json_object *state)
         if (strcmp(key, "Branches") == 0 || strcmp(key, "ItemProcessor") == 0 ||
             strcmp(key, "Iterator") == 0)
             continue;
-        if (mentions_context(val))
+        if (swf_json_any_string(val, mentions_context, NULL))
             info->uses_context = true;
     }
     /* A state's query language is its own or the machine's. */
@@ -258,14 +234,7 @@ void swf_asl__enqueue(swf_asl_exec_t *ex, frame_t *f)
             ex->qtail -= ex->qhead;
             ex->qhead = 0;
         }
-        if (ex->qtail == ex->qcap) {
-            size_t cap = ex->qcap ? ex->qcap * 2 : 64;
-            frame_t **q = realloc(ex->queue, cap * sizeof(*q));
-            if (q == NULL)
-                abort();
-            ex->queue = q;
-            ex->qcap = cap;
-        }
+        SWF_ARRAY_RESERVE(ex->queue, ex->qtail, ex->qcap, 64);
     }
     ex->queue[ex->qtail++] = f;
     f->queued = true;
@@ -419,8 +388,8 @@ step_t swf_asl__frame_finish_error(swf_asl_exec_t *ex, frame_t *f, const char *e
 {
     f->phase = PH_DONE;
     f->ok = false;
-    f->error = xstrdup(error);
-    f->cause = xstrdup(cause ? cause : "");
+    f->error = swf_strdup(error);
+    f->cause = swf_strdup(cause ? cause : "");
     return STEP_DONE;
 }
 
@@ -506,22 +475,15 @@ static void waiter_close(swf_asl_exec_t *ex, waiter_t *w)
 
 int64_t swf_asl__waiter_add(swf_asl_exec_t *ex, waiter_kind_t kind, frame_t *f)
 {
-    if (ex->nwaiters == ex->cap_waiters) {
-        size_t cap = ex->cap_waiters ? ex->cap_waiters * 2 : 8;
-        waiter_t *w = realloc(ex->waiters, cap * sizeof(*w));
-        if (w == NULL)
-            abort();
-        ex->waiters = w;
-        ex->cap_waiters = cap;
-    }
+    SWF_ARRAY_RESERVE(ex->waiters, ex->nwaiters, ex->cap_waiters, 8);
     waiter_t *w = &ex->waiters[ex->nwaiters++]; /* the newest has the highest seq */
     memset(w, 0, sizeof(*w));
     w->seq = ++ex->last_seq;
     w->kind = kind;
     w->open = true;
     w->frame = f;
-    w->state = xstrdup(f->name);
-    w->path = xstrdup(f->path);
+    w->state = swf_strdup(f->name);
+    w->path = swf_strdup(f->path);
     ex->open_waiters++;
     if (kind == W_TIMER)
         bits_set(&ex->timer_seqs, w->seq);
@@ -557,7 +519,7 @@ static step_t step_outcome(swf_asl_exec_t *ex, frame_t *f)
         return STEP_BLOCKED;
     bool ok = f->outcome_ok;
     json_object *result = swf_json_ref(f->outcome);
-    char *error = xstrdup(f->outcome_error), *cause = xstrdup(f->outcome_cause);
+    char *error = swf_strdup(f->outcome_error), *cause = swf_strdup(f->outcome_cause);
     frame_clear_outcome(f);
     f->wait_seq = 0;
     step_t s;
@@ -856,8 +818,8 @@ static void deliver(swf_asl_exec_t *ex, int64_t seq, bool ok, json_object *resul
     f->has_outcome = true;
     f->outcome_ok = ok;
     f->outcome = swf_json_ref(result);
-    f->outcome_error = xstrdup(error);
-    f->outcome_cause = xstrdup(cause ? cause : "");
+    f->outcome_error = swf_strdup(error);
+    f->outcome_cause = swf_strdup(cause ? cause : "");
     swf_asl__enqueue(ex, f);
 }
 
@@ -905,11 +867,11 @@ static swf_error_t *apply_started(swf_asl_exec_t *ex, const swf_event_t *ev)
     const char *mname = NULL;
     if (swf_json_get(ev->attrs, "workflowType", &wt))
         mname = swf_json_get_string(wt, "name");
-    ex->execution_id = xstrdup(eid ? eid : "local");
-    ex->workflow_id = xstrdup(wid ? wid : ex->execution_id);
-    ex->machine_name = xstrdup(mname ? mname : "StateMachine");
+    ex->execution_id = swf_strdup(eid ? eid : "local");
+    ex->workflow_id = swf_strdup(wid ? wid : ex->execution_id);
+    ex->machine_name = swf_strdup(mname ? mname : "StateMachine");
     const char *prefix = swf_json_get_string(ev->attrs, "taskListPrefix");
-    ex->task_list_prefix = xstrdup(prefix ? prefix : "");
+    ex->task_list_prefix = swf_strdup(prefix ? prefix : "");
     ex->start_ms = ev->time_ms;
     ex->status = SWF_ASL_RUNNING;
 
@@ -942,7 +904,7 @@ static swf_error_t *apply_started(swf_asl_exec_t *ex, const swf_event_t *ev)
         return NULL;
     }
     swf_asl_problems_free(&problems);
-    ex->root = swf_asl__frame_new(ex, NULL, 0, xstrdup(""), def, input);
+    ex->root = swf_asl__frame_new(ex, NULL, 0, swf_strdup(""), def, input);
     ex->root->entered_ms = ev->time_ms;
     swf_asl__enqueue(ex, ex->root);
     return NULL;
@@ -1123,8 +1085,8 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *ex, const swf_event_t *ev)
         }
         free(ex->error);
         free(ex->cause);
-        ex->error = xstrdup(reason ? reason : "");
-        ex->cause = xstrdup(details ? details : "");
+        ex->error = swf_strdup(reason ? reason : "");
+        ex->cause = swf_strdup(details ? details : "");
         break;
     }
     case SWF_EVENT_COMPLETE_WORKFLOW_EXECUTION_FAILED:
@@ -1216,7 +1178,7 @@ void swf_asl_exec_set_trusted(swf_asl_exec_t *ex, bool trusted)
 void swf_asl_exec_set_token_secret(swf_asl_exec_t *ex, const char *secret)
 {
     free(ex->token_secret);
-    ex->token_secret = xstrdup(secret);
+    ex->token_secret = swf_strdup(secret);
 }
 
 void swf_asl_exec_set_trace(swf_asl_exec_t *ex, swf_asl_trace_fn fn, void *ctx)

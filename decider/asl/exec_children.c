@@ -282,13 +282,13 @@ void swf_asl__child_done(swf_asl_exec_t *ex, frame_t *c)
             p->child_failed = true;
             children_abandon(ex, p);
             if (p->tolerance) {
-                p->child_error = xstrdup(ERR_TOLERATED);
+                p->child_error = swf_strdup(ERR_TOLERATED);
                 p->child_cause = xprintf("the Map state '%s' failed because %zu of its %zu "
                                          "iterations failed, more than it tolerates",
                                          p->name, p->failed, p->nchildren);
             } else {
-                p->child_error = xstrdup(c->error);
-                p->child_cause = xstrdup(c->cause);
+                p->child_error = swf_strdup(c->error);
+                p->child_cause = swf_strdup(c->cause);
             }
         }
     }

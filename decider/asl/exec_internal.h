@@ -41,6 +41,7 @@
 
 #include "decider/asl/env.h"
 #include "decider/asl/exec.h"
+#include "protocol/alloc.h"
 
 #define ERR_RUNTIME "States.Runtime"
 #define ERR_ALL "States.ALL"
@@ -214,17 +215,6 @@ struct swf_asl_exec {
 };
 
 /* ---------------------------------------------------------------- helpers */
-
-/* Out of memory aborts: the interpreter has no half-made state to unwind. */
-static inline char *xstrdup(const char *s)
-{
-    if (s == NULL)
-        return NULL;
-    char *c = strdup(s);
-    if (c == NULL)
-        abort();
-    return c;
-}
 
 static inline char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static inline char *xprintf(const char *fmt, ...)

@@ -604,7 +604,7 @@ static swf_error_t *fail_field(frame_t *f, const char *field, const char *path_f
     json_object *v, *val = NULL;
     *out = NULL;
     if (swf_json_get(f->state, field, &v)) {
-        *out = xstrdup(json_object_get_string(v));
+        *out = swf_strdup(json_object_get_string(v));
         return NULL;
     }
     if (!swf_json_get(f->state, path_field, &v))
@@ -616,7 +616,7 @@ static swf_error_t *fail_field(frame_t *f, const char *field, const char *path_f
         err = swf_error_states(ERR_RUNTIME, "%s '%s' must select a string, not %s", path_field,
                                json_object_get_string(v), swf_json_str(val));
     else
-        *out = xstrdup(json_object_get_string(val));
+        *out = swf_strdup(json_object_get_string(val));
     json_object_put(val);
     return err;
 }
@@ -633,8 +633,8 @@ static swf_error_t *fail_fields_jsonata(swf_asl_io_t *io, char **error, char **c
                         (pc && !json_object_is_type(c, json_type_string))))
         err = swf_error_states(ERR_QUERY, "Error and Cause must be strings");
     if (err == NULL) {
-        *error = pe ? xstrdup(json_object_get_string(e)) : NULL;
-        *cause = pc ? xstrdup(json_object_get_string(c)) : NULL;
+        *error = pe ? swf_strdup(json_object_get_string(e)) : NULL;
+        *cause = pc ? swf_strdup(json_object_get_string(c)) : NULL;
     }
     json_object_put(e);
     json_object_put(c);

@@ -46,6 +46,8 @@
 #include <string.h>
 #include <wctype.h>
 
+#include "protocol/alloc.h"
+
 #define MAX_CP 0x10FFFFu
 #define INF UINT32_MAX
 #define UNSET SWF_ASL_REGEX_UNSET
@@ -164,12 +166,7 @@ typedef struct {
 
 static void cls_add(cls_t *c, uint32_t lo, uint32_t hi)
 {
-    if (c->n == c->cap) {
-        c->cap = c->cap ? 2 * c->cap : 8;
-        c->r = realloc(c->r, c->cap * sizeof *c->r);
-        if (c->r == NULL)
-            abort();
-    }
+    SWF_ARRAY_RESERVE(c->r, c->n, c->cap, 8);
     c->r[c->n++] = (range_t){lo, hi};
 }
 
@@ -298,12 +295,7 @@ static anode_t *anode_new(akind_t kind)
 
 static void anode_add(anode_t *a, anode_t *kid)
 {
-    if (a->nkids == a->cap) {
-        a->cap = a->cap ? 2 * a->cap : 4;
-        a->kids = realloc(a->kids, a->cap * sizeof *a->kids);
-        if (a->kids == NULL)
-            abort();
-    }
+    SWF_ARRAY_RESERVE(a->kids, a->nkids, a->cap, 4);
     a->kids[a->nkids++] = kid;
 }
 
@@ -992,12 +984,7 @@ static void resolve(parser_t *p, anode_t *a)
 
 static uint32_t emit(swf_asl_regex_t *re, inst_t in)
 {
-    if (re->nprog == re->cap) {
-        re->cap = re->cap ? 2 * re->cap : 32;
-        re->prog = realloc(re->prog, re->cap * sizeof *re->prog);
-        if (re->prog == NULL)
-            abort();
-    }
+    SWF_ARRAY_RESERVE(re->prog, re->nprog, re->cap, 32);
     re->prog[re->nprog] = in;
     return (uint32_t)re->nprog++;
 }
@@ -1206,10 +1193,7 @@ static bool push(m_t *m, bt_kind_t kind, uint32_t pc, size_t pos, size_t aux)
             m->status = SWF_ASL_REGEX_TOO_DEEP;
             return false;
         }
-        m->cap = m->cap ? 2 * m->cap : 64;
-        m->st = realloc(m->st, m->cap * sizeof *m->st);
-        if (m->st == NULL)
-            abort();
+        m->st = swf_array_grow(m->st, &m->cap, sizeof *m->st, 64);
     }
     m->st[m->sp++] = (bt_t){kind, pc, pos, aux};
     return true;

@@ -21,6 +21,7 @@
 #include "protocol/message.h"
 #include "protocol/time.h"
 #include "protocol/token.h"
+#include "tests/dev_cluster.h"
 
 /* Three activities in a row on a task list nobody serves: the test answers. */
 static const char *DEF3 =
@@ -28,24 +29,6 @@ static const char *DEF3 =
     "\"T1\":{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::activity:faults\",\"Next\":\"T2\"},"
     "\"T2\":{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::activity:faults\",\"Next\":\"T3\"},"
     "\"T3\":{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::activity:faults\",\"End\":true}}}";
-
-static json_object *parse(const char *s)
-{
-    json_object *o = NULL;
-    swf_error_t *err = swf_json_parse(s, strlen(s), 1u << 20, &o);
-    cr_assert_null(err);
-    return o;
-}
-
-static void check(swf_error_t *err)
-{
-    if (err != NULL) {
-        char msg[512];
-        snprintf(msg, sizeof(msg), "%s", swf_error_message(err));
-        swf_error_free(err);
-        cr_assert_fail("%s", msg);
-    }
-}
 
 /* Sends one inbox message to a given partition (-1: by key). Takes msg. */
 static void send_to(const char *brokers, int32_t partition, const char *key, json_object *msg)

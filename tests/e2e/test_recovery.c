@@ -47,6 +47,7 @@
 #include "protocol/message.h"
 #include "protocol/time.h"
 #include "protocol/token.h"
+#include "tests/dev_cluster.h"
 #include "worker/worker.h"
 
 /* Executions per run. */
@@ -73,25 +74,6 @@ static const char *DEF =
 
 static const char *LISTS[] = {"rec-a", "rec-b"};
 #define NLISTS 2
-
-static void check(swf_error_t *err)
-{
-    if (err != NULL) {
-        char msg[1024];
-        snprintf(msg, sizeof(msg), "%s%s%s", swf_error_message(err),
-                 swf_error_cause(err) ? ": " : "",
-                 swf_error_cause(err) ? swf_error_cause(err) : "");
-        swf_error_free(err);
-        cr_assert_fail("%s", msg);
-    }
-}
-
-static json_object *parse(const char *s)
-{
-    json_object *o = NULL;
-    check(swf_json_parse(s, strlen(s), 1u << 20, &o));
-    return o;
-}
 
 static int64_t mono_ms(void)
 {

@@ -17,50 +17,7 @@
 #include "protocol/json.h"
 #include "protocol/message.h"
 #include "protocol/time.h"
-
-static void check(swf_error_t *err)
-{
-    if (err != NULL) {
-        char msg[512];
-        snprintf(msg, sizeof(msg), "%s", swf_error_message(err));
-        swf_error_free(err);
-        cr_assert_fail("%s", msg);
-    }
-}
-
-static json_object *parse(const char *s)
-{
-    json_object *o = NULL;
-    check(swf_json_parse(s, strlen(s), 1u << 20, &o));
-    return o;
-}
-
-/* Reads `topic` from the beginning until a message holding `needle` (bounded). */
-static bool topic_has(const char *brokers, const char *topic, const char *needle)
-{
-    rd_kafka_t *c;
-    char group[64];
-    snprintf(group, sizeof(group), "test-%d-%ld", (int)getpid(), (long)swf_time_now_ms());
-    check(swf_kafka_consumer_new(&(swf_kafka_consumer_config_t){.brokers = brokers, .group = group},
-                                 &c));
-    const char *topics[1] = {topic};
-    check(swf_kafka_subscribe(c, topics, 1));
-    bool found = false;
-    for (int i = 0; i < 600 && !found; i++) {
-        rd_kafka_message_t *m = rd_kafka_consumer_poll(c, 100);
-        if (m == NULL)
-            continue;
-        if (m->err == 0) {
-            char *text = strndup(m->payload, m->len);
-            found = strstr(text, needle) != NULL;
-            free(text);
-        }
-        rd_kafka_message_destroy(m);
-    }
-    rd_kafka_consumer_close(c);
-    rd_kafka_destroy(c);
-    return found;
-}
+#include "tests/dev_cluster.h"
 
 /* A dev system without deciders or swf-history, a registered machine, one
  * started execution, and a service to tick by hand. */
@@ -264,13 +221,7 @@ Test(service, times_out_activities_past_their_deadlines, .timeout = 600)
  * beginning until nothing new comes for a second (at most 60 s). */
 static int topic_count(const char *brokers, const char *topic, const char *needle)
 {
-    rd_kafka_t *c;
-    char group[64];
-    snprintf(group, sizeof(group), "count-%d-%ld", (int)getpid(), (long)swf_time_now_ms());
-    check(swf_kafka_consumer_new(&(swf_kafka_consumer_config_t){.brokers = brokers, .group = group},
-                                 &c));
-    const char *topics[1] = {topic};
-    check(swf_kafka_subscribe(c, topics, 1));
+    rd_kafka_t *c = topic_reader_new(brokers, topic);
     int found = 0, idle = 0;
     bool any = false;
     for (int i = 0; i < 600 && idle < (any ? 10 : 50); i++) {

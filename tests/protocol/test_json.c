@@ -499,3 +499,33 @@ Test(json_parse, a_named_document_says_line_and_column_and_an_unnamed_one_its_by
     swf_error_free(err);
     cr_assert_null(v);
 }
+
+static bool count_and_find_x(const char *s, size_t len, void *ctx)
+{
+    (*(int *)ctx)++;
+    return len == 1 && s[0] == 'x';
+}
+
+Test(json_any_string, tests_names_before_values_and_stops_at_the_first_match)
+{
+    json_object *v = parse("{\"a\":[1,\"b\",{\"x\":\"c\"}],\"d\":\"e\"}");
+    int seen = 0;
+    cr_expect(swf_json_any_string(v, count_and_find_x, &seen));
+    cr_expect_eq(seen, 3, "a, b, then the name x: %d", seen); /* not c, d, e */
+    json_object *none = parse("[true,null,2,{\"y\":\"z\"}]");
+    seen = 0;
+    cr_expect_not(swf_json_any_string(none, count_and_find_x, &seen));
+    cr_expect_eq(seen, 2);
+    json_object_put(v);
+    json_object_put(none);
+}
+
+Test(json_any_string, holds_nul_finds_u0000_in_a_value_only)
+{
+    json_object *with = parse("{\"k\":[\"a\\u0000b\"]}");
+    json_object *without = parse("{\"k\":[\"ab\"]}");
+    cr_expect(swf_json_holds_nul(with));
+    cr_expect_not(swf_json_holds_nul(without));
+    json_object_put(with);
+    json_object_put(without);
+}

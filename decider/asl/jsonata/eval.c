@@ -9,6 +9,7 @@
  * and calls (function.c) are elsewhere.
  */
 #include "decider/asl/jsonata/internal.h"
+#include "protocol/alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -68,14 +69,7 @@ void jn__frame_set(frame_t *f, const char *name, const val_t *v)
             return;
         }
     }
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? 2 * f->cap : 4;
-        binding_t *b = realloc(f->b, cap * sizeof *b);
-        if (b == NULL)
-            abort();
-        f->b = b;
-        f->cap = cap;
-    }
+    SWF_ARRAY_RESERVE(f->b, f->n, f->cap, 4);
     f->b[f->n].name = name;
     f->b[f->n].v = jn__val_copy(v);
     f->n++;

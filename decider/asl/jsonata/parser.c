@@ -10,6 +10,7 @@
  * parses first.
  */
 #include "decider/asl/jsonata/internal.h"
+#include "protocol/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,14 +54,7 @@ static node_t *node_new(node_kind_t kind)
 
 static void list_add(node_list_t *l, node_t *n)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 4;
-        node_t **v = realloc(l->v, cap * sizeof *v);
-        if (v == NULL)
-            abort();
-        l->v = v;
-        l->cap = cap;
-    }
+    SWF_ARRAY_RESERVE(l->v, l->n, l->cap, 4);
     l->v[l->n++] = n;
 }
 

@@ -10,6 +10,7 @@
  * functions).
  */
 #include "decider/asl/jsonata/internal.h"
+#include "protocol/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,12 +29,7 @@ void jn__names_add(names_t *l, const char *name)
 {
     if (names_has(l, name))
         return;
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 8;
-        l->v = realloc(l->v, l->cap * sizeof *l->v);
-        if (l->v == NULL)
-            abort();
-    }
+    SWF_ARRAY_RESERVE(l->v, l->n, l->cap, 8);
     l->v[l->n++] = name;
 }
 
@@ -102,12 +98,7 @@ void jn__calls_check(parser_t *p, const node_t *n, const names_t *bound)
 
 static void slots_add(slots_t *l, node_t *n)
 {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 4;
-        l->v = realloc(l->v, l->cap * sizeof *l->v);
-        if (l->v == NULL)
-            abort();
-    }
+    SWF_ARRAY_RESERVE(l->v, l->n, l->cap, 4);
     l->v[l->n++] = n;
 }
 

@@ -9,6 +9,7 @@
  * folder's README lists.
  */
 #include "decider/asl/jsonata/internal.h"
+#include "protocol/alloc.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -16,12 +17,7 @@
 
 void jn__tuples_add(tuples_t *ts, tuple_t t)
 {
-    if (ts->n == ts->cap) {
-        ts->cap = ts->cap ? 2 * ts->cap : 8;
-        ts->v = realloc(ts->v, ts->cap * sizeof *ts->v);
-        if (ts->v == NULL)
-            abort();
-    }
+    SWF_ARRAY_RESERVE(ts->v, ts->n, ts->cap, 8);
     ts->v[ts->n++] = t;
 }
 
@@ -352,12 +348,8 @@ static swf_error_t *group_tuples_env(ctx_t *ctx, const tuples_t *ts, const group
             vals[m] = x != NULL ? x : &UNDEF;
         }
         val_t r = group_reduce(vals, g->n, false);
-        if ((*f)->n == (*f)->cap) { /* names distinct: no frame_set search */
-            (*f)->cap = (*f)->cap ? 2 * (*f)->cap : names.n;
-            (*f)->b = realloc((*f)->b, (*f)->cap * sizeof *(*f)->b);
-            if ((*f)->b == NULL)
-                abort();
-        }
+        /* names distinct: no frame_set search */
+        SWF_ARRAY_RESERVE((*f)->b, (*f)->n, (*f)->cap, names.n);
         (*f)->b[(*f)->n++] = (binding_t){names.v[k], r};
         built += g->n > 1 ? VALUE_BYTES + SLOT_BYTES * g->n : 0;
     }
@@ -411,24 +403,14 @@ swf_error_t *jn__eval_group(ctx_t *ctx, const node_t *pairs, frame_t *env, const
                     if (g->pair != k / 2)
                         err = qerr("the key \"%s\" comes twice, from two key expressions", name);
                 } else {
-                    if (ngroups == cap) {
-                        cap = cap ? 2 * cap : 8;
-                        groups = realloc(groups, cap * sizeof *groups);
-                        if (groups == NULL)
-                            abort();
-                    }
+                    SWF_ARRAY_RESERVE(groups, ngroups, cap, 8);
                     g = &groups[ngroups];
                     *g = (group_t){.pair = k / 2, .order = ngroups};
                     json_object_object_add(index, name, json_object_new_int64((int64_t)ngroups));
                     ngroups++;
                 }
-                if (!err && g->n == g->cap) {
-                    g->cap = g->cap ? 2 * g->cap : 4;
-                    g->members = realloc(g->members, g->cap * sizeof *g->members);
-                    if (g->members == NULL)
-                        abort();
-                }
                 if (!err) {
+                    SWF_ARRAY_RESERVE(g->members, g->n, g->cap, 4);
                     g->members[g->n++] = i;
                     err = jn__charge_bytes(ctx, VALUE_BYTES + SLOT_BYTES);
                 }
