@@ -1,9 +1,11 @@
 #!/bin/sh
 # Installs what swf needs to build and test, from Debian 12's packages.
+# Java and Maven run the real Kafka broker of the tests (scripts/real-kafka.sh).
 # Safe to run again: apt-get skips what is installed. Needs root (or sudo).
 set -eu
 PKGS="build-essential cmake pkg-config libjson-c-dev libpq-dev libssl-dev librdkafka-dev libcriterion-dev
-      postgresql postgresql-contrib python3 python3-confluent-kafka docker-compose"
+      postgresql postgresql-contrib python3 python3-confluent-kafka docker-compose
+      openjdk-17-jre-headless maven"
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 missing=""

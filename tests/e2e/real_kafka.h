@@ -7,9 +7,8 @@
  * fixtures use that cluster: each test gets topics of its own (a tag of its
  * process id and the time in the names SWF_INBOX_TOPIC, SWF_DLQ_TOPIC and
  * SWF_TASK_TOPIC_PREFIX, which every daemon and client reads), created here
- * with the partitions the mock gets, so runs never see each other's
- * messages. Consumer groups keep their fixed names: run the suites one test
- * at a time (CRITERION_JOBS=1) on a shared cluster.
+ * with 4 partitions each, so runs never see each other's messages. Consumer groups keep their fixed
+ * names: run the suites one test at a time (CRITERION_JOBS=1) on a shared cluster.
  *
  * A test that takes the broker down and brings it back does it to the real
  * cluster through the script (SWF_TEST_KAFKA_DIR, the SWF_KAFKA_DIR that
@@ -35,8 +34,9 @@ static inline const char *real_kafka_brokers(void)
 }
 
 /* Points SWF_INBOX_TOPIC, SWF_DLQ_TOPIC and SWF_TASK_TOPIC_PREFIX at topics
- * of this test only, and creates them on the real cluster: the inbox and
- * each task list's topic with 4 partitions, the dead letters with 1. */
+ * of this test only, and creates them on the real cluster with 4 partitions
+ * (the mock's inbox and task topics have 4; its dead letters 1, which the
+ * broker's auto-creation on the first metadata request would not keep). */
 static inline void real_kafka_topics(const char *brokers, const char *const *task_lists, size_t n)
 {
     char tag[64], v[128];
@@ -54,23 +54,18 @@ static inline void real_kafka_topics(const char *brokers, const char *const *tas
     swf_error_t *err = swf_kafka_producer_new(brokers, &rk);
     for (size_t i = 0; err == NULL && i < n + 2; i++) {
         char topic[256];
-        int partitions = 4;
-        if (i < n) {
+        if (i < n)
             swf_kafka_task_topic(&names, task_lists[i], topic, sizeof(topic));
-        } else if (i == n) {
-            snprintf(topic, sizeof(topic), "%s", names.inbox);
-        } else {
-            snprintf(topic, sizeof(topic), "%s", names.dlq);
-            partitions = 1;
-        }
-        err = swf_kafka_topic_ensure(rk, topic, partitions, 10000);
+        else
+            snprintf(topic, sizeof(topic), "%s", i == n ? names.inbox : names.dlq);
+        err = swf_kafka_topic_ensure(rk, topic, 4, 10000);
     }
     if (rk != NULL)
         rd_kafka_destroy(rk);
     if (err != NULL) {
         char msg[512];
-        snprintf(msg, sizeof(msg), "creating topics on %s: %s%s%s", brokers,
-                 swf_error_message(err), swf_error_cause(err) ? ": " : "",
+        snprintf(msg, sizeof(msg), "creating topics on %s: %s%s%s", brokers, swf_error_message(err),
+                 swf_error_cause(err) ? ": " : "",
                  swf_error_cause(err) ? swf_error_cause(err) : "");
         swf_error_free(err);
         cr_assert_fail("%s", msg);
