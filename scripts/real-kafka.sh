@@ -59,7 +59,7 @@ classpath() {
     fi
     command -v mvn >/dev/null 2>&1 || die "no mvn: run scripts/install-deps.sh"
     mkdir -p "$target"
-    mvn -q -B -f "$pom" dependency:build-classpath -Dmdep.outputFile="$cpfile.new" >&2 ||
+    mvn -q -B -Dstyle.color=never -f "$pom" dependency:build-classpath -Dmdep.outputFile="$cpfile.new" >&2 ||
         die "Maven could not fetch the broker (see above)"
     mv "$cpfile.new" "$cpfile"
     cp=$(cat "$cpfile")

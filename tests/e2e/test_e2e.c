@@ -43,10 +43,9 @@
  * Choosing the kind first also keeps the payments worker's share of kills
  * at a twelfth.
  * SWF_E2E_CHAOS_S stops the kills earlier and lets the run drain;
- * SWF_E2E_SEED repeats a run's choice of victims;
- * SWF_TEST_KAFKA_BROKERS runs the test on a real Kafka instead of the mock
- * (real_kafka.h); SWF_E2E_KEEP_LOGS=1 keeps
- * the daemons' logs (their folder is printed).
+ * SWF_E2E_SEED repeats a run's choice of victims; SWF_E2E_KEEP_LOGS=1
+ * keeps the daemons' logs (their folder is printed); SWF_TEST_KAFKA_BROKERS
+ * runs the tests on a real Kafka instead of the mock (real_kafka.h).
  * A daemon that dies without being killed (a crash, a sanitizer report)
  * fails the test, and at the end every daemon is stopped with SIGTERM and
  * must exit 0 (under ASan, that is also a leak check of each program).

@@ -5,8 +5,9 @@
  * run of hundreds of executions.
  *
  * Everything is real: the throwaway PostgreSQL cluster (history/cluster.h),
- * librdkafka's mock Kafka cluster (or a real Kafka: real_kafka.h), decider daemons in one consumer group
- * (two, or one where a rebalance could hide a loss), swf-history firing timers and republishing the
+ * librdkafka's mock Kafka cluster (or a real Kafka: real_kafka.h), decider
+ * daemons in one consumer group (two, or one where a rebalance could hide a
+ * loss), swf-history firing timers and republishing the
  * outbox, and an activity worker built on the worker library (worker/worker.h), all from the dev
  * harness (cli/dev.h). Nothing is restarted by the test but the failed component: the daemons must
  * notice, wait, reconnect and go on by themselves.
