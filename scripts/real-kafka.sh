@@ -86,10 +86,10 @@ node_start() {
 # node_wait DIR I: until node I logs that it started (at most 90 s).
 node_wait() {
     n="$1/node$2"
-    i=0
+    tries=0
     until grep -q 'Kafka Server started' "$n/server.log" 2>/dev/null; do
-        i=$((i + 1))
-        if [ $i -gt 450 ] || ! kill -0 "$(cat "$n/pid")" 2>/dev/null; then
+        tries=$((tries + 1))
+        if [ $tries -gt 450 ] || ! kill -0 "$(cat "$n/pid")" 2>/dev/null; then
             echo "real-kafka.sh: node $2 did not start; the end of its logs:" >&2
             tail -20 "$n/console.out" "$n/server.log" >&2 || true
             return 1
@@ -104,10 +104,10 @@ node_kill() {
     pid=$(cat "$n/pid")
     kill -9 "$pid" 2>/dev/null || true
     # Not our child any more (setsid, another shell): wait by polling.
-    i=0
-    while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do
+    tries=0
+    while kill -0 "$pid" 2>/dev/null && [ $tries -lt 100 ]; do
         sleep 0.1
-        i=$((i + 1))
+        tries=$((tries + 1))
     done
     rm -f "$n/pid"
 }
