@@ -59,8 +59,12 @@ classpath() {
     fi
     command -v mvn >/dev/null 2>&1 || die "no mvn: run scripts/install-deps.sh"
     mkdir -p "$target"
-    mvn -q -B -Dstyle.color=never -f "$pom" dependency:build-classpath -Dmdep.outputFile="$cpfile.new" >&2 ||
-        die "Maven could not fetch the broker (see above)"
+    echo "real-kafka.sh: Maven fetches the broker (the first time: about a minute, 56 MB)" >&2
+    if ! mvn -q -B -f "$pom" dependency:build-classpath -Dmdep.outputFile="$cpfile.new" \
+        >"$target/mvn.log" 2>&1; then
+        cat "$target/mvn.log" >&2
+        die "Maven could not fetch the broker (above: its output)"
+    fi
     mv "$cpfile.new" "$cpfile"
     cp=$(cat "$cpfile")
 }
