@@ -1,5 +1,6 @@
 #!/bin/sh
 # Installs what swf needs to build and test, from Debian 12's packages.
+# Java and Maven run the real Kafka broker of the tests (scripts/real-kafka.sh).
 # Safe to run again: apt-get skips what is installed. Needs root (or sudo).
 #
 # usage: scripts/install-deps.sh [--build]
@@ -11,9 +12,10 @@ BUILD_PKGS="build-essential cmake pkg-config libjson-c-dev libpq-dev librdkafka-
 # lacks even ca-certificates (npm's downloads are https) and procps (the
 # tests look for leftover processes with ps). clang and clang-format: CI
 # builds with clang too and checks the format (scripts/build-matrix.sh,
-# scripts/check-format.sh).
+# scripts/check-format.sh). Java and Maven: the real Apache Kafka broker of
+# the e2e suites (scripts/real-kafka.sh, tests/kafka-broker/pom.xml).
 TEST_PKGS="libcriterion-dev postgresql postgresql-contrib python3 python3-confluent-kafka
-      docker-compose ca-certificates procps clang clang-format"
+      docker-compose ca-certificates procps clang clang-format openjdk-17-jre-headless maven"
 PKGS="$BUILD_PKGS $TEST_PKGS"
 [ "${1:-}" != "--build" ] || PKGS=$BUILD_PKGS
 SUDO=""

@@ -3,7 +3,9 @@
 # integration tests (plain and under AddressSanitizer + UndefinedBehaviorSanitizer)
 # and the ASL conformance corpus against `swf run --local` and through the
 # distributed system (`swf run --dev`: PostgreSQL, Kafka, swf-history, deciders,
-# a worker), each case's two results compared.
+# a worker), each case's two results compared. The e2e and recovery suites
+# run a second time on a real Apache Kafka (KRaft, from Maven), plain build
+# only.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -29,4 +31,6 @@ echo "== unit and integration tests, sanitizer build"
 (cd build-asan && ctest --output-on-failure -j 2) || status=1
 echo "== unit and integration tests"
 (cd build && ctest --output-on-failure -j 2) || status=1
+echo "== the e2e and recovery suites again, on a real Apache Kafka (scripts/real-kafka-e2e.sh)"
+scripts/real-kafka-e2e.sh build || status=1
 exit $status

@@ -43,8 +43,9 @@
  * Choosing the kind first also keeps the payments worker's share of kills
  * at a twelfth.
  * SWF_E2E_CHAOS_S stops the kills earlier and lets the run drain;
- * SWF_E2E_SEED repeats a run's choice of victims; SWF_E2E_KEEP_LOGS=1 keeps
- * the daemons' logs (their folder is printed).
+ * SWF_E2E_SEED repeats a run's choice of victims; SWF_E2E_KEEP_LOGS=1
+ * keeps the daemons' logs (their folder is printed); SWF_TEST_KAFKA_BROKERS
+ * runs the tests on a real Kafka instead of the mock (real_kafka.h).
  * A daemon that dies without being killed (a crash, a sanitizer report)
  * fails the test, and at the end every daemon is stopped with SIGTERM and
  * must exit 0 (under ASan, that is also a leak check of each program).
@@ -81,6 +82,7 @@
 #include "protocol/limits.h"
 #include "protocol/message.h"
 #include "protocol/time.h"
+#include "real_kafka.h"
 
 #define EXECUTIONS 1000
 /* The Wait (3600 s) takes 10.8 s, the execution timeout (86400 s) 259 s. */
@@ -122,6 +124,7 @@ typedef struct e2e {
     rd_kafka_t *mock_owner;
     rd_kafka_mock_cluster_t *mock;
     char brokers[256];
+    swf_kafka_names_t names; /* the topics */
     char dir[64]; /* logs */
     char bin[3][512];
     proc_t procs[NPROCS];
@@ -320,22 +323,31 @@ static void e2e_setup(void)
     /* history/cluster.c's reaper stops the server if this process dies. */
     const char *conninfo = swf_history_cluster_conninfo(E.cluster);
 
-    char errstr[256];
-    rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    rd_kafka_conf_set(conf, "log_level", "0", errstr, sizeof(errstr));
-    E.mock_owner = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-    cr_assert_not_null(E.mock_owner, "%s", errstr);
-    E.mock = rd_kafka_mock_cluster_new(E.mock_owner, 1);
-    cr_assert_not_null(E.mock, "the mock Kafka cluster");
-    snprintf(E.brokers, sizeof(E.brokers), "%s", rd_kafka_mock_cluster_bootstraps(E.mock));
-    cr_assert_eq(rd_kafka_mock_topic_create(E.mock, SWF_MSG_INBOX_TOPIC, 4, 1), 0);
-    cr_assert_eq(rd_kafka_mock_topic_create(E.mock, SWF_MSG_DLQ_TOPIC, 1, 1), 0);
     static const char *lists[] = {"payments", "warehouse", "email"};
-    for (int i = 0; i < 3; i++) {
-        char topic[128];
-        snprintf(topic, sizeof(topic), "%s%s", SWF_MSG_TASK_TOPIC_PREFIX, lists[i]);
-        cr_assert_eq(rd_kafka_mock_topic_create(E.mock, topic, 4, 1), 0);
+    if (real_kafka_brokers() != NULL) {
+        snprintf(E.brokers, sizeof(E.brokers), "%s", real_kafka_brokers());
+        real_kafka_topics(E.brokers, lists, 3);
+    } else {
+        char errstr[256];
+        rd_kafka_conf_t *conf = rd_kafka_conf_new();
+        rd_kafka_conf_set(conf, "log_level", "0", errstr, sizeof(errstr));
+        E.mock_owner = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+        cr_assert_not_null(E.mock_owner, "%s", errstr);
+        E.mock = rd_kafka_mock_cluster_new(E.mock_owner, 1);
+        cr_assert_not_null(E.mock, "the mock Kafka cluster");
+        snprintf(E.brokers, sizeof(E.brokers), "%s", rd_kafka_mock_cluster_bootstraps(E.mock));
+        cr_assert_eq(rd_kafka_mock_topic_create(E.mock, SWF_MSG_INBOX_TOPIC, 4, 1), 0);
+        cr_assert_eq(rd_kafka_mock_topic_create(E.mock, SWF_MSG_DLQ_TOPIC, 1, 1), 0);
+        for (int i = 0; i < 3; i++) {
+            char topic[128];
+            snprintf(topic, sizeof(topic), "%s%s", SWF_MSG_TASK_TOPIC_PREFIX, lists[i]);
+            cr_assert_eq(rd_kafka_mock_topic_create(E.mock, topic, 4, 1), 0);
+        }
+        unsetenv("SWF_INBOX_TOPIC");
+        unsetenv("SWF_TASK_TOPIC_PREFIX");
+        unsetenv("SWF_DLQ_TOPIC");
     }
+    swf_kafka_names_env(&E.names);
 
     /* What every daemon reads; set before any child is forked. */
     setenv("SWF_DATABASE_URL", conninfo, 1);
@@ -344,9 +356,6 @@ static void e2e_setup(void)
     setenv("SWF_KAFKA_SESSION_TIMEOUT_MS", SESSION_TIMEOUT_MS, 1);
     setenv("SWF_TASK_PARTITIONS", "4", 1);
     unsetenv("SWF_DEV_TIME_SKIP");
-    unsetenv("SWF_INBOX_TOPIC");
-    unsetenv("SWF_TASK_TOPIC_PREFIX");
-    unsetenv("SWF_DLQ_TOPIC");
 
     /* Migrates the schema before the daemons race to do it. */
     ok(swf_history_pg_new(conninfo, &E.store), "connecting to PostgreSQL");
@@ -470,7 +479,7 @@ static void start_orders(int from, int to)
         json_object_put(input);
         docs[k] = swf_msg_decide_new(keys[k]);
         const char *s = swf_json_str(docs[k]);
-        outs[k] = (swf_kafka_out_t){SWF_MSG_INBOX_TOPIC, keys[k], s, strlen(s), 0};
+        outs[k] = (swf_kafka_out_t){E.names.inbox, keys[k], s, strlen(s), 0};
     }
     ok(swf_kafka_send(E.producer, outs, (size_t)(to - from)), "sending decide messages");
     for (int k = 0; k < to - from; k++)

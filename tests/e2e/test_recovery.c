@@ -5,8 +5,9 @@
  * run of hundreds of executions.
  *
  * Everything is real: the throwaway PostgreSQL cluster (history/cluster.h),
- * librdkafka's mock Kafka cluster, decider daemons in one consumer group
- * (two, or one where a rebalance could hide a loss), swf-history firing timers and republishing the
+ * librdkafka's mock Kafka cluster (or a real Kafka: real_kafka.h), decider
+ * daemons in one consumer group (two, or one where a rebalance could hide a
+ * loss), swf-history firing timers and republishing the
  * outbox, and an activity worker built on the worker library (worker/worker.h), all from the dev
  * harness (cli/dev.h). Nothing is restarted by the test but the failed component: the daemons must
  * notice, wait, reconnect and go on by themselves.
@@ -47,6 +48,7 @@
 #include "protocol/message.h"
 #include "protocol/time.h"
 #include "protocol/token.h"
+#include "real_kafka.h"
 #include "tests/dev_cluster.h"
 #include "worker/worker.h"
 
@@ -212,6 +214,7 @@ static struct {
     test_worker_t *worker;
     rd_kafka_t *producer;
     pid_t daemons[2]; /* swf-decider and swf-history as programs, when started */
+    bool kafka_down;  /* the test took the real Kafka down */
 } run;
 
 /* Stops a daemon program: SIGTERM, then SIGKILL after 20 s. Returns how it
@@ -239,6 +242,8 @@ static void teardown(void)
     if (run.dev != NULL) {
         if (swf_dev_mock_cluster(run.dev) != NULL)
             rd_kafka_mock_broker_set_up(swf_dev_mock_cluster(run.dev), 1);
+        else if (run.kafka_down)
+            real_kafka_set(true);
         if (swf_dev_pg_cluster(run.dev) != NULL)
             swf_error_free(swf_history_cluster_up(swf_dev_pg_cluster(run.dev)));
     }
@@ -258,6 +263,10 @@ static void setup_daemons(int deciders, bool history_service)
                              .history_service = history_service,
                              .time_scale = 0.05,
                              .log = getenv("SWF_TEST_LOG") ? stderr : NULL};
+    if (real_kafka_brokers() != NULL) {
+        opt.brokers = real_kafka_brokers();
+        real_kafka_topics(opt.brokers, LISTS, NLISTS);
+    }
     check(swf_dev_start(&opt, &run.dev));
 }
 
@@ -467,6 +476,21 @@ static void wait_outbox_empty(void)
 
 typedef enum fault { KAFKA = 1, POSTGRES = 2 } fault_t;
 
+/* Takes the Kafka broker down or brings it back: the mock's, or every node
+ * of the real cluster (real_kafka.h; its nodes take seconds to start, so
+ * there the outage lasts that much longer). */
+static void kafka_set(bool up)
+{
+    rd_kafka_mock_cluster_t *mock = swf_dev_mock_cluster(run.dev);
+    run.kafka_down = !up;
+    if (mock == NULL)
+        real_kafka_set(up);
+    else if (up)
+        cr_assert_eq(rd_kafka_mock_broker_set_up(mock, 1), 0);
+    else
+        cr_assert_eq(rd_kafka_mock_broker_set_down(mock, 1), 0);
+}
+
 /* Starts the run, lets a quarter of its work through, takes down what
  * `faults` names for OUTAGE_MS, brings it back, and checks the outcome. */
 static void run_through(int faults, int outage_ms, const char *what)
@@ -478,14 +502,14 @@ static void run_through(int faults, int outage_ms, const char *what)
     say("%s: down after %lld ms, %lu tasks answered", what, (long long)(mono_ms() - t0),
         worker_answered(run.worker));
     if (faults & KAFKA)
-        cr_assert_eq(rd_kafka_mock_broker_set_down(swf_dev_mock_cluster(run.dev), 1), 0);
+        kafka_set(false);
     if (faults & POSTGRES)
         check(swf_history_cluster_down(swf_dev_pg_cluster(run.dev)));
     usleep((useconds_t)outage_ms * 1000);
     if (faults & POSTGRES)
         check(swf_history_cluster_up(swf_dev_pg_cluster(run.dev)));
     if (faults & KAFKA)
-        cr_assert_eq(rd_kafka_mock_broker_set_up(swf_dev_mock_cluster(run.dev), 1), 0);
+        kafka_set(true);
     unsigned long at_up = worker_answered(run.worker);
     say("%s: up after %lld ms, %lu tasks answered", what, (long long)(mono_ms() - t0), at_up);
     wait_answered(at_up + 1, "after the outage");
