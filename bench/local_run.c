@@ -85,8 +85,8 @@ static int bench(const char *label, json_object *def, json_object *input, int re
     long long events = 0;
     for (int r = 0; r < repeat; r++) {
         swf_history_store_t *store = swf_history_mem_new();
-        swf_local_options_t opt = {.definition = def, .input = input, .start_ms = 1700000000000,
-                                   .trusted = true};
+        swf_local_options_t opt = {
+            .definition = def, .input = input, .start_ms = 1700000000000, .trusted = true};
         swf_local_result_t res;
         double t0 = now_s();
         swf_error_t *err = swf_local_run(&opt, store, &res);

@@ -145,7 +145,8 @@ int swf_cli_main(int argc, char **argv)
         char *args[] = {argv[2], "--help", NULL};
         return c->run(2, args);
     }
-    if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "-h") == 0) {
         usage(stdout);
         return SWF_EXIT_OK;
     }

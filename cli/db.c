@@ -221,8 +221,8 @@ int swf_cli_start(int argc, char **argv)
     err = store_open(&s);
     char *running = NULL;
     if (err == NULL) {
-        swf_history_start_t req = {id, workflow_id, name, (int)version, input, swf_time_now_ms(),
-                                   NULL};
+        swf_history_start_t req = {id,    workflow_id,       name, (int)version,
+                                   input, swf_time_now_ms(), NULL};
         err = swf_history_pg_execution_start(s, &req, &running);
         swf_history_store_free(s);
     }

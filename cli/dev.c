@@ -278,7 +278,7 @@ struct swf_dev_worker {
     rd_kafka_t *consumer, *producer;
     swf_kafka_names_t names;
     swf_decider_mocks_t *mocks;
-    char *only;         /* the execution answered, or NULL: all */
+    char *only; /* the execution answered, or NULL: all */
     pthread_t thread;
     volatile sig_atomic_t stop;
     unsigned long answered;

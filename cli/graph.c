@@ -46,13 +46,13 @@ typedef struct node_stats {
 } node_stats_t;
 
 typedef struct graph {
-    json_object *states;   /* node id -> the state's definition (borrowed refs) */
-    json_object *counts;   /* "from\x1fto" -> times taken */
-    json_object *stats;    /* node id -> index into `nodes` */
+    json_object *states; /* node id -> the state's definition (borrowed refs) */
+    json_object *counts; /* "from\x1fto" -> times taken */
+    json_object *stats;  /* node id -> index into `nodes` */
     node_stats_t *nodes;
     size_t nnodes, capnodes;
-    json_object *last;     /* raw frame path -> node id of the last state entered */
-    json_object *open;     /* raw frame path + state -> 1 while a visit is open */
+    json_object *last; /* raw frame path -> node id of the last state entered */
+    json_object *open; /* raw frame path + state -> 1 while a visit is open */
     bool traced;
     FILE *out;
 } graph_t;
@@ -302,8 +302,9 @@ static void rule_text(json_object *rule, char *buf, size_t size)
         }
         static const struct {
             const char *suffix, *op;
-        } ops[] = {{"LessThanEquals", "<="}, {"GreaterThanEquals", ">="}, {"LessThan", "<"},
-                   {"GreaterThan", ">"},     {"Equals", "=="},           {"Matches", "matches"}};
+        } ops[] = {{"LessThanEquals", "<="}, {"GreaterThanEquals", ">="},
+                   {"LessThan", "<"},        {"GreaterThan", ">"},
+                   {"Equals", "=="},         {"Matches", "matches"}};
         char k[64];
         snprintf(k, sizeof(k), "%s", key);
         size_t kl = strlen(k);
@@ -661,7 +662,8 @@ int swf_cli_graph(int argc, char **argv)
         err = swf_cli_replay_history_load(def_file ? NULL : arg, history, &events);
     if (err == NULL && def == NULL) {
         json_object *d = NULL;
-        if (events.count == 0 || !swf_json_get(events.items[0].attrs, "definition", &d) || d == NULL)
+        if (events.count == 0 || !swf_json_get(events.items[0].attrs, "definition", &d) ||
+            d == NULL)
             err = swf_error_new(SWF_E_INPUT, NULL, "the history has no definition");
         def = swf_json_ref(d);
     }
@@ -680,8 +682,9 @@ int swf_cli_graph(int argc, char **argv)
             goto done;
         }
         if (res.error != NULL)
-            fprintf(stderr, "swf graph: the replay stops at a divergence, counts cover what "
-                            "replayed: %s\n",
+            fprintf(stderr,
+                    "swf graph: the replay stops at a divergence, counts cover what "
+                    "replayed: %s\n",
                     swf_error_message(res.error));
         g.traced = true;
         snprintf(title, sizeof(title),

@@ -162,9 +162,11 @@ static void print_side_by_side(json_object *recorded, json_object *derived, int6
     for (size_t i = 0; i < rows.count; i++) {
         row_t *r = &rows.items[i];
         const char *a = recorded == NULL ? "(no event recorded)"
-                        : r->recorded ? r->recorded
-                                      : "(absent)";
-        const char *b = derived == NULL ? "(nothing derived)" : r->derived ? r->derived : "(absent)";
+                        : r->recorded    ? r->recorded
+                                         : "(absent)";
+        const char *b = derived == NULL ? "(nothing derived)"
+                        : r->derived    ? r->derived
+                                        : "(absent)";
         bool same = r->recorded && r->derived && strcmp(r->recorded, r->derived) == 0;
         if (only_diff && same && strcmp(r->field, "eventType") != 0)
             continue;
@@ -203,10 +205,13 @@ static int report_divergence(const swf_event_list_t *events, const swf_decider_r
         json_object_object_add(o, "executionId",
                                json_object_new_string(swf_cli_replay_execution_id(events)));
         json_object_object_add(o, "match", json_object_new_boolean(0));
-        json_object_object_add(o, "kind", json_object_new_string(swf_code_name(swf_error_code(err))));
+        json_object_object_add(o, "kind",
+                               json_object_new_string(swf_code_name(swf_error_code(err))));
         json_object_object_add(o, "message", json_object_new_string(swf_error_message(err)));
-        json_object_object_add(o, "eventsReplayed", json_object_new_int64((int64_t)res->events_applied));
-        json_object_object_add(o, "decisionTasks", json_object_new_int64((int64_t)res->decision_tasks));
+        json_object_object_add(o, "eventsReplayed",
+                               json_object_new_int64((int64_t)res->events_applied));
+        json_object_object_add(o, "decisionTasks",
+                               json_object_new_int64((int64_t)res->decision_tasks));
         json_object_object_add(o, "detail", swf_json_ref(detail));
         printf("%s\n", swf_json_str(o));
         json_object_put(o);
@@ -232,11 +237,11 @@ static int report_divergence(const swf_event_list_t *events, const swf_decider_r
            against ? " with " : "", against ? against : "");
     printf("  %s\n", swf_error_message(err));
     printf("  execution  %s\n", swf_cli_replay_execution_id(events));
-    printf("  state      %s\n", state                            ? state
-                                 : id >= 1 && id <= (int64_t)events->count &&
-                                         swf_event_type_is_close(events->items[id - 1].type)
-                                     ? "(closing the execution)"
-                                     : "(none)");
+    printf("  state      %s\n", state ? state
+                                : id >= 1 && id <= (int64_t)events->count &&
+                                        swf_event_type_is_close(events->items[id - 1].type)
+                                    ? "(closing the execution)"
+                                    : "(none)");
     printf("  path       %s\n", path == NULL ? "(none)" : path[0] ? path : "(top level)");
     printf("  before it  %zu events replayed, %zu decision tasks, %zu decisions matched\n\n",
            res->events_applied, res->decision_tasks, res->decisions);
@@ -255,7 +260,8 @@ static int report_clean(const swf_event_list_t *events, const swf_decider_replay
                                json_object_new_string(swf_cli_replay_execution_id(events)));
         json_object_object_add(o, "match", json_object_new_boolean(1));
         json_object_object_add(o, "events", json_object_new_int64((int64_t)res->events_applied));
-        json_object_object_add(o, "decisionTasks", json_object_new_int64((int64_t)res->decision_tasks));
+        json_object_object_add(o, "decisionTasks",
+                               json_object_new_int64((int64_t)res->decision_tasks));
         json_object_object_add(o, "decisions", json_object_new_int64((int64_t)res->decisions));
         json_object_object_add(o, "status", json_object_new_string(status));
         if (against != NULL)
@@ -301,7 +307,8 @@ static void print_frame(json_object *f, int indent)
     if (timer)
         printf(" %s", timer);
     if (swf_json_get(f, "retryCount", &v))
-        printf(", retried %d time%s", json_object_get_int(v), json_object_get_int(v) == 1 ? "" : "s");
+        printf(", retried %d time%s", json_object_get_int(v),
+               json_object_get_int(v) == 1 ? "" : "s");
     printf(")\n");
     json_object *input = NULL, *eff = NULL, *kids = NULL, *ch = NULL;
     if (swf_json_get(f, "input", &input))
@@ -416,8 +423,9 @@ static void on_task(void *vctx, const swf_event_list_t *events, size_t from, siz
             json_object_array_add(evs, swf_event_to_json(&events->items[i]));
         for (size_t i = 0; i < derived->count; i++) {
             json_object *d = json_object_new_object();
-            json_object_object_add(d, "eventType",
-                                   json_object_new_string(swf_event_type_name(derived->items[i].type)));
+            json_object_object_add(
+                d, "eventType",
+                json_object_new_string(swf_event_type_name(derived->items[i].type)));
             json_object_object_add(d, "attributes", swf_json_ref(derived->items[i].attrs));
             json_object_array_add(ds, d);
         }

@@ -93,8 +93,7 @@ static int print_history(swf_history_store_t *store, const char *id)
 static json_object *result_json(const swf_local_result_t *res)
 {
     json_object *o = json_object_new_object();
-    json_object_object_add(o, "status",
-                           json_object_new_string(swf_asl_status_name(res->status)));
+    json_object_object_add(o, "status", json_object_new_string(swf_asl_status_name(res->status)));
     if (res->status == SWF_ASL_SUCCEEDED) {
         json_object_object_add(o, "output", swf_json_ref(res->output));
     } else {

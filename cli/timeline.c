@@ -227,9 +227,8 @@ static const char *outcome_str(const entry_t *e, bool closed, char *buf, size_t 
                  e->next ? e->next : "?");
         break;
     case OUT_RUNNING:
-        snprintf(buf, size, "%s%s", closed ? "abandoned (the execution or its branch ended)"
-                                           : "running",
-                 retries);
+        snprintf(buf, size, "%s%s",
+                 closed ? "abandoned (the execution or its branch ended)" : "running", retries);
         break;
     }
     return buf;
@@ -240,7 +239,8 @@ static void print_entry(const timeline_t *tl, long i, int depth, int64_t start_m
     const entry_t *e = &tl->items[i];
     char off[48], dur[48], out[512], v[VALUE_CUT + 4];
     int64_t end = e->outcome == OUT_RUNNING ? -1 : e->exit_ms;
-    printf("  +%-13s %-13s %*s%s (%s)  %s\n", duration_str(e->enter_ms - start_ms, off, sizeof(off)),
+    printf("  +%-13s %-13s %*s%s (%s)  %s\n",
+           duration_str(e->enter_ms - start_ms, off, sizeof(off)),
            end < 0 ? "-" : duration_str(end - e->enter_ms, dur, sizeof(dur)), depth * 2, "",
            e->state, e->type, outcome_str(e, closed, out, sizeof(out)));
     int pad = 31 + depth * 2;

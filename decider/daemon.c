@@ -96,12 +96,12 @@ typedef struct work {
     swf_msg_t **msgs;
     size_t nmsgs, capmsgs;
     swf_decider_state_t *st;
-    swf_event_list_t events; /* to append */
-    int64_t next_id;         /* the id of events.items[0] */
+    swf_event_list_t events;    /* to append */
+    int64_t next_id;            /* the id of events.items[0] */
     swf_decider_decision_t dec; /* builds them (decider/decision.h) */
-    bool failed;             /* dropped for this batch (logged) */
-    bool appended;           /* its events are in the history */
-    bool published;          /* and its activity tasks went to Kafka */
+    bool failed;                /* dropped for this batch (logged) */
+    bool appended;              /* its events are in the history */
+    bool published;             /* and its activity tasks went to Kafka */
 } work_t;
 
 static bool flight_end(swf_decider_t *d, int timeout_ms);

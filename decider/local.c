@@ -82,7 +82,7 @@ typedef struct local_run {
     const char *id;
     swf_decider_state_t *st;
     swf_decider_mocks_t *mocks;
-    swf_event_list_t batch;    /* the events to append next */
+    swf_event_list_t batch;     /* the events to append next */
     swf_decider_decision_t dec; /* builds them */
     swf_event_list_t scheduled; /* the activities to answer */
     int64_t now_ms;
@@ -102,7 +102,8 @@ static swf_error_t *batch_commit(local_run_t *r)
             swf_event_list_push_copy(&r->scheduled, ev);
         } else if (ev->type == SWF_EVENT_TIMER_STARTED) {
             json_object *v;
-            double s = swf_json_get(ev->attrs, "startToFireTimeout", &v) ? json_object_get_double(v) : 0;
+            double s =
+                swf_json_get(ev->attrs, "startToFireTimeout", &v) ? json_object_get_double(v) : 0;
             timer_t_ t = {.fire_ms = ev->time_ms + (int64_t)(s * 1000.0 + 0.5),
                           .order = r->timer_order++,
                           .started_event_id = ev->id};
@@ -110,8 +111,8 @@ static swf_error_t *batch_commit(local_run_t *r)
             heap_push(&r->timers, t);
         }
     }
-    swf_error_t *err = swf_history_append(r->store, r->id, r->dec.next_id, r->batch.items,
-                                          r->batch.count);
+    swf_error_t *err =
+        swf_history_append(r->store, r->id, r->dec.next_id, r->batch.items, r->batch.count);
     swf_decider_decision_init(&r->dec, r->st, &r->batch, r->now_ms, "local-decider");
     return err;
 }
@@ -151,7 +152,8 @@ static swf_error_t *answer_activity(local_run_t *r, const swf_event_t *sched)
 static bool timer_pending(local_run_t *r, const timer_t_ *t)
 {
     json_object *v;
-    return swf_json_get(r->st->timers, t->id, &v) && json_object_get_int64(v) == t->started_event_id;
+    return swf_json_get(r->st->timers, t->id, &v) &&
+           json_object_get_int64(v) == t->started_event_id;
 }
 
 /* The worker: answers the activities scheduled since it last looked that
@@ -225,7 +227,8 @@ static swf_error_t *local_loop(local_run_t *r, int64_t deadline_ms)
         if (err != NULL || !running(r))
             break;
         if (r->tasks >= SWF_LIMIT_DECISION_TASKS)
-            return swf_error_new(SWF_E_LIMIT, NULL, "the execution took more than %d decision tasks",
+            return swf_error_new(SWF_E_LIMIT, NULL,
+                                 "the execution took more than %d decision tasks",
                                  SWF_LIMIT_DECISION_TASKS);
         bool answered, idle = false;
         err = answer_activities(r, &answered);
@@ -253,14 +256,15 @@ swf_error_t *swf_local_run(const swf_local_options_t *opt, swf_history_store_t *
     json_object *sa = json_object_new_object(), *wt = json_object_new_object(), *v;
     swf_json_add(sa, "executionId", json_object_new_string(r.id));
     swf_json_add(sa, "workflowId", json_object_new_string(r.id));
-    swf_json_add(wt, "name", json_object_new_string(opt->machine_name ? opt->machine_name
-                                                                                : "StateMachine"));
+    swf_json_add(wt, "name",
+                 json_object_new_string(opt->machine_name ? opt->machine_name : "StateMachine"));
     swf_json_add(wt, "version", json_object_new_string("1"));
     swf_json_add(sa, "workflowType", wt);
     swf_json_add(sa, "definition", swf_json_ref(opt->definition));
     swf_json_add(sa, "input", swf_json_ref(opt->input));
     int64_t deadline_ms = 0;
-    if (swf_json_get(opt->definition, "TimeoutSeconds", &v) && json_object_is_type(v, json_type_int)) {
+    if (swf_json_get(opt->definition, "TimeoutSeconds", &v) &&
+        json_object_is_type(v, json_type_int)) {
         swf_json_add(sa, "executionStartToCloseTimeout", swf_json_ref(v));
         deadline_ms = opt->start_ms + json_object_get_int64(v) * 1000;
     }

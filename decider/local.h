@@ -24,12 +24,12 @@
 typedef struct swf_local_options {
     json_object *definition; /* validated by the interpreter unless `trusted` */
     json_object *input;
-    json_object *mocks;         /* may be NULL */
-    const char *machine_name;   /* NULL: "StateMachine" */
-    const char *execution_id;   /* NULL: "local" */
-    int64_t start_ms;           /* the virtual clock's start */
-    bool trusted;               /* the caller validated the definition */
-    int64_t history_limit;      /* tests only; 0: SWF_LIMIT_HISTORY_EVENTS */
+    json_object *mocks;       /* may be NULL */
+    const char *machine_name; /* NULL: "StateMachine" */
+    const char *execution_id; /* NULL: "local" */
+    int64_t start_ms;         /* the virtual clock's start */
+    bool trusted;             /* the caller validated the definition */
+    int64_t history_limit;    /* tests only; 0: SWF_LIMIT_HISTORY_EVENTS */
 } swf_local_options_t;
 
 typedef struct swf_local_result {
@@ -37,7 +37,7 @@ typedef struct swf_local_result {
     json_object *output; /* SUCCEEDED */
     char *error;         /* otherwise */
     char *cause;
-    int64_t events;      /* the length of the history */
+    int64_t events; /* the length of the history */
 } swf_local_result_t;
 
 /* Runs the execution to its end, keeping its history in `store` under the

@@ -44,7 +44,7 @@ struct swf_history_cluster {
     gid_t gid;
     bool drop; /* run children as uid/gid */
     bool started;
-    pid_t reaper; /* 0: none */
+    pid_t reaper;  /* 0: none */
     int reaper_fd; /* the write end of its pipe */
 };
 

@@ -66,8 +66,8 @@ static swf_error_t *mem_append(swf_history_store_t *store, const char *execution
     return NULL;
 }
 
-static swf_error_t *mem_load(swf_history_store_t *store, const char *execution_id,
-                             int64_t after_id, size_t max, swf_event_list_t *out)
+static swf_error_t *mem_load(swf_history_store_t *store, const char *execution_id, int64_t after_id,
+                             size_t max, swf_event_list_t *out)
 {
     mem_store_t *m = (mem_store_t *)store;
     mem_execution_t *ex = find(m, execution_id);

@@ -206,19 +206,22 @@ static const char exec_timeouts_sql[] =
         "a.start_to_close") "  * $1::float8 * interval '1 second' <= " NOW ")"
 #define ACTIVITY_TIMEOUTS_SQL(NOW)                                                                 \
     "SELECT a.execution_id, a.scheduled_event_id,"                                                 \
-    "  CASE WHEN " START_TO_CLOSE_DUE(NOW) " THEN 'START_TO_CLOSE' ELSE 'HEARTBEAT' END"           \
-    " FROM activity_timeouts a"                                                                    \
-    " WHERE " START_TO_CLOSE_DUE(NOW)                                                              \
-    "  OR (a.heartbeat IS NOT NULL AND coalesce(a.last_heartbeat, a.scheduled_time) +"            \
-    "    " SECONDS("a.heartbeat") " * $1::float8 * interval '1 second' <= " NOW ")"                \
-    " LIMIT $2"
+    "  CASE WHEN " START_TO_CLOSE_DUE(                                                             \
+        NOW) " THEN 'START_TO_CLOSE' ELSE 'HEARTBEAT' END"                                         \
+             " FROM activity_timeouts a"                                                           \
+             " WHERE " START_TO_CLOSE_DUE(                                                         \
+                 NOW) "  OR (a.heartbeat IS NOT NULL AND coalesce(a.last_heartbeat, "              \
+                      "a.scheduled_time) +"                                                        \
+                      "    " SECONDS("a.heartbeat") " * $1::float8 * interval '1 second' <= " NOW  \
+                                                    ")"                                            \
+                                                    " LIMIT $2"
 static const char activity_timeouts_sql[] = ACTIVITY_TIMEOUTS_SQL("now()");
 
 /* Under time skip, an execution's events carry its virtual time: its
  * clock is the wall clock plus the last clockOffsetMs its history recorded
  * (decider/decision.h), read from its latest events backwards. */
 #define CLOCK_OFFSET_MS(X)                                                                         \
-    "coalesce((SELECT (o.attributes->>'clockOffsetMs')::bigint FROM events o"                     \
+    "coalesce((SELECT (o.attributes->>'clockOffsetMs')::bigint FROM events o"                      \
     " WHERE o.execution_id = " X " AND o.attributes ? 'clockOffsetMs'"                             \
     " ORDER BY o.event_id DESC LIMIT 1), 0)"
 #define VIRTUAL_NOW(X) "(now() + " CLOCK_OFFSET_MS(X) " * interval '1 millisecond')"
@@ -421,30 +424,38 @@ static const char skip_sql[] =
     "SELECT x.execution_id, (extract(epoch FROM x.start_time) * 1000)::bigint,"
     "  " EXECUTION_TIMEOUT ","
     "  t.timer_id, t.started_event_id, (extract(epoch FROM t.fire_at) * 1000)::bigint,"
-    "  (extract(epoch FROM now()) * 1000)::bigint + " CLOCK_OFFSET_MS("x.execution_id") ","
-    "  (SELECT v.event_type FROM events v WHERE v.execution_id = x.execution_id"
-    "    ORDER BY v.event_id DESC LIMIT 1) NOT IN ('WorkflowExecutionStarted',"
-    "    'DecisionTaskScheduled', 'DecisionTaskStarted')"
-    "  AND NOT EXISTS (SELECT 1 FROM events a WHERE a.execution_id = x.execution_id"
-    "    AND a.event_type = 'ActivityTaskScheduled'"
-    "    AND NOT EXISTS (SELECT 1 FROM events c WHERE c.execution_id = a.execution_id"
-    "      AND c.event_id > a.event_id"
-    "      AND c.event_type IN ('ActivityTaskCompleted', 'ActivityTaskFailed',"
-    "        'ActivityTaskTimedOut', 'ActivityTaskCanceled')"
-    "      AND (c.attributes->>'scheduledEventId')::bigint = a.event_id))"
-    " FROM executions x JOIN events e ON e.execution_id = x.execution_id AND e.event_id = 1"
-    " LEFT JOIN timers t ON t.execution_id = x.execution_id"
-    " WHERE x.status = 'open'"
-    "   AND (t.timer_id IS NOT NULL OR e.attributes ? 'executionStartToCloseTimeout')"
-    " ORDER BY x.execution_id, t.fire_at LIMIT $1";
+    "  (extract(epoch FROM now()) * 1000)::bigint + " CLOCK_OFFSET_MS(
+        "x.execution_id") ","
+                          "  (SELECT v.event_type FROM events v WHERE v.execution_id = "
+                          "x.execution_id"
+                          "    ORDER BY v.event_id DESC LIMIT 1) NOT IN "
+                          "('WorkflowExecutionStarted',"
+                          "    'DecisionTaskScheduled', 'DecisionTaskStarted')"
+                          "  AND NOT EXISTS (SELECT 1 FROM events a WHERE a.execution_id = "
+                          "x.execution_id"
+                          "    AND a.event_type = 'ActivityTaskScheduled'"
+                          "    AND NOT EXISTS (SELECT 1 FROM events c WHERE c.execution_id = "
+                          "a.execution_id"
+                          "      AND c.event_id > a.event_id"
+                          "      AND c.event_type IN ('ActivityTaskCompleted', "
+                          "'ActivityTaskFailed',"
+                          "        'ActivityTaskTimedOut', 'ActivityTaskCanceled')"
+                          "      AND (c.attributes->>'scheduledEventId')::bigint = a.event_id))"
+                          " FROM executions x JOIN events e ON e.execution_id = x.execution_id AND "
+                          "e.event_id = 1"
+                          " LEFT JOIN timers t ON t.execution_id = x.execution_id"
+                          " WHERE x.status = 'open'"
+                          "   AND (t.timer_id IS NOT NULL OR e.attributes ? "
+                          "'executionStartToCloseTimeout')"
+                          " ORDER BY x.execution_id, t.fire_at LIMIT $1";
 
 /* One execution's rows [from, to) of skip_sql: posts what is due on its
  * virtual clock, and, when it is idle, what is due next (its earliest
  * timers, or its timeout), at once: nothing else can happen before. The
  * decider records them at their deadline, which moves the execution's
  * clock there (decider/decision.h). */
-static void skip_execution(swf_history_service_t *s, PGresult *res, int from, int to,
-                           posts_t *p, json_object *seen, int64_t now_ms)
+static void skip_execution(swf_history_service_t *s, PGresult *res, int from, int to, posts_t *p,
+                           json_object *seen, int64_t now_ms)
 {
     const char *x = PQgetvalue(res, from, 0);
     int64_t now = strtoll(PQgetvalue(res, from, 6), NULL, 10);

@@ -123,18 +123,30 @@ const char *swf_error_cause(const swf_error_t *err)
 const char *swf_code_name(swf_code_t code)
 {
     switch (code) {
-    case SWF_OK: return "ok";
-    case SWF_E_INPUT: return "input";
-    case SWF_E_LIMIT: return "limit";
-    case SWF_E_NOMEM: return "nomem";
-    case SWF_E_IO: return "io";
-    case SWF_E_NOTFOUND: return "notfound";
-    case SWF_E_CONFLICT: return "conflict";
-    case SWF_E_DB: return "db";
-    case SWF_E_KAFKA: return "kafka";
-    case SWF_E_STATES: return "states";
-    case SWF_E_NONDETERMINISM: return "nondeterminism";
-    case SWF_E_INTERNAL: return "internal";
+    case SWF_OK:
+        return "ok";
+    case SWF_E_INPUT:
+        return "input";
+    case SWF_E_LIMIT:
+        return "limit";
+    case SWF_E_NOMEM:
+        return "nomem";
+    case SWF_E_IO:
+        return "io";
+    case SWF_E_NOTFOUND:
+        return "notfound";
+    case SWF_E_CONFLICT:
+        return "conflict";
+    case SWF_E_DB:
+        return "db";
+    case SWF_E_KAFKA:
+        return "kafka";
+    case SWF_E_STATES:
+        return "states";
+    case SWF_E_NONDETERMINISM:
+        return "nondeterminism";
+    case SWF_E_INTERNAL:
+        return "internal";
     }
     return "unknown";
 }

@@ -21,17 +21,17 @@
 
 typedef enum swf_code {
     SWF_OK = 0,
-    SWF_E_INPUT,     /* malformed or out-of-range input from a user, worker or file */
-    SWF_E_LIMIT,     /* an input exceeds a documented limit (protocol/limits.h) */
-    SWF_E_NOMEM,     /* allocation failed */
-    SWF_E_IO,        /* a file or socket failed */
-    SWF_E_NOTFOUND,  /* the named execution, state machine or event does not exist */
-    SWF_E_CONFLICT,  /* lost an optimistic-concurrency race (append at a stale event id) */
-    SWF_E_DB,        /* PostgreSQL failed */
-    SWF_E_KAFKA,     /* Kafka failed */
-    SWF_E_STATES,    /* an ASL run-time error; the name says which (States.Runtime, ...) */
+    SWF_E_INPUT,          /* malformed or out-of-range input from a user, worker or file */
+    SWF_E_LIMIT,          /* an input exceeds a documented limit (protocol/limits.h) */
+    SWF_E_NOMEM,          /* allocation failed */
+    SWF_E_IO,             /* a file or socket failed */
+    SWF_E_NOTFOUND,       /* the named execution, state machine or event does not exist */
+    SWF_E_CONFLICT,       /* lost an optimistic-concurrency race (append at a stale event id) */
+    SWF_E_DB,             /* PostgreSQL failed */
+    SWF_E_KAFKA,          /* Kafka failed */
+    SWF_E_STATES,         /* an ASL run-time error; the name says which (States.Runtime, ...) */
     SWF_E_NONDETERMINISM, /* replay derived a decision other than the recorded one */
-    SWF_E_INTERNAL,  /* a bug: an invariant did not hold */
+    SWF_E_INTERNAL,       /* a bug: an invariant did not hold */
 } swf_code_t;
 
 typedef struct swf_error swf_error_t;

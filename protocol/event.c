@@ -217,8 +217,8 @@ swf_error_t *swf_event_list_read_file(const char *path, swf_event_list_t *out)
     while ((n = read_line(f, &line, &cap, SWF_LIMIT_JSON_BYTES)) != 0) {
         lineno++;
         if (n < 0) {
-            err = swf_error_new(SWF_E_LIMIT, NULL, "line longer than %u bytes",
-                                SWF_LIMIT_JSON_BYTES);
+            err =
+                swf_error_new(SWF_E_LIMIT, NULL, "line longer than %u bytes", SWF_LIMIT_JSON_BYTES);
             swf_error_prefix(err, "%s:%zu", path, lineno);
             break;
         }

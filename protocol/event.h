@@ -26,33 +26,33 @@
 
 #include "protocol/error.h"
 
-#define SWF_EVENT_TYPES(X)                              \
-    X(WORKFLOW_EXECUTION_STARTED, WorkflowExecutionStarted)             \
-    X(WORKFLOW_EXECUTION_SIGNALED, WorkflowExecutionSignaled)           \
-    X(WORKFLOW_EXECUTION_CANCEL_REQUESTED, WorkflowExecutionCancelRequested) \
-    X(WORKFLOW_EXECUTION_COMPLETED, WorkflowExecutionCompleted)         \
-    X(WORKFLOW_EXECUTION_FAILED, WorkflowExecutionFailed)               \
-    X(WORKFLOW_EXECUTION_TIMED_OUT, WorkflowExecutionTimedOut)          \
-    X(WORKFLOW_EXECUTION_CANCELED, WorkflowExecutionCanceled)           \
-    X(WORKFLOW_EXECUTION_TERMINATED, WorkflowExecutionTerminated)       \
-    X(COMPLETE_WORKFLOW_EXECUTION_FAILED, CompleteWorkflowExecutionFailed) \
-    X(FAIL_WORKFLOW_EXECUTION_FAILED, FailWorkflowExecutionFailed)      \
-    X(CANCEL_WORKFLOW_EXECUTION_FAILED, CancelWorkflowExecutionFailed)  \
-    X(DECISION_TASK_SCHEDULED, DecisionTaskScheduled)                   \
-    X(DECISION_TASK_STARTED, DecisionTaskStarted)                       \
-    X(DECISION_TASK_COMPLETED, DecisionTaskCompleted)                   \
-    X(DECISION_TASK_TIMED_OUT, DecisionTaskTimedOut)                    \
-    X(ACTIVITY_TASK_SCHEDULED, ActivityTaskScheduled)                   \
-    X(ACTIVITY_TASK_STARTED, ActivityTaskStarted)                       \
-    X(ACTIVITY_TASK_COMPLETED, ActivityTaskCompleted)                   \
-    X(ACTIVITY_TASK_FAILED, ActivityTaskFailed)                         \
-    X(ACTIVITY_TASK_TIMED_OUT, ActivityTaskTimedOut)                    \
-    X(ACTIVITY_TASK_CANCEL_REQUESTED, ActivityTaskCancelRequested)      \
-    X(ACTIVITY_TASK_CANCELED, ActivityTaskCanceled)                     \
-    X(ACTIVITY_TASK_HEARTBEAT_RECORDED, ActivityTaskHeartbeatRecorded)  \
-    X(TIMER_STARTED, TimerStarted)                                      \
-    X(TIMER_FIRED, TimerFired)                                          \
-    X(TIMER_CANCELED, TimerCanceled)                                    \
+#define SWF_EVENT_TYPES(X)                                                                         \
+    X(WORKFLOW_EXECUTION_STARTED, WorkflowExecutionStarted)                                        \
+    X(WORKFLOW_EXECUTION_SIGNALED, WorkflowExecutionSignaled)                                      \
+    X(WORKFLOW_EXECUTION_CANCEL_REQUESTED, WorkflowExecutionCancelRequested)                       \
+    X(WORKFLOW_EXECUTION_COMPLETED, WorkflowExecutionCompleted)                                    \
+    X(WORKFLOW_EXECUTION_FAILED, WorkflowExecutionFailed)                                          \
+    X(WORKFLOW_EXECUTION_TIMED_OUT, WorkflowExecutionTimedOut)                                     \
+    X(WORKFLOW_EXECUTION_CANCELED, WorkflowExecutionCanceled)                                      \
+    X(WORKFLOW_EXECUTION_TERMINATED, WorkflowExecutionTerminated)                                  \
+    X(COMPLETE_WORKFLOW_EXECUTION_FAILED, CompleteWorkflowExecutionFailed)                         \
+    X(FAIL_WORKFLOW_EXECUTION_FAILED, FailWorkflowExecutionFailed)                                 \
+    X(CANCEL_WORKFLOW_EXECUTION_FAILED, CancelWorkflowExecutionFailed)                             \
+    X(DECISION_TASK_SCHEDULED, DecisionTaskScheduled)                                              \
+    X(DECISION_TASK_STARTED, DecisionTaskStarted)                                                  \
+    X(DECISION_TASK_COMPLETED, DecisionTaskCompleted)                                              \
+    X(DECISION_TASK_TIMED_OUT, DecisionTaskTimedOut)                                               \
+    X(ACTIVITY_TASK_SCHEDULED, ActivityTaskScheduled)                                              \
+    X(ACTIVITY_TASK_STARTED, ActivityTaskStarted)                                                  \
+    X(ACTIVITY_TASK_COMPLETED, ActivityTaskCompleted)                                              \
+    X(ACTIVITY_TASK_FAILED, ActivityTaskFailed)                                                    \
+    X(ACTIVITY_TASK_TIMED_OUT, ActivityTaskTimedOut)                                               \
+    X(ACTIVITY_TASK_CANCEL_REQUESTED, ActivityTaskCancelRequested)                                 \
+    X(ACTIVITY_TASK_CANCELED, ActivityTaskCanceled)                                                \
+    X(ACTIVITY_TASK_HEARTBEAT_RECORDED, ActivityTaskHeartbeatRecorded)                             \
+    X(TIMER_STARTED, TimerStarted)                                                                 \
+    X(TIMER_FIRED, TimerFired)                                                                     \
+    X(TIMER_CANCELED, TimerCanceled)                                                               \
     X(MARKER_RECORDED, MarkerRecorded)
 
 typedef enum swf_event_type {
@@ -60,7 +60,7 @@ typedef enum swf_event_type {
 #define SWF_X(id, name) SWF_EVENT_##id,
     SWF_EVENT_TYPES(SWF_X)
 #undef SWF_X
-    SWF_EVENT_TYPE_COUNT
+        SWF_EVENT_TYPE_COUNT
 } swf_event_type_t;
 
 typedef struct swf_event {

@@ -44,17 +44,17 @@
 
 typedef enum swf_msg_type {
     SWF_MSG_NONE = 0,
-    SWF_MSG_DECIDE,             /* "decide" */
-    SWF_MSG_ACTIVITY_COMPLETED, /* "activity.completed" */
-    SWF_MSG_ACTIVITY_FAILED,    /* "activity.failed" */
-    SWF_MSG_ACTIVITY_HEARTBEAT, /* "activity.heartbeat" */
-    SWF_MSG_ACTIVITY_TIMED_OUT, /* "activity.timedOut" */
-    SWF_MSG_TIMER_FIRED,        /* "timer.fired" */
+    SWF_MSG_DECIDE,              /* "decide" */
+    SWF_MSG_ACTIVITY_COMPLETED,  /* "activity.completed" */
+    SWF_MSG_ACTIVITY_FAILED,     /* "activity.failed" */
+    SWF_MSG_ACTIVITY_HEARTBEAT,  /* "activity.heartbeat" */
+    SWF_MSG_ACTIVITY_TIMED_OUT,  /* "activity.timedOut" */
+    SWF_MSG_TIMER_FIRED,         /* "timer.fired" */
     SWF_MSG_EXECUTION_TIMED_OUT, /* "execution.timedOut" */
-    SWF_MSG_SIGNAL,             /* "signal" */
-    SWF_MSG_CANCEL,             /* "cancel" */
-    SWF_MSG_TERMINATE,          /* "terminate" */
-    SWF_MSG_ACTIVITY_TASK,      /* "activity.task" (the task topics, not the inbox) */
+    SWF_MSG_SIGNAL,              /* "signal" */
+    SWF_MSG_CANCEL,              /* "cancel" */
+    SWF_MSG_TERMINATE,           /* "terminate" */
+    SWF_MSG_ACTIVITY_TASK,       /* "activity.task" (the task topics, not the inbox) */
 } swf_msg_type_t;
 
 /*
@@ -69,11 +69,11 @@ typedef struct swf_msg {
      * as does activity_id. */
     char *execution_id;
     char *activity_id;
-    char *task_token;   /* activity.completed/failed/heartbeat, activity.task */
-    char *identity;     /* activity.completed/failed (optional) */
-    json_object *result; /* activity.completed (may be JSON null) */
-    char *error;        /* activity.failed: the error name */
-    char *cause;        /* activity.failed (optional: ""), cancel (optional) */
+    char *task_token;     /* activity.completed/failed/heartbeat, activity.task */
+    char *identity;       /* activity.completed/failed (optional) */
+    json_object *result;  /* activity.completed (may be JSON null) */
+    char *error;          /* activity.failed: the error name */
+    char *cause;          /* activity.failed (optional: ""), cancel (optional) */
     json_object *details; /* activity.heartbeat, terminate (optional) */
     bool has_details;
     int64_t scheduled_event_id; /* activity.timedOut, activity.task */
@@ -85,9 +85,9 @@ typedef struct swf_msg {
     json_object *input;         /* signal (may be JSON null), activity.task */
     char *reason;               /* terminate (optional) */
     /* activity.task only. */
-    char *activity_type;        /* activityType.name */
-    char *activity_version;     /* activityType.version */
-    char *state;                /* the ASL state name */
+    char *activity_type;    /* activityType.name */
+    char *activity_version; /* activityType.version */
+    char *state;            /* the ASL state name */
     int64_t attempt;
     double start_to_close_timeout; /* seconds; 0 when absent */
     double heartbeat_timeout;      /* seconds; 0 when absent */

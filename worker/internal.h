@@ -10,10 +10,10 @@
 
 /* The fate of one consumed message (a task or a malformed message). */
 typedef enum swf_worker__state {
-    SWF_WORKER__HELD,      /* handed out, not answered */
-    SWF_WORKER__SENT,      /* answer (or dead-letter entry) queued, not yet acknowledged */
-    SWF_WORKER__DONE,      /* acknowledged: the offset may be committed past it */
-    SWF_WORKER__LOST,      /* Kafka refused the answer: never committed past */
+    SWF_WORKER__HELD, /* handed out, not answered */
+    SWF_WORKER__SENT, /* answer (or dead-letter entry) queued, not yet acknowledged */
+    SWF_WORKER__DONE, /* acknowledged: the offset may be committed past it */
+    SWF_WORKER__LOST, /* Kafka refused the answer: never committed past */
 } swf_worker__state_t;
 
 /*

@@ -57,10 +57,10 @@ typedef struct swf_worker swf_worker_t;
 typedef struct swf_worker_task swf_worker_task_t;
 
 typedef struct swf_worker_config {
-    const char *brokers;   /* Kafka bootstrap servers, "host:port,..."; required */
-    const char *task_list; /* required; [A-Za-z0-9._-], at most 200 bytes */
-    const char *group_id;  /* NULL: "swf-workers.<task_list>" */
-    const char *identity;  /* NULL: "<hostname>:<pid>"; sent with every answer */
+    const char *brokers;    /* Kafka bootstrap servers, "host:port,..."; required */
+    const char *task_list;  /* required; [A-Za-z0-9._-], at most 200 bytes */
+    const char *group_id;   /* NULL: "swf-workers.<task_list>" */
+    const char *identity;   /* NULL: "<hostname>:<pid>"; sent with every answer */
     unsigned max_in_flight; /* 0: 1; at most SWF_WORKER_IN_FLIGHT_MAX */
     /* How long the group waits for a silent member before giving its
      * partitions (and its unanswered tasks) to the others; also how long a

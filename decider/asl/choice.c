@@ -114,12 +114,18 @@ static const op_t *swf_asl_choice_op_find(const char *key, bool *is_path)
 static bool swf_asl_choice_rel_holds(op_rel_t rel, int cmp)
 {
     switch (rel) {
-    case REL_EQ: return cmp == 0;
-    case REL_LT: return cmp < 0;
-    case REL_LE: return cmp <= 0;
-    case REL_GT: return cmp > 0;
-    case REL_GE: return cmp >= 0;
-    case REL_NONE: break;
+    case REL_EQ:
+        return cmp == 0;
+    case REL_LT:
+        return cmp < 0;
+    case REL_LE:
+        return cmp <= 0;
+    case REL_GT:
+        return cmp > 0;
+    case REL_GE:
+        return cmp >= 0;
+    case REL_NONE:
+        break;
     }
     return false;
 }
@@ -170,8 +176,11 @@ static unsigned swf_asl_choice_utf16_next(const unsigned char *s, size_t len, si
         return u;
     }
     unsigned c = s[*pos];
-    size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3
-                          : (c & 0xF8) == 0xF0 ? 4 : 0;
+    size_t n = c < 0x80             ? 1
+               : (c & 0xE0) == 0xC0 ? 2
+               : (c & 0xF0) == 0xE0 ? 3
+               : (c & 0xF8) == 0xF0 ? 4
+                                    : 0;
     if (n <= 1 || *pos + n > len) {
         (*pos)++;
         return c;
@@ -279,8 +288,8 @@ swf_error_t *swf_asl__choice_apply(const char *name, bool present, json_object *
         want = json_object_get_boolean(operand);
     }
     if (!present && op->kind != OP_IS_PRESENT)
-        return swf_error_states("States.Runtime", "%s needs a value, and the Variable selected nothing",
-                                op->name);
+        return swf_error_states("States.Runtime",
+                                "%s needs a value, and the Variable selected nothing", op->name);
 
     swf_time_t ta, tb;
     bool is;
@@ -293,10 +302,9 @@ swf_error_t *swf_asl__choice_apply(const char *name, bool present, json_object *
     case OP_MATCHES:
         *matched = json_object_is_type(value, json_type_string) &&
                    json_object_is_type(operand, json_type_string) &&
-                   swf_asl_choice_glob_match(json_object_get_string(operand),
-                                             (size_t)json_object_get_string_len(operand),
-                                             json_object_get_string(value),
-                                             (size_t)json_object_get_string_len(value));
+                   swf_asl_choice_glob_match(
+                       json_object_get_string(operand), (size_t)json_object_get_string_len(operand),
+                       json_object_get_string(value), (size_t)json_object_get_string_len(value));
         return NULL;
     case OP_NUMERIC:
         *matched = swf_json_is_number(value) && swf_json_is_number(operand) &&
@@ -311,13 +319,26 @@ swf_error_t *swf_asl__choice_apply(const char *name, bool present, json_object *
         *matched = swf_asl_choice_timestamp(value, &ta) && swf_asl_choice_timestamp(operand, &tb) &&
                    swf_asl_choice_rel_holds(op->rel, swf_time_cmp(ta, tb));
         return NULL;
-    case OP_IS_NULL: is = value == NULL; break;
-    case OP_IS_PRESENT: is = present; break;
-    case OP_IS_NUMERIC: is = swf_json_is_number(value); break;
-    case OP_IS_STRING: is = json_object_is_type(value, json_type_string); break;
-    case OP_IS_BOOLEAN: is = json_object_is_type(value, json_type_boolean); break;
-    case OP_IS_TIMESTAMP: is = swf_asl_choice_timestamp(value, &ta); break;
-    default: return swf_error_states("States.Runtime", "unknown operator %s", op->name);
+    case OP_IS_NULL:
+        is = value == NULL;
+        break;
+    case OP_IS_PRESENT:
+        is = present;
+        break;
+    case OP_IS_NUMERIC:
+        is = swf_json_is_number(value);
+        break;
+    case OP_IS_STRING:
+        is = json_object_is_type(value, json_type_string);
+        break;
+    case OP_IS_BOOLEAN:
+        is = json_object_is_type(value, json_type_boolean);
+        break;
+    case OP_IS_TIMESTAMP:
+        is = swf_asl_choice_timestamp(value, &ta);
+        break;
+    default:
+        return swf_error_states("States.Runtime", "unknown operator %s", op->name);
     }
     *matched = is == want;
     return NULL;
@@ -411,7 +432,8 @@ swf_error_t *swf_asl_choice_rule_eval(json_object *rule, json_object *input,
     const op_t *op = NULL;
     bool is_path = false;
     json_object *operand = NULL;
-    json_object_object_foreach(rule, key, val) {
+    json_object_object_foreach(rule, key, val)
+    {
         bool p;
         const op_t *found = swf_asl_choice_op_find(key, &p);
         if (found == NULL)

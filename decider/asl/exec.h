@@ -73,10 +73,10 @@ const char *swf_asl_status_name(swf_asl_status_t status);
 /* What happens inside the machine, for the timeline and the graph. */
 typedef enum swf_asl_trace_kind {
     SWF_ASL_STATE_ENTERED,
-    SWF_ASL_STATE_EXITED,   /* succeeded; `data` is the state output */
-    SWF_ASL_STATE_FAILED,   /* `data` is {"Error","Cause"} */
-    SWF_ASL_STATE_RETRIED,  /* `data` is {"Error","Cause","RetryCount"} */
-    SWF_ASL_STATE_CAUGHT,   /* `data` is {"Error","Cause","Next"} */
+    SWF_ASL_STATE_EXITED,  /* succeeded; `data` is the state output */
+    SWF_ASL_STATE_FAILED,  /* `data` is {"Error","Cause"} */
+    SWF_ASL_STATE_RETRIED, /* `data` is {"Error","Cause","RetryCount"} */
+    SWF_ASL_STATE_CAUGHT,  /* `data` is {"Error","Cause","Next"} */
 } swf_asl_trace_kind_t;
 
 typedef struct swf_asl_trace {

@@ -204,7 +204,10 @@ static void *parse_alloc(parser_t *p, size_t size)
     return mem;
 }
 
-static char peek(const parser_t *p) { return p->pos < p->len ? p->s[p->pos] : '\0'; }
+static char peek(const parser_t *p)
+{
+    return p->pos < p->len ? p->s[p->pos] : '\0';
+}
 
 static char peek_at(const parser_t *p, size_t ahead)
 {
@@ -218,7 +221,10 @@ static void skip_space(parser_t *p)
         p->pos++;
 }
 
-static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
 
 static bool is_var_char(char c)
 {

@@ -166,12 +166,12 @@ typedef enum lang {
 
 typedef struct vctx {
     swf_asl_problems_t *out;
-    size_t found;       /* problems added by this call */
-    pathbuf_t pb;       /* where we are */
-    json_object *names; /* every state name met so far, across all scopes */
+    size_t found;        /* problems added by this call */
+    pathbuf_t pb;        /* where we are */
+    json_object *names;  /* every state name met so far, across all scopes */
     json_object *labels; /* every Map Label met so far, across all scopes */
-    size_t states;      /* states met so far, across all scopes */
-    lang_t top_lang;    /* the machine's QueryLanguage, inherited by every state */
+    size_t states;       /* states met so far, across all scopes */
+    lang_t top_lang;     /* the machine's QueryLanguage, inherited by every state */
 } vctx_t;
 
 __attribute__((format(printf, 2, 3))) static void problem(vctx_t *c, const char *fmt, ...)
@@ -196,13 +196,25 @@ __attribute__((format(printf, 3, 4))) static void problem_at(vctx_t *c, const ch
     pb_cut(&c->pb, mark);
 }
 
-static bool is_object(json_object *v) { return json_object_is_type(v, json_type_object); }
+static bool is_object(json_object *v)
+{
+    return json_object_is_type(v, json_type_object);
+}
 
-static bool is_array(json_object *v) { return json_object_is_type(v, json_type_array); }
+static bool is_array(json_object *v)
+{
+    return json_object_is_type(v, json_type_array);
+}
 
-static bool is_string(json_object *v) { return json_object_is_type(v, json_type_string); }
+static bool is_string(json_object *v)
+{
+    return json_object_is_type(v, json_type_string);
+}
 
-static bool is_int(json_object *v) { return json_object_is_type(v, json_type_int); }
+static bool is_int(json_object *v)
+{
+    return json_object_is_type(v, json_type_int);
+}
 
 static bool ends_with(const char *s, const char *suffix)
 {

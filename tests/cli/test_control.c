@@ -516,11 +516,11 @@ static void *drive(void *arg)
             PGconn *c = PQconnectdb(d->db);
             int ended = 0;
             for (int tries = 0; tries < 300 && ended < 1 && PQstatus(c) == CONNECTION_OK; tries++) {
-                PGresult *r = PQexec(
-                    c, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-                       " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                       " AND application_name <> 'swf_test_driver'"
-                       " AND query LIKE '%FROM events WHERE execution_id%'");
+                PGresult *r =
+                    PQexec(c, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                              " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                              " AND application_name <> 'swf_test_driver'"
+                              " AND query LIKE '%FROM events WHERE execution_id%'");
                 ended = PQresultStatus(r) == PGRES_TUPLES_OK ? atoi(PQgetvalue(r, 0, 0)) : 0;
                 PQclear(r);
                 if (ended < 1)

@@ -139,14 +139,13 @@ Test(dev, exports_eval_back_with_a_space_in_the_folder, .timeout = 300)
     char dir[] = "/tmp/swf dev-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
     cr_assert_eq(chmod(dir, 0755), 0);
-    const char *script =
-        DEV_START("")
-        "rc=0\n"
-        "case \"$SWF_DATABASE_URL\" in *\"$d/swf-pg-\"*) ;; *) rc=10 ;; esac\n"
-        "[ $rc = 0 ] && { \"$bin/swf\" list --limit 1 >/dev/null 2>>\"$d/err\" || rc=11; }\n"
-        "kill -TERM $p 2>/dev/null; wait $p || rc=12\n"
-        "[ $rc = 0 ] || cat \"$d/err\" >&2\n"
-        "exit $rc\n";
+    const char *script = DEV_START(
+        "") "rc=0\n"
+            "case \"$SWF_DATABASE_URL\" in *\"$d/swf-pg-\"*) ;; *) rc=10 ;; esac\n"
+            "[ $rc = 0 ] && { \"$bin/swf\" list --limit 1 >/dev/null 2>>\"$d/err\" || rc=11; }\n"
+            "kill -TERM $p 2>/dev/null; wait $p || rc=12\n"
+            "[ $rc = 0 ] || cat \"$d/err\" >&2\n"
+            "exit $rc\n";
     bool left;
     int rc = sh_script_then_clean(script, dir, &left);
     cr_assert_eq(rc, 0,
@@ -188,36 +187,47 @@ Test(dev, run_dev_on_a_shared_system_answers_from_its_mocks_and_its_own_clock, .
     char dir[] = "/tmp/swf-devshare-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
     cr_assert_eq(chmod(dir, 0755), 0);
-    const char *script =
-        DEV_START("SWF_DEV_TIME_SKIP=1 ")
-        "\"$bin/swf-worker\" --task-list work --echo 2>\"$d/worker.err\" & w=$!\n"
-        "cat >\"$d/task.json\" <<'J'\n"
-        "{\"StartAt\":\"T\",\"States\":{\"T\":{\"Type\":\"Task\",\"End\":true,"
-        "\"Resource\":\"arn:aws:states:us-east-1:123456789012:activity:work\"}}}\n"
-        "J\n"
-        "echo '{\"T\":[{\"Return\":\"mocked\"}]}' >\"$d/mocks.json\"\n"
-        "cat >\"$d/wait.json\" <<'J'\n"
-        "{\"StartAt\":\"W\",\"States\":{\"W\":{\"Type\":\"Wait\",\"Seconds\":3600,"
-        "\"Next\":\"P\"},\"P\":{\"Type\":\"Pass\",\"End\":true,\"Parameters\":{"
-        "\"start.$\":\"$$.Execution.StartTime\",\"entered.$\":\"$$.State.EnteredTime\","
-        "\"machine.$\":\"$$.StateMachine.Name\",\"id.$\":\"$$.Execution.Name\"}}}}\n"
-        "J\n"
-        "rc=0\n"
-        "for i in 1 2 3; do\n"
-        "  SWF_DEV_RUN_TIMEOUT=120 \"$bin/swf\" run --dev \"$d/task.json\" --mocks "
-        "\"$d/mocks.json\" >\"$d/out.$i\" 2>>\"$d/err\" || rc=10\n"
-        "  grep -q '\"status\": *\"SUCCEEDED\", *\"output\": *\"mocked\" *}' \"$d/out.$i\" || "
-        "{ cat \"$d/out.$i\" >&2; rc=11; }\n"
-        "done\n"
-        "SWF_DEV_RUN_TIMEOUT=120 \"$bin/swf\" run --dev \"$d/wait.json\" >\"$d/wait.out\" "
-        "2>>\"$d/err\" || rc=12\n"
-        "cat \"$d/wait.out\"\n"
-        "id=$(sed -n 's/.*\"id\": *\"\\([^\"]*\\)\".*/\\1/p' \"$d/wait.out\")\n"
-        "\"$bin/swf\" history \"$id\" --json 2>>\"$d/err\" | grep '\"TimerFired\"' || rc=14\n"
-        "kill -TERM $w; wait $w\n"
-        "kill -TERM $p 2>/dev/null; wait $p || rc=13\n"
-        "[ $rc = 0 ] || cat \"$d/err\" >&2\n"
-        "exit $rc\n";
+    const char *script = DEV_START(
+        "SWF_DEV_TIME_SKIP=1 ") "\"$bin/swf-worker\" --task-list work --echo 2>\"$d/worker.err\" & "
+                                "w=$!\n"
+                                "cat >\"$d/task.json\" <<'J'\n"
+                                "{\"StartAt\":\"T\",\"States\":{\"T\":{\"Type\":\"Task\",\"End\":"
+                                "true,"
+                                "\"Resource\":\"arn:aws:states:us-east-1:123456789012:activity:"
+                                "work\"}}}\n"
+                                "J\n"
+                                "echo '{\"T\":[{\"Return\":\"mocked\"}]}' >\"$d/mocks.json\"\n"
+                                "cat >\"$d/wait.json\" <<'J'\n"
+                                "{\"StartAt\":\"W\",\"States\":{\"W\":{\"Type\":\"Wait\","
+                                "\"Seconds\":3600,"
+                                "\"Next\":\"P\"},\"P\":{\"Type\":\"Pass\",\"End\":true,"
+                                "\"Parameters\":{"
+                                "\"start.$\":\"$$.Execution.StartTime\",\"entered.$\":\"$$.State."
+                                "EnteredTime\","
+                                "\"machine.$\":\"$$.StateMachine.Name\",\"id.$\":\"$$.Execution."
+                                "Name\"}}}}\n"
+                                "J\n"
+                                "rc=0\n"
+                                "for i in 1 2 3; do\n"
+                                "  SWF_DEV_RUN_TIMEOUT=120 \"$bin/swf\" run --dev \"$d/task.json\" "
+                                "--mocks "
+                                "\"$d/mocks.json\" >\"$d/out.$i\" 2>>\"$d/err\" || rc=10\n"
+                                "  grep -q '\"status\": *\"SUCCEEDED\", *\"output\": *\"mocked\" "
+                                "*}' \"$d/out.$i\" || "
+                                "{ cat \"$d/out.$i\" >&2; rc=11; }\n"
+                                "done\n"
+                                "SWF_DEV_RUN_TIMEOUT=120 \"$bin/swf\" run --dev \"$d/wait.json\" "
+                                ">\"$d/wait.out\" "
+                                "2>>\"$d/err\" || rc=12\n"
+                                "cat \"$d/wait.out\"\n"
+                                "id=$(sed -n 's/.*\"id\": *\"\\([^\"]*\\)\".*/\\1/p' "
+                                "\"$d/wait.out\")\n"
+                                "\"$bin/swf\" history \"$id\" --json 2>>\"$d/err\" | grep "
+                                "'\"TimerFired\"' || rc=14\n"
+                                "kill -TERM $w; wait $w\n"
+                                "kill -TERM $p 2>/dev/null; wait $p || rc=13\n"
+                                "[ $rc = 0 ] || cat \"$d/err\" >&2\n"
+                                "exit $rc\n";
     char cmd[4096];
     snprintf(cmd, sizeof(cmd), "sh -s -- '%s' '%s' <<'SCRIPT'\n%sSCRIPT\n", SWF_BINARY_DIR, dir,
              script);
@@ -248,8 +258,8 @@ Test(dev, run_dev_on_a_shared_system_answers_from_its_mocks_and_its_own_clock, .
     struct tm start = {0}, entered = {0};
     int start_ms = 0, entered_ms = 0;
     cr_assert_eq(sscanf(swf_json_get_string(o, "start"), "%d-%d-%dT%d:%d:%d.%dZ", &start.tm_year,
-                        &start.tm_mon, &start.tm_mday, &start.tm_hour, &start.tm_min,
-                        &start.tm_sec, &start_ms),
+                        &start.tm_mon, &start.tm_mday, &start.tm_hour, &start.tm_min, &start.tm_sec,
+                        &start_ms),
                  7, "%s", out);
     cr_assert_eq(sscanf(swf_json_get_string(o, "entered"), "%d-%d-%dT%d:%d:%d.%dZ",
                         &entered.tm_year, &entered.tm_mon, &entered.tm_mday, &entered.tm_hour,
@@ -261,7 +271,8 @@ Test(dev, run_dev_on_a_shared_system_answers_from_its_mocks_and_its_own_clock, .
     entered.tm_mon--;
     long long ms = (long long)(timegm(&entered) - timegm(&start)) * 1000 + entered_ms - start_ms;
     cr_assert_eq(ms, 3600000LL, "EnteredTime - StartTime is %lld ms, not one hour: %s", ms, out);
-    cr_assert_str_eq(swf_json_get_string(fired, "eventTimestamp"), swf_json_get_string(o, "entered"),
+    cr_assert_str_eq(swf_json_get_string(fired, "eventTimestamp"),
+                     swf_json_get_string(o, "entered"),
                      "swf history shows the timer fired at the virtual time: %s", fired_line);
     json_object_put(line);
     json_object_put(fired);

@@ -69,14 +69,16 @@ Test(cli_graph, execution_colours_states_and_counts_edges)
 {
     cr_assert_eq(swf("graph", "--history", H "src__debug.jsonl", NULL), 0, "%s", output);
     /* Three iterations of the inner Map in total, one retried. */
-    cr_assert(strstr(output, "\"Work[0]/Batches[*]/Items\" -> \"Work[0]/Batches[*]/Items[*]/Process\" "
-                             "[label=\"3x\", penwidth=2]") != NULL,
+    cr_assert(strstr(output,
+                     "\"Work[0]/Batches[*]/Items\" -> \"Work[0]/Batches[*]/Items[*]/Process\" "
+                     "[label=\"3x\", penwidth=2]") != NULL,
               "%s", output);
-    cr_assert(strstr(output, "label=\"Process\\n(Task)\\n3 visits, 1 retry\", fillcolor=\"#fff59d\"") !=
-                  NULL,
-              "%s", output);
-    cr_assert(strstr(output, "label=\"Audit\\n(Task)\\n1 visit, 1 caught\", fillcolor=\"#ffcc80\"") !=
-                  NULL,
+    cr_assert(
+        strstr(output, "label=\"Process\\n(Task)\\n3 visits, 1 retry\", fillcolor=\"#fff59d\"") !=
+            NULL,
+        "%s", output);
+    cr_assert(strstr(output,
+                     "label=\"Audit\\n(Task)\\n1 visit, 1 caught\", fillcolor=\"#ffcc80\"") != NULL,
               "%s", output);
     cr_assert(strstr(output, "\"Work[1]/Audit\" -> \"Work[1]/AuditSkipped\" [label=\"catch "
                              "States.ALL\\n1x\", style=dashed, penwidth=2]") != NULL,
@@ -90,9 +92,10 @@ Test(cli_graph, failed_execution_is_red_where_it_failed)
     cr_assert_eq(swf("graph", SWF_SOURCE_DIR "/examples/order.asl.json", "--history",
                      H "examples__order-declined.jsonl", NULL),
                  0);
-    cr_assert(strstr(output, "label=\"Declined\\n(Fail)\\n1 visit, 1 failed\", fillcolor=\"#ef9a9a\"") !=
-                  NULL,
-              "%s", output);
+    cr_assert(
+        strstr(output, "label=\"Declined\\n(Fail)\\n1 visit, 1 failed\", fillcolor=\"#ef9a9a\"") !=
+            NULL,
+        "%s", output);
     cr_assert(strstr(output, "execution local: FAILED") != NULL);
 }
 

@@ -101,7 +101,9 @@ Test(cli_run, invalid_definition_is_reported_as_invalid)
     outcome_t o;
     char args[1024];
     snprintf(args, sizeof(args), "run --local %s",
-             write_file("d.json", "{\"StartAt\":\"Nowhere\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}}"));
+             write_file(
+                 "d.json",
+                 "{\"StartAt\":\"Nowhere\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}}"));
     run(&o, args);
     cr_assert_eq(o.status, 1);
     cr_assert(strstr(o.out, "\"status\":\"INVALID\"") != NULL, "%s", o.out);

@@ -16,7 +16,10 @@
 
 static char dir[] = "/tmp/swf-test-validate-XXXXXX";
 
-static void setup(void) { cr_assert_not_null(mkdtemp(dir)); }
+static void setup(void)
+{
+    cr_assert_not_null(mkdtemp(dir));
+}
 
 static void teardown(void)
 {

@@ -91,8 +91,10 @@ static void start_executions(swf_dev_t *dev, swf_history_store_t *store, int n, 
     for (int i = 0; i < n; i++) {
         char id[64];
         snprintf(id, sizeof(id), "%s-%d", prefix, i);
-        swf_history_start_t st = {.execution_id = id, .state_machine = "Order",
-                                  .version = version, .input = input,
+        swf_history_start_t st = {.execution_id = id,
+                                  .state_machine = "Order",
+                                  .version = version,
+                                  .input = input,
                                   .time_ms = swf_time_now_ms()};
         check(swf_history_pg_execution_start(store, &st, NULL));
         send_inbox(swf_dev_brokers(dev), id, swf_msg_decide_new(id));
@@ -184,8 +186,10 @@ typedef struct rig {
 
 static void rig_up(rig_t *r, int deciders, bool split)
 {
-    swf_dev_options_t opt = {.deciders = deciders, .history_service = true,
-                             .time_scale = 0.05, .split_groups = split,
+    swf_dev_options_t opt = {.deciders = deciders,
+                             .history_service = true,
+                             .time_scale = 0.05,
+                             .split_groups = split,
                              .log = getenv("SWF_TEST_LOG") ? stderr : NULL};
     check(swf_dev_start(&opt, &r->dev));
     r->mocks = parse(MOCKS);
@@ -237,8 +241,14 @@ static void wait_stat(swf_decider_t *d, uint64_t *(*field)(swf_decider_stats_t *
     cr_assert_fail("the decider did not get there");
 }
 
-static uint64_t *f_ignored(swf_decider_stats_t *s) { return &s->ignored; }
-static uint64_t *f_dead(swf_decider_stats_t *s) { return &s->dead_letters; }
+static uint64_t *f_ignored(swf_decider_stats_t *s)
+{
+    return &s->ignored;
+}
+static uint64_t *f_dead(swf_decider_stats_t *s)
+{
+    return &s->dead_letters;
+}
 
 Test(daemon, duplicate_answers_change_nothing_forged_token_goes_to_dlq, .timeout = 600)
 {

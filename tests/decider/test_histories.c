@@ -69,6 +69,7 @@ Test(histories, every_recorded_decision_is_derived_again)
         free(names[i]);
     }
     free(names);
-    cr_assert_eq(failed, 0, "%zu of %zu recorded histories no longer replay (see above)", failed, n);
+    cr_assert_eq(failed, 0, "%zu of %zu recorded histories no longer replay (see above)", failed,
+                 n);
     cr_log_info("%zu histories, %zu events replayed, all decisions match", n, events);
 }

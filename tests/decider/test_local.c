@@ -31,8 +31,11 @@ static void run_machine(run_t *r, const char *def, const char *input, const char
     memset(r, 0, sizeof(*r));
     json_object *d = parse(def), *in = parse(input), *m = mocks ? parse(mocks) : NULL;
     r->store = swf_history_mem_new();
-    swf_local_options_t opt = {.definition = d, .input = in, .mocks = m,
-                               .execution_id = "test-1", .start_ms = 1700000000000};
+    swf_local_options_t opt = {.definition = d,
+                               .input = in,
+                               .mocks = m,
+                               .execution_id = "test-1",
+                               .start_ms = 1700000000000};
     swf_error_t *err = swf_local_run(&opt, r->store, &r->res);
     cr_assert_null(err, "run failed: %s", swf_error_message(err));
     err = swf_history_load(r->store, "test-1", 0, 0, &r->events);
@@ -128,8 +131,9 @@ Test(local_run, retry_waits_on_a_timer_with_backoff_in_virtual_time)
                 "{\"StartAt\":\"T\",\"States\":{\"T\":{" TASK ",\"End\":true,"
                 "\"Retry\":[{\"ErrorEquals\":[\"E\"],\"IntervalSeconds\":3,\"BackoffRate\":2,"
                 "\"MaxAttempts\":2}]}}}",
-                "{}", "{\"T\":[{\"Throw\":{\"Error\":\"E\"}},{\"Throw\":{\"Error\":\"E\"}},"
-                      "{\"Return\":7}]}");
+                "{}",
+                "{\"T\":[{\"Throw\":{\"Error\":\"E\"}},{\"Throw\":{\"Error\":\"E\"}},"
+                "{\"Return\":7}]}");
     cr_assert_eq(r.res.status, SWF_ASL_SUCCEEDED);
     cr_assert_str_eq(swf_json_str(r.res.output), "7");
     cr_assert_eq(count_type(&r.events, SWF_EVENT_ACTIVITY_TASK_SCHEDULED), 3);
@@ -176,11 +180,13 @@ Test(local_run, execution_timeout_closes_as_timed_out)
 Test(local_run, parallel_branch_failure_fails_the_state)
 {
     run_t r;
-    run_machine(&r,
-                "{\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Parallel\",\"End\":true,"
-                "\"Branches\":[{\"StartAt\":\"A\",\"States\":{\"A\":{\"Type\":\"Pass\",\"End\":true}}},"
-                "{\"StartAt\":\"B\",\"States\":{\"B\":{\"Type\":\"Fail\",\"Error\":\"X\",\"Cause\":\"c\"}}}]}}}",
-                "{}", NULL);
+    run_machine(
+        &r,
+        "{\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Parallel\",\"End\":true,"
+        "\"Branches\":[{\"StartAt\":\"A\",\"States\":{\"A\":{\"Type\":\"Pass\",\"End\":true}}},"
+        "{\"StartAt\":\"B\",\"States\":{\"B\":{\"Type\":\"Fail\",\"Error\":\"X\",\"Cause\":\"c\"}}}"
+        "]}}}",
+        "{}", NULL);
     cr_assert_eq(r.res.status, SWF_ASL_FAILED);
     cr_assert_str_eq(r.res.error, "X");
     cr_assert_str_eq(r.res.cause, "c");
@@ -190,10 +196,11 @@ Test(local_run, parallel_branch_failure_fails_the_state)
 Test(local_run, map_over_items_keeps_item_order)
 {
     run_t r;
-    run_machine(&r,
-                "{\"StartAt\":\"M\",\"States\":{\"M\":{\"Type\":\"Map\",\"End\":true,\"MaxConcurrency\":2,"
-                "\"ItemProcessor\":{\"StartAt\":\"T\",\"States\":{\"T\":{" TASK ",\"End\":true}}}}}}",
-                "[1,2,3,4,5]", NULL);
+    run_machine(
+        &r,
+        "{\"StartAt\":\"M\",\"States\":{\"M\":{\"Type\":\"Map\",\"End\":true,\"MaxConcurrency\":2,"
+        "\"ItemProcessor\":{\"StartAt\":\"T\",\"States\":{\"T\":{" TASK ",\"End\":true}}}}}}",
+        "[1,2,3,4,5]", NULL);
     cr_assert_eq(r.res.status, SWF_ASL_SUCCEEDED);
     cr_assert_str_eq(swf_json_str(r.res.output), "[1,2,3,4,5]");
     cr_assert_eq(count_type(&r.events, SWF_EVENT_ACTIVITY_TASK_SCHEDULED), 5);
@@ -203,10 +210,11 @@ Test(local_run, map_over_items_keeps_item_order)
 Test(local_run, map_failure_starts_no_further_iteration)
 {
     run_t r;
-    run_machine(&r,
-                "{\"StartAt\":\"M\",\"States\":{\"M\":{\"Type\":\"Map\",\"End\":true,\"MaxConcurrency\":1,"
-                "\"ItemProcessor\":{\"StartAt\":\"T\",\"States\":{\"T\":{" TASK ",\"End\":true}}}}}}",
-                "[1,2,3]", "{\"T\":[{\"Return\":1},{\"Throw\":{\"Error\":\"E\"}},{\"Return\":3}]}");
+    run_machine(
+        &r,
+        "{\"StartAt\":\"M\",\"States\":{\"M\":{\"Type\":\"Map\",\"End\":true,\"MaxConcurrency\":1,"
+        "\"ItemProcessor\":{\"StartAt\":\"T\",\"States\":{\"T\":{" TASK ",\"End\":true}}}}}}",
+        "[1,2,3]", "{\"T\":[{\"Return\":1},{\"Throw\":{\"Error\":\"E\"}},{\"Return\":3}]}");
     cr_assert_eq(r.res.status, SWF_ASL_FAILED);
     cr_assert_eq(count_type(&r.events, SWF_EVENT_ACTIVITY_TASK_SCHEDULED), 2);
     run_free(&r);
@@ -371,14 +379,15 @@ Test(replay, closed_activities_are_forgotten_but_known)
 Test(local_run, assign_sets_variables_seen_from_the_next_state_and_in_iterations)
 {
     run_t r;
-    run_machine(&r,
-                "{\"StartAt\":\"A\",\"States\":{"
-                "\"A\":{\"Type\":\"Pass\",\"Assign\":{\"x\":1,\"y\":2},\"Next\":\"B\"},"
-                "\"B\":{\"Type\":\"Pass\",\"Assign\":{\"x.$\":\"$y\",\"y.$\":\"$x\"},\"Next\":\"M\"},"
-                "\"M\":{\"Type\":\"Map\",\"ItemsPath\":\"$.items\",\"End\":true,"
-                "\"ItemProcessor\":{\"StartAt\":\"I\",\"States\":{\"I\":{\"Type\":\"Pass\","
-                "\"Parameters\":{\"v.$\":\"$\",\"x.$\":\"$x\",\"y.$\":\"$y\"},\"End\":true}}}}}}",
-                "{\"items\":[7]}", NULL);
+    run_machine(
+        &r,
+        "{\"StartAt\":\"A\",\"States\":{"
+        "\"A\":{\"Type\":\"Pass\",\"Assign\":{\"x\":1,\"y\":2},\"Next\":\"B\"},"
+        "\"B\":{\"Type\":\"Pass\",\"Assign\":{\"x.$\":\"$y\",\"y.$\":\"$x\"},\"Next\":\"M\"},"
+        "\"M\":{\"Type\":\"Map\",\"ItemsPath\":\"$.items\",\"End\":true,"
+        "\"ItemProcessor\":{\"StartAt\":\"I\",\"States\":{\"I\":{\"Type\":\"Pass\","
+        "\"Parameters\":{\"v.$\":\"$\",\"x.$\":\"$x\",\"y.$\":\"$y\"},\"End\":true}}}}}}",
+        "{\"items\":[7]}", NULL);
     cr_assert_eq(r.res.status, SWF_ASL_SUCCEEDED, "%s %s", r.res.error, r.res.cause);
     cr_assert_str_eq(swf_json_str(r.res.output), "[{\"v\":7,\"x\":2,\"y\":1}]");
     run_free(&r);
@@ -387,15 +396,16 @@ Test(local_run, assign_sets_variables_seen_from_the_next_state_and_in_iterations
 Test(local_run, jsonata_task_arguments_output_and_catcher)
 {
     run_t r;
-    run_machine(&r,
-                "{\"QueryLanguage\":\"JSONata\",\"StartAt\":\"T\",\"States\":{"
-                "\"T\":{" TASK ",\"Arguments\":{\"n\":\"{% $states.input.n * 2 %}\"},"
-                "\"Output\":\"{% $states.result.n + 1 %}\",\"Next\":\"F\"},"
-                "\"F\":{" TASK ",\"Catch\":[{\"ErrorEquals\":[\"States.ALL\"],"
-                "\"Output\":{\"was\":\"{% $states.input %}\",\"e\":\"{% $states.errorOutput.Error %}\"},"
-                "\"Next\":\"D\"}],\"End\":true},"
-                "\"D\":{\"Type\":\"Succeed\"}}}",
-                "{\"n\":20}", "{\"F\":[{\"Throw\":{\"Error\":\"Nope\"}}]}");
+    run_machine(
+        &r,
+        "{\"QueryLanguage\":\"JSONata\",\"StartAt\":\"T\",\"States\":{"
+        "\"T\":{" TASK ",\"Arguments\":{\"n\":\"{% $states.input.n * 2 %}\"},"
+        "\"Output\":\"{% $states.result.n + 1 %}\",\"Next\":\"F\"},"
+        "\"F\":{" TASK ",\"Catch\":[{\"ErrorEquals\":[\"States.ALL\"],"
+        "\"Output\":{\"was\":\"{% $states.input %}\",\"e\":\"{% $states.errorOutput.Error %}\"},"
+        "\"Next\":\"D\"}],\"End\":true},"
+        "\"D\":{\"Type\":\"Succeed\"}}}",
+        "{\"n\":20}", "{\"F\":[{\"Throw\":{\"Error\":\"Nope\"}}]}");
     cr_assert_eq(r.res.status, SWF_ASL_SUCCEEDED, "%s %s", r.res.error, r.res.cause);
     cr_assert_str_eq(swf_json_str(r.res.output), "{\"was\":41,\"e\":\"Nope\"}");
     run_free(&r);

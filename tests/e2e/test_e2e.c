@@ -125,7 +125,7 @@ typedef struct e2e {
     rd_kafka_mock_cluster_t *mock;
     char brokers[256];
     swf_kafka_names_t names; /* the topics */
-    char dir[64]; /* logs */
+    char dir[64];            /* logs */
     char bin[3][512];
     proc_t procs[NPROCS];
     swf_history_store_t *store;

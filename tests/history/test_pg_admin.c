@@ -165,7 +165,8 @@ Test(history_pg_admin, start_refuses_hostile_input_and_writes_nothing)
 
     req = (swf_history_start_t){"ex-2", NULL, "nope", 0, NULL, T0, NULL};
     expect_code(swf_history_pg_execution_start(s, &req, NULL), SWF_E_NOTFOUND);
-    req = (swf_history_start_t){"ex-3", "x'; DROP TABLE executions; --", "hello", 0, NULL, T0, NULL};
+    req =
+        (swf_history_start_t){"ex-3", "x'; DROP TABLE executions; --", "hello", 0, NULL, T0, NULL};
     ok(swf_history_pg_execution_start(s, &req, NULL));
     req = (swf_history_start_t){"", NULL, "hello", 0, NULL, T0, NULL};
     expect_code(swf_history_pg_execution_start(s, &req, NULL), SWF_E_INPUT);

@@ -562,7 +562,7 @@ Test(service, timers_of_closed_executions_do_not_hold_up_live_ones, .timeout = 6
 }
 
 #define HOUR_TIMER                                                                                 \
-    "{\"timerId\":\"t1\",\"startToFireTimeout\":3600,"                                           \
+    "{\"timerId\":\"t1\",\"startToFireTimeout\":3600,"                                             \
     "\"control\":{\"state\":\"W\",\"path\":\"\",\"reason\":\"wait\"},"                             \
     "\"decisionTaskCompletedEventId\":4}"
 
@@ -589,8 +589,8 @@ Test(service, under_time_skip_the_clock_of_an_execution_is_read_from_its_history
                                         HOUR_TIMER};
     append_events(&f, "busy", 3, now, works, busy, 4);
     static const char *const ahead[4] = {
-        "{\"scheduledEventId\":2,\"identity\":\"t\",\"clockOffsetMs\":7200000}",
-        DECISION_COMPLETED, TASK("1"), HOUR_TIMER};
+        "{\"scheduledEventId\":2,\"identity\":\"t\",\"clockOffsetMs\":7200000}", DECISION_COMPLETED,
+        TASK("1"), HOUR_TIMER};
     append_events(&f, "ahead", 3, now, works, ahead, 4);
     fixture_service(&f, 0);
     for (int i = 0; i < 5; i++) {

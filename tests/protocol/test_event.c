@@ -32,7 +32,8 @@ Test(event_type, names_parse_back_to_their_type)
         cr_assert_not_null(name, "type %d has no name", t);
         cr_expect_eq(swf_event_type_parse(name), (swf_event_type_t)t, "%s", name);
     }
-    cr_expect_str_eq(swf_event_type_name(SWF_EVENT_ACTIVITY_TASK_COMPLETED), "ActivityTaskCompleted");
+    cr_expect_str_eq(swf_event_type_name(SWF_EVENT_ACTIVITY_TASK_COMPLETED),
+                     "ActivityTaskCompleted");
     cr_expect_str_eq(swf_event_type_name(SWF_EVENT_WORKFLOW_EXECUTION_STARTED),
                      "WorkflowExecutionStarted");
 }
@@ -118,7 +119,9 @@ Test(event_json, round_trips)
 Test(event_json, round_trips_every_type_and_times_before_1970)
 {
     for (int t = 1; t < SWF_EVENT_TYPE_COUNT; t++) {
-        swf_event_t ev = {.id = t, .type = (swf_event_type_t)t, .time_ms = -1234567,
+        swf_event_t ev = {.id = t,
+                          .type = (swf_event_type_t)t,
+                          .time_ms = -1234567,
                           .attrs = json_object_new_object()};
         json_object_object_add(ev.attrs, "n", json_object_new_int(t));
         json_object *j = swf_event_to_json(&ev);
@@ -189,7 +192,8 @@ Test(event_json, refuses_what_is_not_an_event)
     expect_refused("{\"eventId\":1,\"eventType\":7,\"eventTimestamp\":\"2026-11-21T10:00:00Z\"}");
     /* eventTimestamp */
     expect_refused("{\"eventId\":1,\"eventType\":\"TimerFired\"}");
-    expect_refused("{\"eventId\":1,\"eventType\":\"TimerFired\",\"eventTimestamp\":\"2026-11-21\"}");
+    expect_refused(
+        "{\"eventId\":1,\"eventType\":\"TimerFired\",\"eventTimestamp\":\"2026-11-21\"}");
     expect_refused("{\"eventId\":1,\"eventType\":\"TimerFired\",\"eventTimestamp\":1795255200000}");
     /* attributes */
     expect_refused("{\"eventId\":1,\"eventType\":\"TimerFired\","
@@ -252,19 +256,18 @@ static char *temp_file(const char *text)
     return path;
 }
 
-#define LINE(id, type, extra)                                                                  \
-    "{\"eventId\":" #id ",\"eventType\":\"" type "\",\"eventTimestamp\":"                      \
+#define LINE(id, type, extra)                                                                      \
+    "{\"eventId\":" #id ",\"eventType\":\"" type "\",\"eventTimestamp\":"                          \
     "\"2026-11-21T10:00:0" #id ".000Z\"" extra "}\n"
 
 Test(event_list, reads_a_history_file)
 {
-    char *path = temp_file(
-        LINE(1, "WorkflowExecutionStarted",
-             ",\"workflowExecutionStartedEventAttributes\":{\"input\":{\"k\":\"v\"}}")
-        "\n   \n"
-        LINE(2, "DecisionTaskScheduled", "")
-        LINE(3, "DecisionTaskStarted", ",\"decisionTaskStartedEventAttributes\":"
-                                       "{\"scheduledEventId\":2,\"identity\":\"t\"}"));
+    char *path = temp_file(LINE(1, "WorkflowExecutionStarted",
+                                ",\"workflowExecutionStartedEventAttributes\":{\"input\":{\"k\":"
+                                "\"v\"}}") "\n   \n" LINE(2, "DecisionTaskScheduled", "")
+                               LINE(3, "DecisionTaskStarted",
+                                    ",\"decisionTaskStartedEventAttributes\":"
+                                    "{\"scheduledEventId\":2,\"identity\":\"t\"}"));
     swf_event_list_t list = {0};
     swf_error_t *err = swf_event_list_read_file(path, &list);
     cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
@@ -284,9 +287,9 @@ Test(event_list, reads_a_history_file)
 
 Test(event_list, reads_a_file_without_a_final_newline)
 {
-    char *path = temp_file(LINE(1, "WorkflowExecutionStarted", "")
-                           "{\"eventId\":2,\"eventType\":\"DecisionTaskScheduled\","
-                           "\"eventTimestamp\":\"2026-11-21T10:00:02Z\"}");
+    char *path = temp_file(LINE(1, "WorkflowExecutionStarted",
+                                "") "{\"eventId\":2,\"eventType\":\"DecisionTaskScheduled\","
+                                    "\"eventTimestamp\":\"2026-11-21T10:00:02Z\"}");
     swf_event_list_t list = {0};
     swf_error_t *err = swf_event_list_read_file(path, &list);
     cr_expect_null(err, "%s", err ? swf_error_message(err) : "");
@@ -318,10 +321,12 @@ static void expect_read_refused(const char *text, swf_code_t code, const char *l
 
 Test(event_list, refuses_ids_that_are_not_dense)
 {
-    expect_read_refused(LINE(1, "WorkflowExecutionStarted", "") LINE(3, "DecisionTaskScheduled", ""),
+    expect_read_refused(LINE(1, "WorkflowExecutionStarted", "")
+                            LINE(3, "DecisionTaskScheduled", ""),
                         SWF_E_INPUT, "2");
     expect_read_refused(LINE(2, "WorkflowExecutionStarted", ""), SWF_E_INPUT, "1");
-    expect_read_refused(LINE(1, "WorkflowExecutionStarted", "") LINE(1, "DecisionTaskScheduled", ""),
+    expect_read_refused(LINE(1, "WorkflowExecutionStarted", "")
+                            LINE(1, "DecisionTaskScheduled", ""),
                         SWF_E_INPUT, "2");
 }
 

@@ -19,10 +19,19 @@
 
 #define SCHEMAS SWF_SOURCE_DIR "/protocol/schemas"
 
-static const char *message_types[] = {
-    "activity.task", "decide", "activity.completed", "activity.failed", "activity.heartbeat",
-    "activity.timedOut", "timer.fired", "execution.timedOut", "signal", "cancel", "terminate",
-    "dead-letter", NULL};
+static const char *message_types[] = {"activity.task",
+                                      "decide",
+                                      "activity.completed",
+                                      "activity.failed",
+                                      "activity.heartbeat",
+                                      "activity.timedOut",
+                                      "timer.fired",
+                                      "execution.timedOut",
+                                      "signal",
+                                      "cancel",
+                                      "terminate",
+                                      "dead-letter",
+                                      NULL};
 
 static json_object *read_json(const char *path)
 {
@@ -55,7 +64,8 @@ static bool breaks(json_object *s, json_object *v, const char *where, char *why,
         }
         if (!ok)
             return snprintf(why, n, "%s: %s is not of type %s", where, swf_json_type_name(v),
-                            swf_json_str(k)), true;
+                            swf_json_str(k)),
+                   true;
     }
     if (swf_json_get(s, "const", &k) && !swf_json_equal(k, v))
         return snprintf(why, n, "%s: %s is not %s", where, swf_json_str(v), swf_json_str(k)), true;
@@ -65,7 +75,8 @@ static bool breaks(json_object *s, json_object *v, const char *where, char *why,
             ok = ok || swf_json_equal(json_object_array_get_idx(k, i), v);
         if (!ok)
             return snprintf(why, n, "%s: %s is not one of %s", where, swf_json_str(v),
-                            swf_json_str(k)), true;
+                            swf_json_str(k)),
+                   true;
     }
     if (swf_json_is_number(v)) {
         double d = json_object_get_double(v);

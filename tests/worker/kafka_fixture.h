@@ -86,8 +86,8 @@ static inline void fx_publish(fx_kafka_t *k, const char *topic, const char *key,
 }
 
 /* An activity.task message (a new reference). hb_s/stc_s 0 leave the timeouts out. */
-static inline json_object *fx_task(const char *execution_id, const char *activity_id, const char *input,
-                            double hb_s)
+static inline json_object *fx_task(const char *execution_id, const char *activity_id,
+                                   const char *input, double hb_s)
 {
     json_object *t = json_object_new_object();
     char *token = swf_token_make(SWF_TOKEN_DEV_SECRET, execution_id, activity_id);
@@ -163,7 +163,8 @@ static inline json_object *fx_read(rd_kafka_t *c, int max_ms, char **key)
 }
 
 /* The committed offset of a group on one partition of a topic (negative: none). */
-static inline int64_t fx_committed(fx_kafka_t *k, const char *group, const char *topic, int partition)
+static inline int64_t fx_committed(fx_kafka_t *k, const char *group, const char *topic,
+                                   int partition)
 {
     rd_kafka_t *c = fx_client(k->brokers, RD_KAFKA_CONSUMER, group);
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
@@ -220,7 +221,7 @@ static inline int fx_stop(pid_t pid, int sig, int max_ms)
 /* The activity id of an answer, found by its token among n candidates
  * made with the development secret for `execution_id`. */
 static inline const char *fx_answer_activity(json_object *answer, const char *execution_id,
-                                      const char *const *ids, size_t n)
+                                             const char *const *ids, size_t n)
 {
     const char *tok = swf_json_get_string(answer, "taskToken");
     for (size_t i = 0; tok && i < n; i++) {

@@ -182,8 +182,7 @@ static const char *python_with_kafka(void)
     static const char *candidates[] = {"/usr/bin/python3", "python3"};
     for (size_t i = 0; i < 2; i++) {
         char cmd[256];
-        snprintf(cmd, sizeof(cmd), "%s -c 'import confluent_kafka' >/dev/null 2>&1",
-                 candidates[i]);
+        snprintf(cmd, sizeof(cmd), "%s -c 'import confluent_kafka' >/dev/null 2>&1", candidates[i]);
         if (system(cmd) == 0)
             return candidates[i];
     }

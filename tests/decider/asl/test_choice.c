@@ -173,20 +173,19 @@ Test(choice_apply, string_matches_escapes_and_literals)
 Test(choice_apply, timestamps_compare_as_instants)
 {
     cr_expect(apply("TimestampEquals", "\"2016-03-14T01:59:00Z\"", "\"2016-03-14T01:59:00Z\""));
-    cr_expect(apply("TimestampEquals", "\"2016-03-14T01:59:00Z\"",
-                    "\"2016-03-14T02:59:00+01:00\""));
-    cr_expect(apply("TimestampEquals", "\"2016-03-14T01:59:00.000Z\"",
-                    "\"2016-03-14T01:59:00Z\""));
+    cr_expect(
+        apply("TimestampEquals", "\"2016-03-14T01:59:00Z\"", "\"2016-03-14T02:59:00+01:00\""));
+    cr_expect(apply("TimestampEquals", "\"2016-03-14T01:59:00.000Z\"", "\"2016-03-14T01:59:00Z\""));
     cr_expect(apply("TimestampLessThan", "\"2016-03-14T01:59:00.1Z\"",
                     "\"2016-03-14T01:59:00.100000001Z\""));
-    cr_expect(apply("TimestampLessThanEquals", "\"2016-03-14T01:59:00Z\"",
-                    "\"2016-03-14T01:59:00Z\""));
-    cr_expect(apply("TimestampGreaterThan", "\"2017-01-01T00:00:00Z\"",
-                    "\"2016-12-31T23:59:59Z\""));
+    cr_expect(
+        apply("TimestampLessThanEquals", "\"2016-03-14T01:59:00Z\"", "\"2016-03-14T01:59:00Z\""));
+    cr_expect(
+        apply("TimestampGreaterThan", "\"2017-01-01T00:00:00Z\"", "\"2016-12-31T23:59:59Z\""));
     cr_expect(apply("TimestampGreaterThanEquals", "\"2017-01-01T00:00:00Z\"",
                     "\"2016-12-31T23:59:59Z\""));
-    cr_expect_not(apply("TimestampGreaterThan", "\"2016-12-31T23:59:59Z\"",
-                        "\"2017-01-01T00:00:00Z\""));
+    cr_expect_not(
+        apply("TimestampGreaterThan", "\"2016-12-31T23:59:59Z\"", "\"2017-01-01T00:00:00Z\""));
 }
 
 Test(choice_apply, non_timestamps_never_match)
@@ -332,12 +331,14 @@ Test(choice_rule, is_present_asks_without_error)
 
 Test(choice_rule, path_operands_read_the_input)
 {
-    cr_expect(rule_ok("{\"Variable\":\"$.a\",\"NumericLessThanPath\":\"$.b\"}", "{\"a\":1,\"b\":2}"));
+    cr_expect(
+        rule_ok("{\"Variable\":\"$.a\",\"NumericLessThanPath\":\"$.b\"}", "{\"a\":1,\"b\":2}"));
     cr_expect_not(
         rule_ok("{\"Variable\":\"$.a\",\"NumericGreaterThanPath\":\"$.b\"}", "{\"a\":1,\"b\":2}"));
-    cr_expect(rule_ok("{\"Variable\":\"$.a\",\"NumericEqualsPath\":\"$.b\"}", "{\"a\":1,\"b\":1.0}"));
-    cr_expect(rule_ok("{\"Variable\":\"$.a\",\"StringEqualsPath\":\"$$.State.Name\"}",
-                      "{\"a\":\"C\"}"));
+    cr_expect(
+        rule_ok("{\"Variable\":\"$.a\",\"NumericEqualsPath\":\"$.b\"}", "{\"a\":1,\"b\":1.0}"));
+    cr_expect(
+        rule_ok("{\"Variable\":\"$.a\",\"StringEqualsPath\":\"$$.State.Name\"}", "{\"a\":\"C\"}"));
     cr_expect(rule_ok("{\"Variable\":\"$.a\",\"BooleanEqualsPath\":\"$.b\"}",
                       "{\"a\":false,\"b\":false}"));
     cr_expect_not(rule_ok("{\"Variable\":\"$.a\",\"BooleanEqualsPath\":\"$.b\"}",
@@ -351,7 +352,8 @@ Test(choice_rule, path_operands_read_the_input)
 Test(choice_rule, missing_path_operand_is_a_runtime_error)
 {
     cr_expect(rule_fails("{\"Variable\":\"$.a\",\"NumericEqualsPath\":\"$.nope\"}", "{\"a\":1}"));
-    cr_expect(rule_fails("{\"Variable\":\"$.a\",\"StringEqualsPath\":\"$.nope\"}", "{\"a\":\"x\"}"));
+    cr_expect(
+        rule_fails("{\"Variable\":\"$.a\",\"StringEqualsPath\":\"$.nope\"}", "{\"a\":\"x\"}"));
 }
 
 Test(choice_rule, and_or_not_nest)
@@ -487,8 +489,8 @@ static bool run_case(const char *dir, const char *case_name)
         error = error_buf;
         swf_error_free(err);
     } else {
-        const char *next = chosen ? swf_json_get_string(chosen, "Next")
-                                  : swf_json_get_string(c, "Default");
+        const char *next =
+            chosen ? swf_json_get_string(chosen, "Next") : swf_json_get_string(c, "Default");
         if (next == NULL)
             error = "States.NoChoiceMatched";
         else if ((output = pass_result(states, next)) == NULL)

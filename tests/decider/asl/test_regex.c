@@ -246,7 +246,8 @@ static const char *const SUBJECTS[] = {
     "",
     "abc abcabc ab-c 1053 $42",
     "The Quick brown fox\njumps\r\nover 10 lazy dogs.",
-    "caf\xc3\xa9 \xf0\x9f\x98\x80 \xe2\x80\xa8 a\xc2\xa0" "b <<x>> (y) [z]",
+    "caf\xc3\xa9 \xf0\x9f\x98\x80 \xe2\x80\xa8 a\xc2\xa0"
+    "b <<x>> (y) [z]",
     "aaaaaaaaaaaaaaaaaaaaaaaaab",
 };
 
@@ -310,11 +311,24 @@ static fuzz_outcome_t regex_round(const char *pattern, void *arg)
 Test(regex_fuzz, mutated_patterns_are_refused_or_match_sensibly)
 {
     static const char *const seeds[] = {
-        "a|ab",          "<.*?>",           "(?<=\\$)\\d+(?:\\.\\d+)?", "(?<![$\\d.])\\b\\d+\\b",
-        "(z)((a+)?(b+)?(c))*", "(?<y>\\d{4})-(?<m>\\d{2})-\\k<m>", "^(a+)\\1$",
-        "[\\w.-]+@[^\\s@]+\\.[a-z]{2,}", "(?=(\\w+))\\1", "(?<=(\\d+)(\\d+))$", "[^]|[]|\\B",
-        "\\x41\\u0042\\cJ\\0\\8\\2(a)",  "a{2,3}?b{,2}c{1", "(?:(a)|b|)+?$",
-        "(?!x)(?<!y)[\\s\\S]{0,5}", "\\ud83d\\ude00|\xc3\xa9+", "^(a+)+$", "(a|a?)+b",
+        "a|ab",
+        "<.*?>",
+        "(?<=\\$)\\d+(?:\\.\\d+)?",
+        "(?<![$\\d.])\\b\\d+\\b",
+        "(z)((a+)?(b+)?(c))*",
+        "(?<y>\\d{4})-(?<m>\\d{2})-\\k<m>",
+        "^(a+)\\1$",
+        "[\\w.-]+@[^\\s@]+\\.[a-z]{2,}",
+        "(?=(\\w+))\\1",
+        "(?<=(\\d+)(\\d+))$",
+        "[^]|[]|\\B",
+        "\\x41\\u0042\\cJ\\0\\8\\2(a)",
+        "a{2,3}?b{,2}c{1",
+        "(?:(a)|b|)+?$",
+        "(?!x)(?<!y)[\\s\\S]{0,5}",
+        "\\ud83d\\ude00|\xc3\xa9+",
+        "^(a+)+$",
+        "(a|a?)+b",
     };
     fuzz_corpus_t c = {0};
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
