@@ -64,6 +64,13 @@ typedef struct swf_cli_opt {
     const char *example; /* a whole command line (NULL only when hidden) */
 } swf_cli_opt_t;
 
+/* The entry that ends a table, every field named so that no compiler
+ * warns of a missing initializer. */
+#define SWF_CLI_OPTS_END                                                                           \
+    {                                                                                              \
+        NULL, NULL, 0, NULL, NULL                                                                  \
+    }
+
 /* A program or command. */
 typedef struct swf_cli_cmd {
     const char *name;          /* "swf start", "swf-worker": the prefix of every message */

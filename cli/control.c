@@ -199,7 +199,7 @@ static const swf_cli_cmd_t task_success_cmd = {
     (const swf_cli_opt_t[]){TOKEN_OPT,
                             {"RESULT", NULL, SWF_CLI_REQUIRED, "the result: " SWF_CLI_JSON_HELP,
                              "swf task-success \"$SWF_TASK_TOKEN\" '{\"approved\": true}'"},
-                            {NULL}},
+                            SWF_CLI_OPTS_END},
     NULL};
 
 int swf_cli_task_success(int argc, char **argv)
@@ -236,7 +236,7 @@ static const swf_cli_cmd_t task_failure_cmd = {
                              "swf task-failure \"$SWF_TASK_TOKEN\" --error Payment.Declined"},
                             {"--cause", "CAUSE", 0, "a longer explanation",
                              "swf task-failure \"$SWF_TASK_TOKEN\" --cause 'card expired'"},
-                            {NULL}},
+                            SWF_CLI_OPTS_END},
     NULL};
 
 int swf_cli_task_failure(int argc, char **argv)
@@ -267,7 +267,7 @@ static const swf_cli_cmd_t task_heartbeat_cmd = {
                             {"--details", "JSON|@FILE", 0,
                              "progress details to record: " SWF_CLI_JSON_HELP,
                              "swf task-heartbeat \"$SWF_TASK_TOKEN\" --details '{\"done\": 40}'"},
-                            {NULL}},
+                            SWF_CLI_OPTS_END},
     NULL};
 
 int swf_cli_task_heartbeat(int argc, char **argv)
@@ -307,7 +307,7 @@ static const swf_cli_cmd_t signal_cmd = {
          "swf signal --workflow-id order-7 approved"},
         {"--input", "JSON|@FILE", 0, "the signal's input: " SWF_CLI_JSON_HELP,
          "swf signal --workflow-id order-7 approved --input '{\"by\": \"ana\"}'"},
-        {NULL}},
+        SWF_CLI_OPTS_END},
     NULL};
 
 int swf_cli_signal(int argc, char **argv)
@@ -342,7 +342,7 @@ static const swf_cli_cmd_t cancel_cmd = {
     (const swf_cli_opt_t[]){SWF_CLI_OPTS_EXECUTION("cancel"),
                             {"--cause", "TEXT", 0, "why, recorded in the history",
                              "swf cancel --workflow-id order-7 --cause 'customer asked'"},
-                            {NULL}},
+                            SWF_CLI_OPTS_END},
     NULL};
 
 int swf_cli_cancel(int argc, char **argv)
@@ -367,7 +367,7 @@ static const swf_cli_cmd_t terminate_cmd = {
                              "swf terminate --workflow-id order-7 --reason 'stuck'"},
                             {"--details", "DETAILS", 0, "more text, recorded in the history",
                              "swf terminate --workflow-id order-7 --details 'see ticket 12'"},
-                            {NULL}},
+                            SWF_CLI_OPTS_END},
     NULL};
 
 int swf_cli_terminate(int argc, char **argv)

@@ -71,7 +71,8 @@ static void time_str(int64_t ms, char *buf)
 static const swf_cli_cmd_t db_cmd = {
     "swf db", NULL, "Create the history's tables in PostgreSQL, or upgrade them to this version.",
     (const swf_cli_opt_t[]){
-        {"ACTION", NULL, SWF_CLI_REQUIRED, "migrate: the only action", "swf db migrate"}, {NULL}},
+        {"ACTION", NULL, SWF_CLI_REQUIRED, "migrate: the only action", "swf db migrate"},
+        SWF_CLI_OPTS_END},
     "The database is SWF_DATABASE_URL (a libpq connection string or URI) or\n"
     "libpq's PG* variables.\n"};
 
@@ -110,7 +111,7 @@ static const swf_cli_cmd_t register_cmd = {
          "swf register orders examples/order.asl.json"},
         {"FILE", NULL, SWF_CLI_REQUIRED, "the ASL definition (JSON; - reads standard input)",
          "swf register orders - < order.asl.json"},
-        {NULL}},
+        SWF_CLI_OPTS_END},
     NULL};
 
 int swf_cli_register(int argc, char **argv)
@@ -186,7 +187,7 @@ static const swf_cli_cmd_t start_cmd = {
          "follow the execution to its end, printing its events; the exit status says how it "
          "ended",
          "swf start orders --wait"},
-        {NULL}},
+        SWF_CLI_OPTS_END},
     NULL};
 
 int swf_cli_start(int argc, char **argv)
@@ -272,7 +273,7 @@ static const swf_cli_cmd_t describe_cmd = {
     (const swf_cli_opt_t[]){SWF_CLI_OPTS_EXECUTION("describe"),
                             {"--json", NULL, 0, "one JSON object instead of text",
                              "swf describe --workflow-id order-7 --json"},
-                            {NULL}},
+                            SWF_CLI_OPTS_END},
     NULL};
 
 int swf_cli_describe(int argc, char **argv)
@@ -322,7 +323,7 @@ static const swf_cli_cmd_t list_cmd = {
         {"--limit", "N", 0, "at most N executions, 1 to 100000 (default 100)",
          "swf list --limit 10"},
         {"--json", NULL, 0, "one JSON object per line instead of a table", "swf list --json"},
-        {NULL}},
+        SWF_CLI_OPTS_END},
     NULL};
 
 int swf_cli_list(int argc, char **argv)
@@ -396,7 +397,7 @@ static const swf_cli_cmd_t history_cmd = {
          "swf history --workflow-id order-7 --states"},
         {"--file", "HISTORY", 0, "with --states: an exported history instead of ID",
          "swf history --states --file order-7.jsonl"},
-        {NULL}},
+        SWF_CLI_OPTS_END},
     NULL};
 
 int swf_cli_history(int argc, char **argv)
@@ -442,7 +443,7 @@ static const swf_cli_cmd_t export_cmd = {
     (const swf_cli_opt_t[]){SWF_CLI_OPTS_EXECUTION("export"),
                             {"FILE", NULL, 0, "where to write it (default, or -: standard output)",
                              "swf export --workflow-id order-7 order-7.jsonl"},
-                            {NULL}},
+                            SWF_CLI_OPTS_END},
     NULL};
 
 int swf_cli_export(int argc, char **argv)
@@ -500,7 +501,7 @@ static const swf_cli_cmd_t import_cmd = {
          "swf import order-7.jsonl"},
         {"--force", NULL, 0, "import it even with problems, printed as warnings",
          "swf import order-7.jsonl --force"},
-        {NULL}},
+        SWF_CLI_OPTS_END},
     NULL};
 
 int swf_cli_import(int argc, char **argv)
@@ -622,7 +623,7 @@ static const swf_cli_cmd_t admin_cmd = {
          "swf admin rebuild-projections"},
         {"ID", NULL, SWF_CLI_MANY, "check: the executions to check", "swf admin check 3f2b8c1e"},
         {"--all", NULL, 0, "check: every execution, newest first", "swf admin check --all"},
-        {NULL}},
+        SWF_CLI_OPTS_END},
     NULL};
 
 int swf_cli_admin(int argc, char **argv)

@@ -551,7 +551,7 @@ static const swf_cli_cmd_t dev_cmd = {
     "run until Ctrl-C, which stops and removes everything.",
     (const swf_cli_opt_t[]){
         {"--deciders", "N", 0, "how many deciders, 0 to 16 (default 1)", "swf dev --deciders 2 &"},
-        {NULL}},
+        SWF_CLI_OPTS_END},
     "Environment: SWF_DEV_TIME_SKIP=1 skips the time timers wait; SWF_DEV_TIME_SCALE runs\n"
     "timers that much faster; SWF_PG_BINDIR names PostgreSQL's programs (see README.md).\n"};
 

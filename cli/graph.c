@@ -610,7 +610,7 @@ static const swf_cli_cmd_t graph_cmd = {
          "swf graph order.asl.json --history order-7.jsonl"},
         {"--svg", NULL, 0, "SVG instead of DOT text (runs Graphviz's dot)",
          "swf graph order.asl.json --svg > order.svg"},
-        {NULL}},
+        SWF_CLI_OPTS_END},
     NULL};
 
 int swf_cli_graph(int argc, char **argv)

@@ -480,7 +480,7 @@ static const swf_cli_cmd_t replay_cmd = {
          "replay against a changed definition: can the running executions go on with it?",
          "swf replay --workflow-id order-7 --definition order-v2.asl.json"},
         {"--json", NULL, 0, "the report as JSON", "swf replay --workflow-id order-7 --json"},
-        {NULL}},
+        SWF_CLI_OPTS_END},
     NULL};
 
 int swf_cli_replay(int argc, char **argv)

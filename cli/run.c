@@ -50,7 +50,7 @@ static const swf_cli_cmd_t run_cmd = {
          "swf run --local order.asl.json --mocks mocks.json"},
         {"--history", NULL, 0, "--local: print the recorded events as JSON lines instead",
          "swf run --local order.asl.json --history"},
-        {NULL}},
+        SWF_CLI_OPTS_END},
     NULL};
 
 static void print_json_line(json_object *o)

@@ -325,7 +325,7 @@ static const swf_cli_cmd_t timeline_cmd = {
         {"--json", NULL, 0, "one JSON object, the states as a tree",
          "swf timeline --workflow-id order-7 --json"},
         {"--states", NULL, SWF_CLI_HIDDEN, "what swf history --states passes on", NULL},
-        {NULL}},
+        SWF_CLI_OPTS_END},
     NULL};
 
 int swf_cli_timeline(int argc, char **argv)

@@ -28,7 +28,7 @@ static const swf_cli_cmd_t validate_cmd = {
                              "swf validate examples/*.asl.json"},
                             {"--json", NULL, 0, "one JSON object per file on stdout, for tools",
                              "swf validate --json order.asl.json"},
-                            {NULL}},
+                            SWF_CLI_OPTS_END},
     NULL};
 
 /* Prints the verdict on one file as a JSON line: read_error, when not NULL,

@@ -20,7 +20,8 @@ static const swf_cli_cmd_t history_cmd = {
     "or more; they share the work through PostgreSQL. SIGINT and SIGTERM finish the current "
     "tick. PostgreSQL not up yet is waited for.",
     (const swf_cli_opt_t[]){
-        {"--version", NULL, 0, "print the version and exit", "swf-history --version"}, {NULL}},
+        {"--version", NULL, 0, "print the version and exit", "swf-history --version"},
+        SWF_CLI_OPTS_END},
     "Configured by the environment (README.md, \"Configuration\"):\n"
     "  SWF_DATABASE_URL       libpq connection string or URI (else libpq's PG* variables)\n"
     "  SWF_KAFKA_BROKERS      bootstrap servers, host:port,... (default localhost:9092)\n"

@@ -34,7 +34,7 @@ static const swf_cli_cmd_t worker_cmd = {
         {"--brokers", "HOST:PORT,...", 0, "the Kafka brokers (default: $SWF_KAFKA_BROKERS)",
          "swf-worker --task-list charge --echo --brokers kafka:9092"},
         {"--version", NULL, 0, "print the version and exit", "swf-worker --version"},
-        {NULL}},
+        SWF_CLI_OPTS_END},
     "Environment: SWF_KAFKA_BROKERS (the brokers, unless --brokers);\n"
     "SWF_KAFKA_SESSION_TIMEOUT_MS (how long the group waits for a silent worker before\n"
     "giving its tasks to the others); SWF_KAFKA_CONFIG_FILE (librdkafka properties).\n"

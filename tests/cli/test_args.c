@@ -44,7 +44,7 @@ static const swf_cli_cmd_t demo = {
                             {"--tag", "TAG", SWF_CLI_MANY, "tags", "swf demo x --tag a"},
                             {"--json", NULL, 0, "JSON out", "swf demo x --json"},
                             {"--limit", "N", 0, "a number", "swf demo x --limit 3"},
-                            {NULL}},
+                            SWF_CLI_OPTS_END},
     NULL};
 
 static bool parse(swf_cli_args_t *a, char **argv)
