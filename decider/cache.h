@@ -4,12 +4,15 @@
  * Replaying a long history on every message would make a decider's cost
  * grow with the history's length. The cache keeps, per execution, the
  * interpreter's fold (swf_asl_exec_t) and the decider's own index of what is
- * open (activities, timers), positioned at the last event applied. On a
- * hit nothing is read: the owner of an execution's inbox partition is the
- * only writer of its history after the first events, and a state that
- * went stale all the same (two deciders during a rebalance) fails its
- * append's optimistic check and is replaced by a fresh load (see
- * batch_decide in daemon.c). It is an LRU bounded by
+ * open (activities, timers), positioned at the last event applied. A hit
+ * is decided on without reading: the owner of an execution's inbox
+ * partition should be the only writer of its history after the first
+ * events, and a state that went stale all the same (two deciders during a
+ * rebalance, or a message sent to the wrong partition) fails its append's
+ * optimistic check and is replaced by a fresh load. A hit that appends
+ * nothing is checked against the history's last event before its messages
+ * count as changing nothing (batch_decide and batch_verify in daemon.c).
+ * It is an LRU bounded by
  * a number of executions; entries are dropped when their inbox partition is
  * revoked (another decider now owns the execution, and its cached state
  * would go stale) and whenever an append of theirs lost a race.

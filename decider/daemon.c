@@ -99,6 +99,7 @@ typedef struct work {
     swf_event_list_t events;    /* to append */
     int64_t next_id;            /* the id of events.items[0] */
     swf_decider_decision_t dec; /* builds them (decider/decision.h) */
+    bool cached;                /* decided this round on a cached state */
     bool failed;                /* dropped for this batch (logged) */
     bool appended;              /* its events are in the history */
     bool published;             /* and its activity tasks went to Kafka */
@@ -430,6 +431,7 @@ typedef struct batch {
     swf_event_list_t *loaded;
     size_t na;        /* appends of the round */
     bool retry;       /* some appends lost a race: another round is due */
+    bool stale;       /* some cached states were behind their history: idem */
     swf_error_t *err; /* the whole batch failed (the database, Kafka): retried */
     int64_t clock_us;
     uint64_t revokes; /* the decider's revokes before its messages were taken */
@@ -813,21 +815,26 @@ static void batch_parse(swf_decider_t *d, batch_t *b)
  * for all the executions of the batch that missed the cache; the appends
  * of the round end in b->appends.
  *
- * A cached state is not checked against the database: only the decider
- * that owns an execution's inbox partition writes its history (everyone
- * else posts to the inbox; `swf start` and import write first events,
- * which no cache holds yet), and a state gone stale behind another
- * decider's writes (two deciders in a rebalance) makes its append lose the
- * optimistic check, after which the execution is loaded afresh. */
+ * A cached state is trusted for what it appends: only the decider that
+ * owns an execution's inbox partition should write its history, and a
+ * state gone stale behind another decider's writes (a rebalance, or a
+ * message a client with another partitioner sent to the wrong partition)
+ * makes its append lose the optimistic check, after which the execution is
+ * loaded afresh. It is not trusted for what it leaves out: a state that
+ * found nothing to append is checked against the history (batch_verify)
+ * before its messages count as changing nothing. */
+static void batch_verify(swf_decider_t *d, batch_t *b);
+
 static void batch_decide(swf_decider_t *d, batch_t *b)
 {
     size_t nl = 0;
     b->na = 0;
+    b->stale = false;
     for (size_t i = 0; i < b->n; i++) {
         if (!b->todo[i])
             continue;
         work_t *w = &b->works[i];
-        if (work_state(d, w))
+        if ((w->cached = work_state(d, w)))
             continue;
         b->load_ids[nl] = w->id;
         b->load_after[nl] = swf_asl_exec_last_event_id(w->st->exec);
@@ -876,7 +883,56 @@ static void batch_decide(swf_decider_t *d, batch_t *b)
         swf_error_free(b->errors[k]);
         b->errors[k] = NULL;
     }
+    if (b->err == NULL)
+        batch_verify(d, b);
     stat_time(&d->stats.decide_us, &b->clock_us);
+}
+
+/*
+ * The executions decided on a cached state that append nothing (a timer
+ * firing, an answer or a signal the state says are recorded or unknown),
+ * checked in one round trip: the events after each state's position. None:
+ * the state is the history, and the messages indeed change nothing. Some:
+ * another decider appended behind this one's back (the execution's
+ * messages went to two partitions), so the state is dropped and the
+ * execution decided again on its whole history in the next round, rather
+ * than committing past messages on the word of a stale copy.
+ */
+static void batch_verify(swf_decider_t *d, batch_t *b)
+{
+    size_t nl = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        work_t *w = &b->works[i];
+        if (!w->cached || w->failed || w->events.count > 0 || w->st == NULL ||
+            swf_asl_exec_status(w->st->exec) != SWF_ASL_RUNNING)
+            continue;
+        w->cached = false;
+        b->load_ids[nl] = w->id;
+        b->load_after[nl] = swf_asl_exec_last_event_id(w->st->exec);
+        b->lwhich[nl++] = i;
+        swf_event_list_clear(&b->loaded[nl - 1]);
+    }
+    if (nl == 0)
+        return;
+    b->err =
+        swf_history_pg_load_batch(d->store, b->load_ids, b->load_after, nl, b->loaded, b->errors);
+    for (size_t k = 0; k < nl; k++) {
+        work_t *w = &b->works[b->lwhich[k]];
+        if (b->err == NULL && b->loaded[k].count > 0) {
+            logf_(
+                d,
+                "execution %s: its cached state ended at event %lld, the history goes on: reloaded",
+                w->id, (long long)b->load_after[k]);
+            stat_add(&d->stats.stale, 1);
+            swf_decider_state_free(w->st);
+            w->st = NULL;
+            b->todo[b->lwhich[k]] = true;
+            b->stale = true;
+        }
+        swf_event_list_clear(&b->loaded[k]);
+        swf_error_free(b->errors[k]);
+        b->errors[k] = NULL;
+    }
 }
 
 /* One round's second half: the group commit of the round's appends on
@@ -932,10 +988,10 @@ static void batch_rounds(swf_decider_t *d, batch_t *b, int first)
 {
     for (int round = first; round < CONFLICT_ROUNDS && b->err == NULL; round++) {
         batch_decide(d, b);
-        if (b->err != NULL || b->na == 0)
+        if (b->err != NULL || (b->na == 0 && !b->stale))
             break;
         batch_append(d, b, d->store);
-        if (!b->retry)
+        if (!b->retry && !b->stale)
             break;
         if (round + 1 == CONFLICT_ROUNDS) {
             b->err = swf_error_new(SWF_E_CONFLICT, NULL, "lost the append race %d times in a row",
@@ -990,7 +1046,7 @@ static void offsets_commit(swf_decider_t *d, rd_kafka_message_t **km, size_t n)
  */
 static void batch_done(swf_decider_t *d, batch_t *b)
 {
-    if (b->err == NULL && b->retry)
+    if (b->err == NULL && (b->retry || b->stale))
         batch_rounds(d, b, 1);
     swf_error_t *err = b->err;
     b->err = NULL;

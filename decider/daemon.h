@@ -83,6 +83,9 @@ typedef struct swf_decider swf_decider_t;
 typedef struct swf_decider_stats {
     uint64_t batches, messages, dead_letters, ignored, events, decision_tasks, conflicts,
         tasks_published, cache_hits, cache_misses;
+    /* Cached states found behind their history when they appended nothing
+     * (another decider wrote to the execution), and decided again. */
+    uint64_t stale;
     uint64_t partitions; /* inbox partitions assigned now */
     uint64_t cached;     /* executions in the cache after the last batch */
     /* Microseconds spent, summed over batches: gathering a batch after its

@@ -128,6 +128,7 @@ static const struct {
     {"auto.offset.reset", "a new consumer group must read its topics from the start"},
     {"acks", "a message counts as sent only once every in-sync replica has it"},
     {"enable.idempotence", "a worker's heartbeats and answer must stay in order"},
+    {"partitioner", "every client keys the inbox and task topics with murmur2 (protocol/KAFKA.md)"},
     {"debug", "it comes from SWF_KAFKA_DEBUG"},
     {"fetch.wait.max.ms", "it comes from SWF_KAFKA_FETCH_WAIT_MS"},
     {"session.timeout.ms", "it comes from SWF_KAFKA_SESSION_TIMEOUT_MS"},

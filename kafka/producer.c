@@ -14,6 +14,11 @@
  * and queue messages with swf_kafka_produce; its reports are then served by
  * whoever polls the producer.
  *
+ * Keyed messages are placed with murmur2, as Kafka's Java client and
+ * kafkajs place them (librdkafka's own default is CRC32): a worker on any
+ * of those clients answers to the partition whose decider owns the
+ * execution (protocol/KAFKA.md, "Partitioning"). Keyless ones go anywhere.
+ *
  * A message over SWF_MSG_MAX_BYTES is refused before librdkafka sees it:
  * the protocol's bound, not librdkafka's message.max.bytes (1,000,000 by
  * default, below it, and raised here), is the one readers enforce.
@@ -56,6 +61,7 @@ swf_error_t *swf_kafka_producer_new(const swf_kafka_producer_config_t *cfg, rd_k
              cfg->send_timeout_ms > 0 ? cfg->send_timeout_ms : swf_kafka_send_timeout_ms());
     if ((err = swf_kafka_conf_set(conf, "acks", "all")) ||
         (cfg->idempotent && (err = swf_kafka_conf_set(conf, "enable.idempotence", "true"))) ||
+        (err = swf_kafka_conf_set(conf, "partitioner", "murmur2_random")) ||
         (err = swf_kafka_conf_set(conf, "linger.ms", "0")) ||
         (err = swf_kafka_conf_set(conf, "message.max.bytes", "2000000")) ||
         (err = swf_kafka_conf_set(conf, "message.timeout.ms", timeout))) {

@@ -85,7 +85,8 @@ Test(kafka_conf, refuses_what_swf_sets_itself)
 {
     const char *keys[] = {
         "bootstrap.servers",  "group.id",          "enable.auto.commit", "acks",
-        "enable.idempotence", "fetch.wait.max.ms", "session.timeout.ms", "message.timeout.ms"};
+        "enable.idempotence", "fetch.wait.max.ms", "session.timeout.ms", "message.timeout.ms",
+        "partitioner"};
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         char text[128];
         int n = snprintf(text, sizeof(text), "linger.ms=1\n%s = 1\n", keys[i]);
@@ -103,6 +104,7 @@ Test(kafka_conf, refuses_what_swf_sets_itself)
     }
     cr_expect_not_null(strstr(swf_kafka_conf_owned("bootstrap.servers"), "SWF_KAFKA_BROKERS"));
     cr_expect_null(swf_kafka_conf_owned("linger.ms"));
+    cr_expect_not_null(strstr(swf_kafka_conf_owned("partitioner"), "murmur2"));
 }
 
 Test(kafka_conf, names_the_line_of_a_bad_one)

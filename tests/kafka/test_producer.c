@@ -1,7 +1,8 @@
 /*
  * test_producer.c - kafka/producer.c against librdkafka's mock cluster:
  * sends wait for every delivery report, a callback gets each one, the
- * protocol's size bound holds before Kafka sees a message, and a cluster
+ * protocol's size bound holds before Kafka sees a message, a keyed message
+ * lands on the partition Kafka's Java client would choose, and a cluster
  * out of reach is a retriable failure within the send timeout.
  */
 #include <criterion/criterion.h>
@@ -136,4 +137,102 @@ Test(kafka_producer, a_cluster_out_of_reach_fails_retriably_within_the_send_time
     cr_expect_lt(took, 30000, "a hang guard: %lld ms", (long long)took);
     swf_error_free(err);
     swf_kafka_producer_free(p);
+}
+
+/*
+ * Kafka's murmur2 (org.apache.kafka.common.utils.Utils.murmur2), written
+ * here from the Java client rather than taken from librdkafka, and the
+ * Java default partitioner's choice for a key: toPositive(hash) % n.
+ */
+static int32_t java_murmur2(const unsigned char *data, size_t len)
+{
+    const uint32_t m = 0x5bd1e995;
+    uint32_t h = 0x9747b28c ^ (uint32_t)len;
+    size_t i = 0;
+    for (; i + 4 <= len; i += 4) {
+        uint32_t k = (uint32_t)data[i] | (uint32_t)data[i + 1] << 8 | (uint32_t)data[i + 2] << 16 |
+                     (uint32_t)data[i + 3] << 24;
+        k *= m;
+        k ^= k >> 24;
+        k *= m;
+        h *= m;
+        h ^= k;
+    }
+    switch (len - i) {
+    case 3:
+        h ^= (uint32_t)data[i + 2] << 16; /* fall through */
+    case 2:
+        h ^= (uint32_t)data[i + 1] << 8; /* fall through */
+    case 1:
+        h ^= data[i];
+        h *= m;
+    }
+    h ^= h >> 13;
+    h *= m;
+    h ^= h >> 15;
+    return (int32_t)h;
+}
+
+static int java_partition(const char *key, int partitions)
+{
+    return (int)((uint32_t)java_murmur2((const unsigned char *)key, strlen(key)) & 0x7fffffff) %
+           partitions;
+}
+
+Test(kafka_producer, the_murmur2_of_this_test_is_the_java_clients)
+{
+    /* The vectors of Kafka's UtilsTest.testMurmur2. */
+    const struct {
+        const char *key;
+        int32_t hash;
+    } cases[] = {{"21", -973932308},
+                 {"foobar", -790332482},
+                 {"a-little-bit-long-string", -985981536},
+                 {"a-little-bit-longer-string", -1486304829},
+                 {"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971},
+                 {"abc", 479470107}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        cr_expect_eq(java_murmur2((const unsigned char *)cases[i].key, strlen(cases[i].key)),
+                     cases[i].hash, "%s", cases[i].key);
+}
+
+Test(kafka_producer, a_keyed_message_lands_where_the_java_client_would_put_it)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, "p");
+    enum { PARTS = 4 };
+    cr_assert_eq(rd_kafka_mock_topic_create(k.mock, "swf.tasks.four", PARTS, 1), 0);
+    rd_kafka_t *p = NULL;
+    kt_check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = k.brokers}, &p));
+    kt_expect_setting(p, "partitioner", "murmur2_random");
+    enum { N = 32 };
+    char keys[N][40];
+    swf_kafka_out_t outs[N];
+    int per_partition[PARTS] = {0};
+    for (int i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof(keys[i]), "exec-%d-%08x", i, (unsigned)(i * 2654435761u));
+        outs[i] = (swf_kafka_out_t){"swf.tasks.four", keys[i], "{}", 2, 0};
+        per_partition[java_partition(keys[i], PARTS)]++;
+    }
+    for (int i = 0; i < PARTS; i++)
+        cr_assert_gt(per_partition[i], 0, "the keys should cover every partition");
+    kt_check(swf_kafka_send(p, outs, N));
+    rd_kafka_t *r = fx_reader(&k, "swf.tasks.four", PARTS);
+    int seen = 0;
+    for (int waited = 0; seen < N && waited < 30000; waited += 200) {
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(r, 200);
+        if (m == NULL)
+            continue;
+        if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            char key[40];
+            snprintf(key, sizeof(key), "%.*s", (int)m->key_len, (const char *)m->key);
+            cr_expect_eq(m->partition, java_partition(key, PARTS), "%s", key);
+            seen++;
+        }
+        rd_kafka_message_destroy(m);
+    }
+    cr_expect_eq(seen, N);
+    fx_reader_free(r);
+    swf_kafka_producer_free(p);
+    fx_kafka_stop(&k);
 }

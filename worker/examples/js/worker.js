@@ -11,7 +11,7 @@
 // never that it is lost.
 'use strict';
 const os = require('os');
-const { Kafka, logLevel } = require('kafkajs');
+const { Kafka, Partitioners, logLevel } = require('kafkajs');
 
 const MAX_MESSAGE_BYTES = 1024 * 1024;
 const DEAD_LETTER_KEEP_BYTES = 512 * 1024; // of the original, in a dead-letter entry (KAFKA.md)
@@ -89,8 +89,13 @@ function checkTask(task) {
 
 async function main() {
   const kafka = new Kafka({ clientId: identity, brokers: brokers.split(','), logLevel: logLevel.WARN });
-  // One request in flight keeps a task's heartbeat before its answer.
-  const producer = kafka.producer({ maxInFlightRequests: 1 });
+  // One request in flight keeps a task's heartbeat before its answer; the
+  // Java-compatible (murmur2) partitioner puts an answer on the partition
+  // swf's processes use for its execution (protocol/KAFKA.md, Partitioning).
+  const producer = kafka.producer({
+    maxInFlightRequests: 1,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
   const consumer = kafka.consumer({ groupId: group });
   await producer.connect();
   await consumer.connect();

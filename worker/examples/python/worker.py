@@ -99,9 +99,11 @@ def main():
         "auto.offset.reset": "earliest",  # tasks published before the group existed count too
     })
     # librdkafka's own bound on a message is 1,000,000 bytes, under the
-    # protocol's 1 MiB; the size is checked here instead.
+    # protocol's 1 MiB; the size is checked here instead. murmur2 puts an
+    # answer where swf's processes put its execution's messages
+    # (protocol/KAFKA.md, Partitioning); librdkafka's default is CRC32.
     producer = Producer({"bootstrap.servers": brokers, "enable.idempotence": True,
-                         "message.max.bytes": 2000000})
+                         "message.max.bytes": 2000000, "partitioner": "murmur2_random"})
     consumer.subscribe([topic])
 
     stopping = []
