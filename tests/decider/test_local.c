@@ -504,14 +504,16 @@ Test(local_run, a_map_of_one_item_past_the_limit_fails_naming_it)
     swf_local_result_free(&res);
 }
 
+/* A Choice whose first rule leads back to itself while $.x is 1. */
+static const char choice_loop[] =
+    "{\"StartAt\":\"C\",\"States\":{\"C\":{\"Type\":\"Choice\",\"Choices\":[{"
+    "\"Variable\":\"$.x\",\"NumericEquals\":1,\"Next\":\"C\"}],\"Default\":\"D\"},"
+    "\"D\":{\"Type\":\"Succeed\"}}}";
+
 Test(local_run, a_choice_looping_on_itself_fails_as_a_loop, .timeout = 120)
 {
     run_t r;
-    run_machine(&r,
-                "{\"StartAt\":\"C\",\"States\":{\"C\":{\"Type\":\"Choice\",\"Choices\":[{"
-                "\"Variable\":\"$.x\",\"NumericEquals\":1,\"Next\":\"C\"}],\"Default\":\"D\"},"
-                "\"D\":{\"Type\":\"Succeed\"}}}",
-                "{\"x\":1}", NULL);
+    run_machine(&r, choice_loop, "{\"x\":1}", NULL);
     cr_assert_eq(r.res.status, SWF_ASL_FAILED);
     cr_expect_str_eq(r.res.error, "States.Runtime");
     cr_expect(strstr(r.res.cause, "is there a loop without a Wait or a Task?") != NULL, "%s",
