@@ -467,6 +467,10 @@ Test(cli_db, a_file_that_cannot_be_read_exits_3_and_a_malformed_one_1)
     write_file(f, "{not json\n");
     cr_assert_eq(swf(db, "import", f, NULL), 1, "%s", errors);
     cr_assert_eq(swf(db, "validate", f, NULL), 1, "%s", errors);
+    cr_assert_eq(swf(db, "register", "m", f, NULL), 1, "%s", errors);
+    cr_assert_eq(swf(db, "replay", "--file", f, NULL), 1, "%s", errors);
+    cr_assert_eq(swf(db, "timeline", "--file", f, NULL), 1, "%s", errors);
     cr_assert_eq(swf(db, "import", NULL), 2, "%s", errors);
+    cr_assert_eq(swf(db, "replay", "x", "--file", f, NULL), 2, "%s", errors);
     unlink(f);
 }
