@@ -53,6 +53,16 @@ static int fail(const char *cmd, swf_error_t *err)
     return code;
 }
 
+/* Fails on a file named on the command line: 3 when it could not be read,
+ * 1 when what it holds is malformed or invalid (2 is for the command line
+ * itself, README "Exit status"). */
+static int fail_file(const char *cmd, swf_error_t *err)
+{
+    int code = swf_error_code(err) == SWF_E_IO ? SWF_EXIT_ERROR : SWF_EXIT_NO;
+    fail(cmd, err); /* prints it */
+    return code;
+}
+
 static swf_error_t *store_open(swf_history_store_t **s)
 {
     return swf_history_pg_new(swf_history_pg_conninfo_env(), s);
@@ -123,7 +133,7 @@ int swf_cli_register(int argc, char **argv)
     json_object *def;
     swf_error_t *err = swf_json_read_file(file, SWF_LIMIT_DEFINITION_BYTES, &def);
     if (err != NULL)
-        return fail("register", err);
+        return fail_file("register", err);
     swf_asl_problems_t problems = {0};
     if (swf_asl_validate(def, &problems) > 0) {
         fprintf(stderr, "%s: invalid definition, not registered:\n", file);
@@ -485,24 +495,74 @@ int swf_cli_export(int argc, char **argv)
 }
 
 /*
- * A history is imported only when the engine could have written it (ids,
- * start and close, decision tasks, activities, timers: decider/check.h),
- * since deciders go on with an open one and swf-history acts on its timers
- * and tasks. It is not replayed: one recorded under another deployment's
- * token secret, or by an older interpreter, is still worth importing to
- * look at. --force imports it anyway, its problems printed as warnings.
+ * Nothing gets into the append-only events table that the engine could not
+ * have written, since it stays there for good: deciders go on with an open
+ * history, swf-history acts on its timers and tasks, and `swf admin check`
+ * would report it for ever. So a history with a structural problem (ids,
+ * start and close, decision tasks, activities, timers: decider/check.h) is
+ * refused, --force or not; to look at one, `swf replay --file`, `swf
+ * timeline --file` and `swf graph --history` read the file itself.
+ *
+ * A sound history that does not replay through this interpreter (recorded
+ * under another deployment's token secret, or by an older interpreter) is
+ * refused too, unless --force is given and it is closed: a closed
+ * execution is only ever read, never advanced, so nothing acts on it. An
+ * open one that does not replay would leave its decider stuck, so --force
+ * does not import it either.
  */
 static const swf_cli_cmd_t import_cmd = {
     "swf import", NULL,
     "Load a history written by swf export (or swf run --local --history) as a new execution, "
-    "after checking that the engine could have written it.",
+    "after checking that the engine could have written it and that it replays.",
     (const swf_cli_opt_t[]){
         {"FILE", NULL, SWF_CLI_REQUIRED, "the history, JSON lines (- reads standard input)",
          "swf import order-7.jsonl"},
-        {"--force", NULL, 0, "import it even with problems, printed as warnings",
+        {"--force", NULL, 0,
+         "import a closed history that does not replay here (another deployment's token secret, "
+         "an older interpreter), its problems printed as warnings",
          "swf import order-7.jsonl --force"},
         SWF_CLI_OPTS_END},
     NULL};
+
+/* Prints the problems of `file` under a heading. */
+static void import_problems_print(const char *file, const char *heading,
+                                  const swf_decider_check_problems_t *problems)
+{
+    fprintf(stderr, "swf import: %s: %s:\n", file, heading);
+    for (size_t i = 0; i < problems->count; i++)
+        fprintf(stderr, "  %s\n", problems->items[i]);
+}
+
+/* Checks a history read from `file` for import (see import_cmd). */
+static swf_error_t *import_check(const char *file, const swf_event_list_t *events, bool force)
+{
+    swf_decider_check_problems_t problems = {0};
+    swf_error_t *err = swf_decider_check_structure(events, &problems);
+    if (err == NULL && problems.count > 0) {
+        import_problems_print(file, "not a history the engine could have written", &problems);
+        err = swf_error_new(SWF_E_INPUT, NULL, "%zu problem%s; nothing imported, --force or not",
+                            problems.count, problems.count == 1 ? "" : "s");
+    }
+    if (err == NULL)
+        err = swf_decider_check_events(events, &problems);
+    bool closed =
+        events->count > 0 && swf_event_type_is_close(events->items[events->count - 1].type);
+    if (err == NULL && problems.count > 0) {
+        bool anyway = force && closed;
+        import_problems_print(file,
+                              anyway ? "warning: importing anyway (--force, a closed execution) "
+                                       "what does not replay here"
+                                     : "does not replay here",
+                              &problems);
+        if (!anyway)
+            err = swf_error_new(SWF_E_INPUT, NULL, "%zu problem%s; nothing imported (%s)",
+                                problems.count, problems.count == 1 ? "" : "s",
+                                closed ? "--force imports a closed history anyway"
+                                       : "an open execution must replay, --force or not");
+    }
+    swf_decider_check_problems_free(&problems);
+    return err;
+}
 
 int swf_cli_import(int argc, char **argv)
 {
@@ -510,27 +570,17 @@ int swf_cli_import(int argc, char **argv)
     if (!swf_cli_args_parse(&import_cmd, argc, argv, &a))
         return a.status;
     const char *file = swf_cli_args_get(&a, "FILE");
-    bool force = swf_cli_args_has(&a, "--force");
     swf_event_list_t events = {0};
     swf_error_t *err = swf_event_list_read_file(file, &events);
-    swf_decider_check_problems_t problems = {0};
     if (err == NULL)
-        err = swf_decider_check_structure(&events, &problems);
-    if (err == NULL && problems.count > 0) {
-        fprintf(stderr, "swf import: %s: %s a history the engine could have written:\n", file,
-                force ? "warning: importing anyway (--force) what is not" : "not");
-        for (size_t i = 0; i < problems.count; i++)
-            fprintf(stderr, "  %s\n", problems.items[i]);
-        if (!force)
-            err = swf_error_new(SWF_E_INPUT, NULL,
-                                "%zu problem%s; nothing imported (--force imports it anyway)",
-                                problems.count, problems.count == 1 ? "" : "s");
+        err = import_check(file, &events, swf_cli_args_has(&a, "--force"));
+    if (err != NULL) {
+        swf_event_list_free(&events);
+        return fail_file("import", err);
     }
-    swf_decider_check_problems_free(&problems);
     swf_history_store_t *s = NULL;
     char *id = NULL;
-    if (err == NULL)
-        err = store_open(&s);
+    err = store_open(&s);
     if (err == NULL)
         err = swf_history_pg_import(s, &events, &id);
     swf_history_store_free(s);

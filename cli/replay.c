@@ -515,13 +515,19 @@ int swf_cli_replay(int argc, char **argv)
             fprintf(stderr, "swf replay: %s is not a valid definition:\n", def_path);
             for (size_t i = 0; i < problems.count; i++)
                 fprintf(stderr, "  %s: %s\n", problems.items[i].where, problems.items[i].message);
-            rc = SWF_EXIT_USAGE;
+            rc = SWF_EXIT_NO;
             goto done;
         }
     }
     err = swf_cli_replay_history_load(id, file, &events);
     if (err != NULL) {
         rc = swf_cli_replay_fail("replay", err);
+        goto done;
+    }
+    if (until > (int64_t)events.count) { /* a usage error, not the history's */
+        fprintf(stderr, "swf replay: --until %lld: the history has events 1 to %zu\n",
+                (long long)until, events.count);
+        rc = SWF_EXIT_USAGE;
         goto done;
     }
     step_ctx_t sctx = {.json = json, .interactive = !json && isatty(0) && isatty(1)};

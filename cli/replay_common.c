@@ -44,10 +44,8 @@ int swf_cli_replay_fail(const char *cmd, swf_error_t *err)
         fprintf(stderr, "  %s\n", swf_error_cause(err));
     int code;
     switch (swf_error_code(err)) {
-    case SWF_E_INPUT:
+    case SWF_E_INPUT: /* what a file or a history holds: the command line is parsed before */
     case SWF_E_LIMIT:
-        code = SWF_EXIT_USAGE;
-        break;
     case SWF_E_NOTFOUND:
         code = SWF_EXIT_NO;
         break;

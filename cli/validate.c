@@ -57,13 +57,16 @@ static void report_json(const char *file, const char *read_error, const swf_asl_
     json_object_put(o);
 }
 
-/* Validates one file; returns true when it is readable and valid. */
-static bool validate_file(const char *file, bool as_json)
+/* Validates one file; returns SWF_EXIT_OK when it is valid, SWF_EXIT_NO
+ * when it is not (malformed JSON included), SWF_EXIT_ERROR when it could
+ * not be read. */
+static int validate_file(const char *file, bool as_json)
 {
     json_object *def = NULL;
     swf_asl_problems_t problems = {0};
     bool ok = false;
     swf_error_t *err = swf_json_read_file(file, SWF_LIMIT_DEFINITION_BYTES, &def);
+    int rc = err != NULL && swf_error_code(err) == SWF_E_IO ? SWF_EXIT_ERROR : SWF_EXIT_NO;
     if (err != NULL) {
         if (as_json)
             report_json(file, swf_error_message(err), &problems);
@@ -85,7 +88,7 @@ done:
     swf_error_free(err);
     swf_asl_problems_free(&problems);
     json_object_put(def);
-    return ok;
+    return ok ? SWF_EXIT_OK : rc;
 }
 
 int swf_cli_validate(int argc, char **argv)
@@ -94,12 +97,13 @@ int swf_cli_validate(int argc, char **argv)
     if (!swf_cli_args_parse(&validate_cmd, argc, argv, &a))
         return a.status;
     bool as_json = swf_cli_args_has(&a, "--json");
-    bool all_valid = true;
+    int rc = SWF_EXIT_OK; /* the worst: a file not read, then one invalid */
     int pos = 0;
     for (const char *file; (file = swf_cli_args_next(&a, "FILE", &pos)) != NULL;) {
-        if (!validate_file(file, as_json))
-            all_valid = false;
+        int one = validate_file(file, as_json);
+        if (one == SWF_EXIT_ERROR || rc == SWF_EXIT_OK)
+            rc = one;
     }
     fflush(stdout);
-    return all_valid ? SWF_EXIT_OK : SWF_EXIT_NO;
+    return rc;
 }

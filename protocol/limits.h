@@ -83,9 +83,20 @@
  * (an infinite loop of Pass/Choice states is caught per decision below). */
 #define SWF_LIMIT_DECISION_TASKS 10000000
 
-/* State transitions one decision task may make without waiting for an
- * activity or a timer; an infinite Choice loop ends as States.Runtime. */
+/* State transitions one chain of states (the top level, one Parallel
+ * branch or one Map iteration) may make in one decision task, without
+ * waiting for an activity or a timer: an infinite Choice loop ends as
+ * States.Runtime. Counted per chain, so that a Map of SWF_LIMIT_MAP_ITEMS
+ * iterations is not taken for a loop. */
 #define SWF_LIMIT_TRANSITIONS_PER_DECISION 1000000
+
+/* Steps of the interpreter in one decision task, every chain together (a
+ * state entered, an answer taken, a Map or Parallel woken by a finished
+ * iteration): room for a Map of SWF_LIMIT_MAP_ITEMS iterations of up to
+ * eight states each, and a bound on a decision's work when many iterations
+ * loop (a Map that tolerates failed iterations). Past it the execution
+ * fails with States.Runtime. */
+#define SWF_LIMIT_STEPS_PER_DECISION 10000000
 
 /* Bytes of a state, execution or workflow name. AWS: 80 for execution names,
  * 128 for state names. */

@@ -539,13 +539,27 @@ static step_t step_outcome(swf_asl_exec_t *ex, frame_t *f)
     return s;
 }
 
+/* Runs a frame until it waits or ends. Two bounds keep a decision finite:
+ * each chain of states may make SWF_LIMIT_TRANSITIONS_PER_DECISION
+ * transitions (a loop without a Wait or a Task; a Map or Parallel woken by
+ * its iterations makes none), and all chains together
+ * SWF_LIMIT_STEPS_PER_DECISION steps. */
 static void run_frame(swf_asl_exec_t *ex, frame_t *f)
 {
     for (;;) {
         if (f->dead)
             return;
         step_t s;
-        if (++ex->transitions > SWF_LIMIT_TRANSITIONS_PER_DECISION) {
+        if (f->transitions_dt != ex->dt_started_id) {
+            f->transitions_dt = ex->dt_started_id;
+            f->transitions = 0;
+        }
+        if (++ex->steps > SWF_LIMIT_STEPS_PER_DECISION) {
+            s = swf_asl__frame_finish_error(ex, f, ERR_RUNTIME,
+                                            "more steps in one decision than the limit allows: "
+                                            "do many iterations loop without a Wait or a Task?");
+        } else if (f->phase != PH_CHILDREN &&
+                   ++f->transitions > SWF_LIMIT_TRANSITIONS_PER_DECISION) {
             s = swf_asl__frame_finish_error(ex, f, ERR_RUNTIME,
                                             "more state transitions in one decision than the limit "
                                             "allows: is there a loop without a Wait or a Task?");
@@ -642,7 +656,7 @@ swf_error_t *swf_asl_exec_decide(swf_asl_exec_t *ex, swf_asl_decisions_t *out)
     ex->out = &ex->expected;
     ex->rng.state =
         hash_str(ex->execution_id) ^ ((uint64_t)ex->dt_started_id * 0x9e3779b97f4a7c15ULL);
-    ex->transitions = 0;
+    ex->steps = 0;
     if (ex->status == SWF_ASL_RUNNING && !ex->close_decided && ex->root == NULL && !ex->broken) {
         /* Cancelled: the close decision was made and failed; make it again. */
         json_object *a = json_object_new_object();

@@ -137,6 +137,10 @@ struct frame {
     bool queued;
     bool dead;
     frame_t *next_dead;
+    /* State transitions made in the decision task started at event
+     * transitions_dt (SWF_LIMIT_TRANSITIONS_PER_DECISION). */
+    uint64_t transitions;
+    int64_t transitions_dt;
 };
 
 typedef enum waiter_kind { W_ACTIVITY, W_TIMER } waiter_kind_t;
@@ -204,7 +208,7 @@ struct swf_asl_exec {
     swf_asl_decisions_t *out; /* where decide() writes */
     swf_asl_rng_t rng;
     swf_asl_env_t jsonata_env; /* what JSONata bindings carry (jsonata.h) */
-    uint64_t transitions;
+    uint64_t steps;            /* in this decision (SWF_LIMIT_STEPS_PER_DECISION) */
     json_object *output;
     char *error;
     char *cause;

@@ -103,17 +103,19 @@ Test(cli_db, export_then_import_reproduces_the_history_exactly)
     snprintf(id, sizeof(id), "%.63s", output);
     trim(id);
 
-    /* More events of several kinds, with odd times. */
+    /* A decision task that closes the execution with odd values, at odd
+     * times: a history the engine could have written, but not with this
+     * definition (it would complete with its input), so it does not replay. */
     swf_history_store_t *s = fixture_store(db1);
     const char *attrs[] = {
         "{\"scheduledEventId\":2,\"identity\":\"d1\"}",
-        "{\"activityId\":\"x\",\"taskList\":{\"name\":\"q\"},\"input\":{\"z\":1,\"y\":[{}]}}",
-        "{\"timerId\":\"t\",\"startToFireTimeout\":1.5}",
-        "{\"result\":{\"big\":12345678901234,\"neg\":-0.125,\"s\":\"a/b\\\"c\"}}",
+        "{\"scheduledEventId\":2,\"startedEventId\":3}",
+        "{\"result\":{\"big\":12345678901234,\"neg\":-0.125,\"s\":\"a/b\\\"c\"},"
+        "\"decisionTaskCompletedEventId\":4}",
     };
-    swf_event_type_t types[] = {SWF_EVENT_DECISION_TASK_STARTED, SWF_EVENT_ACTIVITY_TASK_SCHEDULED,
-                                SWF_EVENT_TIMER_STARTED, SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED};
-    for (int i = 0; i < 4; i++) {
+    swf_event_type_t types[] = {SWF_EVENT_DECISION_TASK_STARTED, SWF_EVENT_DECISION_TASK_COMPLETED,
+                                SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED};
+    for (int i = 0; i < 3; i++) {
         swf_event_t ev = {0, types[i], T0 + 7 * i + 1, json_tokener_parse(attrs[i])};
         cr_assert(swf_history_append(s, id, 3 + i, &ev, 1) == NULL);
         json_object_put(ev.attrs);
@@ -139,17 +141,19 @@ Test(cli_db, export_then_import_reproduces_the_history_exactly)
     cr_assert_eq(swf(db1, "history", id, "--json", NULL), 0);
     cr_assert_str_eq(output, one);
 
-    /* The events above are odd values, not a history a decider writes (a
-     * decision without its DecisionTaskCompleted, for one): import refuses
-     * it, naming the problems, and imports it only with --force. */
-    cr_assert_eq(swf(db2, "import", f1, NULL), 2, "%s", output);
-    cr_assert(strstr(errors, "not a history the engine could have written") != NULL, "%s", errors);
-    cr_assert(strstr(errors, "  event 6: ") != NULL, "%s", errors);
-    cr_assert(strstr(errors, "nothing imported (--force imports it anyway)") != NULL, "%s", errors);
+    /* It does not replay here: import refuses it, naming the problem, and
+     * imports it only with --force, since it is closed (nothing acts on a
+     * closed execution). */
+    cr_assert_eq(swf(db2, "import", f1, NULL), 1, "%s", output);
+    cr_assert(strstr(errors, "does not replay here") != NULL, "%s", errors);
+    cr_assert(strstr(errors, "  event 5: ") != NULL, "%s", errors);
+    cr_assert(strstr(errors, "nothing imported (--force imports a closed history anyway)") != NULL,
+              "%s", errors);
     cr_assert_neq(swf(db2, "describe", id, NULL), 0, "imported: %s", output);
     cr_assert_str_eq(fixture_sql(db2, "SELECT count(*) FROM events"), "0");
     cr_assert_eq(swf(db2, "import", f1, "--force", NULL), 0, "%s", errors);
-    cr_assert(strstr(errors, "warning: importing anyway") != NULL, "%s", errors);
+    cr_assert(strstr(errors, "warning: importing anyway (--force, a closed execution)") != NULL,
+              "%s", errors);
     cr_assert(strstr(output, id) != NULL);
     cr_assert_eq(swf(db2, "export", id, f2, NULL), 0);
     char *two = slurp(f2);
@@ -177,7 +181,7 @@ Test(cli_db, export_then_import_reproduces_the_history_exactly)
 
     /* Importing it again is refused and changes nothing. */
     cr_assert_eq(swf(db2, "import", f1, "--force", NULL), 1);
-    cr_assert_str_eq(fixture_sql(db2, "SELECT count(*) FROM events"), "6");
+    cr_assert_str_eq(fixture_sql(db2, "SELECT count(*) FROM events"), "5");
     swf_event_list_free(&before);
     swf_event_list_free(&after);
     free(one);
@@ -198,7 +202,7 @@ Test(cli_db, commands_refuse_bad_input_and_write_nothing)
     write_file(bad, "{\"States\":{}}");
     cr_assert_eq(swf(db, "register", "broken", bad, NULL), 1);
     write_file(bad, "{not json");
-    cr_assert_eq(swf(db, "register", "broken", bad, NULL), 2);
+    cr_assert_eq(swf(db, "register", "broken", bad, NULL), 1);
     cr_assert_eq(swf(db, "register", "x'; DROP TABLE events; --", def, NULL), 0);
     cr_assert_eq(swf(db, "register", "hello", def, NULL), 0);
     cr_assert_str_eq(output, "registered hello version 1\n");
@@ -233,7 +237,7 @@ Test(cli_db, commands_refuse_bad_input_and_write_nothing)
     cr_assert_eq(swf(db, "list", "--status", "bogus", NULL), 2);
     cr_assert_eq(swf(db, "list", "--limit", "x", NULL), 2);
     write_file(bad, "{\"eventId\":1,\"eventType\":\"Nope\"}\n");
-    cr_assert_eq(swf(db, "import", bad, NULL), 2);
+    cr_assert_eq(swf(db, "import", bad, NULL), 1);
     cr_assert_str_eq(fixture_sql(db, "SELECT count(*) FROM events"), "2");
     unlink(def);
     unlink(bad);
@@ -340,7 +344,8 @@ Test(cli_db, admin_check_reports_broken_histories_and_exits_1)
     write_edited(bad, &order, "bad-1", 5);
     swf_event_list_free(&order);
     cr_assert_eq(swf(db, "import", good, NULL), 0, "%s", output);
-    cr_assert_eq(swf(db, "import", bad, NULL), 0, "%s", output);
+    cr_assert_eq(swf(db, "import", bad, NULL), 1, "%s", output);
+    cr_assert_eq(swf(db, "import", bad, "--force", NULL), 0, "%s", errors);
     unlink(good);
     unlink(bad);
 
@@ -383,4 +388,89 @@ Test(cli_db, admin_check_all_pages_through_executions_started_in_one_millisecond
     cr_assert_eq(swf(db, "admin", "check", "--all", NULL), 0, "%s", output);
     cr_assert(strstr(output, "checked 1006 executions: every history holds its invariants"), "%s",
               output);
+}
+
+#define EVENT(id, type, attrs)                                                                     \
+    "{\"eventId\":" #id ",\"eventType\":\"" type "\",\"eventTimestamp\":\"2026-01-01T00:00:0" #id  \
+    ".000Z\",\"" attrs "}\n"
+#define STARTED(id)                                                                                \
+    EVENT(                                                                                         \
+        1, "WorkflowExecutionStarted",                                                             \
+        "workflowExecutionStartedEventAttributes\":{\"executionId\":\"" id                         \
+        "\",\"workflowId\":\"" id "\",\"workflowType\":{\"name\":\"m\",\"version\":\"1\"},"        \
+        "\"definition\":{\"StartAt\":\"A\",\"States\":{\"A\":{\"Type\":\"Pass\",\"End\":true}}},"  \
+        "\"input\":{}}")                                                                           \
+    EVENT(2, "DecisionTaskScheduled", "decisionTaskScheduledEventAttributes\":{}")                 \
+    EVENT(3, "DecisionTaskStarted", "decisionTaskStartedEventAttributes\":{\"scheduledEventId\":2}")
+
+/* The events table is append-only: what import writes stays for good. So
+ * nothing the engine could not have written gets in, --force or not, and
+ * an open execution that does not replay (its decider would be stuck) is
+ * refused too; --force only imports a closed one that does not replay. */
+Test(cli_db, import_keeps_nothing_that_cannot_replay_even_with_force)
+{
+    char db[512];
+    snprintf(db, sizeof(db), "%s", fixture_db());
+    cr_assert_eq(swf(db, "db", "migrate", NULL), 0);
+    char f[] = "/tmp/swf-import-XXXXXX";
+    close(mkstemp(f));
+    /* A decision without its DecisionTaskCompleted, after the close. */
+    write_file(f, STARTED("broken-1")
+                      EVENT(4, "WorkflowExecutionCompleted",
+                            "workflowExecutionCompletedEventAttributes\":{\"result\":{}}")
+                          EVENT(5, "TimerStarted",
+                                "timerStartedEventAttributes\":{\"timerId\":\"t\","
+                                "\"startToFireTimeout\":1,\"decisionTaskCompletedEventId\":4}"));
+    cr_assert_eq(swf(db, "import", f, "--force", NULL), 1, "%s", output);
+    cr_assert(strstr(errors, "not a history the engine could have written") != NULL, "%s", errors);
+    cr_assert(strstr(errors, "nothing imported, --force or not") != NULL, "%s", errors);
+    /* Sound, but the definition completes where this one schedules an
+     * activity, and it is open. */
+    write_file(f, STARTED("open-1")
+                      EVENT(4, "DecisionTaskCompleted",
+                            "decisionTaskCompletedEventAttributes\":{\"scheduledEventId\":2,"
+                            "\"startedEventId\":3}")
+                          EVENT(5, "ActivityTaskScheduled",
+                                "activityTaskScheduledEventAttributes\":{\"activityId\":\"1\","
+                                "\"activityType\":{\"name\":\"x\",\"version\":\"1\"},"
+                                "\"taskList\":{\"name\":\"q\"},\"input\":{},"
+                                "\"decisionTaskCompletedEventId\":4}"));
+    cr_assert_eq(swf(db, "import", f, "--force", NULL), 1, "%s", output);
+    cr_assert(strstr(errors, "does not replay here") != NULL, "%s", errors);
+    cr_assert(strstr(errors, "an open execution must replay, --force or not") != NULL, "%s",
+              errors);
+    cr_assert_str_eq(fixture_sql(db, "SELECT count(*) FROM events"), "0");
+    unlink(f);
+}
+
+/* README "Exit status": 3 when a file could not be read, 1 when what it
+ * holds is invalid, 2 for the command line itself. */
+Test(cli_db, a_file_that_cannot_be_read_exits_3_and_a_malformed_one_1)
+{
+    char db[512];
+    snprintf(db, sizeof(db), "%s", fixture_db());
+    const char *missing = "/tmp/swf-no-such-file-at-all";
+    cr_assert_eq(swf(db, "import", missing, NULL), 3, "%s", errors);
+    cr_assert(strstr(errors, "No such file or directory") != NULL, "%s", errors);
+    cr_assert_eq(swf(db, "import", "/tmp", NULL), 3, "%s", errors); /* a directory */
+    cr_assert_eq(swf(db, "register", "m", missing, NULL), 3, "%s", errors);
+    cr_assert_eq(swf(db, "validate", missing, NULL), 3, "%s", errors);
+    cr_assert_eq(swf(db, "validate", SWF_SOURCE_DIR "/examples/order.asl.json", missing, NULL), 3,
+                 "%s", errors);
+    cr_assert_eq(swf(db, "replay", "--file", missing, NULL), 3, "%s", errors);
+    cr_assert_eq(swf(db, "timeline", "--file", missing, NULL), 3, "%s", errors);
+    cr_assert_eq(swf(db, "run", "--local", missing, NULL), 3, "%s", errors);
+    cr_assert_eq(swf(db, "start", "m", "--input", "@/tmp/swf-no-such-file-at-all", NULL), 3, "%s",
+                 errors);
+    char f[] = "/tmp/swf-malformed-XXXXXX";
+    close(mkstemp(f));
+    write_file(f, "{not json\n");
+    cr_assert_eq(swf(db, "import", f, NULL), 1, "%s", errors);
+    cr_assert_eq(swf(db, "validate", f, NULL), 1, "%s", errors);
+    cr_assert_eq(swf(db, "register", "m", f, NULL), 1, "%s", errors);
+    cr_assert_eq(swf(db, "replay", "--file", f, NULL), 1, "%s", errors);
+    cr_assert_eq(swf(db, "timeline", "--file", f, NULL), 1, "%s", errors);
+    cr_assert_eq(swf(db, "import", NULL), 2, "%s", errors);
+    cr_assert_eq(swf(db, "replay", "x", "--file", f, NULL), 2, "%s", errors);
+    unlink(f);
 }

@@ -115,14 +115,18 @@ Test(cli_validate, judges_each_file_and_fails_if_any_is_bad)
     cr_expect(strstr(r.err, bad), "stderr: %s", r.err);
 }
 
-Test(cli_validate, counts_unreadable_files_as_invalid)
+/* README "Exit status": a malformed file is invalid (1); one that cannot be
+ * read is 3, which wins over 1 when both happen. */
+Test(cli_validate, counts_malformed_files_as_invalid_and_unreadable_ones_as_3)
 {
     const char *broken = file(0, "broken.json", "{\"StartAt\":");
+    result_t r;
+    run(&r, broken);
+    cr_expect_eq(r.status, SWF_EXIT_NO);
     char args[1200];
     snprintf(args, sizeof(args), "'%s' '%s/missing.json'", broken, dir);
-    result_t r;
     run(&r, args);
-    cr_expect_eq(r.status, SWF_EXIT_NO);
+    cr_expect_eq(r.status, SWF_EXIT_ERROR);
     cr_expect(strstr(r.err, "swf: ") && strstr(r.err, "broken.json"), "stderr: %s", r.err);
     cr_expect(strstr(r.err, "missing.json"), "stderr: %s", r.err);
 }
@@ -147,7 +151,7 @@ Test(cli_validate, prints_one_json_object_per_file)
     snprintf(args, sizeof(args), "--json '%s' '%s' '%s/missing.json'", good, bad, dir);
     result_t r;
     run(&r, args);
-    cr_expect_eq(r.status, SWF_EXIT_NO);
+    cr_expect_eq(r.status, SWF_EXIT_ERROR); /* missing.json could not be read */
     const char *want_file[3] = {good, bad, NULL};
     bool want_valid[3] = {true, false, false};
     char *save = NULL;

@@ -11,6 +11,7 @@
 #include "decider/local.h"
 #include "history/store.h"
 #include "protocol/json.h"
+#include "protocol/limits.h"
 
 static json_object *parse(const char *text)
 {
@@ -459,4 +460,63 @@ Test(local_run, an_endless_loop_fails_at_the_history_limit)
     json_object_put(d);
     json_object_put(in);
     json_object_put(m);
+}
+
+/* Runs `def` on an array of n integers; returns the result (free it). */
+static swf_local_result_t run_on_items(const char *def, size_t n)
+{
+    json_object *d = parse(def), *in = json_object_new_array_ext((int)n);
+    for (size_t i = 0; i < n; i++)
+        json_object_array_add(in, json_object_new_int64((int64_t)i));
+    swf_history_store_t *store = swf_history_mem_new();
+    swf_local_options_t opt = {
+        .definition = d, .input = in, .execution_id = "test-1", .start_ms = 1700000000000};
+    swf_local_result_t res = {0};
+    swf_error_t *err = swf_local_run(&opt, store, &res);
+    cr_assert_null(err, "%s", swf_error_message(err));
+    swf_history_store_free(store);
+    json_object_put(d);
+    json_object_put(in);
+    return res;
+}
+
+#define PASS_MAP                                                                                   \
+    "{\"StartAt\":\"M\",\"States\":{\"M\":{\"Type\":\"Map\",\"ItemProcessor\":{\"StartAt\":\"P\"," \
+    "\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}},\"End\":true}}}"
+
+/* The loop guard counts the transitions of each chain of states, not of the
+ * whole decision: a Map at its documented item limit is not a loop. */
+Test(local_run, a_map_of_exactly_the_item_limit_succeeds, .timeout = 120)
+{
+    swf_local_result_t res = run_on_items(PASS_MAP, SWF_LIMIT_MAP_ITEMS);
+    cr_assert_eq(res.status, SWF_ASL_SUCCEEDED, "%s: %s", res.error, res.cause);
+    cr_expect_eq(json_object_array_length(res.output), SWF_LIMIT_MAP_ITEMS);
+    cr_expect_eq(json_object_get_int64(json_object_array_get_idx(res.output, 999999)), 999999);
+    swf_local_result_free(&res);
+}
+
+Test(local_run, a_map_of_one_item_past_the_limit_fails_naming_it)
+{
+    swf_local_result_t res = run_on_items(PASS_MAP, SWF_LIMIT_MAP_ITEMS + 1);
+    cr_assert_eq(res.status, SWF_ASL_FAILED);
+    cr_expect_str_eq(res.error, "States.Runtime");
+    cr_expect_str_eq(res.cause, "the Map state 'M' has 1000001 items, the limit is 1000000");
+    swf_local_result_free(&res);
+}
+
+/* A Choice whose first rule leads back to itself while $.x is 1. */
+static const char choice_loop[] =
+    "{\"StartAt\":\"C\",\"States\":{\"C\":{\"Type\":\"Choice\",\"Choices\":[{"
+    "\"Variable\":\"$.x\",\"NumericEquals\":1,\"Next\":\"C\"}],\"Default\":\"D\"},"
+    "\"D\":{\"Type\":\"Succeed\"}}}";
+
+Test(local_run, a_choice_looping_on_itself_fails_as_a_loop, .timeout = 120)
+{
+    run_t r;
+    run_machine(&r, choice_loop, "{\"x\":1}", NULL);
+    cr_assert_eq(r.res.status, SWF_ASL_FAILED);
+    cr_expect_str_eq(r.res.error, "States.Runtime");
+    cr_expect(strstr(r.res.cause, "is there a loop without a Wait or a Task?") != NULL, "%s",
+              r.res.cause);
+    run_free(&r);
 }
