@@ -3,7 +3,9 @@
  *
  * json-c does the tokenising; what this file adds is the project's rules
  * around it: every parse is bounded in bytes and depth, trailing garbage is
- * an error (json-c would silently stop at the first value), and equality
+ * an error (json-c would silently stop at the first value), what json-c
+ * would silently rewrite is refused (json_strict.c: duplicate keys, lone
+ * surrogates, numbers it cannot hold), and equality
  * treats numbers by value as ASL does (1 equals 1.0).
  */
 #include "protocol/json.h"
@@ -226,6 +228,20 @@ static swf_error_t *parse(const char *name, const char *buf, size_t len, size_t 
             err = syntax_error(name, buf, end, true, "unexpected text after the value");
             goto done;
         }
+    }
+    char strict[512];
+    size_t at = swf_json_strict_check(buf, len, strict, sizeof(strict));
+    if (at < len) {
+        json_object_put(v);
+        v = NULL;
+        if (name == NULL) {
+            err = swf_error_new(SWF_E_INPUT, NULL, "%s", strict);
+        } else {
+            size_t line, col;
+            position(buf, at, &line, &col);
+            err = swf_error_new(SWF_E_INPUT, NULL, "%s:%zu:%zu: %s", name, line, col, strict);
+        }
+        goto done;
     }
     *out = v;
 done:

@@ -43,6 +43,16 @@ swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_
 swf_error_t *swf_json_parse_named(const char *name, const char *buf, size_t len, size_t max_bytes,
                                   json_object **out);
 
+/* Looks in the well-formed JSON text buf[0..len) (json-c has accepted it)
+ * for what json-c would silently rewrite: two members of one object with the
+ * same name, a lone surrogate escape (\ud800), U+0000 in a member name, an
+ * integer outside int64_t's range, or another number at least 2^63 in
+ * magnitude (1e400 included) or so small that it reads as 0. Returns the
+ * byte offset of the first one, with what[0..what_cap) saying what and where
+ * ("$.States: duplicate key \"A\""), or len when there is none. Linear in
+ * len; thread-safe (protocol/json_strict.c). swf_json_parse* run it. */
+size_t swf_json_strict_check(const char *buf, size_t len, char *what, size_t what_cap);
+
 /* The offset of the first byte of s[0..n) that does not belong to a
  * well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,
  * nothing above U+10FFFF), or n when there is none. */
