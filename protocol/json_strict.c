@@ -156,7 +156,7 @@ static bool string_scan(const scan_t *s, size_t *i, bool member, bool *escaped, 
         }
         if (u == 0 && member) {
             d->at = k;
-            snprintf(d->what, sizeof(d->what), "U+0000 in a member name");
+            snprintf(d->what, sizeof(d->what), "\\u0000 in a member name");
             return false;
         }
         k += 6;
@@ -212,7 +212,7 @@ static uint32_t name_hash(uint32_t serial, const char *p, size_t n)
 
 static void names_grow(scan_t *s)
 {
-    size_t cap = s->names_cap ? s->names_cap * 2 : 256;
+    size_t cap = s->names_cap ? s->names_cap * 2 : 16;
     name_t *t = calloc(cap, sizeof(*t));
     if (t == NULL)
         abort();
@@ -434,9 +434,8 @@ static bool scan(scan_t *s, defect_t *d, int *path_depth)
 
 size_t swf_json_strict_check(const char *buf, size_t len, char *what, size_t what_cap)
 {
-    scan_t *s = malloc(sizeof(*s));
-    if (s == NULL)
-        abort();
+    /* About 20 KB, on the stack: no allocation for a small document. */
+    scan_t scan_state, *s = &scan_state;
     s->buf = buf;
     s->len = len;
     s->depth = 0;
@@ -454,6 +453,5 @@ size_t swf_json_strict_check(const char *buf, size_t len, char *what, size_t wha
     for (size_t i = 0; i < s->names_cap; i++)
         free(s->names[i].owned);
     free(s->names);
-    free(s);
     return at;
 }
