@@ -33,6 +33,22 @@
  */
 swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_object **out);
 
+/* The same for text swf itself stored in PostgreSQL (events, definitions,
+ * outbox payloads), which jsonb has already checked: no strict check (jsonb
+ * keeps no duplicate and no lone surrogate), and an integer outside
+ * int64_t's range is read as the double it was. swf writes a computed
+ * double such as JSONata's $power(10, 20) as 100000000000000000000, and
+ * jsonb writes 1e20 so too; json-c would clamp that to UINT64_MAX. It is
+ * read as if written 100000000000000000000.0 (the text it is written back
+ * with): the same value, never a clamped one. */
+swf_error_t *swf_json_parse_stored(const char *buf, size_t len, size_t max_bytes,
+                                   json_object **out);
+
+/* For swf_json_parse_stored: a new text (NUL-terminated, its length in
+ * *out_len) with ".0" after each integer outside int64_t's range, or NULL
+ * when buf[0..len) has none. */
+char *swf_json_stored_widen(const char *buf, size_t len, size_t *out_len);
+
 /* The same, for text that has a name (a file, an option): every error
  * message starts with the name, and a syntax error's with
  * "NAME:LINE:COLUMN:" (columns count characters from 1), the form editors

@@ -70,28 +70,19 @@ static void skip_space(const scan_t *s, size_t *i)
         (*i)++;
 }
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* The code unit of the \uXXXX escape at buf[i] (its backslash), or -1. */
 static long escape_unit(const scan_t *s, size_t i)
 {
     if (i + 6 > s->len || s->buf[i] != '\\' || s->buf[i + 1] != 'u')
         return -1;
     long u = 0;
+    static const char digits[] = "0123456789abcdef";
     for (size_t k = 2; k < 6; k++) {
-        int h = hex_value(s->buf[i + k]);
-        if (h < 0)
+        char c = s->buf[i + k];
+        const char *h = strchr(digits, c >= 'A' && c <= 'F' ? c - 'A' + 'a' : c);
+        if (c == '\0' || h == NULL)
             return -1;
-        u = u * 16 + h;
+        u = u * 16 + (h - digits);
     }
     return u;
 }
@@ -255,6 +246,16 @@ static bool name_add(scan_t *s, bool escaped)
     return true;
 }
 
+/* True when the integer token p[0..n) lies outside int64_t's range (JSON
+ * has no leading zeros: more digits is larger). */
+static bool integer_wide(const char *p, size_t n)
+{
+    bool negative = p[0] == '-';
+    size_t digits = n - (negative ? 1 : 0);
+    const char *max = negative ? "9223372036854775808" : "9223372036854775807";
+    return digits > 19 || (digits == 19 && memcmp(p + (negative ? 1 : 0), max, 19) > 0);
+}
+
 /* Checks the number buf[at..end): see the opening comment. */
 static bool number_check(const scan_t *s, size_t at, size_t end, defect_t *d)
 {
@@ -272,9 +273,7 @@ static bool number_check(const scan_t *s, size_t at, size_t end, defect_t *d)
         return true; /* the common case, at most 18 digits before any fraction */
     const char *why = NULL;
     if (integer) {
-        /* No leading zeros in JSON: more digits is larger. */
-        const char *max = negative ? "9223372036854775808" : "9223372036854775807";
-        if (int_digits > 19 || (int_digits == 19 && memcmp(p + (negative ? 1 : 0), max, 19) > 0))
+        if (integer_wide(p, n))
             why = "is outside the 64-bit integer range";
     } else {
         char small[64];
@@ -454,4 +453,49 @@ size_t swf_json_strict_check(const char *buf, size_t len, char *what, size_t wha
         free(s->names[i].owned);
     free(s->names);
     return at;
+}
+
+char *swf_json_stored_widen(const char *buf, size_t len, size_t *out_len)
+{
+    char *out = NULL;
+    size_t o = 0, copied = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = buf[i];
+        if (c == '"') {
+            /* Past the string: to its closing quote, over escapes. */
+            for (i++; i < len && buf[i] != '"'; i++)
+                i += buf[i] == '\\';
+            continue;
+        }
+        if (c != '-' && (c < '0' || c > '9'))
+            continue;
+        size_t at = i;
+        bool integer = true;
+        while (i < len && strchr("0123456789+-.eE", buf[i]) != NULL && buf[i] != '\0') {
+            if (buf[i] == '.' || buf[i] == 'e' || buf[i] == 'E')
+                integer = false;
+            i++;
+        }
+        if (integer && i - at >= 19 && integer_wide(buf + at, i - at)) {
+            if (out == NULL) {
+                /* At most one ".0" per two bytes of text. */
+                out = malloc(len * 2 + 1);
+                if (out == NULL)
+                    abort();
+            }
+            memcpy(out + o, buf + copied, i - copied);
+            o += i - copied;
+            memcpy(out + o, ".0", 2);
+            o += 2;
+            copied = i;
+        }
+        i--;
+    }
+    if (out != NULL) {
+        memcpy(out + o, buf + copied, len - copied);
+        o += len - copied;
+        out[o] = '\0';
+    }
+    *out_len = o;
+    return out;
 }

@@ -672,3 +672,32 @@ Test(json_strict, a_30_digit_number_in_a_long_document_is_found)
     swf_error_free(err);
     free(text);
 }
+
+/* What swf stored itself: jsonb writes 1e20 as 100000000000000000000, and so
+ * does swf for a computed double; read back, it is that double, not json-c's
+ * clamped UINT64_MAX. */
+Test(json_stored, reads_an_integer_past_int64_as_the_double_it_was)
+{
+    const char *text = "{\"big\":100000000000000000000,\"neg\":-9223372036854775809,"
+                       "\"s\":\"123456789012345678901\",\"max\":9223372036854775807,"
+                       "\"f\":100000000000000000000.5,\"e\":1e-5}";
+    json_object *v = NULL;
+    swf_error_t *err = swf_json_parse_stored(text, strlen(text), SWF_LIMIT_JSON_BYTES, &v);
+    cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
+    json_object *m;
+    cr_assert(swf_json_get(v, "big", &m));
+    cr_expect(json_object_is_type(m, json_type_double));
+    cr_expect_eq(json_object_get_double(m), 1e20);
+    cr_assert(swf_json_get(v, "neg", &m));
+    cr_expect_eq(json_object_get_double(m), -9223372036854775809.0);
+    cr_assert(swf_json_get(v, "max", &m));
+    cr_expect_eq(json_object_get_int64(m), INT64_MAX);
+    cr_expect_str_eq(swf_json_get_string(v, "s"), "123456789012345678901");
+    cr_expect_str_eq(swf_json_str(v), "{\"big\":100000000000000000000.0,"
+                                      "\"neg\":-9223372036854775809.0,"
+                                      "\"s\":\"123456789012345678901\",\"max\":9223372036854775807,"
+                                      "\"f\":100000000000000000000.5,\"e\":1e-5}");
+    json_object_put(v);
+    size_t n;
+    cr_expect_null(swf_json_stored_widen("[1,2,\"x\"]", 9, &n), "nothing to widen");
+}
