@@ -62,8 +62,8 @@ swf_error_t *swf_json_parse_named(const char *name, const char *buf, size_t len,
 /* Looks in the well-formed JSON text buf[0..len) (json-c has accepted it)
  * for what json-c would silently rewrite: two members of one object with the
  * same name, a lone surrogate escape (\ud800), U+0000 in a member name, an
- * integer outside int64_t's range, or another number at least 2^63 in
- * magnitude (1e400 included) or so small that it reads as 0. Returns the
+ * integer outside int64_t's range, or another number that reads as
+ * infinity (1e400) or as 0 when it is not 0 (1e-400). Returns the
  * byte offset of the first one, with what[0..what_cap) saying what and where
  * ("$.States: duplicate key \"A\""), or len when there is none. Linear in
  * len; thread-safe (protocol/json_strict.c). swf_json_parse* run it. */

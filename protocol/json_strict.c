@@ -15,13 +15,14 @@
  *
  * Numbers: swf refuses rather than carries through. Carrying a number's text
  * through would need a number type that keeps it everywhere, JSONPath and
- * JSONata arithmetic included, and PostgreSQL's jsonb, where histories live,
- * writes 1e20 back as 100000000000000000000, which json-c would then clamp.
- * So an integer must lie in int64_t's range, and any other number below
- * 2^63 in magnitude and not so small that it reads as 0: 1e400 (infinity to
- * json-c) and 1e-400 are refused as well. A number with more digits than a
- * double holds (0.1000000000000000000001) is kept: json-c and jsonb both
- * keep its text; only arithmetic on it rounds.
+ * JSONata arithmetic included. So an integer (no fraction, no exponent) must
+ * lie in int64_t's range, and any other number must be a finite double that
+ * does not read as 0 unless it is 0: 1e400 (infinity to json-c) and 1e-400
+ * are refused as well. A number with more digits than a double holds
+ * (0.1000000000000000000001) is kept: json-c and jsonb both keep its text;
+ * only arithmetic on it rounds. jsonb writes 1e20 back as
+ * 100000000000000000000, which is why what swf reads back from PostgreSQL
+ * goes through swf_json_parse_stored instead (json.h).
  *
  * The pass is linear: each byte is looked at a bounded number of times, and
  * member names go into one hash table keyed by (object, name). The path of a
@@ -287,8 +288,8 @@ static bool number_check(const scan_t *s, size_t at, size_t end, defect_t *d)
             strpbrk(text, "123456789") != NULL && strcspn(text, "123456789") < strcspn(text, "eE");
         if (text != small)
             free(text);
-        if (!isfinite(v) || fabs(v) >= 9223372036854775808.0)
-            why = "is too large to be kept exactly (at most 2^63 in magnitude)";
+        if (!isfinite(v))
+            why = "is too large for a double (it would read as infinity)";
         else if (v == 0 && nonzero)
             why = "is too small to be kept (it would read as 0)";
     }
