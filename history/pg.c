@@ -998,8 +998,8 @@ swf_error_t *swf_history__pg_row_push(PGresult *res, int r, int col, swf_event_l
         return swf_error_new(SWF_E_INTERNAL, NULL, "event %lld has unknown type \"%s\"",
                              (long long)ev.id, PQgetvalue(res, r, col + 1));
     swf_error_t *err =
-        swf_json_parse(PQgetvalue(res, r, col + 3), (size_t)PQgetlength(res, r, col + 3),
-                       SWF_LIMIT_JSON_BYTES, &ev.attrs);
+        swf_json_parse_stored(PQgetvalue(res, r, col + 3), (size_t)PQgetlength(res, r, col + 3),
+                              SWF_LIMIT_JSON_BYTES, &ev.attrs);
     if (err != NULL) {
         swf_error_prefix(err, "event %lld", (long long)ev.id);
         return err;

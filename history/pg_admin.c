@@ -107,8 +107,8 @@ swf_error_t *swf_history_pg_state_machine_get(swf_history_store_t *store, const 
     } else {
         if (version_out != NULL)
             *version_out = atoi(PQgetvalue(res, 0, 0));
-        err = swf_json_parse(PQgetvalue(res, 0, 1), (size_t)PQgetlength(res, 0, 1),
-                             SWF_LIMIT_JSON_BYTES, definition);
+        err = swf_json_parse_stored(PQgetvalue(res, 0, 1), (size_t)PQgetlength(res, 0, 1),
+                                    SWF_LIMIT_JSON_BYTES, definition);
     }
     swf_history__pg_clear(res);
     return err;

@@ -392,7 +392,7 @@ static void outbox_row(swf_history_service_t *s, PGresult *res, int r, posts_t *
     int64_t id = strtoll(PQgetvalue(res, r, 1), NULL, 10);
     json_object *payload = NULL, *doc = NULL;
     const char *text = PQgetvalue(res, r, 3);
-    swf_error_t *err = swf_json_parse(text, strlen(text), SWF_MSG_MAX_BYTES * 64, &payload);
+    swf_error_t *err = swf_json_parse_stored(text, strlen(text), SWF_MSG_MAX_BYTES * 64, &payload);
     if (err == NULL)
         err = swf_msg_activity_task_new(s->cfg.secret, x, id, payload, &doc);
     json_object_put(payload);

@@ -3,7 +3,9 @@
  *
  * json-c does the tokenising; what this file adds is the project's rules
  * around it: every parse is bounded in bytes and depth, trailing garbage is
- * an error (json-c would silently stop at the first value), and equality
+ * an error (json-c would silently stop at the first value), what json-c
+ * would silently rewrite is refused (json_strict.c: duplicate keys, lone
+ * surrogates, numbers it cannot hold), and equality
  * treats numbers by value as ASL does (1 equals 1.0).
  */
 #include "protocol/json.h"
@@ -167,7 +169,7 @@ static swf_error_t *syntax_error(const char *name, const char *buf, size_t at, b
 /* Every check of swf_json_parse_named but the name in the messages of the
  * errors that have no position. */
 static swf_error_t *parse(const char *name, const char *buf, size_t len, size_t max_bytes,
-                          json_object **out)
+                          bool is_strict, json_object **out)
 {
     *out = NULL;
     if (len > max_bytes)
@@ -227,6 +229,20 @@ static swf_error_t *parse(const char *name, const char *buf, size_t len, size_t 
             goto done;
         }
     }
+    char strict[512];
+    size_t at = is_strict ? swf_json_strict_check(buf, len, strict, sizeof(strict)) : len;
+    if (at < len) {
+        json_object_put(v);
+        v = NULL;
+        if (name == NULL) {
+            err = swf_error_new(SWF_E_INPUT, NULL, "%s", strict);
+        } else {
+            size_t line, col;
+            position(buf, at, &line, &col);
+            err = swf_error_new(SWF_E_INPUT, NULL, "%s:%zu:%zu: %s", name, line, col, strict);
+        }
+        goto done;
+    }
     *out = v;
 done:
     json_tokener_free(tok);
@@ -236,7 +252,7 @@ done:
 swf_error_t *swf_json_parse_named(const char *name, const char *buf, size_t len, size_t max_bytes,
                                   json_object **out)
 {
-    swf_error_t *err = parse(name, buf, len, max_bytes, out);
+    swf_error_t *err = parse(name, buf, len, max_bytes, true, out);
     if (err != NULL && name != NULL && strncmp(swf_error_message(err), name, strlen(name)) != 0)
         swf_error_prefix(err, "%s", name);
     return err;
@@ -244,7 +260,18 @@ swf_error_t *swf_json_parse_named(const char *name, const char *buf, size_t len,
 
 swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_object **out)
 {
-    return parse(NULL, buf, len, max_bytes, out);
+    return parse(NULL, buf, len, max_bytes, true, out);
+}
+
+swf_error_t *swf_json_parse_stored(const char *buf, size_t len, size_t max_bytes, json_object **out)
+{
+    size_t wide_len;
+    char *wide = swf_json_stored_widen(buf, len, &wide_len);
+    if (wide == NULL)
+        return parse(NULL, buf, len, max_bytes, false, out);
+    swf_error_t *err = parse(NULL, wide, wide_len, max_bytes + (wide_len - len), false, out);
+    free(wide);
+    return err;
 }
 
 swf_error_t *swf_json_read_file(const char *path, size_t max_bytes, json_object **out)

@@ -33,6 +33,22 @@
  */
 swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_object **out);
 
+/* The same for text swf itself stored in PostgreSQL (events, definitions,
+ * outbox payloads), which jsonb has already checked: no strict check (jsonb
+ * keeps no duplicate and no lone surrogate), and an integer outside
+ * int64_t's range is read as the double it was. swf writes a computed
+ * double such as JSONata's $power(10, 20) as 100000000000000000000, and
+ * jsonb writes 1e20 so too; json-c would clamp that to UINT64_MAX. It is
+ * read as if written 100000000000000000000.0 (the text it is written back
+ * with): the same value, never a clamped one. */
+swf_error_t *swf_json_parse_stored(const char *buf, size_t len, size_t max_bytes,
+                                   json_object **out);
+
+/* For swf_json_parse_stored: a new text (NUL-terminated, its length in
+ * *out_len) with ".0" after each integer outside int64_t's range, or NULL
+ * when buf[0..len) has none. */
+char *swf_json_stored_widen(const char *buf, size_t len, size_t *out_len);
+
 /* The same, for text that has a name (a file, an option): every error
  * message starts with the name, and a syntax error's with
  * "NAME:LINE:COLUMN:" (columns count characters from 1), the form editors
@@ -42,6 +58,16 @@ swf_error_t *swf_json_parse(const char *buf, size_t len, size_t max_bytes, json_
  * compares them. */
 swf_error_t *swf_json_parse_named(const char *name, const char *buf, size_t len, size_t max_bytes,
                                   json_object **out);
+
+/* Looks in the well-formed JSON text buf[0..len) (json-c has accepted it)
+ * for what json-c would silently rewrite: two members of one object with the
+ * same name, a lone surrogate escape (\ud800), U+0000 in a member name, an
+ * integer outside int64_t's range, or another number that reads as
+ * infinity (1e400) or as 0 when it is not 0 (1e-400). Returns the
+ * byte offset of the first one, with what[0..what_cap) saying what and where
+ * ("$.States: duplicate key \"A\""), or len when there is none. Linear in
+ * len; thread-safe (protocol/json_strict.c). swf_json_parse* run it. */
+size_t swf_json_strict_check(const char *buf, size_t len, char *what, size_t what_cap);
 
 /* The offset of the first byte of s[0..n) that does not belong to a
  * well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,

@@ -915,9 +915,14 @@ static swf_error_t *parse_number(parser_t *p, node_t **out)
         while (s[i] >= '0' && s[i] <= '9')
             i++;
     }
-    char *text = strndup(s + p->pos, i - p->pos);
+    /* Room for ".0": an integer past int64_t's range is kept as a double,
+     * written with a fraction so that it reads back as one
+     * (protocol/json_strict.c refuses such an integer). */
+    char *text = malloc(i - p->pos + 3);
     if (text == NULL)
         return swf_error_new(SWF_E_NOMEM, NULL, "out of memory");
+    memcpy(text, s + p->pos, i - p->pos);
+    text[i - p->pos] = '\0';
     json_object *v = NULL;
     errno = 0;
     if (integral) {
@@ -928,6 +933,8 @@ static swf_error_t *parse_number(parser_t *p, node_t **out)
     if (v == NULL) {
         /* Keeping the literal's text makes States.Format('{}', 0.1) print
          * 0.1, not the 17 digits of the nearest double. */
+        if (integral)
+            strcat(text, ".0");
         v = json_object_new_double_s(strtod(text, NULL), text);
     }
     free(text);

@@ -186,6 +186,22 @@ Test(cli_args, input_is_json_text_at_file_or_an_existing_file)
     cr_assert(strstr(why, "--input: ") == why && strstr(why, "nope.json") != NULL, "%s", why);
 }
 
+/* json-c would clamp it to 18446744073709551615: refused with its path. */
+Test(cli_args, an_input_with_a_30_digit_integer_is_refused_naming_it)
+{
+    const char *why = expect_refused("{\"id\": 123456789012345678901234567890}");
+    cr_assert_str_eq(why, "--input:1:8: $.id: the number 123456789012345678901234567890 is "
+                          "outside the 64-bit integer range");
+    why = expect_refused("{\"a\": 1, \"a\": 2}");
+    cr_assert_str_eq(why, "--input:1:10: $: duplicate key \"a\"");
+    cr_assert_eq(sh(text, sizeof(text), "./swf start x --input '[123456789012345678901234567890]'"),
+                 SWF_EXIT_USAGE);
+    cr_assert(strstr(text,
+                     "swf start: --input:1:2: $[0]: the number "
+                     "123456789012345678901234567890 is outside the 64-bit integer range") == text,
+              "%s", text);
+}
+
 Test(cli_args, a_json_syntax_error_in_a_file_names_its_line_and_column)
 {
     const char *path = file_with("bad.json", "{\n  \"a\": 1\n  \"b\": 2\n}\n");

@@ -102,6 +102,23 @@ Test(cli_validate, prints_every_problem_with_its_path_and_exits_1)
     cr_expect(strstr(r.err, want), "stderr: %s", r.err);
 }
 
+/* json-c keeps the last of two members of one name: without the check the
+ * first state A would vanish and validate would say valid. */
+Test(cli_validate, refuses_two_states_of_the_same_name_with_the_path)
+{
+    const char *f = file(0, "dup.json",
+                         "{\"StartAt\":\"A\",\"States\":{\n"
+                         "  \"A\":{\"Type\":\"Pass\",\"End\":true},\n"
+                         "  \"A\":{\"Type\":\"Succeed\"}}}\n");
+    result_t r;
+    run(&r, f);
+    cr_expect_eq(r.status, SWF_EXIT_NO);
+    cr_expect_str_eq(r.out, "");
+    char want[600];
+    snprintf(want, sizeof(want), "%s:3:3: $.States: duplicate key \"A\"", f);
+    cr_expect(strstr(r.err, want), "stderr: %s", r.err);
+}
+
 Test(cli_validate, judges_each_file_and_fails_if_any_is_bad)
 {
     const char *good = file(0, "good.json", VALID);

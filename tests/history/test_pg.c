@@ -103,6 +103,31 @@ Test(history_pg, appends_and_loads_exactly)
     swf_history_store_free(s);
 }
 
+/* jsonb writes 1e20 back as 100000000000000000000, which json-c alone would
+ * clamp to UINT64_MAX: what the store reads back is the double it was. */
+Test(history_pg, a_double_past_2_63_reads_back_as_that_double)
+{
+    const char *db = fixture_db();
+    swf_history_store_t *s = fixture_store(db);
+    json_object *a = started_attrs("big", "w1");
+    json_object *input = parse("[1e20,-1e19,9223372036854775807,-9223372036854775808,0.5]");
+    json_object_array_add(input, json_object_new_double(1e300));
+    json_object_object_add(a, "input", input);
+    swf_event_t ev = {0, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, T0, a};
+    ok(swf_history_append(s, "big", 1, &ev, 1));
+    swf_event_list_t out = {0};
+    ok(swf_history_load(s, "big", 0, 0, &out));
+    cr_assert_eq(out.count, 1);
+    json_object *got;
+    cr_assert(swf_json_get(out.items[0].attrs, "input", &got));
+    cr_assert(swf_json_equal(got, input), "%s", swf_json_str(got));
+    cr_expect_eq(json_object_get_double(json_object_array_get_idx(got, 0)), 1e20);
+    cr_expect_eq(json_object_get_int64(json_object_array_get_idx(got, 2)), INT64_MAX);
+    swf_event_list_free(&out);
+    json_object_put(a);
+    swf_history_store_free(s);
+}
+
 Test(history_pg, pages_after_an_id_and_in_reverse)
 {
     const char *db = fixture_db();

@@ -529,3 +529,184 @@ Test(json_any_string, holds_nul_finds_u0000_in_a_value_only)
     json_object_put(with);
     json_object_put(without);
 }
+
+/* The message of the error parsing text (unnamed), or NULL on success. */
+static char *parse_message(const char *name, const char *text)
+{
+    json_object *v = NULL;
+    swf_error_t *err = swf_json_parse_named(name, text, strlen(text), SWF_LIMIT_JSON_BYTES, &v);
+    json_object_put(v);
+    if (err == NULL)
+        return NULL;
+    cr_expect_null(v, "a failed parse must leave *out NULL");
+    cr_expect_eq(swf_error_code(err), SWF_E_INPUT, "%s", swf_error_message(err));
+    char *m = strdup(swf_error_message(err));
+    swf_error_free(err);
+    return m;
+}
+
+static void expect_refused(const char *text, const char *message)
+{
+    char *m = parse_message(NULL, text);
+    cr_expect_not_null(m, "%s was accepted", text);
+    if (m != NULL)
+        cr_expect_str_eq(m, message, "%s", text);
+    free(m);
+}
+
+Test(json_strict, refuses_a_duplicate_key_naming_the_object_s_path)
+{
+    expect_refused("{\"a\":1,\"a\":2}", "$: duplicate key \"a\"");
+    expect_refused("{\"States\":{\"A\":{},\"B\":{},\"A\":{\"Type\":\"Pass\"}}}",
+                   "$.States: duplicate key \"A\"");
+    expect_refused("{\"x\":[0,{\"y\":{\"k\":1,\"k\":1}}]}", "$.x[1].y: duplicate key \"k\"");
+    expect_refused("{\"a b\":{\"c\":1,\"c\":1}}", "$[\"a b\"]: duplicate key \"c\"");
+    /* The same name written with an escape is the same name. */
+    expect_refused("{\"a\":1,\"\\u0061\":2}", "$: duplicate key \"\\u0061\"");
+    expect_refused("{\"\\ud83d\\ude00\":1,\"\xf0\x9f\x98\x80\":2}",
+                   "$: duplicate key \"\xf0\x9f\x98\x80\"");
+}
+
+Test(json_strict, accepts_the_same_key_in_different_objects)
+{
+    json_object *v =
+        parse("{\"a\":{\"a\":{\"a\":1}},\"b\":[{\"a\":1},{\"a\":2}],\"A\":1,\"ab\":2}");
+    json_object_put(v);
+    v = parse("[{\"k\":1},{\"k\":1}]");
+    json_object_put(v);
+}
+
+Test(json_strict, a_named_document_says_where_the_duplicate_is)
+{
+    char *m = parse_message("def.json", "{\n  \"States\": {\n    \"A\": 1,\n    \"A\": 2\n  }\n}");
+    cr_assert_not_null(m);
+    cr_expect_str_eq(m, "def.json:4:5: $.States: duplicate key \"A\"");
+    free(m);
+}
+
+Test(json_strict, refuses_lone_surrogates_and_accepts_a_pair)
+{
+    expect_refused("\"\\ud800\"", "$: lone surrogate \\ud800 in a string");
+    expect_refused("{\"a\":[\"x\\uDC00y\"]}", "$.a[0]: lone surrogate \\uDC00 in a string");
+    expect_refused("\"\\ud800\\u0041\"", "$: lone surrogate \\ud800 in a string");
+    expect_refused("\"\\udc00\\ud800\"", "$: lone surrogate \\udc00 in a string");
+    expect_refused("{\"\\ud800\":1}", "$: lone surrogate \\ud800 in a member name");
+    expect_refused("{\"a\\u0000b\":1}", "$: \\u0000 in a member name");
+    json_object *v = parse("\"\\ud83d\\ude00\"");
+    cr_expect_str_eq(json_object_get_string(v), "\xf0\x9f\x98\x80");
+    json_object_put(v);
+    /* U+0000 in a string value is kept (json-c holds its length). */
+    v = parse("\"a\\u0000b\"");
+    cr_expect_eq(json_object_get_string_len(v), 3);
+    json_object_put(v);
+}
+
+Test(json_strict, refuses_integers_outside_the_64_bit_range)
+{
+    expect_refused("{\"id\":123456789012345678901234567890}",
+                   "$.id: the number 123456789012345678901234567890 is outside the 64-bit "
+                   "integer range");
+    expect_refused("[9223372036854775808]",
+                   "$[0]: the number 9223372036854775808 is outside the 64-bit integer range");
+    expect_refused("-9223372036854775809",
+                   "$: the number -9223372036854775809 is outside the 64-bit integer range");
+    /* Past UINT64_MAX json-c would clamp; between INT64_MAX and UINT64_MAX
+     * it holds the number but the rest of swf (equality, paths) reads int64. */
+    cr_expect_eq(parse_code("18446744073709551615", 20), SWF_E_INPUT);
+    cr_expect_eq(parse_code("18446744073709551616", 20), SWF_E_INPUT);
+}
+
+Test(json_strict, keeps_the_64_bit_edges_and_minus_zero)
+{
+    const char *texts[] = {
+        "9223372036854775807", "-9223372036854775808", "-0", "0", "999999999999999999", "-0.0"};
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        json_object *v = parse(texts[i]);
+        cr_expect_str_eq(swf_json_str(v),
+                         texts[i][0] == '-' && texts[i][1] == '0' && texts[i][2] == '\0' ? "0"
+                                                                                         : texts[i],
+                         "%s", texts[i]);
+        json_object_put(v);
+    }
+    json_object *v = parse("-0");
+    json_object *zero = parse("0");
+    cr_expect(swf_json_equal(v, zero), "-0 equals 0");
+    json_object_put(v);
+    json_object_put(zero);
+}
+
+Test(json_strict, refuses_doubles_it_cannot_hold)
+{
+    expect_refused("{\"x\":1e400}",
+                   "$.x: the number 1e400 is too large for a double (it would read as infinity)");
+    expect_refused("[-1.5E8, -1e309]",
+                   "$[1]: the number -1e309 is too large for a double (it would read as infinity)");
+    expect_refused("1e-400", "$: the number 1e-400 is too small to be kept (it would read as 0)");
+    /* A double json-c holds is kept as written, 2^63 and beyond included
+     * (it is a double, not an integer). */
+    const char *kept[] = {"1e18",
+                          "-9.2e18",
+                          "0.1000000000000000000001",
+                          "0e400",
+                          "0.0e-999",
+                          "1e-300",
+                          "123456789012345678.5",
+                          "3.14",
+                          "1e20",
+                          "1.7976931348623157e308",
+                          "100000000000000000000.0"};
+    for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+        json_object *v = parse(kept[i]);
+        cr_expect_str_eq(swf_json_str(v), kept[i], "kept as written");
+        json_object_put(v);
+    }
+}
+
+Test(json_strict, a_30_digit_number_in_a_long_document_is_found)
+{
+    /* About 100 KB of ordinary values, then the bad one. */
+    size_t cap = 120 * 1024, o = 0;
+    char *text = malloc(cap);
+    o += (size_t)snprintf(text + o, cap - o, "{\"items\":[");
+    for (int i = 0; o < 100 * 1024; i++)
+        o += (size_t)snprintf(text + o, cap - o, "{\"id\":%d,\"name\":\"item %d\",\"v\":%d.5},", i,
+                              i, i);
+    o += (size_t)snprintf(text + o, cap - o, "{\"id\":123456789012345678901234567890}]}");
+    json_object *v = NULL;
+    swf_error_t *err = swf_json_parse(text, o, SWF_LIMIT_JSON_BYTES, &v);
+    cr_assert_not_null(err);
+    cr_expect(strstr(swf_error_message(err), "].id: the number 123456789012345678901234567890") !=
+                  NULL,
+              "%s", swf_error_message(err));
+    swf_error_free(err);
+    free(text);
+}
+
+/* What swf stored itself: jsonb writes 1e20 as 100000000000000000000, and so
+ * does swf for a computed double; read back, it is that double, not json-c's
+ * clamped UINT64_MAX. */
+Test(json_stored, reads_an_integer_past_int64_as_the_double_it_was)
+{
+    const char *text = "{\"big\":100000000000000000000,\"neg\":-9223372036854775809,"
+                       "\"s\":\"123456789012345678901\",\"max\":9223372036854775807,"
+                       "\"f\":100000000000000000000.5,\"e\":1e-5}";
+    json_object *v = NULL;
+    swf_error_t *err = swf_json_parse_stored(text, strlen(text), SWF_LIMIT_JSON_BYTES, &v);
+    cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
+    json_object *m;
+    cr_assert(swf_json_get(v, "big", &m));
+    cr_expect(json_object_is_type(m, json_type_double));
+    cr_expect_eq(json_object_get_double(m), 1e20);
+    cr_assert(swf_json_get(v, "neg", &m));
+    cr_expect_eq(json_object_get_double(m), -9223372036854775809.0);
+    cr_assert(swf_json_get(v, "max", &m));
+    cr_expect_eq(json_object_get_int64(m), INT64_MAX);
+    cr_expect_str_eq(swf_json_get_string(v, "s"), "123456789012345678901");
+    cr_expect_str_eq(swf_json_str(v), "{\"big\":100000000000000000000.0,"
+                                      "\"neg\":-9223372036854775809.0,"
+                                      "\"s\":\"123456789012345678901\",\"max\":9223372036854775807,"
+                                      "\"f\":100000000000000000000.5,\"e\":1e-5}");
+    json_object_put(v);
+    size_t n;
+    cr_expect_null(swf_json_stored_widen("[1,2,\"x\"]", 9, &n), "nothing to widen");
+}

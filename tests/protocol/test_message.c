@@ -478,3 +478,34 @@ Test(message, a_failure_cause_over_the_limit_is_cut_between_characters)
     free(cause);
     free(tok);
 }
+
+/* A worker's answer is parsed here before the decider records it; what
+ * json-c would rewrite is refused with its path, which the decider puts in
+ * the dead letter as the reason. */
+Test(message, an_answer_with_a_duplicate_key_or_a_huge_integer_is_refused_with_the_path)
+{
+    char *tok = swf_token_make(SECRET, "ex-1", "7");
+    char text[1024];
+    snprintf(text, sizeof(text),
+             "{\"v\":1,\"type\":\"activity.completed\",\"taskToken\":\"%s\","
+             "\"result\":{\"id\":1,\"id\":2}}",
+             tok);
+    char *why = refusal(text);
+    cr_expect_str_eq(why, "not JSON: $.result: duplicate key \"id\"");
+    free(why);
+    snprintf(text, sizeof(text),
+             "{\"v\":1,\"type\":\"activity.completed\",\"taskToken\":\"%s\","
+             "\"result\":{\"ids\":[1,123456789012345678901234567890]}}",
+             tok);
+    why = refusal(text);
+    cr_expect_str_eq(why, "not JSON: $.result.ids[1]: the number 123456789012345678901234567890 "
+                          "is outside the 64-bit integer range");
+    free(why);
+    snprintf(text, sizeof(text),
+             "{\"v\":1,\"type\":\"activity.completed\",\"taskToken\":\"%s\",\"type\":\"signal\"}",
+             tok);
+    why = refusal(text);
+    cr_expect_str_eq(why, "not JSON: $: duplicate key \"type\"");
+    free(why);
+    free(tok);
+}

@@ -36,6 +36,12 @@ swf_error_t *jn__number_new(double d, json_object **out)
     } else {
         char text[48];
         swf_asl_number_format(d, text);
+        /* Past 2^63 the format may be all digits (1e20 is
+         * 100000000000000000000), which would read back as an integer
+         * outside int64_t's range, and be refused (protocol/json_strict.c):
+         * a fraction keeps it a double wherever it is read. */
+        if (strpbrk(text, ".eE") == NULL)
+            strcat(text, ".0");
         *out = json_object_new_double_s(d, text);
     }
     return NULL;

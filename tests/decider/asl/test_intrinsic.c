@@ -224,6 +224,10 @@ Test(intrinsic_eval, literals_of_every_kind)
     expect_value("States.Array()", "{}", "[]");
     expect_value("States.Array('')", "{}", "[\"\"]");
     expect_value("States.Array(99999999999999999999)", "{}", "[1e20]");
+    /* Written so that it reads back as a double, not as an integer past
+     * int64_t's range (which the parser refuses). */
+    expect_value("States.JsonToString(States.Array(99999999999999999999))", "{}",
+                 "\"[99999999999999999999.0]\"");
 }
 
 Test(intrinsic_eval, string_escapes)

@@ -509,6 +509,21 @@ Test(jsonata, fn_numeric)
     expect_error("$power(10, 400)", "out of range");
 }
 
+/* A number past 2^63 is a double; written as JavaScript writes it
+ * (100000000000000000000), it would read back as an integer outside int64_t's
+ * range, which the parser refuses (protocol/json_strict.c). */
+Test(jsonata, a_number_past_2_63_is_written_so_that_it_reads_back)
+{
+    expect_text("$power(10, 20)", "100000000000000000000.0");
+    expect_text("[-$power(2, 64), 1e300]", "[-18446744073709552000.0,1e+300]");
+    json_object *b = parse_json(ORDER), *got = NULL;
+    bool defined = false;
+    cr_assert_null(swf_asl_jsonata_eval("$power(10, 20)", b, &got, &defined));
+    fuzz_assert_json(got, "$power(10, 20)");
+    json_object_put(got);
+    json_object_put(b);
+}
+
 Test(jsonata, fn_type)
 {
     expect_value("$type(1)", "\"number\"");
