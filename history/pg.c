@@ -284,7 +284,11 @@ swf_error_t *swf_history_pg_new(const char *conninfo, swf_history_store_t **out)
         return err;
     int version = 0, owner = 1;
     err = swf_history_pg_schema_version(*out, &version, &owner);
-    if (err == NULL && version < swf_history_pg_schema_latest()) {
+    if (err == NULL && version > swf_history_pg_schema_latest())
+        err = swf_error_new(SWF_E_DB, NULL,
+                            "the database schema is at version %d, newer than this swf (%d)",
+                            version, swf_history_pg_schema_latest());
+    else if (err == NULL && version < swf_history_pg_schema_latest()) {
         if (owner)
             err = swf_history_pg_migrate(*out, 0, NULL, NULL);
         else {

@@ -84,6 +84,22 @@ static void trim(char *s)
         s[--n] = '\0';
 }
 
+/* Appends a decision task that closes execution id (started, events 1-2)
+ * with `completed` as its completion's attributes, events step ms apart. */
+static void close_execution(swf_history_store_t *s, const char *id, const char *completed, int step)
+{
+    const char *attrs[] = {"{\"scheduledEventId\":2,\"identity\":\"d1\"}",
+                           "{\"scheduledEventId\":2,\"startedEventId\":3}", completed};
+    swf_event_type_t types[] = {SWF_EVENT_DECISION_TASK_STARTED, SWF_EVENT_DECISION_TASK_COMPLETED,
+                                SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED};
+    for (int i = 0; i < 3; i++) {
+        swf_event_t ev = {0, types[i], T0 + step * i + 1, json_tokener_parse(attrs[i])};
+        swf_error_t *err = swf_history_append(s, id, 3 + i, &ev, 1);
+        cr_assert(err == NULL, "%s", swf_error_message(err));
+        json_object_put(ev.attrs);
+    }
+}
+
 static const char definition[] =
     "{\"StartAt\":\"A\",\"States\":{\"A\":{\"Type\":\"Pass\",\"End\":true}}}";
 
@@ -107,19 +123,10 @@ Test(cli_db, export_then_import_reproduces_the_history_exactly)
      * times: a history the engine could have written, but not with this
      * definition (it would complete with its input), so it does not replay. */
     swf_history_store_t *s = fixture_store(db1);
-    const char *attrs[] = {
-        "{\"scheduledEventId\":2,\"identity\":\"d1\"}",
-        "{\"scheduledEventId\":2,\"startedEventId\":3}",
-        "{\"result\":{\"big\":12345678901234,\"neg\":-0.125,\"s\":\"a/b\\\"c\"},"
-        "\"decisionTaskCompletedEventId\":4}",
-    };
-    swf_event_type_t types[] = {SWF_EVENT_DECISION_TASK_STARTED, SWF_EVENT_DECISION_TASK_COMPLETED,
-                                SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED};
-    for (int i = 0; i < 3; i++) {
-        swf_event_t ev = {0, types[i], T0 + 7 * i + 1, json_tokener_parse(attrs[i])};
-        cr_assert(swf_history_append(s, id, 3 + i, &ev, 1) == NULL);
-        json_object_put(ev.attrs);
-    }
+    close_execution(s, id,
+                    "{\"result\":{\"big\":12345678901234,\"neg\":-0.125,\"s\":\"a/b\\\"c\"},"
+                    "\"decisionTaskCompletedEventId\":4}",
+                    7);
     swf_event_list_t before = {0};
     cr_assert(swf_history_load(s, id, 0, 0, &before) == NULL);
     swf_history_store_free(s);
@@ -534,19 +541,7 @@ Test(cli_db, a_runtime_role_granted_by_migrate_runs_executions_but_cannot_rewrit
     snprintf(id, sizeof(id), "%.63s", output);
     trim(id);
     swf_history_store_t *s = fixture_store(runtime);
-    const char *attrs[] = {
-        "{\"scheduledEventId\":2,\"identity\":\"d1\"}",
-        "{\"scheduledEventId\":2,\"startedEventId\":3}",
-        "{\"result\":{\"a\":1},\"decisionTaskCompletedEventId\":4}",
-    };
-    swf_event_type_t types[] = {SWF_EVENT_DECISION_TASK_STARTED, SWF_EVENT_DECISION_TASK_COMPLETED,
-                                SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED};
-    for (int i = 0; i < 3; i++) {
-        swf_event_t ev = {0, types[i], T0 + i + 1, json_tokener_parse(attrs[i])};
-        swf_error_t *err = swf_history_append(s, id, 3 + i, &ev, 1);
-        cr_assert(err == NULL, "%s", swf_error_message(err));
-        json_object_put(ev.attrs);
-    }
+    close_execution(s, id, "{\"result\":{\"a\":1},\"decisionTaskCompletedEventId\":4}", 1);
     swf_event_list_t events = {0};
     cr_assert(swf_history_load(s, id, 0, 0, &events) == NULL);
     cr_assert_eq(events.count, 5);
