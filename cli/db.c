@@ -82,9 +82,14 @@ static const swf_cli_cmd_t db_cmd = {
     "swf db", NULL, "Create the history's tables in PostgreSQL, or upgrade them to this version.",
     (const swf_cli_opt_t[]){
         {"ACTION", NULL, SWF_CLI_REQUIRED, "migrate: the only action", "swf db migrate"},
+        {"--grant", "ROLE", 0,
+         "then grant ROLE what swf's processes need (read and insert events, keep the "
+         "projections) and nothing that can change or remove events; run as the owner",
+         "swf db migrate --grant swf_runtime"},
         SWF_CLI_OPTS_END},
     "The database is SWF_DATABASE_URL (a libpq connection string or URI) or\n"
-    "libpq's PG* variables.\n"};
+    "libpq's PG* variables. Migrate as the role that owns the tables; run the\n"
+    "processes as the role given to --grant (README \"Production\").\n"};
 
 int swf_cli_db(int argc, char **argv)
 {
@@ -100,6 +105,9 @@ int swf_cli_db(int argc, char **argv)
         return fail("db", err);
     int from, to;
     err = swf_history_pg_migrate(s, 0, &from, &to);
+    const char *role = swf_cli_args_get(&a, "--grant");
+    if (err == NULL && role != NULL)
+        err = swf_history_pg_grant(s, role);
     swf_history_store_free(s);
     if (err != NULL)
         return fail("db", err);
@@ -107,6 +115,8 @@ int swf_cli_db(int argc, char **argv)
         printf("schema at version %d, up to date\n", to);
     else
         printf("schema migrated from version %d to %d\n", from, to);
+    if (role != NULL)
+        printf("granted %s the runtime's privileges\n", role);
     return SWF_EXIT_OK;
 }
 

@@ -14,11 +14,17 @@
  *
  * The events table is append-only by trigger: UPDATE, DELETE and TRUNCATE
  * raise an exception. (Revoked privileges would not stop the table's owner.)
+ * So the owner migrates and the processes run as another role:
+ * swf_history_pg_grant gives that role what the runtime's statements need
+ * (history/pg*.c, history/service.c) and nothing that alters events: it may
+ * read and insert events, and it cannot update, delete, truncate, alter or
+ * drop them or their triggers, which only the owner may.
  */
 #include "history/pg_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const migrations[] = {
     /* 1: events, projections, state machines. */
@@ -171,4 +177,93 @@ out:
     if (to != NULL)
         *to = err == NULL ? version : -1;
     return err;
+}
+
+/* What the runtime issues, per table: events are read and appended;
+ * executions rows are created and updated (FOR NO KEY UPDATE needs UPDATE);
+ * timers, outbox and activity_timeouts rows come and go (claimed FOR UPDATE
+ * by swf-history); state machines are registered. `swf admin
+ * rebuild-projections` (DELETE FROM executions, LOCK TABLE events) is the
+ * owner's. The advisory lock functions are PUBLIC's by default. */
+static const char *const runtime_grants[] = {
+    "GRANT SELECT, INSERT ON events, state_machines TO %s",
+    "GRANT SELECT, INSERT, UPDATE ON executions TO %s",
+    "GRANT SELECT, INSERT, UPDATE, DELETE ON timers, outbox, activity_timeouts TO %s",
+    "GRANT SELECT ON schema_migrations TO %s",
+};
+
+swf_error_t *swf_history_pg_grant(swf_history_store_t *store, const char *role)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    if (role == NULL || role[0] == '\0')
+        return swf_error_new(SWF_E_INPUT, NULL, "--grant: the role is empty");
+    PGresult *res = NULL;
+    swf_error_t *err = swf_history__pg_query(
+        pg->conn, "SELECT current_database(), current_schema(), current_user::text", 0, NULL, &res);
+    if (err != NULL)
+        return err;
+    char *db = PQescapeIdentifier(pg->conn, PQgetvalue(res, 0, 0), strlen(PQgetvalue(res, 0, 0)));
+    char *schema =
+        PQescapeIdentifier(pg->conn, PQgetvalue(res, 0, 1), strlen(PQgetvalue(res, 0, 1)));
+    int self = strcmp(PQgetvalue(res, 0, 2), role) == 0;
+    swf_history__pg_clear(res);
+    char *r = PQescapeIdentifier(pg->conn, role, strlen(role));
+    if (db == NULL || schema == NULL || r == NULL)
+        abort();
+    if (self)
+        err = swf_error_new(SWF_E_INPUT, NULL,
+                            "--grant %s: that is the role migrating (the owner); grant a "
+                            "runtime role of its own",
+                            role);
+    if (err == NULL)
+        err = swf_history__pg_begin(pg->conn);
+    char sql[512];
+    if (err == NULL) {
+        snprintf(sql, sizeof(sql),
+                 "GRANT CONNECT ON DATABASE %s TO %s; GRANT USAGE ON SCHEMA %s TO %s", db, r,
+                 schema, r);
+        err = swf_history__pg_query(pg->conn, sql, -1, NULL, NULL);
+        for (size_t i = 0; err == NULL && i < sizeof(runtime_grants) / sizeof(runtime_grants[0]);
+             i++) {
+            snprintf(sql, sizeof(sql), runtime_grants[i], r);
+            err = swf_history__pg_query(pg->conn, sql, -1, NULL, NULL);
+        }
+        if (err == NULL)
+            err = swf_history__pg_commit(pg->conn);
+        else
+            swf_history__pg_rollback(pg->conn);
+        if (err != NULL)
+            swf_error_prefix(err, "granting %s the runtime's privileges", role);
+    }
+    PQfreemem(db);
+    PQfreemem(schema);
+    PQfreemem(r);
+    return err;
+}
+
+swf_error_t *swf_history_pg_schema_version(swf_history_store_t *store, int *version, int *owner)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    PGresult *res = NULL;
+    swf_error_t *err =
+        swf_history__pg_query(pg->conn,
+                              "SELECT to_regclass('schema_migrations') IS NOT NULL,"
+                              " coalesce((SELECT pg_has_role(c.relowner, 'USAGE') FROM pg_class c"
+                              "  WHERE c.oid = to_regclass('events')), true)",
+                              0, NULL, &res);
+    if (err != NULL)
+        return err;
+    int exists = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+    *owner = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+    swf_history__pg_clear(res);
+    *version = 0;
+    if (!exists)
+        return NULL;
+    err = swf_history__pg_query(pg->conn, "SELECT coalesce(max(version), 0) FROM schema_migrations",
+                                0, NULL, &res);
+    if (err != NULL)
+        return err;
+    *version = atoi(PQgetvalue(res, 0, 0));
+    swf_history__pg_clear(res);
+    return NULL;
 }

@@ -282,7 +282,23 @@ swf_error_t *swf_history_pg_new(const char *conninfo, swf_history_store_t **out)
     swf_error_t *err = swf_history_pg_connect(conninfo, out);
     if (err != NULL)
         return err;
-    err = swf_history_pg_migrate(*out, 0, NULL, NULL);
+    int version = 0, owner = 1;
+    err = swf_history_pg_schema_version(*out, &version, &owner);
+    if (err == NULL && version > swf_history_pg_schema_latest())
+        err = swf_error_new(SWF_E_DB, NULL,
+                            "the database schema is at version %d, newer than this swf (%d)",
+                            version, swf_history_pg_schema_latest());
+    else if (err == NULL && version < swf_history_pg_schema_latest()) {
+        if (owner)
+            err = swf_history_pg_migrate(*out, 0, NULL, NULL);
+        else {
+            err = swf_error_new(SWF_E_DB, NULL,
+                                "the database schema is at version %d, this swf needs %d", version,
+                                swf_history_pg_schema_latest());
+            swf_error_set_cause(err, "run `swf db migrate` as the schema's owner (this role does "
+                                     "not own it, so it never migrates)");
+        }
+    }
     if (err != NULL) {
         swf_history_store_free(*out);
         *out = NULL;

@@ -52,7 +52,10 @@
 #define SWF_HISTORY_START_INPUT_BYTES (1024u * 1024u)
 
 /* Connects with a libpq conninfo string or URI ("" or NULL: libpq's PG*
- * environment variables) and migrates the schema to the latest version. */
+ * environment variables) and migrates the schema to the latest version; a
+ * schema already at it is left alone. A role that does not own the schema
+ * (a runtime role, `swf db migrate --grant`) never migrates: a schema
+ * behind this build is refused, naming `swf db migrate`. */
 swf_error_t *swf_history_pg_new(const char *conninfo, swf_history_store_t **out);
 
 /* Connects without migrating (for `swf db migrate` and migration tests). */
@@ -68,6 +71,16 @@ int swf_history_pg_schema_latest(void);
  * latest). Running it again is harmless. *from and *to (may be NULL) get the
  * versions before and after. A database newer than this build is refused. */
 swf_error_t *swf_history_pg_migrate(swf_history_store_t *store, int target, int *from, int *to);
+
+/* Grants `role` what swf's processes need and nothing that alters the
+ * events table (`swf db migrate --grant ROLE`): CONNECT, USAGE on the
+ * schema, SELECT and INSERT on events, what the projections need. Run as
+ * the schema's owner, after migrating. */
+swf_error_t *swf_history_pg_grant(swf_history_store_t *store, const char *role);
+
+/* The database's schema version (0: none yet) and whether the connected
+ * role owns the events table (true while there is none). */
+swf_error_t *swf_history_pg_schema_version(swf_history_store_t *store, int *version, int *owner);
 
 /* One execution's part of a group commit (the arguments of store.h append). */
 typedef struct swf_history_append {

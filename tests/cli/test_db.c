@@ -84,6 +84,22 @@ static void trim(char *s)
         s[--n] = '\0';
 }
 
+/* Appends a decision task that closes execution id (started, events 1-2)
+ * with `completed` as its completion's attributes, events step ms apart. */
+static void close_execution(swf_history_store_t *s, const char *id, const char *completed, int step)
+{
+    const char *attrs[] = {"{\"scheduledEventId\":2,\"identity\":\"d1\"}",
+                           "{\"scheduledEventId\":2,\"startedEventId\":3}", completed};
+    swf_event_type_t types[] = {SWF_EVENT_DECISION_TASK_STARTED, SWF_EVENT_DECISION_TASK_COMPLETED,
+                                SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED};
+    for (int i = 0; i < 3; i++) {
+        swf_event_t ev = {0, types[i], T0 + step * i + 1, json_tokener_parse(attrs[i])};
+        swf_error_t *err = swf_history_append(s, id, 3 + i, &ev, 1);
+        cr_assert(err == NULL, "%s", swf_error_message(err));
+        json_object_put(ev.attrs);
+    }
+}
+
 static const char definition[] =
     "{\"StartAt\":\"A\",\"States\":{\"A\":{\"Type\":\"Pass\",\"End\":true}}}";
 
@@ -107,19 +123,10 @@ Test(cli_db, export_then_import_reproduces_the_history_exactly)
      * times: a history the engine could have written, but not with this
      * definition (it would complete with its input), so it does not replay. */
     swf_history_store_t *s = fixture_store(db1);
-    const char *attrs[] = {
-        "{\"scheduledEventId\":2,\"identity\":\"d1\"}",
-        "{\"scheduledEventId\":2,\"startedEventId\":3}",
-        "{\"result\":{\"big\":12345678901234,\"neg\":-0.125,\"s\":\"a/b\\\"c\"},"
-        "\"decisionTaskCompletedEventId\":4}",
-    };
-    swf_event_type_t types[] = {SWF_EVENT_DECISION_TASK_STARTED, SWF_EVENT_DECISION_TASK_COMPLETED,
-                                SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED};
-    for (int i = 0; i < 3; i++) {
-        swf_event_t ev = {0, types[i], T0 + 7 * i + 1, json_tokener_parse(attrs[i])};
-        cr_assert(swf_history_append(s, id, 3 + i, &ev, 1) == NULL);
-        json_object_put(ev.attrs);
-    }
+    close_execution(s, id,
+                    "{\"result\":{\"big\":12345678901234,\"neg\":-0.125,\"s\":\"a/b\\\"c\"},"
+                    "\"decisionTaskCompletedEventId\":4}",
+                    7);
     swf_event_list_t before = {0};
     cr_assert(swf_history_load(s, id, 0, 0, &before) == NULL);
     swf_history_store_free(s);
@@ -473,4 +480,115 @@ Test(cli_db, a_file_that_cannot_be_read_exits_3_and_a_malformed_one_1)
     cr_assert_eq(swf(db, "import", NULL), 2, "%s", errors);
     cr_assert_eq(swf(db, "replay", "x", "--file", f, NULL), 2, "%s", errors);
     unlink(f);
+}
+
+/* ---- roles: the owner migrates, the runtime role cannot rewrite ---------- */
+
+/* Runs sql on conninfo; returns its SQLSTATE ("" when it succeeded). */
+static const char *exec_state(const char *conninfo, const char *sql)
+{
+    static char state[8];
+    PGconn *c = PQconnectdb(conninfo);
+    cr_assert(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, sql);
+    const char *s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    snprintf(state, sizeof(state), "%s", s != NULL ? s : "");
+    PQclear(r);
+    PQfinish(c);
+    return state;
+}
+
+/* A fresh database owned by a fresh owner role, and a fresh runtime role:
+ * their conninfos. */
+static void two_roles(char *owner, char *runtime, char *runtime_role, size_t size)
+{
+    const char *db = fixture_db();
+    char base[512], sql[1024];
+    snprintf(base, sizeof(base), "%s", db);
+    const char *dbname = base; /* the last dbname= is fixture_db's */
+    for (const char *p = base; (p = strstr(p, "dbname=")) != NULL; p++)
+        dbname = p + 7;
+    static int counter;
+    char owner_role[64];
+    snprintf(owner_role, sizeof(owner_role), "swf_owner_%d_%d", (int)getpid(), counter);
+    snprintf(runtime_role, 64, "swf_runtime_%d_%d", (int)getpid(), counter++);
+    snprintf(sql, sizeof(sql), "CREATE ROLE %s LOGIN; CREATE ROLE %s LOGIN", owner_role,
+             runtime_role);
+    cr_assert_str_eq(exec_state(getenv("SWF_TEST_PG"), sql), "");
+    snprintf(sql, sizeof(sql), "ALTER DATABASE %s OWNER TO %s", dbname, owner_role);
+    cr_assert_str_eq(exec_state(getenv("SWF_TEST_PG"), sql), "");
+    snprintf(sql, sizeof(sql), "GRANT ALL ON SCHEMA public TO %s", owner_role);
+    cr_assert_str_eq(exec_state(base, sql), "");
+    snprintf(owner, size, "%s user=%s", base, owner_role);
+    snprintf(runtime, size, "%s user=%s", base, runtime_role);
+}
+
+Test(cli_db, a_runtime_role_granted_by_migrate_runs_executions_but_cannot_rewrite_events)
+{
+    char owner[640], runtime[640], role[64];
+    two_roles(owner, runtime, role, sizeof(owner));
+    cr_assert_eq(swf(owner, "db", "migrate", "--grant", role, NULL), 0, "%s", errors);
+    cr_assert(strstr(output, "granted") != NULL, "%s", output);
+
+    /* What the processes do: register, start, append (projections: the
+     * executions row, the outbox, closing), read. */
+    char def[] = "/tmp/swf-cli-def-XXXXXX";
+    close(mkstemp(def));
+    write_file(def, definition);
+    cr_assert_eq(swf(runtime, "register", "hello", def, NULL), 0, "%s", errors);
+    cr_assert_eq(swf(runtime, "start", "hello", "--input", "{\"a\":1}", NULL), 0, "%s", errors);
+    char id[64];
+    snprintf(id, sizeof(id), "%.63s", output);
+    trim(id);
+    swf_history_store_t *s = fixture_store(runtime);
+    close_execution(s, id, "{\"result\":{\"a\":1},\"decisionTaskCompletedEventId\":4}", 1);
+    swf_event_list_t events = {0};
+    cr_assert(swf_history_load(s, id, 0, 0, &events) == NULL);
+    cr_assert_eq(events.count, 5);
+    swf_event_list_free(&events);
+    swf_history_store_free(s);
+    cr_assert_eq(swf(runtime, "describe", id, NULL), 0, "%s", errors);
+    cr_assert(strstr(output, "succeeded") != NULL, "%s", output);
+
+    /* What it must not do: each is refused for want of privilege (42501),
+     * not by the trigger (SWF01), which the owner could disable. */
+    const char *const forbidden[] = {
+        "UPDATE events SET attributes = '{}'",
+        "DELETE FROM events",
+        "TRUNCATE events",
+        "ALTER TABLE events DISABLE TRIGGER ALL",
+        "DROP TRIGGER events_append_only ON events",
+        "CREATE OR REPLACE FUNCTION swf_events_append_only() RETURNS trigger"
+        " LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$",
+        "DROP TABLE events",
+    };
+    for (size_t i = 0; i < sizeof(forbidden) / sizeof(forbidden[0]); i++)
+        cr_assert_str_eq(exec_state(runtime, forbidden[i]), "42501", "%s", forbidden[i]);
+    cr_assert_str_eq(exec_state(runtime, "SELECT count(*) FROM events"), "");
+}
+
+Test(cli_db, a_runtime_role_refuses_a_schema_behind_and_names_db_migrate)
+{
+    char owner[640], runtime[640], role[64];
+    two_roles(owner, runtime, role, sizeof(owner));
+    swf_history_store_t *s = NULL;
+    cr_assert(swf_history_pg_connect(owner, &s) == NULL);
+    int from, to;
+    cr_assert(swf_history_pg_migrate(s, swf_history_pg_schema_latest() - 1, &from, &to) == NULL);
+    swf_error_t *err = swf_history_pg_grant(s, role);
+    cr_assert(err == NULL, "%s", swf_error_message(err));
+    swf_history_store_free(s);
+
+    s = NULL;
+    err = swf_history_pg_new(runtime, &s);
+    cr_assert_not_null(err);
+    cr_assert_null(s);
+    cr_assert(strstr(swf_error_cause(err), "swf db migrate") != NULL, "%s", swf_error_cause(err));
+    swf_error_free(err);
+    cr_assert_eq(swf(runtime, "list", NULL), 3);
+    cr_assert(strstr(errors, "swf db migrate") != NULL, "%s", errors);
+
+    /* Once the owner migrates, the runtime role connects. */
+    cr_assert_eq(swf(owner, "db", "migrate", NULL), 0, "%s", errors);
+    cr_assert_eq(swf(runtime, "list", NULL), 0, "%s", errors);
 }
