@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <openssl/crypto.h>
 
 #include "protocol/alloc.h"
 #include "protocol/hash.h"
@@ -203,6 +204,14 @@ static swf_error_t *parse_activity_task(json_object *obj, const char *secret, sw
     return err;
 }
 
+/* The messages only swf's own processes may send: signed (swf_msg_sign). */
+static bool is_control(swf_msg_type_t t)
+{
+    return t == SWF_MSG_DECIDE || t == SWF_MSG_ACTIVITY_TIMED_OUT || t == SWF_MSG_TIMER_FIRED ||
+           t == SWF_MSG_EXECUTION_TIMED_OUT || t == SWF_MSG_SIGNAL || t == SWF_MSG_CANCEL ||
+           t == SWF_MSG_TERMINATE;
+}
+
 swf_error_t *swf_msg_from_json(json_object *obj, const char *secret, swf_msg_t *out)
 {
     memset(out, 0, sizeof(*out));
@@ -304,6 +313,8 @@ swf_error_t *swf_msg_from_json(json_object *obj, const char *secret, swf_msg_t *
         err = parse_activity_task(obj, secret, &m);
         break;
     }
+    if (err == NULL && secret != NULL && is_control(m.type))
+        err = swf_msg_signature_check(obj, secret);
     if (err != NULL) {
         swf_error_prefix(err, "%s", type);
         swf_msg_clear(&m);
@@ -382,6 +393,95 @@ void swf_msg_clear(swf_msg_t *m)
     memset(m, 0, sizeof(*m));
 }
 
+/* ---- signatures ---------------------------------------------------------- */
+
+/* The members a signature covers, in the order they are signed. A member
+ * not listed is not covered, and the parser ignores it. */
+static const char *const signed_keys[] = {
+    "v",           "type",      "executionId",    "scheduledEventId",
+    "timeoutType", "timerId",   "startedEventId", "signalName",
+    "input",       "requestId", "cause",          "reason",
+    "details",
+};
+
+/* The canonical bytes of msg: for each signed member present, its name, '=',
+ * the length of its value, ':', the value and '\n'. A string's value is its
+ * bytes; any other value is json-c's plain text of it. */
+static char *signed_bytes(json_object *msg, size_t *len)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (f == NULL)
+        abort();
+    fputs("swf-msg-v1\n", f);
+    for (size_t i = 0; i < sizeof(signed_keys) / sizeof(signed_keys[0]); i++) {
+        json_object *v;
+        if (!json_object_object_get_ex(msg, signed_keys[i], &v))
+            continue;
+        const char *s;
+        size_t sl;
+        if (json_object_is_type(v, json_type_string)) {
+            s = json_object_get_string(v);
+            sl = (size_t)json_object_get_string_len(v);
+        } else {
+            s = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+                                                      JSON_C_TO_STRING_NOSLASHESCAPE);
+            sl = strlen(s);
+        }
+        fprintf(f, "%s=%zu:", signed_keys[i], sl);
+        fwrite(s, 1, sl, f);
+        fputc('\n', f);
+    }
+    if (fclose(f) != 0)
+        abort();
+    *len = n;
+    return buf;
+}
+
+/* base64url without padding of the HMAC-SHA256 of msg's canonical bytes. */
+static char *signature_of(json_object *msg, const char *secret)
+{
+    size_t n;
+    char *bytes = signed_bytes(msg, &n);
+    uint8_t mac[SWF_HASH_SHA256_BYTES];
+    swf_hash_hmac_sha256(secret, strlen(secret), bytes, n, mac);
+    free(bytes);
+    char *out = NULL;
+    if (swf_base64_encode(mac, sizeof(mac), &out) != NULL)
+        abort();
+    size_t k = strlen(out);
+    while (k > 0 && out[k - 1] == '=')
+        out[--k] = '\0';
+    for (size_t i = 0; i < k; i++)
+        out[i] = out[i] == '+' ? '-' : out[i] == '/' ? '_' : out[i];
+    return out;
+}
+
+json_object *swf_msg_sign(json_object *msg, const char *secret)
+{
+    json_object_object_del(msg, "signature");
+    char *sig = signature_of(msg, secret);
+    swf_json_add(msg, "signature", json_object_new_string(sig));
+    free(sig);
+    return msg;
+}
+
+swf_error_t *swf_msg_signature_check(json_object *msg, const char *secret)
+{
+    json_object *got;
+    if (!json_object_object_get_ex(msg, "signature", &got))
+        return swf_error_new(SWF_E_INPUT, NULL, "unsigned control message");
+    if (!json_object_is_type(got, json_type_string))
+        return swf_error_new(SWF_E_INPUT, NULL, "\"signature\" must be a string");
+    char *want = signature_of(msg, secret);
+    size_t wl = strlen(want), gl = (size_t)json_object_get_string_len(got);
+    bool forged = wl != gl || CRYPTO_memcmp(want, json_object_get_string(got), wl) != 0;
+    free(want);
+    return forged ? swf_error_new(SWF_E_INPUT, NULL, "forged or altered control message signature")
+                  : NULL;
+}
+
 /* ---- builders ------------------------------------------------------------ */
 
 static json_object *msg_new(swf_msg_type_t type)
@@ -421,9 +521,21 @@ static json_object *msg_for(swf_msg_type_t type, const char *execution_id)
     return o;
 }
 
+/* A control message is signed with the deployment's secret, which every
+ * swf process that builds one has in its environment (swf_token_secret_env). */
+static json_object *env_signed(json_object *o)
+{
+    return swf_msg_sign(o, swf_token_secret_env());
+}
+
+static json_object *signed_for(swf_msg_type_t type, const char *execution_id)
+{
+    return env_signed(msg_for(type, execution_id));
+}
+
 json_object *swf_msg_decide_new(const char *execution_id)
 {
-    return msg_for(SWF_MSG_DECIDE, execution_id);
+    return signed_for(SWF_MSG_DECIDE, execution_id);
 }
 
 json_object *swf_msg_activity_completed_new(const char *task_token, json_object *result,
@@ -465,7 +577,7 @@ json_object *swf_msg_activity_timed_out_new(const char *execution_id, int64_t sc
     json_object *o = msg_for(SWF_MSG_ACTIVITY_TIMED_OUT, execution_id);
     swf_json_add(o, "scheduledEventId", json_object_new_int64(scheduled_event_id));
     swf_json_add(o, "timeoutType", text(timeout_type));
-    return o;
+    return env_signed(o);
 }
 
 json_object *swf_msg_timer_fired_new(const char *execution_id, const char *timer_id,
@@ -474,12 +586,12 @@ json_object *swf_msg_timer_fired_new(const char *execution_id, const char *timer
     json_object *o = msg_for(SWF_MSG_TIMER_FIRED, execution_id);
     swf_json_add(o, "timerId", text(timer_id));
     swf_json_add(o, "startedEventId", json_object_new_int64(started_event_id));
-    return o;
+    return env_signed(o);
 }
 
 json_object *swf_msg_execution_timed_out_new(const char *execution_id)
 {
-    return msg_for(SWF_MSG_EXECUTION_TIMED_OUT, execution_id);
+    return signed_for(SWF_MSG_EXECUTION_TIMED_OUT, execution_id);
 }
 
 /* A request id of 128 random bits, in hex; none (no member) when the
@@ -503,7 +615,7 @@ json_object *swf_msg_signal_new(const char *execution_id, const char *signal_nam
     swf_json_add(o, "signalName", text(signal_name));
     swf_json_add(o, "input", swf_json_ref(input));
     request_id_add(o);
-    return o;
+    return env_signed(o);
 }
 
 json_object *swf_msg_cancel_new(const char *execution_id, const char *cause)
@@ -512,7 +624,7 @@ json_object *swf_msg_cancel_new(const char *execution_id, const char *cause)
     if (cause != NULL)
         swf_json_add(o, "cause", text(cause));
     request_id_add(o);
-    return o;
+    return env_signed(o);
 }
 
 json_object *swf_msg_terminate_new(const char *execution_id, const char *reason,
@@ -523,7 +635,7 @@ json_object *swf_msg_terminate_new(const char *execution_id, const char *reason,
         swf_json_add(o, "reason", text(reason));
     if (has_details)
         swf_json_add(o, "details", swf_json_ref(details));
-    return o;
+    return env_signed(o);
 }
 
 swf_error_t *swf_msg_activity_task_new(const char *secret, const char *execution_id,

@@ -99,6 +99,22 @@ const char *swf_msg_type_name(swf_msg_type_t type);
 swf_msg_type_t swf_msg_type_parse(const char *name);
 
 /*
+ * Control messages (decide, timer.fired, execution.timedOut,
+ * activity.timedOut, signal, cancel, terminate) may be sent only by swf's
+ * own processes, which hold the deployment's secret (SWF_TOKEN_SECRET).
+ * swf_msg_sign() adds to such a message a "signature" member: the
+ * base64url (no padding) HMAC-SHA256, under the secret, of the message's
+ * canonical bytes (KAFKA.md, "Signed control messages": the known members
+ * in a fixed order, each as name, '=', byte length, ':', value, '\n').
+ * It returns msg. swf_msg_signature_check() verifies that member with a
+ * constant-time compare: NULL when it verifies, else an SWF_E_INPUT error
+ * whose message ("unsigned control message", "forged or altered control
+ * message signature") is the dead-letter reason.
+ */
+json_object *swf_msg_sign(json_object *msg, const char *secret);
+swf_error_t *swf_msg_signature_check(json_object *msg, const char *secret);
+
+/*
  * Parses and validates one message from buf[0..len). `secret` verifies task
  * tokens (swf_token_secret_env() in the daemons); a message carrying a token
  * whose signature does not verify is refused with the message "forged or

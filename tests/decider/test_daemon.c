@@ -601,3 +601,53 @@ Test(daemon, an_answer_sent_to_another_deciders_partition_strands_nothing, .time
     swf_history_store_free(store);
     swf_dev_stop(dev);
 }
+
+/* ---- control messages from outside ---------------------------------------- */
+
+static const char *HOUR_DEF = "{\"StartAt\":\"Pause\",\"States\":{"
+                              "\"Pause\":{\"Type\":\"Wait\",\"Seconds\":3600,\"End\":true}}}";
+
+/* Only swf's own processes may send control messages: a terminate signed
+ * with another secret, and a timer.fired with no signature, produced
+ * straight to the inbox, go to the dead letters with the reason, and the
+ * execution keeps waiting. */
+Test(daemon, a_forged_or_unsigned_control_message_is_dead_lettered, .timeout = 600)
+{
+    rig_t rig;
+    rig_up(&rig, 1, false);
+    const char *b = swf_dev_brokers(rig.dev);
+    json_object *def = parse(HOUR_DEF), *input = parse("{}");
+    int version = 0;
+    check(swf_history_pg_state_machine_register(rig.store, "Hour", def, &version));
+    swf_history_start_t st = {.execution_id = "hour-0",
+                              .state_machine = "Hour",
+                              .version = version,
+                              .input = input,
+                              .time_ms = swf_time_now_ms()};
+    check(swf_history_pg_execution_start(rig.store, &st, NULL));
+    swf_decider_t *d = swf_dev_decider(rig.dev, 0);
+    swf_decider_stats_t s0;
+    swf_decider_stats(d, &s0);
+    send_inbox(b, "hour-0", swf_msg_decide_new("hour-0"));
+
+    send_inbox(
+        b, "hour-0",
+        swf_msg_sign(swf_msg_terminate_new("hour-0", "evil", NULL, false), "not-the-secret"));
+    json_object *fired = swf_msg_timer_fired_new("hour-0", "Pause", 2);
+    json_object_object_del(fired, "signature");
+    send_inbox(b, "hour-0", fired);
+    wait_stat(d, f_dead, s0.dead_letters + 2);
+    swf_kafka_names_t names;
+    swf_kafka_names_env(&names);
+    cr_assert(topic_has(b, names.dlq, "forged or altered control message signature"),
+              "no dead letter for the forged terminate");
+    cr_assert(topic_has(b, names.dlq, "unsigned control message"),
+              "no dead letter for the unsigned timer.fired");
+    swf_history_execution_t ex;
+    check(swf_history_pg_execution_describe(rig.store, "hour-0", &ex));
+    cr_assert_str_eq(ex.status, "open");
+    swf_history_execution_free(&ex);
+    json_object_put(def);
+    json_object_put(input);
+    rig_down(&rig);
+}

@@ -16,12 +16,27 @@
 
 #define SECRET "test-secret"
 
+/* Parses o, a built message; a signed one is signed again with the test's
+ * secret (the builders sign with the environment's). */
 static swf_error_t *parse_obj(json_object *o, swf_msg_t *m)
 {
+    if (json_object_object_get_ex(o, "signature", NULL))
+        swf_msg_sign(o, SECRET);
     const char *s = swf_msg_str(o);
     swf_error_t *err = swf_msg_parse(s, strlen(s), SECRET, m);
     json_object_put(o);
     return err;
+}
+
+/* Parses text, which must be accepted once signed with the test's secret. */
+static void accepted(const char *text, swf_msg_t *m)
+{
+    json_object *o = json_tokener_parse(text);
+    cr_assert_not_null(o, "not JSON: %s", text);
+    const char *s = swf_msg_str(swf_msg_sign(o, SECRET));
+    swf_error_t *err = swf_msg_parse(s, strlen(s), SECRET, m);
+    cr_assert_null(err, "%s: %s", s, err ? swf_error_message(err) : "");
+    json_object_put(o);
 }
 
 static char *refusal(const char *text)
@@ -328,16 +343,12 @@ static fuzz_outcome_t message_round(const char *text, void *arg)
     return FUZZ_VALUE;
 }
 
-Test(message, mutated_messages_are_refused_or_whole)
+/* The control messages, one of each type, signed with the test's secret. */
+#define NCONTROL 7
+static void control_built(json_object *input, json_object *out[NCONTROL])
 {
-    char *tok = swf_token_make(SECRET, "ex-1", "7");
-    json_object *input = json_object_new_object();
-    swf_json_add(input, "a", json_object_new_int(1));
-    json_object *built[] = {
+    json_object *all[NCONTROL] = {
         swf_msg_decide_new("ex-1"),
-        swf_msg_activity_completed_new(tok, input, "w-1"),
-        swf_msg_activity_failed_new(tok, "my.Error", "a cause", "w-1"),
-        swf_msg_activity_heartbeat_new(tok, input, true),
         swf_msg_activity_timed_out_new("ex-1", 12, "HEARTBEAT"),
         swf_msg_timer_fired_new("ex-1", "t3", 9),
         swf_msg_execution_timed_out_new("ex-1"),
@@ -345,6 +356,21 @@ Test(message, mutated_messages_are_refused_or_whole)
         swf_msg_cancel_new("ex-1", "because"),
         swf_msg_terminate_new("ex-1", "stop", input, true),
     };
+    for (size_t i = 0; i < NCONTROL; i++)
+        out[i] = swf_msg_sign(all[i], SECRET);
+}
+
+Test(message, mutated_messages_are_refused_or_whole)
+{
+    char *tok = swf_token_make(SECRET, "ex-1", "7");
+    json_object *input = json_object_new_object();
+    swf_json_add(input, "a", json_object_new_int(1));
+    json_object *built[NCONTROL + 3] = {
+        swf_msg_activity_completed_new(tok, input, "w-1"),
+        swf_msg_activity_failed_new(tok, "my.Error", "a cause", "w-1"),
+        swf_msg_activity_heartbeat_new(tok, input, true),
+    };
+    control_built(input, built + 3);
     fuzz_corpus_t seeds = {0};
     for (size_t i = 0; i < sizeof(built) / sizeof(built[0]); i++) {
         fuzz_corpus_add(&seeds, swf_msg_str(built[i]));
@@ -376,17 +402,9 @@ Test(message, nul_characters_are_refused)
     const char *ok = "{\"v\":1,\"type\":\"signal\",\"executionId\":\"e\",\"signalName\":\"s\","
                      "\"input\":\"C:\\\\u0000\"}";
     swf_msg_t m;
-    swf_error_t *err = swf_msg_parse(ok, strlen(ok), SECRET, &m);
-    cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
+    accepted(ok, &m);
     cr_expect_str_eq(json_object_get_string(m.input), "C:\\u0000");
     swf_msg_clear(&m);
-}
-
-/* Parses text, which must be accepted. */
-static void accepted(const char *text, swf_msg_t *m)
-{
-    swf_error_t *err = swf_msg_parse(text, strlen(text), SECRET, m);
-    cr_assert_null(err, "%s: %s", text, err ? swf_error_message(err) : "");
 }
 
 /* KAFKA.md and activity.task.schema.json: "v" is optional on a task (older
@@ -508,4 +526,48 @@ Test(message, an_answer_with_a_duplicate_key_or_a_huge_integer_is_refused_with_t
     cr_expect_str_eq(why, "not JSON: $: duplicate key \"type\"");
     free(why);
     free(tok);
+}
+
+/* Reparses o's text, as the decider sees it off the inbox. */
+static swf_error_t *check_text(json_object *o, const char *secret)
+{
+    json_object *back = json_tokener_parse(swf_msg_str(o));
+    swf_error_t *err = swf_msg_signature_check(back, secret);
+    json_object_put(back);
+    return err;
+}
+
+Test(message, a_signed_control_message_verifies_after_the_round_trip_through_its_text)
+{
+    json_object *in = json_tokener_parse("{\"a\":[1,2.50,\"\\u00e9/x\"],\"b\":null}");
+    json_object *all[NCONTROL];
+    control_built(in, all);
+    for (size_t i = 0; i < NCONTROL; i++) {
+        cr_assert_null(check_text(all[i], SECRET), "%s", swf_msg_str(all[i]));
+        json_object_put(all[i]);
+    }
+    json_object_put(in);
+}
+
+Test(message, an_unsigned_altered_or_wrongly_keyed_control_message_is_refused_with_the_reason)
+{
+    json_object *m = swf_msg_terminate_new("ex-1", "stop", NULL, false);
+    json_object_object_del(m, "signature");
+    swf_error_t *err = check_text(m, SECRET);
+    cr_assert_not_null(err);
+    cr_assert_str_eq(swf_error_message(err), "unsigned control message");
+    swf_error_free(err);
+
+    swf_msg_sign(m, SECRET);
+    err = check_text(m, "another-secret");
+    cr_assert_not_null(err);
+    cr_assert_str_eq(swf_error_message(err), "forged or altered control message signature");
+    swf_error_free(err);
+
+    json_object_object_add(m, "executionId", json_object_new_string("ex-2"));
+    err = check_text(m, SECRET);
+    cr_assert_not_null(err);
+    cr_assert_str_eq(swf_error_message(err), "forged or altered control message signature");
+    swf_error_free(err);
+    json_object_put(m);
 }

@@ -16,6 +16,7 @@
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/message.h"
+#include "protocol/token.h"
 
 #define SCHEMAS SWF_SOURCE_DIR "/protocol/schemas"
 
@@ -312,4 +313,21 @@ Test(schemas, messages_built_by_the_codec_match_their_schemas)
         json_object_put(built[i]);
     }
     json_object_put(in);
+}
+
+/* The examples of the control messages carry signatures that verify under
+ * the development secret (KAFKA.md, "Signed control messages"). */
+Test(schemas, the_control_message_examples_are_signed_with_the_development_secret)
+{
+    static const char *control[] = {
+        "decide", "timer.fired", "execution.timedOut", "activity.timedOut",
+        "signal", "cancel",      "terminate"};
+    for (size_t i = 0; i < sizeof(control) / sizeof(control[0]); i++) {
+        char path[512];
+        snprintf(path, sizeof(path), SCHEMAS "/examples/%s.json", control[i]);
+        json_object *v = read_json(path);
+        swf_error_t *err = swf_msg_signature_check(v, SWF_TOKEN_DEV_SECRET);
+        cr_assert_null(err, "%s: %s", path, err ? swf_error_message(err) : "");
+        json_object_put(v);
+    }
 }
