@@ -637,31 +637,17 @@ int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *moc
 {
     int rc = SWF_EXIT_ERROR;
     json_object *def = NULL, *input = NULL, *mocks = NULL, *lists = NULL, *line = NULL;
-    swf_asl_problems_t problems = {0};
     swf_dev_t *dev = NULL;
     swf_dev_worker_t *worker = NULL;
     swf_history_store_t *store = NULL;
     rd_kafka_t *producer = NULL;
     bool reused = false; /* of a running `swf dev`, named by the environment */
     char id[64];
-    swf_error_t *err = swf_json_read_file(def_path, SWF_LIMIT_DEFINITION_BYTES, &def);
-    if (err != NULL)
-        goto done;
-    if (swf_asl_validate(def, &problems) > 0) {
-        json_object *o = json_object_new_object(), *errs = json_object_new_array();
-        swf_json_add(o, "status", json_object_new_string("INVALID"));
-        for (size_t i = 0; i < problems.count; i++) {
-            char buf[1024];
-            snprintf(buf, sizeof(buf), "%s: %s", problems.items[i].where,
-                     problems.items[i].message);
-            json_object_array_add(errs, json_object_new_string(buf));
-        }
-        swf_json_add(o, "errors", errs);
-        printf("%s\n", swf_json_str(o));
-        json_object_put(o);
-        rc = SWF_EXIT_NO;
-        goto done;
-    }
+    swf_error_t *err = NULL;
+    rc = swf_cli_run_definition(def_path, &def);
+    if (def == NULL)
+        return rc;
+    rc = SWF_EXIT_ERROR;
     if (input_arg != NULL)
         err = swf_cli_json_arg("--input", input_arg, SWF_LIMIT_PAYLOAD_BYTES, &input);
     else
@@ -781,7 +767,6 @@ done:
     swf_kafka_producer_free(producer);
     swf_history_store_free(store);
     swf_dev_stop(dev);
-    swf_asl_problems_free(&problems);
     json_object_put(def);
     json_object_put(input);
     json_object_put(mocks);

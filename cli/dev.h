@@ -81,6 +81,14 @@ void swf_dev_worker_stop(swf_dev_worker_t *w);
  * array of strings without duplicates. */
 json_object *swf_dev_task_lists(json_object *definition);
 
+/* Reads and validates the definition of `swf run` (--local and --dev
+ * alike). Returns SWF_EXIT_OK with *def set (the caller owns it) when it is
+ * valid; otherwise *def is NULL, the verdict has been printed as the
+ * conformance harness reads it ({"status":"INVALID","errors":[...]} on
+ * stdout, each problem on stderr) and the exit status is returned
+ * (SWF_EXIT_ERROR for a file that cannot be read, which is no verdict). */
+int swf_cli_run_definition(const char *def_path, json_object **def);
+
 /* `swf run --dev ...`, called by swf_cli_run with its options: the
  * definition's path, --input's text (cli/args.h) and --mocks' path, the
  * last two may be NULL. */

@@ -15,7 +15,9 @@
  */
 #include "cli/cli.h"
 
+#include <assert.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/dev.h"
@@ -72,6 +74,47 @@ static int print_invalid(const char **messages, size_t n)
     return SWF_EXIT_NO;
 }
 
+int swf_cli_run_definition(const char *def_path, json_object **def)
+{
+    *def = NULL;
+    json_object *d = NULL;
+    swf_error_t *err = swf_json_read_file(def_path, SWF_LIMIT_DEFINITION_BYTES, &d);
+    if (err != NULL) {
+        /* A definition that is not JSON is refused like any invalid one; one
+         * that cannot be read is not a verdict on the definition. */
+        const char *msg = swf_error_message(err);
+        fprintf(stderr, "swf: %s\n", msg);
+        int rc = swf_error_code(err) == SWF_E_IO ? SWF_EXIT_ERROR : print_invalid(&msg, 1);
+        swf_error_free(err);
+        return rc;
+    }
+    swf_asl_problems_t problems = {0};
+    if (swf_asl_validate(d, &problems) == 0) {
+        swf_asl_problems_free(&problems);
+        *def = d;
+        return SWF_EXIT_OK;
+    }
+    const char **msgs = calloc(problems.count, sizeof(char *));
+    char **owned = calloc(problems.count, sizeof(char *));
+    assert(msgs != NULL && owned != NULL);
+    for (size_t i = 0; i < problems.count; i++) {
+        size_t n = strlen(problems.items[i].where) + strlen(problems.items[i].message) + 3;
+        owned[i] = malloc(n);
+        assert(owned[i] != NULL);
+        snprintf(owned[i], n, "%s: %s", problems.items[i].where, problems.items[i].message);
+        msgs[i] = owned[i];
+        fprintf(stderr, "%s: %s\n", def_path, owned[i]);
+    }
+    int rc = print_invalid(msgs, problems.count);
+    for (size_t i = 0; i < problems.count; i++)
+        free(owned[i]);
+    free(owned);
+    free(msgs);
+    swf_asl_problems_free(&problems);
+    json_object_put(d);
+    return rc;
+}
+
 static int print_history(swf_history_store_t *store, const char *id)
 {
     swf_event_list_t events = {0};
@@ -125,32 +168,11 @@ int swf_cli_run(int argc, char **argv)
     json_object *def = NULL, *input = NULL, *mocks = NULL;
     swf_history_store_t *store = NULL;
     swf_local_result_t res = {0};
-    swf_asl_problems_t problems = {0};
-    swf_error_t *err = swf_json_read_file(def_path, SWF_LIMIT_DEFINITION_BYTES, &def);
-    if (err != NULL) {
-        /* A definition that is not JSON is refused like any invalid one. */
-        const char *msg = swf_error_message(err);
-        fprintf(stderr, "swf: %s\n", msg);
-        rc = swf_error_code(err) == SWF_E_IO ? SWF_EXIT_ERROR : print_invalid(&msg, 1);
+    swf_error_t *err = NULL;
+    rc = swf_cli_run_definition(def_path, &def);
+    if (def == NULL)
         goto done;
-    }
-    if (swf_asl_validate(def, &problems) > 0) {
-        const char **msgs = calloc(problems.count, sizeof(char *));
-        char **owned = calloc(problems.count, sizeof(char *));
-        for (size_t i = 0; i < problems.count; i++) {
-            size_t n = strlen(problems.items[i].where) + strlen(problems.items[i].message) + 3;
-            owned[i] = malloc(n);
-            snprintf(owned[i], n, "%s: %s", problems.items[i].where, problems.items[i].message);
-            msgs[i] = owned[i];
-            fprintf(stderr, "%s: %s\n", def_path, owned[i]);
-        }
-        rc = print_invalid(msgs, problems.count);
-        for (size_t i = 0; i < problems.count; i++)
-            free(owned[i]);
-        free(owned);
-        free(msgs);
-        goto done;
-    }
+    rc = SWF_EXIT_ERROR;
     if (input_arg != NULL) {
         err = swf_cli_json_arg("--input", input_arg, SWF_LIMIT_PAYLOAD_BYTES, &input);
         if (err != NULL) {
@@ -203,7 +225,6 @@ done:
     swf_error_free(err);
     swf_local_result_free(&res);
     swf_history_store_free(store);
-    swf_asl_problems_free(&problems);
     json_object_put(def);
     json_object_put(input);
     json_object_put(mocks);
