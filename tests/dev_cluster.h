@@ -43,6 +43,26 @@ static inline json_object *parse(const char *s)
     return o;
 }
 
+/* Produces msg (taken) to the inbox: to one partition whatever its key
+ * says, or by key (-1), as a client other than swf's might. */
+static inline void inbox_send_to(const char *brokers, int32_t partition, const char *key,
+                                 json_object *msg)
+{
+    rd_kafka_t *p;
+    check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = brokers}, &p));
+    swf_kafka_names_t names;
+    swf_kafka_names_env(&names);
+    const char *s = swf_json_str(msg);
+    cr_assert_eq(
+        rd_kafka_producev(p, RD_KAFKA_V_TOPIC(names.inbox), RD_KAFKA_V_PARTITION(partition),
+                          RD_KAFKA_V_KEY(key, strlen(key)), RD_KAFKA_V_VALUE((void *)s, strlen(s)),
+                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
+        RD_KAFKA_RESP_ERR_NO_ERROR);
+    cr_assert_eq(rd_kafka_flush(p, 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
+    rd_kafka_destroy(p);
+    json_object_put(msg);
+}
+
 /* A consumer of `topic` that reads it from the beginning, in a consumer
  * group of its own (the caller closes and destroys it). */
 static inline rd_kafka_t *topic_reader_new(const char *brokers, const char *topic)

@@ -487,24 +487,6 @@ static const char *MISROUTED_DEF =
     "  \"Next\":\"Pause\"},"
     "\"Pause\":{\"Type\":\"Wait\",\"Seconds\":1,\"End\":true}}}";
 
-/* Produces msg (taken) to one partition of the inbox, whatever its key says. */
-static void send_inbox_to(const char *brokers, int32_t partition, const char *key, json_object *msg)
-{
-    rd_kafka_t *p;
-    check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = brokers}, &p));
-    swf_kafka_names_t names;
-    swf_kafka_names_env(&names);
-    const char *s = swf_json_str(msg);
-    cr_assert_eq(
-        rd_kafka_producev(p, RD_KAFKA_V_TOPIC(names.inbox), RD_KAFKA_V_PARTITION(partition),
-                          RD_KAFKA_V_KEY(key, strlen(key)), RD_KAFKA_V_VALUE((void *)s, strlen(s)),
-                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
-        RD_KAFKA_RESP_ERR_NO_ERROR);
-    cr_assert_eq(rd_kafka_flush(p, 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
-    rd_kafka_destroy(p);
-    json_object_put(msg);
-}
-
 static uint64_t *f_partitions(swf_decider_stats_t *s)
 {
     return &s->partitions;
@@ -532,7 +514,7 @@ Test(daemon, an_answer_sent_to_another_deciders_partition_strands_nothing, .time
         swf_decider_stats_t s0[2], s1[2];
         swf_decider_stats(d[0], &s0[0]);
         swf_decider_stats(d[1], &s0[1]);
-        send_inbox_to(brokers, q, "probe", swf_msg_decide_new("probe"));
+        inbox_send_to(brokers, q, "probe", swf_msg_decide_new("probe"));
         owner[q] = -1;
         for (int i = 0; i < 6000 && owner[q] < 0; i++, usleep(10000)) {
             swf_decider_stats(d[0], &s1[0]);
@@ -574,7 +556,7 @@ Test(daemon, an_answer_sent_to_another_deciders_partition_strands_nothing, .time
             int32_t q = 0;
             while (owner[q] == owner[own])
                 q++;
-            send_inbox_to(brokers, q, id,
+            inbox_send_to(brokers, q, id,
                           swf_msg_activity_completed_new(task.task_token, NULL, "misrouter"));
             answered++;
         }

@@ -30,24 +30,6 @@ static const char *DEF3 =
     "\"T2\":{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::activity:faults\",\"Next\":\"T3\"},"
     "\"T3\":{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::activity:faults\",\"End\":true}}}";
 
-/* Sends one inbox message to a given partition (-1: by key). Takes msg. */
-static void send_to(const char *brokers, int32_t partition, const char *key, json_object *msg)
-{
-    rd_kafka_t *p;
-    check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = brokers}, &p));
-    swf_kafka_names_t names;
-    swf_kafka_names_env(&names);
-    const char *s = swf_json_str(msg);
-    cr_assert_eq(
-        rd_kafka_producev(p, RD_KAFKA_V_TOPIC(names.inbox), RD_KAFKA_V_PARTITION(partition),
-                          RD_KAFKA_V_KEY(key, strlen(key)), RD_KAFKA_V_VALUE((void *)s, strlen(s)),
-                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
-        0);
-    cr_assert_eq(rd_kafka_flush(p, 30000), 0);
-    rd_kafka_destroy(p);
-    json_object_put(msg);
-}
-
 /* A decider of the test's own, in group swf-deciders. */
 typedef struct mine {
     swf_decider_t *d;
@@ -223,7 +205,7 @@ Test(daemon_faults, a_stopped_decider_commits_what_it_appended_no_signal_twice, 
     mine_t a;
     mine_start(dev, &a, "decider-a", stop_on_receive, &hook);
     hook.d = a.d;
-    send_to(swf_dev_brokers(dev), -1, "sig-0", swf_msg_decide_new("sig-0"));
+    inbox_send_to(swf_dev_brokers(dev), -1, "sig-0", swf_msg_decide_new("sig-0"));
     wait_events(store, "sig-0", SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 1);
     for (int i = 0; i < 200 && !all_committed(swf_dev_brokers(dev), 4); i++)
         usleep(50000);
@@ -231,7 +213,7 @@ Test(daemon_faults, a_stopped_decider_commits_what_it_appended_no_signal_twice, 
 
     /* The signal arrives; the decider is told to stop as it takes it. */
     __atomic_store_n(&hook.armed, 1, __ATOMIC_SEQ_CST);
-    send_to(swf_dev_brokers(dev), -1, "sig-0", swf_msg_signal_new("sig-0", "hello", NULL));
+    inbox_send_to(swf_dev_brokers(dev), -1, "sig-0", swf_msg_signal_new("sig-0", "hello", NULL));
     pthread_join(a.th, NULL);
     int signals = count_events(store, "sig-0", SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED);
     cr_assert_eq(signals, 1, "the stopped decider recorded %d signals", signals);
@@ -305,7 +287,8 @@ Test(daemon_faults, a_revoke_during_a_gather_leaves_no_stale_state_in_the_cache,
     for (int i = 0; i < NX; i++) {
         snprintf(ids[i], sizeof(ids[i]), "win-%d", i);
         start_def3(store, ids[i], &version);
-        send_to(brokers, i, ids[i], swf_msg_decide_new(ids[i])); /* execution i on partition i */
+        inbox_send_to(brokers, i, ids[i],
+                      swf_msg_decide_new(ids[i])); /* execution i on partition i */
     }
     for (int i = 0; i < NX; i++)
         wait_events(store, ids[i], SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 1);
@@ -342,7 +325,7 @@ Test(daemon_faults, a_revoke_during_a_gather_leaves_no_stale_state_in_the_cache,
 
     /* T2's answers: those on b's partitions are decided by b. */
     for (int i = 0; i < NX; i++)
-        send_to(brokers, i, ids[i], answer_last(store, ids[i]));
+        inbox_send_to(brokers, i, ids[i], answer_last(store, ids[i]));
     for (int i = 0; i < NX; i++)
         wait_events(store, ids[i], SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 3);
     for (int i = 0; i < 600 && !all_committed(brokers, 4); i++)
@@ -357,7 +340,7 @@ Test(daemon_faults, a_revoke_during_a_gather_leaves_no_stale_state_in_the_cache,
     /* T3's answers. */
     uint64_t ignored0 = stats_of(a.d).ignored;
     for (int i = 0; i < NX; i++)
-        send_to(brokers, i, ids[i], answer_last(store, ids[i]));
+        inbox_send_to(brokers, i, ids[i], answer_last(store, ids[i]));
     char stuck[256] = "";
     for (int i = 0; i < NX; i++) {
         bool closed = false;
@@ -419,7 +402,7 @@ Test(daemon_faults, an_unparseable_message_whose_dead_letter_is_too_big_stalls_n
     rd_kafka_destroy(p);
     free(poison);
     /* Then an ordinary message, for the same execution and for another. */
-    send_to(brokers, -1, "after-poison", swf_msg_decide_new("after-poison"));
+    inbox_send_to(brokers, -1, "after-poison", swf_msg_decide_new("after-poison"));
     int scheduled = 0;
     for (int i = 0; i < 600 && scheduled == 0; i++) { /* 30 s */
         scheduled = count_events(store, "after-poison", SWF_EVENT_ACTIVITY_TASK_SCHEDULED);
@@ -453,7 +436,7 @@ Test(daemon_faults, a_request_delivered_twice_is_recorded_once, .timeout = 300)
     mine_t a;
     mine_start(dev, &a, "decider-a", NULL, NULL);
     const char *b = swf_dev_brokers(dev);
-    send_to(b, -1, "req-0", swf_msg_decide_new("req-0"));
+    inbox_send_to(b, -1, "req-0", swf_msg_decide_new("req-0"));
     wait_events(store, "req-0", SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 1);
 
     json_object *sig = swf_msg_signal_new("req-0", "hello", NULL);
@@ -462,14 +445,14 @@ Test(daemon_faults, a_request_delivered_twice_is_recorded_once, .timeout = 300)
               swf_json_str(sig));
     char kept[40];
     snprintf(kept, sizeof(kept), "%s", rid);
-    send_to(b, -1, "req-0", json_object_get(sig));
+    inbox_send_to(b, -1, "req-0", json_object_get(sig));
     wait_events(store, "req-0", SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED, 1);
-    send_to(b, -1, "req-0", json_object_get(sig));                       /* a later batch */
-    send_to(b, -1, "req-0", swf_msg_signal_new("req-0", "hello", NULL)); /* another request */
+    inbox_send_to(b, -1, "req-0", json_object_get(sig));                       /* a later batch */
+    inbox_send_to(b, -1, "req-0", swf_msg_signal_new("req-0", "hello", NULL)); /* another request */
     wait_events(store, "req-0", SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED, 2);
     json_object *cancel = swf_msg_cancel_new("req-0", "twice in one batch");
-    send_to(b, -1, "req-0", json_object_get(cancel));
-    send_to(b, -1, "req-0", json_object_get(cancel));
+    inbox_send_to(b, -1, "req-0", json_object_get(cancel));
+    inbox_send_to(b, -1, "req-0", json_object_get(cancel));
     wait_events(store, "req-0", SWF_EVENT_WORKFLOW_EXECUTION_CANCELED, 1);
     usleep(500000);
     mine_stop(&a);
