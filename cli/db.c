@@ -389,10 +389,14 @@ int swf_cli_list(int argc, char **argv)
 
 /* ---- history, export, import ------------------------------------------------- */
 
-static void event_print(FILE *out, const swf_event_t *ev, bool json)
+/* Prints an event; in the exported form with its hash when hash is not
+ * NULL (history/CHAIN.md). */
+static void event_print(FILE *out, const swf_event_t *ev, bool json, const char *hash)
 {
     if (json) {
         json_object *o = swf_event_to_json(ev);
+        if (hash != NULL)
+            json_object_object_add(o, "eventHash", json_object_new_string(hash));
         fprintf(out, "%s\n", swf_json_str(o));
         json_object_put(o);
         return;
@@ -401,6 +405,33 @@ static void event_print(FILE *out, const swf_event_t *ev, bool json)
     swf_time_format_ms(ev->time_ms, t);
     fprintf(out, "%6lld  %s  %-34s %s\n", (long long)ev->id, t, swf_event_type_name(ev->type),
             swf_json_str(ev->attrs));
+}
+
+/* Loads an execution's events (newest first when reverse) and, with
+ * hashes, each one's hash in the chain (*hashes, indexed by id - 1; the
+ * caller frees both). Appends after the events were read are left out of
+ * both: the hashes of events 1 .. count never change. */
+static swf_error_t *events_load(const char *id, bool reverse, bool with_hashes,
+                                swf_event_list_t *events, swf_event_hash_t **hashes)
+{
+    swf_history_store_t *s;
+    swf_error_t *err = store_open(&s);
+    if (err == NULL)
+        err = reverse ? swf_history_pg_load_reverse(s, id, 0, 0, events)
+                      : swf_history_load(s, id, 0, 0, events);
+    if (err == NULL && with_hashes) {
+        *hashes = calloc(events->count + 1, sizeof(**hashes));
+        if (*hashes == NULL)
+            abort();
+        err = swf_history_pg_chain_load(s, id, events->count, *hashes);
+    }
+    swf_history_store_free(s);
+    if (err != NULL) {
+        swf_event_list_free(events);
+        free(*hashes);
+        *hashes = NULL;
+    }
+    return err;
 }
 
 static const swf_cli_cmd_t history_cmd = {
@@ -437,22 +468,18 @@ int swf_cli_history(int argc, char **argv)
     if (!swf_cli_args_execution(&a, NULL, &id))
         return a.status;
     bool json = swf_cli_args_has(&a, "--json"), reverse = swf_cli_args_has(&a, "--reverse");
-    swf_history_store_t *s;
-    swf_error_t *err = store_open(&s);
     swf_event_list_t events = {0};
-    if (err == NULL) {
-        err = reverse ? swf_history_pg_load_reverse(s, id, 0, 0, &events)
-                      : swf_history_load(s, id, 0, 0, &events);
-        swf_history_store_free(s);
-    }
+    swf_event_hash_t *hashes = NULL;
+    swf_error_t *err = events_load(id, reverse, json, &events, &hashes);
     free(id);
-    if (err != NULL) {
-        swf_event_list_free(&events);
+    if (err != NULL)
         return fail("history", err);
+    for (size_t i = 0; i < events.count; i++) {
+        const swf_event_t *ev = &events.items[i];
+        event_print(stdout, ev, json, hashes != NULL ? hashes[ev->id - 1] : NULL);
     }
-    for (size_t i = 0; i < events.count; i++)
-        event_print(stdout, &events.items[i], json);
     swf_event_list_free(&events);
+    free(hashes);
     return SWF_EXIT_OK;
 }
 
@@ -473,26 +500,22 @@ int swf_cli_export(int argc, char **argv)
     if (!swf_cli_args_parse(&export_cmd, argc, argv, &a) || !swf_cli_args_execution(&a, NULL, &id))
         return a.status;
     const char *path = swf_cli_args_get(&a, "FILE");
-    swf_history_store_t *s;
-    swf_error_t *err = store_open(&s);
     swf_event_list_t events = {0};
-    if (err == NULL) {
-        err = swf_history_load(s, id, 0, 0, &events);
-        swf_history_store_free(s);
-    }
+    swf_event_hash_t *hashes = NULL;
+    swf_error_t *err = events_load(id, false, true, &events, &hashes);
     free(id);
-    if (err != NULL) {
-        swf_event_list_free(&events);
+    if (err != NULL)
         return fail("export", err);
-    }
     FILE *out = path != NULL && strcmp(path, "-") != 0 ? fopen(path, "w") : stdout;
     if (out == NULL) {
         swf_event_list_free(&events);
+        free(hashes);
         return fail("export", swf_error_new(SWF_E_IO, NULL, "%s: %s", path, strerror(errno)));
     }
     for (size_t i = 0; i < events.count; i++)
-        event_print(out, &events.items[i], true);
+        event_print(out, &events.items[i], true, hashes[i]);
     swf_event_list_free(&events);
+    free(hashes);
     bool bad = ferror(out) != 0;
     if (out != stdout)
         bad |= fclose(out) != 0;
@@ -581,7 +604,8 @@ int swf_cli_import(int argc, char **argv)
         return a.status;
     const char *file = swf_cli_args_get(&a, "FILE");
     swf_event_list_t events = {0};
-    swf_error_t *err = swf_event_list_read_file(file, &events);
+    swf_event_hash_t *hashes = NULL;
+    swf_error_t *err = swf_event_list_read_file_hashes(file, &events, &hashes);
     if (err == NULL)
         err = import_check(file, &events, swf_cli_args_has(&a, "--force"));
     if (err != NULL) {
@@ -592,22 +616,34 @@ int swf_cli_import(int argc, char **argv)
     char *id = NULL;
     err = store_open(&s);
     if (err == NULL)
-        err = swf_history_pg_import(s, &events, &id);
+        err = swf_history_pg_import_chained(s, &events, hashes, &id);
     swf_history_store_free(s);
     size_t count = events.count;
+    bool hashed = hashes != NULL;
     swf_event_list_free(&events);
+    free(hashes);
+    /* A chain that does not hold is what the file holds (1), not usage. */
+    if (err != NULL && swf_error_code(err) == SWF_E_INPUT) {
+        swf_error_prefix(err, "%s", file);
+        return fail_file("import", err);
+    }
     if (err != NULL)
         return fail("import", err);
-    printf("imported %s (%zu events)\n", id, count);
+    printf("imported %s (%zu events%s)\n", id, count,
+           hashed ? ", each one's hash as exported"
+                  : "; the file carries no hashes: their chain starts here");
     free(id);
     return SWF_EXIT_OK;
 }
 
 /* ---- admin ------------------------------------------------------------------- */
 
-/* Checks one execution; prints its problems. *bad counts executions with
- * problems (an unknown id is one). Returns an operating error only. */
-static swf_error_t *check_one(swf_history_store_t *s, const char *id, size_t *bad)
+/* Checks one execution: its hash chain first (history/CHAIN.md), then the
+ * invariants; prints its problems, and with heads its head ("head ID
+ * EVENT_ID HASH", what an operator keeps elsewhere). *bad counts
+ * executions with problems (an unknown id is one). Returns an operating
+ * error only. */
+static swf_error_t *check_one(swf_history_store_t *s, const char *id, bool heads, size_t *bad)
 {
     swf_decider_check_problems_t problems = {0};
     swf_error_t *err = swf_decider_check_execution(s, id, &problems);
@@ -617,11 +653,20 @@ static swf_error_t *check_one(swf_history_store_t *s, const char *id, size_t *ba
         swf_error_free(err);
         return NULL;
     }
+    swf_history_chain_t chain;
+    if (err == NULL)
+        err = swf_history_pg_chain_check(s, id, &chain);
+    if (err == NULL && chain.broken_id != 0)
+        printf("%s: event %lld: the hash chain breaks: %s\n", id, (long long)chain.broken_id,
+               chain.broken);
     if (err == NULL && problems.count > 0) {
         for (size_t i = 0; i < problems.count; i++)
             printf("%s: %s\n", id, problems.items[i]);
-        (*bad)++;
     }
+    if (err == NULL && (problems.count > 0 || chain.broken_id != 0))
+        (*bad)++;
+    if (err == NULL && heads)
+        printf("head %s %lld %s\n", id, (long long)chain.head_id, chain.head_hash);
     swf_decider_check_problems_free(&problems);
     return err;
 }
@@ -632,7 +677,7 @@ static swf_error_t *check_one(swf_history_store_t *s, const char *id, size_t *ba
 /* Every execution, newest first, a page at a time. Pages end at a start
  * time; the next one starts at that millisecond again (it may hold more
  * executions than the page took) and skips the ids already checked there. */
-static swf_error_t *check_all(swf_history_store_t *s, size_t *checked, size_t *bad)
+static swf_error_t *check_all(swf_history_store_t *s, bool heads, size_t *checked, size_t *bad)
 {
     int64_t before_ms = 0;
     json_object *seen = json_object_new_object(); /* ids checked at before_ms - 1 */
@@ -654,7 +699,7 @@ static swf_error_t *check_all(swf_history_store_t *s, size_t *checked, size_t *b
             json_object *v;
             if (swf_json_get(seen, id, &v))
                 continue;
-            err = check_one(s, id, bad);
+            err = check_one(s, id, heads, bad);
             (*checked)++;
         }
         bool full = n == page;
@@ -674,15 +719,19 @@ static swf_error_t *check_all(swf_history_store_t *s, size_t *checked, size_t *b
 }
 
 static const swf_cli_cmd_t admin_cmd = {
-    "swf admin", "(rebuild-projections | check (ID... | --all))",
+    "swf admin", "(rebuild-projections | check (ID... | --all) [--heads])",
     "Maintenance of the history: rebuild-projections recomputes the executions and timers "
-    "tables from the events; check checks histories (dense ids, one close, one result per "
-    "activity, replay) and exits 1 on a problem.",
+    "tables from the events; check checks histories (the hash chain, dense ids, one close, one "
+    "result per activity, replay) and exits 1 on a problem.",
     (const swf_cli_opt_t[]){
         {"ACTION", NULL, SWF_CLI_REQUIRED, "rebuild-projections or check",
          "swf admin rebuild-projections"},
         {"ID", NULL, SWF_CLI_MANY, "check: the executions to check", "swf admin check 3f2b8c1e"},
         {"--all", NULL, 0, "check: every execution, newest first", "swf admin check --all"},
+        {"--heads", NULL, 0,
+         "check: also print each execution's head, \"head ID EVENT_ID HASH\": keep them "
+         "where the database's owner cannot write (README \"Production\")",
+         "swf admin check --all --heads > heads-2026-11-27.txt"},
         SWF_CLI_OPTS_END},
     NULL};
 
@@ -699,12 +748,13 @@ int swf_cli_admin(int argc, char **argv)
         swf_history_store_t *s;
         swf_error_t *err = store_open(&s);
         size_t checked = 0, bad = 0;
+        bool heads = swf_cli_args_has(&a, "--heads");
         if (err == NULL && all)
-            err = check_all(s, &checked, &bad);
+            err = check_all(s, heads, &checked, &bad);
         int pos = 0;
         for (const char *id; err == NULL && !all && (id = swf_cli_args_next(&a, "ID", &pos));
              checked++)
-            err = check_one(s, id, &bad);
+            err = check_one(s, id, heads, &bad);
         swf_history_store_free(s);
         if (err != NULL)
             return fail("admin check", err);
@@ -723,7 +773,7 @@ int swf_cli_admin(int argc, char **argv)
                                   close ? " (did you mean " : "", close ? close : "",
                                   close ? "?)" : "");
     }
-    if (all || swf_cli_args_has(&a, "ID"))
+    if (all || swf_cli_args_has(&a, "ID") || swf_cli_args_has(&a, "--heads"))
         return swf_cli_args_usage(&a, "rebuild-projections takes no arguments");
     swf_history_store_t *s;
     swf_error_t *err = store_open(&s);

@@ -26,6 +26,74 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Migration 7: the hash chain (history/CHAIN.md). Every event gets hash =
+ * sha256(the previous event's hash || its canonical form), computed by a
+ * BEFORE INSERT trigger for every writer; existing histories get theirs in
+ * one pass of a running aggregate (a fold of the chain per execution), the
+ * append-only trigger held off for that UPDATE only. The functions name
+ * their schema and pg_catalog's outright, so a session's search_path (a
+ * temporary table named events, say) cannot change what they read. The
+ * trigger refuses a hash given that the chain does not give, and an event
+ * with no event before it to chain to.
+ */
+/* clang-format off */
+#define CHAIN_TIME_SQL "(EXTRACT(epoch FROM tm) * 1000000)::bigint::text"
+#define CHAIN_MESSAGE_SQL                                                                          \
+    "pg_catalog.convert_to("                                                                       \
+    SWF_HISTORY__NS("x") " || " SWF_HISTORY__NS("i::text") " || " SWF_HISTORY__NS("t") " || "      \
+    SWF_HISTORY__NS(CHAIN_TIME_SQL) " || " SWF_HISTORY__NS("a::text") ", 'UTF8')"
+/* clang-format on */
+static const char migration_chain[] =
+    "ALTER TABLE events ADD COLUMN hash bytea;"
+    "DO $do$ BEGIN EXECUTE pg_catalog.replace($f$"
+    "CREATE FUNCTION @S.swf_event_message(x text, i bigint, t text, tm timestamptz, a jsonb)"
+    " RETURNS bytea LANGUAGE sql STABLE PARALLEL SAFE AS $b$ SELECT " CHAIN_MESSAGE_SQL " $b$;"
+    "CREATE FUNCTION @S.swf_event_hash(prev bytea, x text, i bigint, t text, tm timestamptz,"
+    "  a jsonb) RETURNS bytea LANGUAGE sql STABLE PARALLEL SAFE AS"
+    " $b$ SELECT pg_catalog.sha256(prev || @S.swf_event_message(x, i, t, tm, a)) $b$;"
+    "CREATE FUNCTION @S.swf_events_chain() RETURNS trigger LANGUAGE plpgsql AS $b$"
+    " DECLARE prev bytea; h bytea;"
+    " BEGIN"
+    "  IF NEW.event_id = 1 THEN prev := " SWF_HISTORY__CHAIN_START ";"
+    "  ELSE"
+    "   SELECT e.hash INTO prev FROM @S.events e"
+    "    WHERE e.execution_id = NEW.execution_id AND e.event_id = NEW.event_id - 1;"
+    "   IF prev IS NULL THEN"
+    "    RAISE EXCEPTION 'execution %: event % has no event % to chain to', NEW.execution_id,"
+    "     NEW.event_id, NEW.event_id - 1 USING ERRCODE = 'SWF02',"
+    "     HINT = 'event ids are dense from 1';"
+    "   END IF;"
+    "  END IF;"
+    "  h := @S.swf_event_hash(prev, NEW.execution_id, NEW.event_id, NEW.event_type,"
+    "   NEW.event_time, NEW.attributes);"
+    "  IF NEW.hash IS NOT NULL AND NEW.hash <> h THEN"
+    "   RAISE EXCEPTION 'execution %: event %: the hash given is not the chain''s',"
+    "    NEW.execution_id, NEW.event_id USING ERRCODE = 'SWF02',"
+    "    HINT = 'leave the hash out: the database computes it';"
+    "  END IF;"
+    "  NEW.hash := h;"
+    "  RETURN NEW;"
+    " END $b$;"
+    "CREATE FUNCTION @S.swf_chain_step(s bytea, m bytea) RETURNS bytea LANGUAGE sql"
+    " IMMUTABLE STRICT AS $b$ SELECT pg_catalog.sha256(s || m) $b$;"
+    "CREATE AGGREGATE @S.swf_chain(bytea) (SFUNC = @S.swf_chain_step, STYPE = bytea,"
+    " INITCOND = '" SWF_HISTORY__CHAIN_START_HEX "');"
+    "$f$, '@S', pg_catalog.quote_ident(pg_catalog.current_schema())); END $do$;"
+    "ALTER TABLE events DISABLE TRIGGER events_append_only;"
+    "UPDATE events e SET hash = c.hash FROM ("
+    "  SELECT execution_id, event_id, swf_chain(swf_event_message(execution_id, event_id,"
+    "    event_type, event_time, attributes)) OVER (PARTITION BY execution_id ORDER BY event_id)"
+    "    AS hash FROM events) c"
+    " WHERE c.execution_id = e.execution_id AND c.event_id = e.event_id;"
+    "ALTER TABLE events ENABLE TRIGGER events_append_only;"
+    "DROP AGGREGATE swf_chain(bytea);"
+    "DROP FUNCTION swf_chain_step(bytea, bytea);"
+    "ALTER TABLE events ALTER COLUMN hash SET NOT NULL,"
+    "  ADD CONSTRAINT events_hash_length CHECK (octet_length(hash) = 32);"
+    "CREATE TRIGGER events_chain BEFORE INSERT ON events"
+    "  FOR EACH ROW EXECUTE FUNCTION swf_events_chain();";
+
 static const char *const migrations[] = {
     /* 1: events, projections, state machines. */
     "CREATE TABLE events ("
@@ -111,6 +179,9 @@ static const char *const migrations[] = {
      * --workflow-id ...), newest first; the unique index covers open ones
      * only. */
     "CREATE INDEX executions_workflow_id_start ON executions (workflow_id, start_time DESC);",
+
+    /* 7: the hash chain, above. */
+    migration_chain,
 };
 
 #define MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -187,6 +187,46 @@ swf_error_t *swf_history_pg_execution_start(swf_history_store_t *store,
 swf_error_t *swf_history_pg_import(swf_history_store_t *store, const swf_event_list_t *events,
                                    char **execution_id);
 
+/*
+ * The hash chain (history/CHAIN.md): every event's hash is SHA-256 over the
+ * previous event's hash and the event's canonical form, computed by the
+ * database as each event is inserted, whoever inserts it. Hashes travel as
+ * lowercase hexadecimal (swf_event_hash_t, protocol/event.h).
+ */
+
+/* The same as swf_history_pg_import, and when hashes is not NULL
+ * (hashes[i] for events->items[i], as swf export wrote them), the hashes
+ * the database computes must be these: the first that differs refuses the
+ * whole import, naming its event (SWF_E_INPUT). */
+swf_error_t *swf_history_pg_import_chained(swf_history_store_t *store,
+                                           const swf_event_list_t *events,
+                                           const swf_event_hash_t *hashes, char **execution_id);
+
+/* The hashes of events 1 .. count of an execution into hashes[0 ..
+ * count) (the caller's array). SWF_E_NOTFOUND when the execution has fewer
+ * events. */
+swf_error_t *swf_history_pg_chain_load(swf_history_store_t *store, const char *execution_id,
+                                       size_t count, swf_event_hash_t *hashes);
+
+/* What swf_history_pg_chain_check found. */
+typedef struct swf_history_chain {
+    int64_t head_id;            /* the last event's id; 0: no events */
+    swf_event_hash_t head_hash; /* its hash ("" when none) */
+    int64_t broken_id;          /* the first event where the chain breaks; 0: it holds */
+    char broken[384];           /* what differs there, a sentence */
+} swf_history_chain_t;
+
+/*
+ * Verifies an execution's chain in the database: each event's stored hash
+ * must be the hash of its content and the stored hash of the event before
+ * it, event ids dense from 1, and the last id no lower than the
+ * executions row's. The first event where that fails is reported in *out
+ * (a finding, not an error); errors are operating ones only, and
+ * SWF_E_NOTFOUND when the execution has no events.
+ */
+swf_error_t *swf_history_pg_chain_check(swf_history_store_t *store, const char *execution_id,
+                                        swf_history_chain_t *out);
+
 /* Recomputes the executions and timers projections from the events alone,
  * in one transaction that blocks appends meanwhile. The outbox is kept as it
  * is: a published row is deleted, and the events cannot tell which were. */

@@ -221,6 +221,13 @@ swf_error_t *swf_history_pg_execution_start(swf_history_store_t *store,
 swf_error_t *swf_history_pg_import(swf_history_store_t *store, const swf_event_list_t *events,
                                    char **execution_id)
 {
+    return swf_history_pg_import_chained(store, events, NULL, execution_id);
+}
+
+swf_error_t *swf_history_pg_import_chained(swf_history_store_t *store,
+                                           const swf_event_list_t *events,
+                                           const swf_event_hash_t *hashes, char **execution_id)
+{
     swf_history__pg_t *pg = swf_history__pg(store);
     if (execution_id != NULL)
         *execution_id = NULL;
@@ -255,6 +262,8 @@ swf_error_t *swf_history_pg_import(swf_history_store_t *store, const swf_event_l
             pg->conn, "UPDATE executions SET last_event_id = $2 WHERE execution_id = $1", 2, params,
             NULL);
     }
+    if (err == NULL && hashes != NULL)
+        err = swf_history__chain_compare(pg, id, events, hashes);
     if (err == NULL)
         err = swf_history__pg_commit(pg->conn);
     if (err != NULL) {

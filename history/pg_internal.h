@@ -83,6 +83,23 @@ extern const char swf_history__outbox_delete_sql[]; /* "swf_outbox_delete" */
     "'ActivityTaskCompleted', 'ActivityTaskFailed', 'ActivityTaskTimedOut', "                      \
     "'ActivityTaskCanceled'"
 
+/* The hash chain (history/CHAIN.md): what event 1 chains to (32 zero
+ * bytes), as bytea input and as an SQL expression, and a field of an
+ * event's canonical form, in SQL: a netstring, "LENGTH:BYTES," with the
+ * length in bytes of the UTF-8 text. */
+#define SWF_HISTORY__CHAIN_START_HEX                                                               \
+    "\\x0000000000000000000000000000000000000000000000000000000000000000"
+#define SWF_HISTORY__CHAIN_START "'" SWF_HISTORY__CHAIN_START_HEX "'::bytea"
+#define SWF_HISTORY__NS(e)                                                                         \
+    "pg_catalog.octet_length(pg_catalog.convert_to(" e ", 'UTF8'))::text || ':' || " e " || ','"
+
+/* Inside the import's transaction (pg_chain.c): the hashes the database
+ * gave events 1 .. events->count of execution_id must be hashes[0 ..
+ * count); the first that is not refuses the import, naming its event. */
+swf_error_t *swf_history__chain_compare(swf_history__pg_t *pg, const char *execution_id,
+                                        const swf_event_list_t *events,
+                                        const swf_event_hash_t *hashes);
+
 /* SWF_LIMIT_TIMER_SECONDS (protocol/limits.h), written for SQL. */
 #define SWF_HISTORY__TIMER_SECONDS_SQL "1e12"
 

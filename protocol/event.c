@@ -204,8 +204,44 @@ static ssize_t read_line(FILE *f, char **line, size_t *cap, size_t max)
     return (ssize_t)n;
 }
 
+/* Takes line `lineno`'s eventHash (obj's, or none) into hashes[at]; *seen
+ * counts the lines that had one so far, so a mix is refused. */
+static swf_error_t *hash_take(json_object *obj, size_t at, swf_event_hash_t **hashes, size_t *cap,
+                              size_t *seen)
+{
+    json_object *h;
+    bool has = swf_json_get(obj, "eventHash", &h);
+    if (has != (*seen == at) && at > 0)
+        return swf_error_new(SWF_E_INPUT, NULL,
+                             has ? "eventHash here, where the events before carry none"
+                                 : "no eventHash here, where the events before carry one");
+    if (!has)
+        return NULL;
+    const char *hex = json_object_is_type(h, json_type_string) ? json_object_get_string(h) : "";
+    bool ok = strlen(hex) == SWF_EVENT_HASH_HEX;
+    for (size_t i = 0; ok && i < SWF_EVENT_HASH_HEX; i++)
+        ok = (hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f');
+    if (!ok)
+        return swf_error_new(SWF_E_INPUT, NULL, "eventHash must be %d lowercase hexadecimal digits",
+                             SWF_EVENT_HASH_HEX);
+    SWF_ARRAY_RESERVE(*hashes, at, *cap, 64);
+    memcpy((*hashes)[at], hex, SWF_EVENT_HASH_HEX + 1);
+    (*seen)++;
+    return NULL;
+}
+
 swf_error_t *swf_event_list_read_file(const char *path, swf_event_list_t *out)
 {
+    return swf_event_list_read_file_hashes(path, out, NULL);
+}
+
+swf_error_t *swf_event_list_read_file_hashes(const char *path, swf_event_list_t *out,
+                                             swf_event_hash_t **hashes)
+{
+    swf_event_hash_t *taken = NULL;
+    size_t taken_cap = 0, seen = 0;
+    if (hashes != NULL)
+        *hashes = NULL;
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (f == NULL)
         return swf_error_new(SWF_E_IO, NULL, "%s: %s", path, strerror(errno));
@@ -232,6 +268,11 @@ swf_error_t *swf_event_list_read_file(const char *path, swf_event_list_t *out)
         if (err == NULL) {
             swf_event_t ev;
             err = swf_event_from_json(obj, &ev);
+            if (err == NULL && hashes != NULL) {
+                err = hash_take(obj, out->count, &taken, &taken_cap, &seen);
+                if (err != NULL)
+                    json_object_put(ev.attrs);
+            }
             json_object_put(obj);
             if (err == NULL) {
                 if (ev.id != (int64_t)out->count + 1) {
@@ -258,5 +299,9 @@ swf_error_t *swf_event_list_read_file(const char *path, swf_event_list_t *out)
         err = swf_error_new(SWF_E_IO, NULL, "%s: read failed", path);
     if (f != stdin)
         fclose(f);
+    if (err == NULL && hashes != NULL && seen > 0)
+        *hashes = taken;
+    else
+        free(taken);
     return err;
 }

@@ -110,4 +110,18 @@ void swf_event_list_free(swf_event_list_t *list);
  * dense from 1. Errors name the line. */
 swf_error_t *swf_event_list_read_file(const char *path, swf_event_list_t *out);
 
+/* An event's hash in the chain of its history (history/CHAIN.md), as the
+ * exported form's optional "eventHash" carries it: 64 lowercase
+ * hexadecimal digits. */
+#define SWF_EVENT_HASH_HEX 64
+typedef char swf_event_hash_t[SWF_EVENT_HASH_HEX + 1];
+
+/* The same, and *hashes gets each event's eventHash (a new array of
+ * out->count, the caller frees it), or NULL when no line has one (a file
+ * exported before the chain). A file where some lines carry one and others
+ * do not, or one that is not 64 lowercase hexadecimal digits, is refused,
+ * naming the line. */
+swf_error_t *swf_event_list_read_file_hashes(const char *path, swf_event_list_t *out,
+                                             swf_event_hash_t **hashes);
+
 #endif

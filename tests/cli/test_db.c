@@ -136,10 +136,16 @@ Test(cli_db, export_then_import_reproduces_the_history_exactly)
     close(mkstemp(f2));
     cr_assert_eq(swf(db1, "export", id, f1, NULL), 0);
     char *one = slurp(f1);
-    /* The format is swf_event_to_json's, one event per line. */
+    /* The format is swf_event_to_json's, one event per line, with each
+     * event's hash in the chain (history/CHAIN.md). */
     char *expect = calloc(1, 1 << 20);
+    swf_event_hash_t hashes[8];
+    s = fixture_store(db1);
+    cr_assert(swf_history_pg_chain_load(s, id, before.count, hashes) == NULL);
+    swf_history_store_free(s);
     for (size_t i = 0; i < before.count; i++) {
         json_object *o = swf_event_to_json(&before.items[i]);
+        json_object_object_add(o, "eventHash", json_object_new_string(hashes[i]));
         strcat(expect, swf_json_str(o));
         strcat(expect, "\n");
         json_object_put(o);
@@ -162,6 +168,8 @@ Test(cli_db, export_then_import_reproduces_the_history_exactly)
     cr_assert(strstr(errors, "warning: importing anyway (--force, a closed execution)") != NULL,
               "%s", errors);
     cr_assert(strstr(output, id) != NULL);
+    cr_assert(strstr(output, "each one's hash as exported") != NULL, "%s", output);
+    /* The same events and the same hashes. */
     cr_assert_eq(swf(db2, "export", id, f2, NULL), 0);
     char *two = slurp(f2);
     cr_assert_str_eq(two, one);
@@ -565,6 +573,48 @@ Test(cli_db, a_runtime_role_granted_by_migrate_runs_executions_but_cannot_rewrit
     for (size_t i = 0; i < sizeof(forbidden) / sizeof(forbidden[0]); i++)
         cr_assert_str_eq(exec_state(runtime, forbidden[i]), "42501", "%s", forbidden[i]);
     cr_assert_str_eq(exec_state(runtime, "SELECT count(*) FROM events"), "");
+
+    /* The hash chain (history/CHAIN.md): the runtime cannot alter its
+     * trigger, nor insert a hash the chain does not give, nor an event
+     * with no event before it to chain to. */
+    const char *const chain_forbidden[] = {
+        "ALTER TABLE events DISABLE TRIGGER events_chain",
+        "DROP TRIGGER events_chain ON events",
+        "CREATE OR REPLACE FUNCTION swf_events_chain() RETURNS trigger"
+        " LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$",
+        "CREATE OR REPLACE FUNCTION swf_event_hash(bytea, text, bigint, text, timestamptz, jsonb)"
+        " RETURNS bytea LANGUAGE sql AS $$ SELECT $1 $$",
+        "UPDATE events SET hash = sha256('x')",
+    };
+    for (size_t i = 0; i < sizeof(chain_forbidden) / sizeof(chain_forbidden[0]); i++)
+        cr_assert_str_eq(exec_state(runtime, chain_forbidden[i]), "42501", "%s",
+                         chain_forbidden[i]);
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO events (execution_id, event_id, event_type, event_time, attributes, hash)"
+             " VALUES ('%s', 6, 'MarkerRecorded', now(), '{}', sha256('x'))",
+             id);
+    cr_assert_str_eq(exec_state(runtime, sql), "SWF02");
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO events (execution_id, event_id, event_type, event_time, attributes)"
+             " VALUES ('%s', 7, 'MarkerRecorded', now(), '{}')",
+             id);
+    cr_assert_str_eq(exec_state(runtime, sql), "SWF02");
+    /* A temporary table named events, first in the session's search path,
+     * does not change what the trigger chains to. */
+    snprintf(sql, sizeof(sql),
+             "CREATE TEMP TABLE events (execution_id text, event_id bigint, hash bytea);"
+             " INSERT INTO pg_temp.events VALUES ('%1$s', 5, sha256('forged'));"
+             " INSERT INTO public.events (execution_id, event_id, event_type, event_time,"
+             " attributes) VALUES ('%1$s', 6, 'MarkerRecorded', now(), '{}')",
+             id);
+    cr_assert_str_eq(exec_state(runtime, sql), "");
+    s = fixture_store(runtime);
+    swf_history_chain_t chain;
+    cr_assert(swf_history_pg_chain_check(s, id, &chain) == NULL);
+    cr_assert_eq(chain.head_id, 6);
+    cr_assert_eq(chain.broken_id, 0, "%s", chain.broken);
+    swf_history_store_free(s);
 }
 
 Test(cli_db, a_runtime_role_refuses_a_schema_behind_and_names_db_migrate)
@@ -591,4 +641,214 @@ Test(cli_db, a_runtime_role_refuses_a_schema_behind_and_names_db_migrate)
     /* Once the owner migrates, the runtime role connects. */
     cr_assert_eq(swf(owner, "db", "migrate", NULL), 0, "%s", errors);
     cr_assert_eq(swf(runtime, "list", NULL), 0, "%s", errors);
+}
+
+/* Starts `hello` with {"a":1} and closes it as the definition would (a
+ * history that replays); returns its id in id (64 bytes). */
+static void replayable_execution(const char *db, char *id)
+{
+    cr_assert_eq(swf(db, "start", "hello", "--input", "{\"a\":1}", NULL), 0, "%s", errors);
+    snprintf(id, 64, "%.63s", output);
+    trim(id);
+    swf_history_store_t *s = fixture_store(db);
+    close_execution(s, id, "{\"result\":{\"a\":1},\"decisionTaskCompletedEventId\":4}", 1);
+    swf_history_store_free(s);
+}
+
+/* Runs sql as the owner with the append-only trigger held off. */
+static void owner_rewrites(const char *db, const char *sql)
+{
+    char all[1024];
+    snprintf(all, sizeof(all),
+             "ALTER TABLE events DISABLE TRIGGER events_append_only; %s;"
+             " ALTER TABLE events ENABLE TRIGGER events_append_only",
+             sql);
+    cr_assert_not_null(fixture_sql(db, all), "%s", fixture_value);
+}
+
+Test(cli_db, admin_check_names_the_first_event_the_owner_altered_deleted_or_reordered)
+{
+    const char *db = fixture_db();
+    char def[] = "/tmp/swf-cli-def-XXXXXX";
+    close(mkstemp(def));
+    write_file(def, definition);
+    cr_assert_eq(swf(db, "db", "migrate", NULL), 0);
+    cr_assert_eq(swf(db, "register", "hello", def, NULL), 0, "%s", output);
+    char good[64], altered[64], deleted[64], reordered[64], cut[64];
+    replayable_execution(db, good);
+    replayable_execution(db, altered);
+    replayable_execution(db, deleted);
+    replayable_execution(db, reordered);
+    replayable_execution(db, cut);
+    cr_assert_eq(swf(db, "admin", "check", "--all", NULL), 0, "%s", output);
+
+    char sql[512];
+    /* The owner edits a result in place, hash column untouched. */
+    snprintf(sql, sizeof(sql),
+             "UPDATE events SET attributes = jsonb_set(attributes, '{identity}', '\"d2\"')"
+             " WHERE execution_id = '%s' AND event_id = 3",
+             altered);
+    owner_rewrites(db, sql);
+    snprintf(sql, sizeof(sql), "DELETE FROM events WHERE execution_id = '%s' AND event_id = 4",
+             deleted);
+    owner_rewrites(db, sql);
+    snprintf(sql, sizeof(sql),
+             "UPDATE events SET event_id = 99 WHERE execution_id = '%1$s' AND event_id = 3;"
+             " UPDATE events SET event_id = 3 WHERE execution_id = '%1$s' AND event_id = 4;"
+             " UPDATE events SET event_id = 4 WHERE execution_id = '%1$s' AND event_id = 99",
+             reordered);
+    owner_rewrites(db, sql);
+    snprintf(sql, sizeof(sql), "DELETE FROM events WHERE execution_id = '%s' AND event_id = 5",
+             cut);
+    owner_rewrites(db, sql);
+
+    char expect[512];
+    cr_assert_eq(swf(db, "admin", "check", altered, NULL), 1, "%s", output);
+    snprintf(expect, sizeof(expect),
+             "%s: event 3: the hash chain breaks: DecisionTaskStarted does not match its hash",
+             altered);
+    cr_assert(strstr(output, expect) != NULL, "%s", output);
+    cr_assert_eq(swf(db, "admin", "check", deleted, NULL), 1, "%s", output);
+    snprintf(expect, sizeof(expect),
+             "%s: event 4: the hash chain breaks: missing: the ids jump from 3 to 5", deleted);
+    cr_assert(strstr(output, expect) != NULL, "%s", output);
+    cr_assert_eq(swf(db, "admin", "check", reordered, NULL), 1, "%s", output);
+    snprintf(expect, sizeof(expect),
+             "%s: event 3: the hash chain breaks: DecisionTaskCompleted does not match its hash",
+             reordered);
+    cr_assert(strstr(output, expect) != NULL, "%s", output);
+    /* The last event deleted: the chain that remains holds, but the
+     * executions row recorded the close. */
+    cr_assert_eq(swf(db, "admin", "check", cut, NULL), 1, "%s", output);
+    snprintf(expect, sizeof(expect),
+             "%s: event 5: the hash chain breaks: missing: the history ends at event 4, and its "
+             "executions row records event 5",
+             cut);
+    cr_assert(strstr(output, expect) != NULL, "%s", output);
+    cr_assert_eq(swf(db, "admin", "check", "--all", NULL), 1, "%s", output);
+    cr_assert(strstr(output, "checked 5 executions: 4 with problems"), "%s", output);
+
+    /* --heads: each execution's last event and its hash, for keeping. */
+    cr_assert_eq(swf(db, "admin", "check", good, "--heads", NULL), 0, "%s", output);
+    swf_event_hash_t hashes[5];
+    swf_history_store_t *s = fixture_store(db);
+    cr_assert(swf_history_pg_chain_load(s, good, 5, hashes) == NULL);
+    swf_history_store_free(s);
+    snprintf(expect, sizeof(expect), "head %s 5 %s\n", good, hashes[4]);
+    cr_assert(strstr(output, expect) != NULL, "%s", output);
+    cr_assert_eq(swf(db, "admin", "rebuild-projections", "--heads", NULL), 2);
+    unlink(def);
+}
+
+/* Replaces the first `from` in the file at path with `to`. */
+static void file_edit(const char *path, const char *from, const char *to)
+{
+    char *text = slurp(path);
+    char *at = strstr(text, from);
+    cr_assert_not_null(at, "%s not in %s", from, text);
+    char *edited = calloc(1, strlen(text) + strlen(to) + 1);
+    memcpy(edited, text, (size_t)(at - text));
+    strcat(edited, to);
+    strcat(edited, at + strlen(from));
+    write_file(path, edited);
+    free(text);
+    free(edited);
+}
+
+/* Removes every "eventHash" member (the last of each line) from the file
+ * at path, or only the one of line `only` (1-based) when it is not 0. */
+static void file_strip_hashes(const char *path, int only)
+{
+    char *text = slurp(path), *out = calloc(1, strlen(text) + 1);
+    int line = 1;
+    for (char *p = text; *p != '\0'; line++) {
+        char *end = strchr(p, '\n');
+        size_t n = end != NULL ? (size_t)(end - p + 1) : strlen(p);
+        char *h = strstr(p, ",\"eventHash\":\"");
+        if (h != NULL && h < p + n && (only == 0 || only == line)) {
+            strncat(out, p, (size_t)(h - p));
+            strcat(out, "}\n");
+        } else {
+            strncat(out, p, n);
+        }
+        p += n;
+    }
+    write_file(path, out);
+    free(text);
+    free(out);
+}
+
+Test(cli_db, import_refuses_a_file_whose_chain_is_broken_naming_the_event)
+{
+    char db1[512], db2[512];
+    snprintf(db1, sizeof(db1), "%s", fixture_db());
+    snprintf(db2, sizeof(db2), "%s", fixture_db());
+    char def[] = "/tmp/swf-cli-def-XXXXXX";
+    close(mkstemp(def));
+    write_file(def, definition);
+    cr_assert_eq(swf(db1, "db", "migrate", NULL), 0);
+    cr_assert_eq(swf(db2, "db", "migrate", NULL), 0);
+    cr_assert_eq(swf(db1, "register", "hello", def, NULL), 0, "%s", output);
+    char id[64];
+    replayable_execution(db1, id);
+    char f[] = "/tmp/swf-cli-chain-XXXXXX", orig[] = "/tmp/swf-cli-orig-XXXXXX";
+    close(mkstemp(f));
+    close(mkstemp(orig));
+    cr_assert_eq(swf(db1, "export", id, orig, NULL), 0, "%s", errors);
+    char *exported = slurp(orig);
+    cr_assert(strstr(exported, "\"eventHash\":\"") != NULL, "%s", exported);
+
+    /* A replay of the exported file is unaffected by the hashes. */
+    cr_assert_eq(swf(db1, "replay", "--file", orig, NULL), 0, "%s%s", output, errors);
+
+    /* An event edited after export: its own hash no longer matches. */
+    write_file(f, exported);
+    file_edit(f, "\"identity\":\"d1\"", "\"identity\":\"d9\"");
+    cr_assert_eq(swf(db2, "import", f, NULL), 1, "%s", errors);
+    cr_assert(strstr(errors, "event 3 (DecisionTaskStarted): its eventHash ") != NULL, "%s",
+              errors);
+    cr_assert(strstr(errors, "changed after export") != NULL, "%s", errors);
+    cr_assert_str_eq(fixture_sql(db2, "SELECT count(*) FROM events"), "0");
+
+    /* A hash edited: named the same way. */
+    write_file(f, exported);
+    char *h = strstr(strstr(exported, "\"eventId\":2"), "\"eventHash\":\"") + 13;
+    char right[80], wrong[80];
+    snprintf(right, sizeof(right), "\"eventHash\":\"%.64s", h);
+    memcpy(wrong, right, sizeof(wrong));
+    wrong[13] = wrong[13] == 'a' ? 'b' : 'a';
+    file_edit(f, right, wrong);
+    cr_assert_eq(swf(db2, "import", f, NULL), 1, "%s", errors);
+    cr_assert(strstr(errors, "event 2 (DecisionTaskScheduled): its eventHash ") != NULL, "%s",
+              errors);
+
+    /* A line whose hash was removed, among lines that carry one; and a
+     * hash that is not one. */
+    write_file(f, exported);
+    file_strip_hashes(f, 4);
+    cr_assert_eq(swf(db2, "import", f, NULL), 1, "%s", errors);
+    cr_assert(strstr(errors, ":4: no eventHash here, where the events before carry one") != NULL,
+              "%s", errors);
+    write_file(f, exported);
+    file_edit(f, "\"eventHash\":\"", "\"eventHash\":\"XYZ");
+    cr_assert_eq(swf(db2, "import", f, NULL), 1, "%s", errors);
+    cr_assert(strstr(errors, ":1: eventHash must be 64 lowercase hexadecimal digits") != NULL, "%s",
+              errors);
+    cr_assert_str_eq(fixture_sql(db2, "SELECT count(*) FROM events"), "0");
+
+    /* A file from before the chain (no hashes at all) is accepted, and its
+     * chain computed here is the one it had: the same content. */
+    write_file(f, exported);
+    file_strip_hashes(f, 0);
+    cr_assert_eq(swf(db2, "import", f, NULL), 0, "%s", errors);
+    cr_assert(strstr(output, "the file carries no hashes: their chain starts here") != NULL, "%s",
+              output);
+    cr_assert_eq(swf(db2, "export", id, f, NULL), 0, "%s", errors);
+    char *again = slurp(f);
+    cr_assert_str_eq(again, exported);
+    free(again);
+    free(exported);
+    unlink(f);
+    unlink(orig);
+    unlink(def);
 }
