@@ -1,7 +1,8 @@
 /*
  * db.c - the commands over the PostgreSQL history: db migrate, register,
  * start, describe, list, history, export, import, admin rebuild-projections,
- * admin check (the invariants of decider/check.h, for one execution or all).
+ * admin check (the hash chain of history/CHAIN.md and the invariants of
+ * decider/check.h, for one execution, all, or those of heads kept in a file).
  *
  * Each command is a thin shell over history/pg.h: parse arguments, open the
  * store (SWF_DATABASE_URL, a libpq conninfo or URI, or libpq's PG*
@@ -718,8 +719,93 @@ static swf_error_t *check_all(swf_history_store_t *s, bool heads, size_t *checke
     return err;
 }
 
+/* The longest line of a --heads-from file. */
+#define HEADS_LINE_BYTES 1024
+
+/* One line of a --heads-from file, "head ID EVENT_ID HASH", into its
+ * parts (pointers into line, which it cuts); false when it is not one. */
+static bool head_parse(char *line, const char **id, int64_t *event_id, const char **hash)
+{
+    char *save = NULL, *end = NULL;
+    const char *word = strtok_r(line, " \t\r\n", &save);
+    *id = strtok_r(NULL, " \t\r\n", &save);
+    const char *n = strtok_r(NULL, " \t\r\n", &save);
+    *hash = strtok_r(NULL, " \t\r\n", &save);
+    if (word == NULL || strcmp(word, "head") != 0 || *id == NULL || n == NULL || *hash == NULL ||
+        strtok_r(NULL, " \t\r\n", &save) != NULL)
+        return false;
+    errno = 0;
+    long long v = strtoll(n, &end, 10);
+    if (errno != 0 || *end != '\0' || v < 1 || strlen(*hash) != SWF_EVENT_HASH_HEX)
+        return false;
+    *event_id = v;
+    return true;
+}
+
+/*
+ * Checks every execution a --heads-from file names (what `check --heads`
+ * printed earlier, kept where the database's owner cannot write): its
+ * chain and invariants as check_one does, and that the event id kept is
+ * still there with the hash kept. Histories only grow, so a hash that
+ * differs means the history up to that event was rewritten, its hashes
+ * recomputed: what the chain alone cannot show (history/CHAIN.md). A line
+ * that is not a head is an SWF_E_INPUT error naming FILE:LINE.
+ */
+static swf_error_t *check_heads(swf_history_store_t *s, const char *file, size_t *checked,
+                                size_t *bad)
+{
+    FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "r");
+    if (f == NULL)
+        return swf_error_new(SWF_E_IO, NULL, "%s: %s", file, strerror(errno));
+    char line[HEADS_LINE_BYTES + 2];
+    swf_error_t *err = NULL;
+    for (size_t lineno = 1; err == NULL && fgets(line, sizeof(line), f) != NULL; lineno++) {
+        const char *id, *kept;
+        int64_t event_id;
+        bool blank = strspn(line, " \t\r\n") == strlen(line);
+        if (strchr(line, '\n') == NULL && !feof(f)) {
+            err = swf_error_new(SWF_E_INPUT, NULL, "%s:%zu: longer than %d bytes", file, lineno,
+                                HEADS_LINE_BYTES);
+            break;
+        }
+        if (blank)
+            continue;
+        if (!head_parse(line, &id, &event_id, &kept)) {
+            err = swf_error_new(SWF_E_INPUT, NULL,
+                                "%s:%zu: not a head line (\"head ID EVENT_ID HASH\", as swf "
+                                "admin check --heads prints them)",
+                                file, lineno);
+            break;
+        }
+        size_t found = 0;
+        err = check_one(s, id, false, &found);
+        (*checked)++;
+        swf_event_hash_t stored;
+        swf_error_t *gone = err == NULL ? swf_history_pg_chain_hash(s, id, event_id, stored) : NULL;
+        if (gone != NULL && swf_error_code(gone) == SWF_E_NOTFOUND) {
+            printf("%s: event %lld: the head kept in %s is gone: the history ends before it\n", id,
+                   (long long)event_id, file);
+            found = found ? found : 1;
+            swf_error_free(gone);
+        } else if (gone != NULL) {
+            err = gone;
+        } else if (err == NULL && strcmp(stored, kept) != 0) {
+            printf("%s: event %lld: the head kept in %s (%.16s...) is not the stored hash "
+                   "(%.16s...): the history up to this event was rewritten\n",
+                   id, (long long)event_id, file, kept, stored);
+            found = found ? found : 1;
+        }
+        *bad += found;
+    }
+    if (err == NULL && ferror(f))
+        err = swf_error_new(SWF_E_IO, NULL, "%s: read failed", file);
+    if (f != stdin)
+        fclose(f);
+    return err;
+}
+
 static const swf_cli_cmd_t admin_cmd = {
-    "swf admin", "(rebuild-projections | check (ID... | --all) [--heads])",
+    "swf admin", "(rebuild-projections | check (ID... | --all | --heads-from FILE) [--heads])",
     "Maintenance of the history: rebuild-projections recomputes the executions and timers "
     "tables from the events; check checks histories (the hash chain, dense ids, one close, one "
     "result per activity, replay) and exits 1 on a problem.",
@@ -732,6 +818,10 @@ static const swf_cli_cmd_t admin_cmd = {
          "check: also print each execution's head, \"head ID EVENT_ID HASH\": keep them "
          "where the database's owner cannot write (README \"Production\")",
          "swf admin check --all --heads > heads-2026-11-27.txt"},
+        {"--heads-from", "FILE", 0,
+         "check: the executions of heads kept earlier (--heads), and that each kept head is "
+         "still in its chain (- reads standard input)",
+         "swf admin check --heads-from heads-2026-11-27.txt"},
         SWF_CLI_OPTS_END},
     NULL};
 
@@ -743,16 +833,28 @@ int swf_cli_admin(int argc, char **argv)
     const char *action = swf_cli_args_get(&a, "ACTION");
     bool all = swf_cli_args_has(&a, "--all");
     if (strcmp(action, "check") == 0) {
-        if (all == swf_cli_args_has(&a, "ID"))
-            return swf_cli_args_usage(&a, "check takes execution ids or --all");
+        const char *kept = swf_cli_args_get(&a, "--heads-from");
+        if ((int)all + (int)swf_cli_args_has(&a, "ID") + (int)(kept != NULL) != 1)
+            return swf_cli_args_usage(&a, "check takes execution ids, --all or --heads-from FILE");
+        bool heads = swf_cli_args_has(&a, "--heads");
+        if (kept != NULL && heads)
+            return swf_cli_args_usage(&a, "--heads-from checks kept heads; --heads prints them");
         swf_history_store_t *s;
         swf_error_t *err = store_open(&s);
         size_t checked = 0, bad = 0;
-        bool heads = swf_cli_args_has(&a, "--heads");
         if (err == NULL && all)
             err = check_all(s, heads, &checked, &bad);
+        if (err == NULL && kept != NULL) {
+            err = check_heads(s, kept, &checked, &bad);
+            if (err != NULL &&
+                (swf_error_code(err) == SWF_E_INPUT || swf_error_code(err) == SWF_E_IO)) {
+                swf_history_store_free(s);
+                return fail_file("admin check", err);
+            }
+        }
         int pos = 0;
-        for (const char *id; err == NULL && !all && (id = swf_cli_args_next(&a, "ID", &pos));
+        for (const char *id;
+             err == NULL && swf_cli_args_has(&a, "ID") && (id = swf_cli_args_next(&a, "ID", &pos));
              checked++)
             err = check_one(s, id, heads, &bad);
         swf_history_store_free(s);
@@ -773,7 +875,8 @@ int swf_cli_admin(int argc, char **argv)
                                   close ? " (did you mean " : "", close ? close : "",
                                   close ? "?)" : "");
     }
-    if (all || swf_cli_args_has(&a, "ID") || swf_cli_args_has(&a, "--heads"))
+    if (all || swf_cli_args_has(&a, "ID") || swf_cli_args_has(&a, "--heads") ||
+        swf_cli_args_has(&a, "--heads-from"))
         return swf_cli_args_usage(&a, "rebuild-projections takes no arguments");
     swf_history_store_t *s;
     swf_error_t *err = store_open(&s);

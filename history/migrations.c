@@ -18,7 +18,8 @@
  * swf_history_pg_grant gives that role what the runtime's statements need
  * (history/pg*.c, history/service.c) and nothing that alters events: it may
  * read and insert events, and it cannot update, delete, truncate, alter or
- * drop them or their triggers, which only the owner may.
+ * drop them or their triggers, which only the owner may. Nor can it store a
+ * hash of the chain (migration 7) other than the one the trigger computes.
  */
 #include "history/pg_internal.h"
 

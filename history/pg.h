@@ -11,7 +11,8 @@
  * import, and rebuilding projections.
  *
  * Tables: events (the truth, append-only: a trigger refuses UPDATE, DELETE
- * and TRUNCATE), and the projections written in the same transaction as the
+ * and TRUNCATE; tamper-evident: another computes each event's hash in a
+ * chain, history/CHAIN.md), and the projections written in the same transaction as the
  * events they derive from: executions, timers (pending ones), outbox
  * (ActivityTaskScheduled events awaiting publication; payload = the event's
  * attributes plus executionId and scheduledEventId; topic = the task list).
@@ -207,6 +208,11 @@ swf_error_t *swf_history_pg_import_chained(swf_history_store_t *store,
  * events. */
 swf_error_t *swf_history_pg_chain_load(swf_history_store_t *store, const char *execution_id,
                                        size_t count, swf_event_hash_t *hashes);
+
+/* The hash of one event into *hash. SWF_E_NOTFOUND when there is no such
+ * event. */
+swf_error_t *swf_history_pg_chain_hash(swf_history_store_t *store, const char *execution_id,
+                                       int64_t event_id, swf_event_hash_t hash);
 
 /* What swf_history_pg_chain_check found. */
 typedef struct swf_history_chain {

@@ -6,7 +6,8 @@
  * DecisionTaskScheduled), so the workflow-id rule is enforced by the same
  * statement and the same partial unique index as any other append; import
  * is a chain of appends inside one transaction, so a history is imported
- * whole or not at all.
+ * whole or not at all; given the hashes of an export, it compares them with
+ * the ones the database computed, in that transaction, before committing.
  *
  * The rebuild recomputes executions, timers and activity_timeouts with the
  * same rules the append statement applies incrementally (status of the

@@ -125,6 +125,31 @@ swf_error_t *swf_history_pg_chain_load(swf_history_store_t *store, const char *e
     return err != NULL ? err : hashes_load(pg->conn, execution_id, count, hashes);
 }
 
+swf_error_t *swf_history_pg_chain_hash(swf_history_store_t *store, const char *execution_id,
+                                       int64_t event_id, swf_event_hash_t hash)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    char n[32];
+    snprintf(n, sizeof(n), "%" PRId64, event_id);
+    const char *params[2] = {execution_id, n};
+    PGresult *res = NULL;
+    swf_error_t *err = swf_history__pg_ready(pg);
+    if (err == NULL)
+        err = swf_history__pg_query(pg->conn,
+                                    "SELECT encode(hash, 'hex') FROM events"
+                                    " WHERE execution_id = $1 AND event_id = $2",
+                                    2, params, &res);
+    if (err != NULL)
+        return err;
+    if (PQntuples(res) == 1)
+        snprintf(hash, SWF_EVENT_HASH_HEX + 1, "%s", PQgetvalue(res, 0, 0));
+    else
+        err = swf_error_new(SWF_E_NOTFOUND, NULL, "execution %s has no event %" PRId64,
+                            execution_id, event_id);
+    swf_history__pg_clear(res);
+    return err;
+}
+
 swf_error_t *swf_history__chain_compare(swf_history__pg_t *pg, const char *execution_id,
                                         const swf_event_list_t *events,
                                         const swf_event_hash_t *hashes)

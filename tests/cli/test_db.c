@@ -852,3 +852,74 @@ Test(cli_db, import_refuses_a_file_whose_chain_is_broken_naming_the_event)
     unlink(orig);
     unlink(def);
 }
+
+Test(cli_db, heads_kept_elsewhere_show_a_history_rewritten_with_its_hashes_recomputed)
+{
+    const char *db = fixture_db();
+    char def[] = "/tmp/swf-cli-def-XXXXXX", heads[] = "/tmp/swf-cli-heads-XXXXXX";
+    close(mkstemp(def));
+    close(mkstemp(heads));
+    write_file(def, definition);
+    cr_assert_eq(swf(db, "db", "migrate", NULL), 0);
+    cr_assert_eq(swf(db, "register", "hello", def, NULL), 0, "%s", output);
+    char growing[64], rewritten[64];
+    cr_assert_eq(swf(db, "start", "hello", "--input", "{\"a\":1}", NULL), 0, "%s", errors);
+    snprintf(growing, sizeof(growing), "%.63s", output);
+    trim(growing);
+    replayable_execution(db, rewritten);
+    /* Kept as the README says: the "head " lines (grep '^head '). */
+    cr_assert_eq(swf(db, "admin", "check", "--all", "--heads", NULL), 0, "%s", output);
+    char kept[1024] = "";
+    for (char *line = strtok(output, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        if (strncmp(line, "head ", 5) == 0)
+            snprintf(kept + strlen(kept), sizeof(kept) - strlen(kept), "%s\n", line);
+    }
+    cr_assert_eq(strlen(kept), 2 * (5 + 36 + 3 + 64 + 1), "%s", kept);
+    write_file(heads, kept);
+
+    /* The open execution grows after its head was kept: still in its chain. */
+    swf_history_store_t *s = fixture_store(db);
+    swf_event_t ev = {0, SWF_EVENT_DECISION_TASK_STARTED, T0,
+                      json_tokener_parse("{\"scheduledEventId\":2,\"identity\":\"d1\"}")};
+    cr_assert(swf_history_append(s, growing, 3, &ev, 1) == NULL);
+    json_object_put(ev.attrs);
+    swf_history_store_free(s);
+
+    /* The owner rewrites event 3 and recomputes every hash from there on:
+     * a valid chain of another history, which the chain alone cannot tell. */
+    char sql[1024];
+    snprintf(sql, sizeof(sql),
+             "UPDATE events SET attributes = '{\"scheduledEventId\": 2, \"identity\": \"evil\"}'"
+             " WHERE execution_id = '%s' AND event_id = 3",
+             rewritten);
+    owner_rewrites(db, sql);
+    for (int i = 3; i <= 5; i++) {
+        snprintf(sql, sizeof(sql),
+                 "UPDATE events e SET hash = swf_event_hash(p.hash, e.execution_id, e.event_id,"
+                 " e.event_type, e.event_time, e.attributes) FROM events p"
+                 " WHERE p.execution_id = e.execution_id AND p.event_id = e.event_id - 1"
+                 " AND e.execution_id = '%s' AND e.event_id = %d",
+                 rewritten, i);
+        owner_rewrites(db, sql);
+    }
+    cr_assert_eq(swf(db, "admin", "check", rewritten, NULL), 0, "%s", output);
+
+    /* The heads kept elsewhere show it. */
+    cr_assert_eq(swf(db, "admin", "check", "--heads-from", heads, NULL), 1, "%s", output);
+    char expect[512];
+    snprintf(expect, sizeof(expect), "%s: event 5: the head kept in %s (", rewritten, heads);
+    cr_assert(strstr(output, expect) != NULL, "%s", output);
+    cr_assert(strstr(output, "the history up to this event was rewritten"), "%s", output);
+    cr_assert(strstr(output, growing) == NULL, "%s", output);
+    cr_assert(strstr(output, "checked 2 executions: 1 with problems"), "%s", output);
+
+    /* A file that is not one of heads, or that cannot be read. */
+    write_file(heads, "\nhead x 1 abc\n");
+    cr_assert_eq(swf(db, "admin", "check", "--heads-from", heads, NULL), 1, "%s", errors);
+    snprintf(expect, sizeof(expect), "%s:2: not a head line", heads);
+    cr_assert(strstr(errors, expect) != NULL, "%s", errors);
+    unlink(heads);
+    cr_assert_eq(swf(db, "admin", "check", "--heads-from", heads, NULL), 3, "%s", errors);
+    cr_assert_eq(swf(db, "admin", "check", "--all", "--heads-from", heads, NULL), 2);
+    unlink(def);
+}
