@@ -88,8 +88,7 @@ Test(history_chain, every_writer_stores_the_chain_the_documented_form_gives)
     start(s, "single");
     append(s, "single", 2, SWF_EVENT_DECISION_TASK_SCHEDULED, "{}");
     append(s, "single", 3, SWF_EVENT_MARKER_RECORDED, "{\"markerName\":\"m\",\"details\":[1,2]}");
-    append(s, "single", 4, SWF_EVENT_TIMER_STARTED,
-           "{\"timerId\":\"t\",\"startToFireTimeout\":5}");
+    append(s, "single", 4, SWF_EVENT_TIMER_STARTED, "{\"timerId\":\"t\",\"startToFireTimeout\":5}");
     cr_assert_eq(chain_matches_the_documented_form(db, "single"), 4);
 
     /* A batch of several executions, several events each: one statement,
