@@ -611,6 +611,7 @@ int swf_cli_import(int argc, char **argv)
         err = import_check(file, &events, swf_cli_args_has(&a, "--force"));
     if (err != NULL) {
         swf_event_list_free(&events);
+        free(hashes);
         return fail_file("import", err);
     }
     swf_history_store_t *s = NULL;

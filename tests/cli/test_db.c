@@ -643,6 +643,16 @@ Test(cli_db, a_runtime_role_refuses_a_schema_behind_and_names_db_migrate)
     cr_assert_eq(swf(runtime, "list", NULL), 0, "%s", errors);
 }
 
+/* Migrates db and registers `hello` (the definition written to def, a
+ * mkstemp template the caller unlinks). */
+static void hello_db(const char *db, char *def)
+{
+    close(mkstemp(def));
+    write_file(def, definition);
+    cr_assert_eq(swf(db, "db", "migrate", NULL), 0, "%s", errors);
+    cr_assert_eq(swf(db, "register", "hello", def, NULL), 0, "%s", output);
+}
+
 /* Starts `hello` with {"a":1} and closes it as the definition would (a
  * history that replays); returns its id in id (64 bytes). */
 static void replayable_execution(const char *db, char *id)
@@ -655,25 +665,11 @@ static void replayable_execution(const char *db, char *id)
     swf_history_store_free(s);
 }
 
-/* Runs sql as the owner with the append-only trigger held off. */
-static void owner_rewrites(const char *db, const char *sql)
-{
-    char all[1024];
-    snprintf(all, sizeof(all),
-             "ALTER TABLE events DISABLE TRIGGER events_append_only; %s;"
-             " ALTER TABLE events ENABLE TRIGGER events_append_only",
-             sql);
-    cr_assert_not_null(fixture_sql(db, all), "%s", fixture_value);
-}
-
 Test(cli_db, admin_check_names_the_first_event_the_owner_altered_deleted_or_reordered)
 {
     const char *db = fixture_db();
     char def[] = "/tmp/swf-cli-def-XXXXXX";
-    close(mkstemp(def));
-    write_file(def, definition);
-    cr_assert_eq(swf(db, "db", "migrate", NULL), 0);
-    cr_assert_eq(swf(db, "register", "hello", def, NULL), 0, "%s", output);
+    hello_db(db, def);
     char good[64], altered[64], deleted[64], reordered[64], cut[64];
     replayable_execution(db, good);
     replayable_execution(db, altered);
@@ -688,19 +684,19 @@ Test(cli_db, admin_check_names_the_first_event_the_owner_altered_deleted_or_reor
              "UPDATE events SET attributes = jsonb_set(attributes, '{identity}', '\"d2\"')"
              " WHERE execution_id = '%s' AND event_id = 3",
              altered);
-    owner_rewrites(db, sql);
+    fixture_owner_rewrites(db, sql);
     snprintf(sql, sizeof(sql), "DELETE FROM events WHERE execution_id = '%s' AND event_id = 4",
              deleted);
-    owner_rewrites(db, sql);
+    fixture_owner_rewrites(db, sql);
     snprintf(sql, sizeof(sql),
              "UPDATE events SET event_id = 99 WHERE execution_id = '%1$s' AND event_id = 3;"
              " UPDATE events SET event_id = 3 WHERE execution_id = '%1$s' AND event_id = 4;"
              " UPDATE events SET event_id = 4 WHERE execution_id = '%1$s' AND event_id = 99",
              reordered);
-    owner_rewrites(db, sql);
+    fixture_owner_rewrites(db, sql);
     snprintf(sql, sizeof(sql), "DELETE FROM events WHERE execution_id = '%s' AND event_id = 5",
              cut);
-    owner_rewrites(db, sql);
+    fixture_owner_rewrites(db, sql);
 
     char expect[512];
     cr_assert_eq(swf(db, "admin", "check", altered, NULL), 1, "%s", output);
@@ -784,11 +780,8 @@ Test(cli_db, import_refuses_a_file_whose_chain_is_broken_naming_the_event)
     snprintf(db1, sizeof(db1), "%s", fixture_db());
     snprintf(db2, sizeof(db2), "%s", fixture_db());
     char def[] = "/tmp/swf-cli-def-XXXXXX";
-    close(mkstemp(def));
-    write_file(def, definition);
-    cr_assert_eq(swf(db1, "db", "migrate", NULL), 0);
+    hello_db(db1, def);
     cr_assert_eq(swf(db2, "db", "migrate", NULL), 0);
-    cr_assert_eq(swf(db1, "register", "hello", def, NULL), 0, "%s", output);
     char id[64];
     replayable_execution(db1, id);
     char f[] = "/tmp/swf-cli-chain-XXXXXX", orig[] = "/tmp/swf-cli-orig-XXXXXX";
@@ -857,11 +850,8 @@ Test(cli_db, heads_kept_elsewhere_show_a_history_rewritten_with_its_hashes_recom
 {
     const char *db = fixture_db();
     char def[] = "/tmp/swf-cli-def-XXXXXX", heads[] = "/tmp/swf-cli-heads-XXXXXX";
-    close(mkstemp(def));
     close(mkstemp(heads));
-    write_file(def, definition);
-    cr_assert_eq(swf(db, "db", "migrate", NULL), 0);
-    cr_assert_eq(swf(db, "register", "hello", def, NULL), 0, "%s", output);
+    hello_db(db, def);
     char growing[64], rewritten[64];
     cr_assert_eq(swf(db, "start", "hello", "--input", "{\"a\":1}", NULL), 0, "%s", errors);
     snprintf(growing, sizeof(growing), "%.63s", output);
@@ -892,7 +882,7 @@ Test(cli_db, heads_kept_elsewhere_show_a_history_rewritten_with_its_hashes_recom
              "UPDATE events SET attributes = '{\"scheduledEventId\": 2, \"identity\": \"evil\"}'"
              " WHERE execution_id = '%s' AND event_id = 3",
              rewritten);
-    owner_rewrites(db, sql);
+    fixture_owner_rewrites(db, sql);
     for (int i = 3; i <= 5; i++) {
         snprintf(sql, sizeof(sql),
                  "UPDATE events e SET hash = swf_event_hash(p.hash, e.execution_id, e.event_id,"
@@ -900,7 +890,7 @@ Test(cli_db, heads_kept_elsewhere_show_a_history_rewritten_with_its_hashes_recom
                  " WHERE p.execution_id = e.execution_id AND p.event_id = e.event_id - 1"
                  " AND e.execution_id = '%s' AND e.event_id = %d",
                  rewritten, i);
-        owner_rewrites(db, sql);
+        fixture_owner_rewrites(db, sql);
     }
     cr_assert_eq(swf(db, "admin", "check", rewritten, NULL), 0, "%s", output);
 

@@ -17,6 +17,12 @@ static void ok(swf_error_t *err)
     cr_assert(err == NULL, "%s", err ? swf_error_message(err) : "");
 }
 
+static void expect_code(swf_error_t *err, swf_code_t code)
+{
+    cr_assert_eq(swf_error_code(err), code, "%s", err ? swf_error_message(err) : "no error");
+    swf_error_free(err);
+}
+
 /* Appends to buf (at *n) a field of the canonical form: "LENGTH:BYTES,". */
 static void netstring(char *buf, size_t *n, size_t size, const char *field)
 {
@@ -182,17 +188,6 @@ Test(history_chain, the_migration_chains_existing_histories_as_the_trigger_would
     swf_history_store_free(s);
 }
 
-/* Runs sql as the owner with the append-only trigger held off. */
-static void owner_rewrites(const char *db, const char *sql)
-{
-    char all[1024];
-    snprintf(all, sizeof(all),
-             "ALTER TABLE events DISABLE TRIGGER events_append_only; %s;"
-             " ALTER TABLE events ENABLE TRIGGER events_append_only",
-             sql);
-    cr_assert_not_null(fixture_sql(db, all), "%s", fixture_value);
-}
-
 Test(history_chain, the_check_names_the_first_event_the_owner_changed)
 {
     const char *db = fixture_db();
@@ -204,23 +199,26 @@ Test(history_chain, the_check_names_the_first_event_the_owner_changed)
         append(s, ids[i], 3, SWF_EVENT_MARKER_RECORDED, "{\"markerName\":\"m\",\"details\":7}");
         append(s, ids[i], 4, SWF_EVENT_MARKER_RECORDED, "{\"markerName\":\"n\"}");
     }
-    owner_rewrites(db, "UPDATE events SET attributes = '{\"markerName\":\"m\",\"details\":8}'"
-                       " WHERE execution_id = 'attrs' AND event_id = 3");
-    owner_rewrites(db, "UPDATE events SET event_time = event_time + interval '1 microsecond'"
-                       " WHERE execution_id = 'time' AND event_id = 3");
-    owner_rewrites(db, "UPDATE events SET event_type = 'DecisionTaskStarted'"
-                       " WHERE execution_id = 'type' AND event_id = 3");
-    owner_rewrites(db, "UPDATE events SET hash = sha256('x')"
-                       " WHERE execution_id = 'hash' AND event_id = 3");
+    fixture_owner_rewrites(db,
+                           "UPDATE events SET attributes = '{\"markerName\":\"m\",\"details\":8}'"
+                           " WHERE execution_id = 'attrs' AND event_id = 3");
+    fixture_owner_rewrites(db,
+                           "UPDATE events SET event_time = event_time + interval '1 microsecond'"
+                           " WHERE execution_id = 'time' AND event_id = 3");
+    fixture_owner_rewrites(db, "UPDATE events SET event_type = 'DecisionTaskStarted'"
+                               " WHERE execution_id = 'type' AND event_id = 3");
+    fixture_owner_rewrites(db, "UPDATE events SET hash = sha256('x')"
+                               " WHERE execution_id = 'hash' AND event_id = 3");
     /* An owner who recomputes the altered event's hash moves the break to
      * the next event, whose stored hash chained to the old one. */
-    owner_rewrites(db, "UPDATE events e SET attributes = '{\"markerName\":\"z\"}',"
-                       " hash = swf_event_hash(p.hash, e.execution_id, e.event_id, e.event_type,"
-                       "  e.event_time, '{\"markerName\":\"z\"}')"
-                       " FROM events p WHERE p.execution_id = e.execution_id"
-                       " AND p.event_id = e.event_id - 1"
-                       " AND e.execution_id = 'rehashed' AND e.event_id = 3");
-    owner_rewrites(db, "DELETE FROM events WHERE execution_id = 'first' AND event_id = 1");
+    fixture_owner_rewrites(
+        db, "UPDATE events e SET attributes = '{\"markerName\":\"z\"}',"
+            " hash = swf_event_hash(p.hash, e.execution_id, e.event_id, e.event_type,"
+            "  e.event_time, '{\"markerName\":\"z\"}')"
+            " FROM events p WHERE p.execution_id = e.execution_id"
+            " AND p.event_id = e.event_id - 1"
+            " AND e.execution_id = 'rehashed' AND e.event_id = 3");
+    fixture_owner_rewrites(db, "DELETE FROM events WHERE execution_id = 'first' AND event_id = 1");
     struct {
         const char *id;
         int64_t broken;
@@ -243,7 +241,7 @@ Test(history_chain, the_check_names_the_first_event_the_owner_changed)
         cr_assert_eq(strlen(chain.head_hash), SWF_EVENT_HASH_HEX);
     }
     swf_history_chain_t chain;
-    cr_assert_eq(swf_error_code(swf_history_pg_chain_check(s, "nope", &chain)), SWF_E_NOTFOUND);
+    expect_code(swf_history_pg_chain_check(s, "nope", &chain), SWF_E_NOTFOUND);
     swf_history_store_free(s);
 }
 
@@ -263,7 +261,7 @@ Test(history_chain, import_stores_the_hashes_given_or_refuses_naming_the_event)
     ok(swf_history_pg_import(s1, &h, NULL));
     swf_event_hash_t hashes[3];
     ok(swf_history_pg_chain_load(s1, "imp", 3, hashes));
-    cr_assert_eq(swf_error_code(swf_history_pg_chain_load(s1, "imp", 4, hashes)), SWF_E_NOTFOUND);
+    expect_code(swf_history_pg_chain_load(s1, "imp", 4, hashes), SWF_E_NOTFOUND);
 
     /* A hash that is not the chain's: refused, nothing written. */
     swf_event_hash_t wrong[3];

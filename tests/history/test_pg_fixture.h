@@ -104,4 +104,16 @@ static inline const char *fixture_sql(const char *conninfo, const char *sql)
     return out;
 }
 
+/* Runs sql as the events table's owner with its append-only trigger held
+ * off: what the hash chain (history/CHAIN.md) must show. */
+static inline void fixture_owner_rewrites(const char *conninfo, const char *sql)
+{
+    char all[2048];
+    snprintf(all, sizeof(all),
+             "ALTER TABLE events DISABLE TRIGGER events_append_only; %s;"
+             " ALTER TABLE events ENABLE TRIGGER events_append_only",
+             sql);
+    cr_assert_not_null(fixture_sql(conninfo, all), "%s", fixture_value);
+}
+
 #endif

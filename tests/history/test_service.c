@@ -547,8 +547,11 @@ Test(service, timers_of_closed_executions_do_not_hold_up_live_ones, .timeout = 6
     timer_started(&f, "live", past);
     db_value(&f, "INSERT INTO executions VALUES ('gone-1', 'gone-1', 'M', '1', 'terminated',"
                  " now(), now(), 6), ('gone-2', 'gone-2', 'M', '1', 'terminated', now(), now(), 6);"
-                 "INSERT INTO events VALUES ('gone-1', 4, 'TimerStarted', now() - interval '1 day',"
-                 " '{}'), ('gone-2', 4, 'TimerStarted', now() - interval '1 day', '{}');"
+                 "INSERT INTO events SELECT x, i, CASE i WHEN 1 THEN 'WorkflowExecutionStarted'"
+                 " WHEN 4 THEN 'TimerStarted' ELSE 'MarkerRecorded' END,"
+                 " now() - interval '1 day', '{}'"
+                 " FROM unnest(ARRAY['gone-1', 'gone-2']) x, generate_series(1, 4) i"
+                 " ORDER BY x, i;"
                  "INSERT INTO timers VALUES ('gone-1', 't1', now() - interval '1 day', 4),"
                  " ('gone-2', 't1', now() - interval '1 day', 4)");
     fixture_service_with(&f, 0, 0, 2);
