@@ -20,14 +20,16 @@ SWF_DATABASE_URL="$conn" "$build/swf" db migrate >/dev/null
 "$bindir/psql" "$conn" -q -v ON_ERROR_STOP=1 <<SQL
 INSERT INTO executions SELECT 'x' || e, 'x' || e, 'm', '1', 'open', now(), NULL, 1
   FROM generate_series(1, $executions) e;
-INSERT INTO events SELECT 'x' || e, 1, 'WorkflowExecutionStarted', now(), '{}'
-  FROM generate_series(1, $executions) e;
-INSERT INTO events SELECT 'x' || e, 2 * k, 'ActivityTaskScheduled', now(),
-  '{"startToCloseTimeout": 3600, "taskList": {"name": "q"}}'
-  FROM generate_series(1, $executions) e, generate_series(1, $activities) k;
-INSERT INTO events SELECT 'x' || e, 2 * k + 1, 'ActivityTaskCompleted', now(),
-  jsonb_build_object('scheduledEventId', 2 * k)
-  FROM generate_series(1, $executions) e, generate_series(1, $activities - 1) k;
+-- In id order: the hash chain's trigger refuses an event with no event
+-- before it (history/CHAIN.md).
+INSERT INTO events SELECT 'x' || e, i,
+  CASE WHEN i = 1 THEN 'WorkflowExecutionStarted' WHEN i % 2 = 0 THEN 'ActivityTaskScheduled'
+    ELSE 'ActivityTaskCompleted' END, now(),
+  CASE WHEN i = 1 THEN '{}'
+    WHEN i % 2 = 0 THEN '{"startToCloseTimeout": 3600, "taskList": {"name": "q"}}'
+    ELSE jsonb_build_object('scheduledEventId', i - 1) END
+  FROM generate_series(1, $executions) e, generate_series(1, 2 * $activities) i
+  ORDER BY 1, 2;
 INSERT INTO activity_timeouts SELECT 'x' || e, 2 * $activities, now(), 3600, NULL, NULL
   FROM generate_series(1, $executions) e;
 ANALYZE;
