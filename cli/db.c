@@ -8,8 +8,9 @@
  * store (SWF_DATABASE_URL, a libpq conninfo or URI, or libpq's PG*
  * variables), call one library function, print. Output is for a person by
  * default and JSON with --json; `history --json` and `export` write the
- * exported event form, one event per line, exactly as `swf run --local
- * --history` does, so `import` reads either.
+ * exported event form, one event per line, as `swf run --local --history`
+ * does plus each event's hash (eventHash, history/CHAIN.md), so `import`
+ * reads either.
  *
  * Exit statuses follow cli.h: 1 for "no" (an invalid definition, an unknown
  * execution, a workflow id already running), 2 for bad arguments or input,
