@@ -41,8 +41,10 @@ static void netstring(char *buf, size_t *n, size_t size, const char *field)
  */
 static int chain_matches_the_documented_form(const char *db, const char *execution_id)
 {
-    PGconn *c = PQconnectdb(db);
-    cr_assert(PQstatus(c) == CONNECTION_OK);
+    char conninfo[1024];
+    snprintf(conninfo, sizeof(conninfo), "%s client_encoding=UTF8", db);
+    PGconn *c = PQconnectdb(conninfo);
+    cr_assert(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
     const char *params[1] = {execution_id};
     PGresult *r = PQexecParams(
         c,
@@ -126,6 +128,26 @@ Test(history_chain, every_writer_stores_the_chain_the_documented_form_gives)
                                        " ('plain', 2, 'DecisionTaskScheduled', now(), '{}')"),
                        "%s", fixture_value);
     cr_assert_eq(chain_matches_the_documented_form(db, "plain"), 2);
+    swf_history_store_free(s);
+}
+
+/* The migration hashes with cheaper SQL in a UTF8 database; in another
+ * encoding the form must come out the same: lengths in UTF-8 bytes. */
+Test(history_chain, a_latin1_database_stores_the_same_documented_form)
+{
+    const char *base = getenv("SWF_TEST_PG");
+    char sql[256], db[512];
+    snprintf(sql, sizeof(sql),
+             "CREATE DATABASE swf_latin1_%d ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C'"
+             " TEMPLATE template0",
+             (int)getpid());
+    cr_assert_not_null(fixture_sql(base, sql), "%s", fixture_value);
+    snprintf(db, sizeof(db), "%s dbname=swf_latin1_%d client_encoding=UTF8", base, (int)getpid());
+    swf_history_store_t *s = fixture_store(db);
+    cr_assert_str_eq(fixture_sql(db, "SELECT getdatabaseencoding()"), "LATIN1");
+    append(s, "é", 1, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, "{\"input\":{\"café\":\"crème\"}}");
+    append(s, "é", 2, SWF_EVENT_MARKER_RECORDED, "{\"markerName\":\"à\"}");
+    cr_assert_eq(chain_matches_the_documented_form(db, "é"), 2);
     swf_history_store_free(s);
 }
 
