@@ -16,6 +16,10 @@
 #      the ActivityTaskCompleted events over the time from the first of them
 #      to the last execution's close, both read from the history, so the
 #      workers' group join is not counted. Every execution must succeed.
+# SWF_BENCH_ONE_DEV=1 runs every CONCURRENCY on one `swf dev`, one after the
+# other (librdkafka's mock cluster slows as its logs grow: see README.md).
+# SWF_BENCH_WORKERS_FIRST=S starts the workers S seconds before the
+# `swf start` commands, so that they serve the executions as they start.
 # Each line of output is one figure; nothing is asserted about time.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,7 +73,7 @@ start_workers() {
     done
 }
 
-for conc in "$@"; do
+dev_start() {
     rm -f "$work/exports"
     "$build/swf" dev --deciders "$deciders" >"$work/exports" 2>"$work/dev.err" &
     dev_pid=$!
@@ -84,14 +88,21 @@ for conc in "$@"; do
     done
     . "$work/exports"
     export SWF_DATABASE_URL SWF_KAFKA_BROKERS
-    "$build/swf" register ten "$work/ten.json" >/dev/null
+}
+
+round=0
+for conc in "$@"; do
+    round=$((round + 1))
+    sm="ten$round"
+    [ -n "$dev_pid" ] || dev_start
+    "$build/swf" register "$sm" "$work/ten.json" >/dev/null
 
     if [ -n "${SWF_BENCH_WORKERS_FIRST:-}" ]; then
         start_workers
         sleep "$SWF_BENCH_WORKERS_FIRST"
     fi
     t0=$(now)
-    seq "$execs" | xargs -P "$parallel" -I{} "$build/swf" start ten --input '{"n": {}}' \
+    seq "$execs" | xargs -P "$parallel" -I{} "$build/swf" start "$sm" --input '{"n": {}}' \
         >"$work/ids" 2>"$work/start.err"
     t1=$(now)
     started=$(wc -l <"$work/ids")
@@ -102,7 +113,7 @@ print('swf start: %d commands, %s at a time: %.2f s, %.0f commands/s, %.1f ms ea
     [ -n "${SWF_BENCH_WORKERS_FIRST:-}" ] || start_workers
     tries=0
     while :; do
-        open=$(psql "$SWF_DATABASE_URL" -Atc "SELECT count(*) FROM executions WHERE status = 'open'")
+        open=$(psql "$SWF_DATABASE_URL" -Atc "SELECT count(*) FROM executions WHERE status = 'open' AND state_machine = '$sm'")
         [ "$open" = 0 ] && break
         tries=$((tries + 1))
         if [ $tries -gt 3000 ]; then
@@ -113,11 +124,19 @@ print('swf start: %d commands, %s at a time: %.2f s, %.0f commands/s, %.1f ms ea
     done
     psql "$SWF_DATABASE_URL" -Atc "
         SELECT format('swf-worker --echo --concurrency %s, %s processes: %s executions (%s succeeded), %s steps in %s s = %s steps/s',
-            $conc, $nworkers, (SELECT count(*) FROM executions),
-            (SELECT count(*) FROM executions WHERE status = 'succeeded'), n,
-            round(s::numeric, 2), round((n / nullif(s, 0))::numeric))
+            $conc, $nworkers, (SELECT count(*) FROM executions WHERE state_machine = '$sm'),
+            (SELECT count(*) FROM executions WHERE status = 'succeeded' AND state_machine = '$sm'),
+            n, round(s::numeric, 2), round((n / nullif(s, 0))::numeric))
         FROM (SELECT count(*) AS n,
-                     extract(epoch FROM (SELECT max(close_time) FROM executions) - min(event_time)) AS s
-              FROM events WHERE event_type = 'ActivityTaskCompleted') c"
-    stop_all
+                     extract(epoch FROM (SELECT max(close_time) FROM executions
+                                         WHERE state_machine = '$sm') - min(event_time)) AS s
+              FROM events e JOIN executions x USING (execution_id)
+              WHERE e.event_type = 'ActivityTaskCompleted' AND x.state_machine = '$sm') c"
+    if [ -n "${SWF_BENCH_ONE_DEV:-}" ]; then
+        for p in $worker_pids; do kill "$p" 2>/dev/null || true; done
+        for p in $worker_pids; do wait "$p" 2>/dev/null || true; done
+        worker_pids=''
+    else
+        stop_all
+    fi
 done

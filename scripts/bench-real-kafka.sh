@@ -37,7 +37,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 brokers=${SWF_BENCH_BROKERS:-}
 if [ -z "$brokers" ]; then
-    started=$("$root/scripts/real-kafka.sh" start) || exit 1
+    started=$(SWF_KAFKA_JIT_OPTS=${SWF_KAFKA_JIT_OPTS-} "$root/scripts/real-kafka.sh" start) || exit 1
     brokers=$(echo "$started" | sed -n 's/^SWF_KAFKA_BROKERS=//p')
     kdir=$(echo "$started" | sed -n 's/^SWF_KAFKA_DIR=//p')
     version=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$root/tests/kafka-broker/pom.xml")

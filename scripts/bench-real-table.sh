@@ -27,7 +27,7 @@ total=${SWF_BENCH_STEPS:-6000}
 log="$build/bench-real-table.log"
 : >"$log"
 
-started=$("$root/scripts/real-kafka.sh" start) || exit 1
+started=$(SWF_KAFKA_JIT_OPTS=${SWF_KAFKA_JIT_OPTS-} "$root/scripts/real-kafka.sh" start) || exit 1
 brokers=$(echo "$started" | sed -n 's/^SWF_KAFKA_BROKERS=//p')
 kdir=$(echo "$started" | sed -n 's/^SWF_KAFKA_DIR=//p')
 trap '"$root/scripts/real-kafka.sh" stop "$kdir"' EXIT
