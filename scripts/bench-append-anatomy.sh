@@ -12,8 +12,9 @@
 #
 # Runs: bench_history_append's "single" (one event a transaction) and
 # "step" (the six events of an activity step and its outbox row, one
-# transaction, the decider's statement), and pgbench -M prepared of
-# `INSERT INTO t (v) VALUES ('x')` at one client.
+# transaction, the decider's statement); the same six events by a plain
+# INSERT ... SELECT (the floor of those rows, see floor_setup); and pgbench
+# -M prepared of `INSERT INTO t (v) VALUES ('x')`, all at one client.
 set -eu
 build=${1:-build}
 secs=${2:-3}
@@ -61,9 +62,33 @@ pgb_run() { # OPTIONS
         -h "$dir" -U postgres postgres 2>/dev/null | awk '/number of transactions actually processed/ { print $NF; exit }' |
         cut -d/ -f1
 }
+# The floor of a step's rows: the six events of one step as the decider
+# sent them (taken from the history once a step run has written some), put
+# by one plain INSERT ... SELECT FROM jsonb_to_recordset into a copy of the
+# events table (its key, no trigger), the document a constant of the
+# prepared statement, so parsed once; ids from a sequence. pgbench takes
+# ":name" for a variable: a colon before a letter in the document is
+# doubled (pgbench leaves "::" alone), which adds a few bytes.
+floor_setup() {
+    q "CREATE TABLE ev2 (LIKE events INCLUDING INDEXES); CREATE SEQUENCE ev2_seq" >/dev/null
+    doc=$(q "SELECT jsonb_agg(jsonb_build_object('x', execution_id, 'i', event_id, 't', event_type,
+                 'ms', (extract(epoch FROM event_time) * 1000)::bigint, 'a', attributes) ORDER BY event_id)
+             FROM (SELECT * FROM events WHERE execution_id = (SELECT execution_id FROM events
+                   WHERE event_type = 'ActivityTaskCompleted' LIMIT 1)
+                   AND event_type NOT IN ('WorkflowExecutionStarted') ORDER BY event_id LIMIT 6) e")
+    printf "INSERT INTO ev2 SELECT r.x, nextval('ev2_seq'), r.t, timestamptz 'epoch' + r.ms * interval '1 millisecond', r.a FROM jsonb_to_recordset('%s'::jsonb) AS r(x text, i bigint, t text, ms bigint, a jsonb);\n" \
+        "$(echo "$doc" | sed -e "s/'/''/g" -e 's/:\([A-Za-z_]\)/::\1/g')" >"$dir/floor.sql"
+}
+floor_run() { # OPTIONS
+    PGOPTIONS="$1 -c log_statement_stats=on" "$bindir/pgbench" -n -M prepared -c 1 -T "$secs" -f "$dir/floor.sql" \
+        -h "$dir" -U postgres postgres 2>/dev/null | awk '/number of transactions actually processed/ { print $NF; exit }' |
+        cut -d/ -f1
+}
 for sc in on off; do
     o="-c synchronous_commit=$sc"
     measure "swf single (synchronous_commit $sc)" swf_run single "$o"
     measure "swf step (synchronous_commit $sc)" swf_run step "$o"
+    [ -f "$dir/floor.sql" ] || floor_setup
+    measure "6 event rows, plain (synchronous_commit $sc)" floor_run "$o"
     measure "pgbench INSERT (synchronous_commit $sc)" pgb_run "$o"
 done

@@ -65,7 +65,16 @@ python3 - "$log" <<'EOF'
 import re, statistics, sys
 rows = {}  # (system, deciders, depth) -> list of dict
 cur = None
+warm = False  # the line after "== warm-up" is a discarded run's
+batches = 0   # of the decider whose "per batch" line comes next
 for line in open(sys.argv[1]):
+    if line.startswith('== warm-up'):
+        warm = True
+        continue
+    if warm and re.match(r'(deciders \d+|dbos:) ', line):
+        warm = False
+        cur = None
+        continue
     m = re.match(r'deciders (\d+), executions (\d+) x', line)
     if m:
         cur = rows.setdefault(('swf', int(m[1]), int(m[2])), [])
@@ -76,9 +85,18 @@ for line in open(sys.argv[1]):
     if m and cur:
         cur[-1].update(hop=float(m[1]), own=float(m[3]))
         continue
+    m = re.match(r'  decider \d+: (\d+) batches', line)
+    if m:
+        batches = int(m[1])
+        continue
+    # The deciders' phases, averaged over all their batches.
     m = re.search(r'per batch ms: gather ([\d.]+), decide ([\d.]+), append ([\d.]+), publish ([\d.]+)', line)
-    if m and cur and 'append' not in cur[-1]:
-        cur[-1].update(decide=float(m[2]), append=float(m[3]), publish=float(m[4]))
+    if m and cur and batches:
+        r = cur[-1]
+        w = r.get('_w', 0)
+        for k, v in (('decide', m[2]), ('append', m[3]), ('publish', m[4])):
+            r[k] = (r.get(k, 0) * w + float(v) * batches) / (w + batches)
+        r['_w'] = w + batches
         continue
     m = re.search(r'cpu: this process [\d.]+ cores, the machine ([\d.]+) of', line)
     if m and cur:
