@@ -132,6 +132,14 @@ print('swf start: %d commands, %s at a time: %.2f s, %.0f commands/s, %.1f ms ea
                                          WHERE state_machine = '$sm') - min(event_time)) AS s
               FROM events e JOIN executions x USING (execution_id)
               WHERE e.event_type = 'ActivityTaskCompleted' AND x.state_machine = '$sm') c"
+    # The workers' CPU (user and system), which a loaded machine bends
+    # less than their rate.
+    ticks=0
+    for p in $worker_pids; do
+        t=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)
+        ticks=$((ticks + t))
+    done
+    echo "  the workers' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms for $((execs * 10)) steps"
     if [ -n "${SWF_BENCH_ONE_DEV:-}" ]; then
         for p in $worker_pids; do kill "$p" 2>/dev/null || true; done
         for p in $worker_pids; do wait "$p" 2>/dev/null || true; done
