@@ -195,6 +195,19 @@ static void settle(swf_dev_t *dev, int deciders, rd_kafka_t *worker)
     }
 }
 
+/* On a real cluster: the inbox (of INBOX_PARTITIONS) and the dead letters,
+ * before the deciders subscribe (the task topic is made below). */
+static void ensure_topics(const char *brokers)
+{
+    swf_kafka_names_t names;
+    swf_kafka_names_env(&names);
+    rd_kafka_t *rk;
+    die(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = brokers}, &rk));
+    die(swf_kafka_topic_ensure(rk, names.inbox, INBOX_PARTITIONS, 10000));
+    die(swf_kafka_topic_ensure(rk, names.dlq, 1, 10000));
+    swf_kafka_producer_free(rk);
+}
+
 int main(int argc, char **argv)
 {
     int deciders = argc > 1 ? atoi(argv[1]) : 1;
@@ -230,8 +243,10 @@ int main(int argc, char **argv)
     for (int k = 0; k < 3; k++)
         *all[k] = (samples_t){.v = calloc(total + 1, sizeof(double)), .cap = total + 1};
     /* SWF_BENCH_BROKERS=host:port: a real Kafka cluster instead of the mock
-     * one, its topics made beforehand (swf.inbox of 4 partitions). */
+     * one (the topics are made here when missing). */
     const char *brokers = getenv("SWF_BENCH_BROKERS");
+    if (brokers != NULL && brokers[0])
+        ensure_topics(brokers);
     swf_dev_options_t opt = {.brokers = brokers != NULL && brokers[0] ? brokers : NULL,
                              .deciders = deciders,
                              .history_service = no_history == NULL || strcmp(no_history, "1") != 0,

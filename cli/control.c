@@ -58,6 +58,10 @@ static const char *brokers_env(void)
     return b != NULL && b[0] != '\0' ? b : NULL;
 }
 
+/* How long a command waits for the inbox's metadata before it sends anyway
+ * (the send then waits out its own timeout when the cluster is away). */
+#define INBOX_LOOKUP_MS 2000
+
 /* Sends one message to the inbox under `key` and waits for its delivery
  * report (kafka/kafka.h, where librdkafka's errors are translated). */
 static swf_error_t *inbox_send(const char *key, json_object *msg)
@@ -81,6 +85,10 @@ static swf_error_t *inbox_send(const char *key, json_object *msg)
     if (err != NULL)
         return err;
     swf_kafka_out_t out = {inbox_topic(), key, payload, len, RD_KAFKA_RESP_ERR_NO_ERROR};
+    /* Learn the inbox's partitions now rather than at librdkafka's next
+     * scan of topics, up to a second away (kafka.h). A failed lookup is
+     * the send's to report. */
+    (void)swf_kafka_topic_lookup(producer, out.topic, INBOX_LOOKUP_MS);
     err = swf_kafka_send(producer, &out, 1);
     if (err != NULL)
         swf_error_prefix(err, "message not delivered to %s", brokers);

@@ -154,18 +154,26 @@ swf_error_t *swf_history__pg_query(PGconn *conn, const char *sql, int n, const c
     return check(conn, res, out);
 }
 
-swf_error_t *swf_history__pg_prepared(PGconn *conn, const char *name, int n,
+static swf_error_t *statement_prepare(swf_history__pg_t *pg, const char *name);
+
+swf_error_t *swf_history__pg_prepared(swf_history__pg_t *pg, const char *name, int n,
                                       const char *const *values, PGresult **out)
 {
     if (out != NULL)
         *out = NULL;
-    return check(conn, PQexecPrepared(conn, name, n, values, NULL, NULL, 0), out);
+    swf_error_t *err = statement_prepare(pg, name);
+    if (err != NULL)
+        return err;
+    return check(pg->conn, PQexecPrepared(pg->conn, name, n, values, NULL, NULL, 0), out);
 }
 
 swf_error_t *swf_history__pg_send_prepared(swf_history__pg_t *pg, const char *name, int n,
                                            const char *const *values)
 {
     assert(!pg->sent);
+    swf_error_t *err = statement_prepare(pg, name);
+    if (err != NULL)
+        return err;
     if (!PQsendQueryPrepared(pg->conn, name, n, values, NULL, NULL, 0))
         return pg_error(pg->conn, NULL);
     pg->sent = true;
@@ -796,7 +804,7 @@ static const char describe_sql[] =
 #define OID_JSONB 3802
 
 /*
- * The statements prepared on every connection, at its first use. They run
+ * The statements prepared on a connection, each at its first use there. They run
  * with generic plans (see swf_history_pg_connect): each is a few index
  * probes whose best plan does not depend on the values.
  */
@@ -818,24 +826,34 @@ static const struct {
     {"swf_outbox_delete", swf_history__outbox_delete_sql, 2, {OID_JSONB, OID_JSONB}},
 };
 
+_Static_assert(sizeof(statements) / sizeof(statements[0]) <= 32, "one bit each in pg->prepared");
+
+/* Prepares the statement called name on this connection unless it is. A
+ * protocol-level prepare outlives a transaction that fails after it, so
+ * the bit stays true; a reset connection clears every bit
+ * (swf_history__pg_ready). */
+static swf_error_t *statement_prepare(swf_history__pg_t *pg, const char *name)
+{
+    unsigned i = 0;
+    while (strcmp(statements[i].name, name) != 0) {
+        i++;
+        assert(i < sizeof(statements) / sizeof(statements[0])); /* a name of the table */
+    }
+    if (pg->prepared & (1u << i))
+        return NULL;
+    swf_error_t *err = check(pg->conn,
+                             PQprepare(pg->conn, statements[i].name, statements[i].sql,
+                                       statements[i].n, statements[i].types),
+                             NULL);
+    if (err == NULL)
+        pg->prepared |= 1u << i;
+    return err;
+}
+
 /* Every operation of this file starts here. */
 swf_error_t *swf_history__pg_prepare(swf_history__pg_t *pg)
 {
-    swf_error_t *ready = swf_history__pg_ready(pg);
-    if (ready != NULL)
-        return ready;
-    for (unsigned i = 0; i < sizeof(statements) / sizeof(statements[0]); i++) {
-        if (pg->prepared & (1u << i))
-            continue;
-        swf_error_t *err = check(pg->conn,
-                                 PQprepare(pg->conn, statements[i].name, statements[i].sql,
-                                           statements[i].n, statements[i].types),
-                                 NULL);
-        if (err != NULL)
-            return err;
-        pg->prepared |= 1u << i;
-    }
-    return NULL;
+    return swf_history__pg_ready(pg);
 }
 
 swf_error_t *swf_history__pg_items_start(swf_history__pg_t *pg, swf_error_t **errors, size_t n)
@@ -859,7 +877,7 @@ static swf_error_t *append_one(swf_history__pg_t *pg, const swf_history_append_t
     const char *params[5] = {a->execution_id, id, swf_event_type_name(ev->type), ms,
                              ev->attrs ? swf_json_str(ev->attrs) : "{}"};
     PGresult *res;
-    err = swf_history__pg_prepared(pg->conn, "swf_append_one", 5, params, &res);
+    err = swf_history__pg_prepared(pg, "swf_append_one", 5, params, &res);
     if (err != NULL)
         return err;
     /* No RETURNING: the command tag says whether the row went in. */
@@ -943,7 +961,7 @@ swf_error_t *swf_history_pg_batch_append(swf_history_store_t *store,
                                     : needs == NEEDS_ACTIVITY ? "swf_append_activity"
                                     : needs == NEEDS_STEP     ? "swf_append_step"
                                                               : "swf_append";
-            err = swf_history__pg_prepared(pg->conn, statement, 1, params, &res);
+            err = swf_history__pg_prepared(pg, statement, 1, params, &res);
             if (err == NULL || swf_error_code(err) != SWF_E_CONFLICT ||
                 PQtransactionStatus(pg->conn) != PQTRANS_IDLE || attempt == BATCH_ATTEMPTS)
                 break;
@@ -1066,8 +1084,8 @@ static swf_error_t *load_pages(swf_history_store_t *store, const char *execution
         snprintf(limit_s, sizeof(limit_s), "%zu", want);
         const char *params[3] = {execution_id, from_s, limit_s};
         PGresult *res;
-        err = swf_history__pg_prepared(pg->conn, reverse ? "swf_load_reverse" : "swf_load", 3,
-                                       params, &res);
+        err = swf_history__pg_prepared(pg, reverse ? "swf_load_reverse" : "swf_load", 3, params,
+                                       &res);
         if (err != NULL)
             return err;
         size_t before = out->count;
@@ -1153,7 +1171,7 @@ swf_error_t *swf_history_pg_execution_describe(swf_history_store_t *store, const
     const char *params[1] = {execution_id};
     swf_error_t *err = swf_history__pg_prepare(pg);
     if (err == NULL)
-        err = swf_history__pg_prepared(pg->conn, "swf_describe", 1, params, &res);
+        err = swf_history__pg_prepared(pg, "swf_describe", 1, params, &res);
     return err != NULL ? err : execution_row_take(res, out, execution_id);
 }
 

@@ -69,7 +69,7 @@ swf_error_t *swf_history_pg_load_batch(swf_history_store_t *store, const char *c
     snprintf(page, sizeof(page), "%d", BATCH_LOAD_PAGE);
     const char *params[2] = {swf_json_str(keys), page};
     PGresult *res = NULL;
-    err = swf_history__pg_prepared(pg->conn, "swf_load_batch", 2, params, &res);
+    err = swf_history__pg_prepared(pg, "swf_load_batch", 2, params, &res);
     json_object_put(keys);
     if (err != NULL)
         return err;

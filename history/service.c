@@ -644,7 +644,7 @@ static swf_error_t *outbox_delete(swf_history_store_t *store, const swf_history_
         json_object_array_add(ids, json_object_new_int64(keys[i].event_id));
     }
     const char *params[2] = {swf_json_str(xs), swf_json_str(ids)};
-    err = wait ? swf_history__pg_prepared(pg->conn, "swf_outbox_delete", 2, params, NULL)
+    err = wait ? swf_history__pg_prepared(pg, "swf_outbox_delete", 2, params, NULL)
                : swf_history__pg_send_prepared(pg, "swf_outbox_delete", 2, params);
     json_object_put(xs);
     json_object_put(ids);

@@ -39,6 +39,11 @@ static bool topic_exists(rd_kafka_t *rk, const char *topic, int timeout_ms)
     return ok;
 }
 
+bool swf_kafka_topic_lookup(rd_kafka_t *rk, const char *topic, int timeout_ms)
+{
+    return topic_exists(rk, topic, timeout_ms);
+}
+
 /* The topic is not there yet: retriable, the cluster may be away or slow.
  * topic NULL leaves naming it to the caller. */
 static swf_error_t *not_created(const char *topic)

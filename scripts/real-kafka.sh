@@ -37,7 +37,9 @@
 # The JVMs compile with C1 only (-XX:TieredStopAtLevel=1): on two cores
 # shared with the tests, C2's compiling made a node take 15-20 s to start
 # again after `down`, and the suites ran slower, not faster (measured: the
-# e2e and recovery suites 300 s with C2, 228 s with C1).
+# e2e and recovery suites 300 s with C2, 228 s with C1). SWF_KAFKA_JIT_OPTS
+# replaces that option (the benchmarks set it empty: a broker in production
+# runs with C2).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 pom="$root/tests/kafka-broker/pom.xml"
@@ -80,7 +82,7 @@ node_start() {
     # setsid: the node outlives this script and is not in the caller's
     # process group (a ^C of the caller reaches it through `stop` only).
     # shellcheck disable=SC2086
-    setsid java -Xms64m -Xmx"$(cat "$1/heap")" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true \
+    setsid java -Xms64m -Xmx"$(cat "$1/heap")" -XX:+UseSerialGC $(cat "$1/jit") -Djava.awt.headless=true \
         -Dlog4j2.configurationFile="$1/log4j2.properties" -Dkafka.logs.dir="$n" \
         -cp "$(cat "$1/classpath")" kafka.Kafka "$n/server.properties" \
         >"$n/console.out" 2>&1 </dev/null &
@@ -140,6 +142,7 @@ cmd_start() {
     echo "$nodes" >"$dir/nodes"
     if [ "$nodes" = 1 ]; then rf=1 isr=1 heap=512m; else rf=3 isr=2 heap=320m; fi
     echo "${SWF_KAFKA_HEAP:-$heap}" >"$dir/heap"
+    echo "${SWF_KAFKA_JIT_OPTS--XX:TieredStopAtLevel=1}" >"$dir/jit"
     cat >"$dir/log4j2.properties" <<'EOF'
 status = error
 appender.file.type = File

@@ -957,3 +957,57 @@ Test(history_pg, reconnects_after_the_server_closed_its_connection)
     PQclear(r);
     swf_history_store_free(s);
 }
+
+/* The names of the statements prepared on the store's own session. */
+static char *prepared_names(swf_history_store_t *s)
+{
+    PGresult *res =
+        PQexec(swf_history__pg(s)->conn, "SELECT coalesce(string_agg(name, ',' ORDER BY name), '')"
+                                         " FROM pg_prepared_statements");
+    cr_assert_eq(PQresultStatus(res), PGRES_TUPLES_OK, "%s",
+                 PQerrorMessage(swf_history__pg(s)->conn));
+    char *names = strdup(PQgetvalue(res, 0, 0));
+    PQclear(res);
+    return names;
+}
+
+Test(history_pg, a_session_prepares_only_the_statements_it_runs_each_once)
+{
+    const char *ci = fixture_db();
+    swf_history_store_t *s = fixture_store(ci);
+    create(s, "lazy-1", "lazy-1"); /* through the store the fixture gave: its own session */
+    swf_history_store_free(s);
+
+    /* A command's session (`swf start`, `swf describe`): what it runs only. */
+    s = fixture_store(ci);
+    char *names = prepared_names(s);
+    cr_expect_str_eq(names, "", "a new session prepared %s before any call", names);
+    free(names);
+    swf_history_execution_t ex;
+    ok(swf_history_pg_execution_describe(s, "lazy-1", &ex));
+    swf_history_execution_free(&ex);
+    ok(swf_history_pg_execution_describe(s, "lazy-1", &ex));
+    swf_history_execution_free(&ex);
+    names = prepared_names(s);
+    cr_expect_str_eq(names, "swf_describe");
+    free(names);
+
+    /* A statement prepared inside a transaction that fails stays prepared:
+     * the next use does not prepare it again (which would fail, "already
+     * exists"). */
+    PGconn *conn = swf_history__pg(s)->conn;
+    ok(swf_history__pg_begin(conn));
+    swf_event_list_t evs = {0};
+    ok(swf_history_load(s, "lazy-1", 0, 0, &evs));
+    swf_event_list_free(&evs);
+    expect_code(swf_history__pg_query(conn, "SELECT 1 / 0", -1, NULL, NULL), SWF_E_INPUT);
+    swf_history__pg_rollback(conn);
+    ok(swf_history_load(s, "lazy-1", 0, 0, &evs));
+    cr_expect_eq(evs.count, 2);
+    swf_event_list_free(&evs);
+    ok(append1(s, "lazy-1", 3, SWF_EVENT_DECISION_TASK_STARTED, "{\"scheduledEventId\":2}"));
+    names = prepared_names(s);
+    cr_expect_str_eq(names, "swf_append_one,swf_describe,swf_load");
+    free(names);
+    swf_history_store_free(s);
+}

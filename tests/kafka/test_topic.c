@@ -58,3 +58,27 @@ Test(kafka_topic, the_poster_makes_its_topics_and_says_what_went)
     swf_kafka_producer_free(p);
     fx_kafka_stop(&k);
 }
+
+Test(kafka_topic, a_lookup_finds_a_topic_and_says_when_the_cluster_does_not_answer)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, "t");
+    /* A producer that has not met the topic yet (the mock cluster makes a
+     * topic on its first metadata request). */
+    rd_kafka_t *fresh = NULL;
+    kt_check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = k.brokers}, &fresh));
+    cr_expect(swf_kafka_topic_lookup(fresh, "swf.inbox", 10000));
+    cr_expect_gt(partitions_of(fresh, "swf.inbox"), 0);
+    swf_kafka_out_t out = {"swf.inbox", "e1", "{\"n\":1}", 7, RD_KAFKA_RESP_ERR_NO_ERROR};
+    kt_check(swf_kafka_send(fresh, &out, 1));
+    swf_kafka_producer_free(fresh);
+    fx_kafka_stop(&k);
+
+    /* Nothing listens there: false once the wait is over, no hang. */
+    rd_kafka_t *lone = NULL;
+    kt_check(
+        swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = "127.0.0.1:1"}, &lone));
+    cr_expect(!swf_kafka_topic_lookup(lone, "swf.inbox", 300));
+    rd_kafka_purge(lone, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    swf_kafka_producer_free(lone);
+}
