@@ -371,3 +371,77 @@ Test(event_read_file, line_longer_than_the_limit_is_refused_without_reading_it_a
     swf_error_free(err);
     swf_event_list_free(&list);
 }
+
+#define HASH_A                                                                                     \
+    "\"eventHash\":\""                                                                             \
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\""
+#define HASH_B                                                                                     \
+    "\"eventHash\":\""                                                                             \
+    "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210\""
+
+/* Reads path with hashes; returns the error's message ("" when none). */
+static const char *read_hashes(const char *text, swf_event_list_t *list, swf_event_hash_t **hashes)
+{
+    static char message[512];
+    char *path = temp_file(text);
+    swf_error_t *err = swf_event_list_read_file_hashes(path, list, hashes);
+    snprintf(message, sizeof(message), "%s", err != NULL ? swf_error_message(err) : "");
+    swf_error_free(err);
+    unlink(path);
+    free(path);
+    return message;
+}
+
+Test(event_list, reads_each_events_hash_or_none_and_refuses_a_mix)
+{
+    swf_event_list_t list = {0};
+    swf_event_hash_t *hashes = NULL;
+    cr_assert_str_eq(read_hashes(LINE(1, "WorkflowExecutionStarted", "," HASH_A)
+                                     LINE(2, "DecisionTaskScheduled", "," HASH_B),
+                                 &list, &hashes),
+                     "");
+    cr_assert_eq(list.count, 2);
+    cr_assert_not_null(hashes);
+    cr_assert_str_eq(hashes[0], "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+    cr_assert_str_eq(hashes[1], "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210");
+    free(hashes);
+    swf_event_list_free(&list);
+
+    /* A file from before the chain: no hashes, and no array. */
+    cr_assert_str_eq(read_hashes(LINE(1, "WorkflowExecutionStarted", "")
+                                     LINE(2, "DecisionTaskScheduled", ""),
+                                 &list, &hashes),
+                     "");
+    cr_assert_eq(list.count, 2);
+    cr_assert_null(hashes);
+    swf_event_list_free(&list);
+
+    /* A mix either way, or a hash that is not one: refused, naming the line. */
+    cr_assert(strstr(read_hashes(LINE(1, "WorkflowExecutionStarted", "," HASH_A)
+                                     LINE(2, "DecisionTaskScheduled", ""),
+                                 &list, &hashes),
+                     ":2: no eventHash here, where the events before carry one"));
+    cr_assert_null(hashes);
+    swf_event_list_free(&list);
+    cr_assert(strstr(read_hashes(LINE(1, "WorkflowExecutionStarted", "")
+                                     LINE(2, "DecisionTaskScheduled", "," HASH_B),
+                                 &list, &hashes),
+                     ":2: eventHash here, where the events before carry none"));
+    swf_event_list_free(&list);
+    cr_assert(strstr(
+        read_hashes(LINE(1, "WorkflowExecutionStarted", ",\"eventHash\":\"ABC\""), &list, &hashes),
+        ":1: eventHash must be 64 lowercase hexadecimal digits"));
+    swf_event_list_free(&list);
+    cr_assert(
+        strstr(read_hashes(LINE(1, "WorkflowExecutionStarted", ",\"eventHash\":7"), &list, &hashes),
+               ":1: eventHash must be 64 lowercase hexadecimal digits"));
+    swf_event_list_free(&list);
+
+    /* The reader without hashes takes the same file and ignores them. */
+    char *path = temp_file(LINE(1, "WorkflowExecutionStarted", "," HASH_A));
+    cr_assert_null(swf_event_list_read_file(path, &list));
+    cr_assert_eq(list.count, 1);
+    swf_event_list_free(&list);
+    unlink(path);
+    free(path);
+}
