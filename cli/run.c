@@ -22,6 +22,7 @@
 
 #include "cli/dev.h"
 #include "decider/asl/validate.h"
+#include "decider/sw/sw.h"
 #include "decider/local.h"
 #include "decider/mocks.h"
 #include "protocol/json.h"
@@ -89,7 +90,7 @@ int swf_cli_run_definition(const char *def_path, json_object **def)
         return rc;
     }
     swf_asl_problems_t problems = {0};
-    if (swf_asl_validate(d, &problems) == 0) {
+    if (swf_sw_validate_any(d, &problems) == 0) {
         swf_asl_problems_free(&problems);
         *def = d;
         return SWF_EXIT_OK;

@@ -40,6 +40,7 @@
 
 #include "decider/asl/exec_internal.h"
 #include "decider/asl/validate.h"
+#include "decider/sw/sw.h"
 #include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
@@ -910,7 +911,16 @@ static swf_error_t *apply_started(swf_asl_exec_t *ex, const swf_event_t *ev)
     free(ex_arn);
 
     swf_asl_problems_t problems = {0};
-    if (!ex->trusted && swf_asl_validate(def, &problems) > 0) {
+    if (swf_sw_is_document(def)) {
+        /* Serverless Workflow (decider/sw/): validated always, as the
+         * translation relies on it, then run as its translation. */
+        ex->sw = true;
+        if (swf_sw_validate(def, &problems) == 0)
+            def = ex->sw_machine = swf_sw_translate(def);
+    } else if (!ex->trusted) {
+        swf_asl_validate(def, &problems);
+    }
+    if (problems.count > 0) {
         ex->broken = true;
         ex->broken_reason = xprintf("the definition is invalid: %s: %s", problems.items[0].where,
                                     problems.items[0].message);
@@ -1164,6 +1174,7 @@ void swf_asl_exec_free(swf_asl_exec_t *ex)
     swf_asl_decisions_free(&ex->expected);
     lh_table_free(ex->infos);
     json_object_put(ex->definition);
+    json_object_put(ex->sw_machine);
     json_object_put(ex->input);
     json_object_put(ex->ctx_execution);
     json_object_put(ex->ctx_machine);

@@ -216,7 +216,17 @@ struct swf_asl_exec {
     void *trace_ctx;
     bool trusted; /* the definition was validated by the caller */
     char *token_secret;
+    /* Serverless Workflow (decider/sw/README.md): the definition is a
+     * Serverless Workflow document and the machine run is its translation
+     * (sw_machine, owned), with SYS.* error names. */
+    bool sw;
+    json_object *sw_machine;
 };
+
+/* The Serverless Workflow dialect (decider/sw/interp.c). */
+const char *swf_asl__sw_error_name(const char *error);
+bool swf_asl__sw_is_route(const swf_asl_exec_t *ex, const frame_t *f);
+step_t swf_asl__sw_route(swf_asl_exec_t *ex, frame_t *f, json_object *results);
 
 /* ---------------------------------------------------------------- helpers */
 
