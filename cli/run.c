@@ -51,6 +51,10 @@ static const swf_cli_cmd_t run_cmd = {
          "answers for the Task states, by state name: a list of {\"Return\": VALUE}, "
          "{\"Throw\": {\"Error\": ..., \"Cause\": ...}} or {\"Echo\": true}, one per call",
          "swf run --local order.asl.json --mocks mocks.json"},
+        {"--events", "FILE", 0,
+         "Serverless Workflow: a JSON array of CloudEvents, delivered one at a time whenever a "
+         "state waits and nothing else can run (SPEC 14)",
+         "swf run --local loan.sw.json --events events.json"},
         {"--history", NULL, 0, "--local: print the recorded events as JSON lines instead",
          "swf run --local order.asl.json --history"},
         SWF_CLI_OPTS_END},
@@ -155,6 +159,7 @@ int swf_cli_run(int argc, char **argv)
     const char *def_path = swf_cli_args_get(&a, "DEFINITION");
     const char *input_arg = swf_cli_args_get(&a, "--input");
     const char *mocks_path = swf_cli_args_get(&a, "--mocks");
+    const char *events_path = swf_cli_args_get(&a, "--events");
     bool history = swf_cli_args_has(&a, "--history");
     if (swf_cli_args_has(&a, "--local") == swf_cli_args_has(&a, "--dev"))
         return swf_cli_args_usage(&a, "give one of --local and --dev");
@@ -166,7 +171,7 @@ int swf_cli_run(int argc, char **argv)
     }
 
     int rc = SWF_EXIT_ERROR;
-    json_object *def = NULL, *input = NULL, *mocks = NULL;
+    json_object *def = NULL, *input = NULL, *mocks = NULL, *events = NULL;
     swf_history_store_t *store = NULL;
     swf_local_result_t res = {0};
     swf_error_t *err = NULL;
@@ -195,11 +200,22 @@ int swf_cli_run(int argc, char **argv)
             goto done;
         }
     }
+    if (events_path != NULL && swf_sw_is_document(def)) { /* ASL ignores --events */
+        err = swf_json_read_file(events_path, SWF_LIMIT_JSON_BYTES, &events);
+        if (err == NULL && !json_object_is_type(events, json_type_array))
+            err = swf_error_new(SWF_E_INPUT, NULL, "%s: must be a JSON array of CloudEvents",
+                                events_path);
+        if (err != NULL) {
+            fprintf(stderr, "swf: events: %s\n", swf_error_message(err));
+            goto done;
+        }
+    }
     store = swf_history_mem_new();
     swf_local_options_t opt = {
         .definition = def,
         .input = input,
         .mocks = mocks,
+        .events = events,
         .machine_name = "StateMachine",
         .execution_id = "local",
         .start_ms = swf_time_now_ms(),
@@ -229,5 +245,6 @@ done:
     json_object_put(def);
     json_object_put(input);
     json_object_put(mocks);
+    json_object_put(events);
     return rc;
 }

@@ -89,7 +89,8 @@ typedef struct local_run {
     int64_t now_ms;
     timer_heap_t timers;
     int64_t timer_order;
-    int64_t tasks; /* decision tasks so far */
+    int64_t tasks;     /* decision tasks so far */
+    size_t next_event; /* opt->events delivered so far */
 } local_run_t;
 
 /* Appends the batch to the store (the state has it already) and starts
@@ -212,6 +213,23 @@ static swf_error_t *timers_fire(local_run_t *r, int64_t deadline_ms, bool *idle)
     return err;
 }
 
+/* Serverless Workflow (SPEC 14): when nothing else can run and a state
+ * waits for events, the next event of the list is delivered now, as a
+ * signal carrying the CloudEvent. */
+static swf_error_t *event_deliver(local_run_t *r, bool *delivered)
+{
+    *delivered = false;
+    json_object *evs = r->opt->events;
+    if (evs == NULL || r->next_event >= json_object_array_length(evs) ||
+        !swf_asl_exec_sw_waiting(r->st->exec))
+        return NULL;
+    json_object *a = json_object_new_object();
+    swf_json_add(a, "signalName", json_object_new_string("cloudevent"));
+    swf_json_add(a, "input", swf_json_ref(json_object_array_get_idx(evs, r->next_event++)));
+    *delivered = true;
+    return swf_decider_decision_add(&r->dec, SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED, a);
+}
+
 static bool running(local_run_t *r)
 {
     return swf_asl_exec_status(r->st->exec) == SWF_ASL_RUNNING;
@@ -234,10 +252,21 @@ static swf_error_t *local_loop(local_run_t *r, int64_t deadline_ms)
             return swf_error_new(SWF_E_LIMIT, NULL,
                                  "the execution took more than %d decision tasks",
                                  SWF_LIMIT_DECISION_TASKS);
-        bool answered, idle = false;
+        bool answered, idle = false, delivered = false;
         err = answer_activities(r, &answered);
         if (err == NULL && !answered)
+            err = event_deliver(r, &delivered);
+        if (err == NULL && !answered && !delivered)
             err = timers_fire(r, deadline_ms, &idle);
+        if (err == NULL && idle && swf_asl_exec_sw_waiting(r->st->exec)) {
+            /* SPEC 14: no event left and no timer, a state still waits:
+             * the waits end as if they had timed out. */
+            json_object *a = json_object_new_object();
+            swf_json_add(a, "signalName", json_object_new_string("swf:no-more-events"));
+            swf_json_add(a, "input", NULL);
+            err = swf_decider_decision_add(&r->dec, SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED, a);
+            idle = false;
+        }
         if (err == NULL && idle)
             return swf_error_new(SWF_E_INTERNAL, NULL,
                                  "the execution waits for nothing that can happen (a bug)");

@@ -274,6 +274,7 @@ void swf_asl__frame_clear_children(frame_t *f)
 
 static void frame_free(frame_t *f)
 {
+    swf_asl__sw_frame_free(f);
     frame_clear_outcome(f);
     swf_asl__frame_clear_children(f);
     json_object_put(f->input);
@@ -567,7 +568,11 @@ static void run_frame(swf_asl_exec_t *ex, frame_t *f)
         } else {
             switch (f->phase) {
             case PH_ENTER:
-                s = swf_asl__state_enter(ex, f);
+                s = swf_asl__sw_is_event(ex, f) ? swf_asl__sw_event_enter(ex, f)
+                                                : swf_asl__state_enter(ex, f);
+                break;
+            case PH_SWEVENT:
+                s = swf_asl__sw_event_step(ex, f);
                 break;
             case PH_CHILDREN:
                 s = swf_asl__children_step(ex, f);
@@ -679,12 +684,14 @@ swf_error_t *swf_asl_exec_decide(swf_asl_exec_t *ex, swf_asl_decisions_t *out)
             swf_asl__decisions_push(ex->out, SWF_EVENT_WORKFLOW_EXECUTION_CANCELED, a);
             ex->close_decided = true;
         } else {
-            while (ex->qhead < ex->qtail) {
-                frame_t *f = ex->queue[ex->qhead++];
-                f->queued = false;
-                run_frame(ex, f);
-            }
-            ex->qhead = ex->qtail = 0;
+            do {
+                while (ex->qhead < ex->qtail) {
+                    frame_t *f = ex->queue[ex->qhead++];
+                    f->queued = false;
+                    run_frame(ex, f);
+                }
+                ex->qhead = ex->qtail = 0;
+            } while (ex->sw && swf_asl__sw_serve_pending(ex)); /* SPEC 9.4 */
             if (ex->root->phase == PH_DONE)
                 close_decision(ex);
         }
@@ -828,6 +835,8 @@ static void deliver(swf_asl_exec_t *ex, int64_t seq, bool ok, json_object *resul
         return; /* a duplicate or late result changes nothing */
     frame_t *f = w->frame;
     waiter_close(ex, w);
+    if (ex->sw && f != NULL && !f->dead && swf_asl__sw_event_timer(ex, f, seq))
+        return;
     if (f == NULL || f->dead || f->wait_seq != seq || f->has_outcome)
         return;
     f->has_outcome = true;
@@ -1017,7 +1026,9 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *ex, const swf_event_t *ev)
     case SWF_EVENT_ACTIVITY_TASK_STARTED:
     case SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED:
     case SWF_EVENT_MARKER_RECORDED:
+        break;
     case SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED:
+        swf_asl__sw_signal(ex, ev->attrs); /* CloudEvents (decider/sw/interp.c) */
         break;
     case SWF_EVENT_ACTIVITY_TASK_COMPLETED: {
         int64_t seq = activity_seq(ex, ev);
@@ -1175,6 +1186,7 @@ void swf_asl_exec_free(swf_asl_exec_t *ex)
     lh_table_free(ex->infos);
     json_object_put(ex->definition);
     json_object_put(ex->sw_machine);
+    swf_asl__sw_rt_free(ex->sw_rt);
     json_object_put(ex->input);
     json_object_put(ex->ctx_execution);
     json_object_put(ex->ctx_machine);
@@ -1222,6 +1234,11 @@ int64_t swf_asl_exec_last_event_id(const swf_asl_exec_t *ex)
     return ex->last_id;
 }
 
+bool swf_asl_exec_sw_waiting(const swf_asl_exec_t *ex)
+{
+    return ex->sw && ex->status == SWF_ASL_RUNNING && swf_asl__sw_waiting(ex);
+}
+
 bool swf_asl_exec_decision_open(const swf_asl_exec_t *ex)
 {
     return ex->decision_open;
@@ -1255,6 +1272,8 @@ static const char *phase_name(phase_t p)
         return "waiting to retry";
     case PH_CHILDREN:
         return "waiting for branches";
+    case PH_SWEVENT:
+        return "waiting for events";
     case PH_DONE:
         return "done";
     }

@@ -33,6 +33,7 @@
 
 typedef struct tctx {
     int wrappers; /* numbers the list-input variables */
+    int order;    /* document order of EVENT states (SPEC 9.4) */
 } tctx_t;
 
 static json_object *jstr(const char *s)
@@ -310,6 +311,7 @@ static json_object *wrapper(tctx_t *t, json_object *s, const char *name, const c
         swf_json_get(s, "events", &events);
         first = cat(name, "#wait");
         json_object *wait = state_new(SWF_SW_MARKER ":Event");
+        json_object_object_add(wait, "Order", json_object_new_int(t->order));
         for (size_t i = 0; i < json_object_array_length(events); i++) {
             json_object *e = json_object_array_get_idx(events, i), *v, *actions;
             json_object *en = json_object_new_object();
@@ -465,6 +467,7 @@ static void switch_state(json_object *s, const char *name, json_object *states)
 
 static void state(tctx_t *t, json_object *s, json_object *states)
 {
+    t->order++;
     const char *name = swf_json_get_string(s, "name");
     const char *type = swf_json_get_string(s, "type");
     const char *next = swf_json_get_string(s, "next-state");
@@ -554,8 +557,21 @@ json_object *swf_sw_translate(json_object *doc)
     json_object_object_add(m, "Comment",
                            jstr("translated from a Serverless Workflow 0.1 document by swf"));
     json_object_object_add(m, SWF_SW_MARKER, jstr("0.1"));
-    if (swf_json_get(doc, "trigger-defs", &defs))
-        json_object_object_add(m, SWF_SW_MARKER ":Triggers", json_object_get(defs));
+    if (swf_json_get(doc, "trigger-defs", &defs)) {
+        json_object *arr = json_object_new_array();
+        for (size_t i = 0; i < json_object_array_length(defs); i++) {
+            json_object *d = json_object_array_get_idx(defs, i), *tr = json_object_new_object();
+            json_object_object_foreach(d, k, v)
+            {
+                if (strcmp(k, "correlation-token") == 0)
+                    copy_path(tr, k, d, k);
+                else
+                    json_object_object_add(tr, k, json_object_get(v));
+            }
+            json_object_array_add(arr, tr);
+        }
+        json_object_object_add(m, SWF_SW_MARKER ":Triggers", arr);
+    }
     json_object_object_add(m, "StartAt", jstr(start));
     json_object_object_add(m, "States", states);
     return m;
