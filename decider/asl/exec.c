@@ -203,11 +203,14 @@ void swf_asl__trace(swf_asl_exec_t *ex, frame_t *f, swf_asl_trace_kind_t kind, j
 {
     if (ex->trace_fn == NULL)
         return;
+    const char *type = swf_asl__state_type_names[f->info->type];
+    if (ex->sw && (type = swf_asl__sw_trace_type(f->state)) == NULL)
+        return; /* a helper state of the translation (decider/sw/README.md) */
     swf_asl_trace_t t = {
         .kind = kind,
         .path = f->path,
         .state = f->name,
-        .state_type = swf_asl__state_type_names[f->info->type],
+        .state_type = type,
         .data = data,
         .time_ms = ex->now_ms,
         .event_id = ex->dt_started_id,

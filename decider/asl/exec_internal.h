@@ -240,6 +240,7 @@ bool swf_asl__sw_event_timer(swf_asl_exec_t *ex, frame_t *f, int64_t seq);
 void swf_asl__sw_signal(swf_asl_exec_t *ex, json_object *attrs);
 bool swf_asl__sw_serve_pending(swf_asl_exec_t *ex);
 bool swf_asl__sw_waiting(const swf_asl_exec_t *ex);
+const char *swf_asl__sw_trace_type(json_object *state);
 
 /* ---------------------------------------------------------------- helpers */
 

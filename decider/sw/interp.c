@@ -33,6 +33,18 @@ const char *swf_asl__sw_error_name(const char *error)
     return error;
 }
 
+/* What the timeline and graph call a state of the translation: the
+ * document's type for the document's states, "function" for an action's
+ * Task, NULL (not shown) for the other helpers. */
+const char *swf_asl__sw_trace_type(json_object *state)
+{
+    const char *t = swf_json_get_string(state, SWF_SW_MARKER ":Type");
+    if (t != NULL)
+        return t;
+    t = swf_json_get_string(state, "Type");
+    return t != NULL && strcmp(t, "Task") == 0 ? "function" : NULL;
+}
+
 bool swf_asl__sw_is_route(const swf_asl_exec_t *ex, const frame_t *f)
 {
     return ex->sw && swf_sw__has(f->state, SWF_SW_MARKER ":Route");

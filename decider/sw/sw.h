@@ -46,6 +46,11 @@ size_t swf_sw_validate_any(json_object *doc, swf_asl_problems_t *out);
  * the document is not valid. */
 json_object *swf_sw_translate(json_object *doc);
 
+/* The picture form of a valid document, for `swf graph` (picture.c): the
+ * document's states as an ASL-shaped machine that is drawn, never run. A
+ * new reference; NULL when the document is not valid. */
+json_object *swf_sw_picture(json_object *doc);
+
 /* Reference paths (SPEC 2): true when `path` is one; names_only also
  * refuses index segments (ResultPath). */
 bool swf_sw_path_valid(const char *path, bool names_only);

@@ -528,7 +528,10 @@ static void state(tctx_t *t, json_object *s, json_object *states)
         json_object_object_add(st, "Branches", arr);
         set_next(st, next);
     }
-    if (st != NULL)
+    if (st == NULL)
+        swf_json_get(states, name, &st); /* SWITCH */
+    json_object_object_add(st, SWF_SW_MARKER ":Type", jstr(type));
+    if (st != NULL && !swf_sw__has(states, name))
         json_object_object_add(states, name, st);
 }
 
