@@ -21,6 +21,7 @@ typedef struct command {
 static const command_t commands[] = {
     {"dev", swf_cli_dev},
     {"validate", swf_cli_validate},
+    {"convert", swf_cli_convert},
     {"run", swf_cli_run},
     {"db", swf_cli_db},
     {"register", swf_cli_register},
@@ -48,8 +49,9 @@ static const struct {
     const char *what;
 } help[] = {
     {"dev [--deciders N]", "PostgreSQL, Kafka (mock), swf-history and deciders in one process"},
-    {"validate FILE...", "check ASL definitions"},
-    {"run --local DEFINITION [--input JSON|@FILE] [--mocks FILE] [--history]",
+    {"validate FILE...", "check ASL and Serverless Workflow definitions"},
+    {"convert DEFINITION", "print the interpreter form of a Serverless Workflow document"},
+    {"run --local DEFINITION [--input JSON|@FILE] [--mocks FILE] [--events FILE] [--history]",
      "run an execution in-process"},
     {"run --dev DEFINITION [--input JSON|@FILE] [--mocks FILE]",
      "run an execution on swf dev's system (the running one when SWF_DATABASE_URL and "

@@ -29,6 +29,7 @@ int swf_cli_main(int argc, char **argv);
 
 /* One function per command (cli/<command>.c). */
 int swf_cli_validate(int argc, char **argv);
+int swf_cli_convert(int argc, char **argv);
 int swf_cli_run(int argc, char **argv);
 /* The PostgreSQL history (cli/db.c). */
 int swf_cli_db(int argc, char **argv);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "decider/asl/validate.h"
+#include "decider/sw/sw.h"
 #include "decider/check.h"
 #include "history/pg.h"
 #include "protocol/json.h"
@@ -145,7 +146,7 @@ int swf_cli_register(int argc, char **argv)
     if (err != NULL)
         return fail_file("register", err);
     swf_asl_problems_t problems = {0};
-    if (swf_asl_validate(def, &problems) > 0) {
+    if (swf_sw_validate_any(def, &problems) > 0) {
         fprintf(stderr, "%s: invalid definition, not registered:\n", file);
         for (size_t i = 0; i < problems.count; i++)
             fprintf(stderr, "  %s: %s\n", problems.items[i].where, problems.items[i].message);
