@@ -244,7 +244,7 @@ int swf_cli_start(int argc, char **argv)
     char *running = NULL;
     if (err == NULL) {
         swf_history_start_t req = {id,    workflow_id,       name, (int)version,
-                                   input, swf_time_now_ms(), NULL};
+                                   input, swf_time_now_ms(), NULL, NULL};
         err = swf_history_pg_execution_start(s, &req, &running);
         swf_history_store_free(s);
     }

@@ -639,10 +639,12 @@ static json_object *result_line(swf_history_store_t *store, const char *id, swf_
     return o;
 }
 
-int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *mocks_path)
+int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *mocks_path,
+                    const char *events_path)
 {
     int rc = SWF_EXIT_ERROR;
     json_object *def = NULL, *input = NULL, *mocks = NULL, *lists = NULL, *line = NULL;
+    json_object *events = NULL;
     swf_dev_t *dev = NULL;
     swf_dev_worker_t *worker = NULL;
     swf_history_store_t *store = NULL;
@@ -664,6 +666,18 @@ int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *moc
             err = swf_decider_mocks_check(mocks);
             if (err != NULL)
                 swf_error_prefix(err, "%s", mocks_path);
+        }
+    }
+    /* Serverless Workflow: the events the run delivers (SPEC 14), recorded
+     * in WorkflowExecutionStarted as in swf run --local (decider/local.c). */
+    if (err == NULL && swf_sw_is_document(def)) {
+        if (events_path != NULL) {
+            err = swf_json_read_file(events_path, SWF_LIMIT_JSON_BYTES, &events);
+            if (err == NULL && !json_object_is_type(events, json_type_array))
+                err = swf_error_new(SWF_E_INPUT, NULL, "%s: must be a JSON array of CloudEvents",
+                                    events_path);
+        } else {
+            events = json_object_new_array();
         }
     }
     if (err != NULL)
@@ -721,7 +735,8 @@ int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *moc
                                  .version = version,
                                  .input = input,
                                  .time_ms = swf_time_now_ms(),
-                                 .task_list_prefix = prefix};
+                                 .task_list_prefix = prefix,
+                                 .cloud_events = events};
     if (err == NULL)
         err = swf_history_pg_execution_start(store, &start, NULL);
     if (err == NULL)
@@ -778,6 +793,7 @@ done:
     json_object_put(def);
     json_object_put(input);
     json_object_put(mocks);
+    json_object_put(events);
     json_object_put(lists);
     json_object_put(line);
     return rc;

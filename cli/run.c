@@ -167,7 +167,7 @@ int swf_cli_run(int argc, char **argv)
         if (history)
             return swf_cli_args_usage(&a, "--history goes with --local (swf history shows a "
                                           "--dev execution's)");
-        return swf_cli_run_dev(def_path, input_arg, mocks_path);
+        return swf_cli_run_dev(def_path, input_arg, mocks_path, events_path);
     }
 
     int rc = SWF_EXIT_ERROR;

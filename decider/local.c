@@ -89,8 +89,7 @@ typedef struct local_run {
     int64_t now_ms;
     timer_heap_t timers;
     int64_t timer_order;
-    int64_t tasks;     /* decision tasks so far */
-    size_t next_event; /* opt->events delivered so far */
+    int64_t tasks; /* decision tasks so far */
 } local_run_t;
 
 /* Appends the batch to the store (the state has it already) and starts
@@ -213,23 +212,6 @@ static swf_error_t *timers_fire(local_run_t *r, int64_t deadline_ms, bool *idle)
     return err;
 }
 
-/* Serverless Workflow (SPEC 14): when nothing else can run and a state
- * waits for events, the next event of the list is delivered now, as a
- * signal carrying the CloudEvent. */
-static swf_error_t *event_deliver(local_run_t *r, bool *delivered)
-{
-    *delivered = false;
-    json_object *evs = r->opt->events;
-    if (evs == NULL || r->next_event >= json_object_array_length(evs) ||
-        !swf_asl_exec_sw_waiting(r->st->exec))
-        return NULL;
-    json_object *a = json_object_new_object();
-    swf_json_add(a, "signalName", json_object_new_string("cloudevent"));
-    swf_json_add(a, "input", swf_json_ref(json_object_array_get_idx(evs, r->next_event++)));
-    *delivered = true;
-    return swf_decider_decision_add(&r->dec, SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED, a);
-}
-
 static bool running(local_run_t *r)
 {
     return swf_asl_exec_status(r->st->exec) == SWF_ASL_RUNNING;
@@ -252,21 +234,10 @@ static swf_error_t *local_loop(local_run_t *r, int64_t deadline_ms)
             return swf_error_new(SWF_E_LIMIT, NULL,
                                  "the execution took more than %d decision tasks",
                                  SWF_LIMIT_DECISION_TASKS);
-        bool answered, idle = false, delivered = false;
+        bool answered, idle = false;
         err = answer_activities(r, &answered);
         if (err == NULL && !answered)
-            err = event_deliver(r, &delivered);
-        if (err == NULL && !answered && !delivered)
             err = timers_fire(r, deadline_ms, &idle);
-        if (err == NULL && idle && swf_asl_exec_sw_waiting(r->st->exec)) {
-            /* SPEC 14: no event left and no timer, a state still waits:
-             * the waits end as if they had timed out. */
-            json_object *a = json_object_new_object();
-            swf_json_add(a, "signalName", json_object_new_string("swf:no-more-events"));
-            swf_json_add(a, "input", NULL);
-            err = swf_decider_decision_add(&r->dec, SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED, a);
-            idle = false;
-        }
         if (err == NULL && idle)
             return swf_error_new(SWF_E_INTERNAL, NULL,
                                  "the execution waits for nothing that can happen (a bug)");
@@ -295,6 +266,9 @@ swf_error_t *swf_local_run(const swf_local_options_t *opt, swf_history_store_t *
     swf_json_add(sa, "workflowType", wt);
     swf_json_add(sa, "definition", swf_json_ref(opt->definition));
     swf_json_add(sa, "input", swf_json_ref(opt->input));
+    if (swf_sw_is_document(opt->definition)) /* the events the run delivers (SPEC 14) */
+        swf_json_add(sa, "cloudEvents",
+                     opt->events ? swf_json_ref(opt->events) : json_object_new_array());
     int64_t deadline_ms = 0;
     if (swf_json_get(opt->definition, "TimeoutSeconds", &v) &&
         json_object_is_type(v, json_type_int)) {

@@ -25,6 +25,9 @@ echo "== conformance corpus through the distributed path (swf run --dev), compar
 scripts/dev-conformance.sh build || status=1
 echo "== the same under the sanitizers"
 scripts/dev-conformance.sh build-asan || status=1
+echo "== Serverless Workflow corpus through swf run --dev, compared with --local (plain, sanitizers)"
+SWF_CASES=../shared/serverless-workflow/cases scripts/dev-conformance.sh build || status=1
+SWF_CASES=../shared/serverless-workflow/cases scripts/dev-conformance.sh build-asan || status=1
 echo "== the main job: scripts/example.sh (the order workflow on swf dev with swf-workers)"
 log=$(mktemp)
 if scripts/example.sh build >"$log" 2>&1; then grep -E 'execution succeeded|SHIPPED' "$log" | head -2

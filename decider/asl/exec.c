@@ -694,7 +694,7 @@ swf_error_t *swf_asl_exec_decide(swf_asl_exec_t *ex, swf_asl_decisions_t *out)
                     run_frame(ex, f);
                 }
                 ex->qhead = ex->qtail = 0;
-            } while (ex->sw && swf_asl__sw_serve_pending(ex)); /* SPEC 9.4 */
+            } while (ex->sw && swf_asl__sw_settle(ex)); /* events (decider/sw/interp.c) */
             if (ex->root->phase == PH_DONE)
                 close_decision(ex);
         }
@@ -927,8 +927,10 @@ static swf_error_t *apply_started(swf_asl_exec_t *ex, const swf_event_t *ev)
         /* Serverless Workflow (decider/sw/): validated always, as the
          * translation relies on it, then run as its translation. */
         ex->sw = true;
-        if (swf_sw_validate(def, &problems) == 0)
+        if (swf_sw_validate(def, &problems) == 0) {
             def = ex->sw_machine = swf_sw_translate(def);
+            swf_asl__sw_started(ex, ev->attrs);
+        }
     } else if (!ex->trusted) {
         swf_asl_validate(def, &problems);
     }
@@ -1235,11 +1237,6 @@ swf_asl_status_t swf_asl_exec_status(const swf_asl_exec_t *ex)
 int64_t swf_asl_exec_last_event_id(const swf_asl_exec_t *ex)
 {
     return ex->last_id;
-}
-
-bool swf_asl_exec_sw_waiting(const swf_asl_exec_t *ex)
-{
-    return ex->sw && ex->status == SWF_ASL_RUNNING && swf_asl__sw_waiting(ex);
 }
 
 bool swf_asl_exec_decision_open(const swf_asl_exec_t *ex)

@@ -141,9 +141,6 @@ swf_asl_status_t swf_asl_exec_status(const swf_asl_exec_t *exec);
 int64_t swf_asl_exec_last_event_id(const swf_asl_exec_t *exec);
 /* True while a decision task is scheduled or started and not completed. */
 bool swf_asl_exec_decision_open(const swf_asl_exec_t *exec);
-/* True while a Serverless Workflow EVENT state waits for events
- * (decider/sw/README.md): swf run --local then delivers the next one. */
-bool swf_asl_exec_sw_waiting(const swf_asl_exec_t *ex);
 /* The output (SUCCEEDED) or NULL: borrowed. */
 json_object *swf_asl_exec_output(const swf_asl_exec_t *exec);
 /* The error name and cause (FAILED, TIMED_OUT, ...), or NULL: borrowed. */

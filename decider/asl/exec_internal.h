@@ -238,7 +238,8 @@ step_t swf_asl__sw_event_enter(swf_asl_exec_t *ex, frame_t *f);
 step_t swf_asl__sw_event_step(swf_asl_exec_t *ex, frame_t *f);
 bool swf_asl__sw_event_timer(swf_asl_exec_t *ex, frame_t *f, int64_t seq);
 void swf_asl__sw_signal(swf_asl_exec_t *ex, json_object *attrs);
-bool swf_asl__sw_serve_pending(swf_asl_exec_t *ex);
+bool swf_asl__sw_settle(swf_asl_exec_t *ex);
+void swf_asl__sw_started(swf_asl_exec_t *ex, json_object *attrs);
 bool swf_asl__sw_waiting(const swf_asl_exec_t *ex);
 const char *swf_asl__sw_trace_type(json_object *state);
 

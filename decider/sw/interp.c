@@ -102,6 +102,8 @@ struct swf_asl_sw_rt {
     json_object *seen;     /* "source\nid" -> true */
     json_object *pending;  /* [{"event", "trigger", "arrival"}] */
     int64_t arrivals;
+    json_object *script; /* swf run's CloudEvents (SPEC 14), or NULL */
+    size_t script_next;
     sw_wait_t **waits;
     size_t nwaits, cap;
 };
@@ -136,6 +138,7 @@ void swf_asl__sw_rt_free(swf_asl_sw_rt_t *rt)
     json_object_put(rt->corr);
     json_object_put(rt->seen);
     json_object_put(rt->pending);
+    json_object_put(rt->script);
     free(rt);
 }
 
@@ -362,28 +365,11 @@ static void waits_compact(swf_asl_sw_rt_t *rt)
     rt->nwaits = k;
 }
 
-void swf_asl__sw_signal(swf_asl_exec_t *ex, json_object *attrs)
+/* Routes one CloudEvent to this instance (SPEC 11, one instance). */
+static void route_event(swf_asl_exec_t *ex, json_object *ce)
 {
-    if (!ex->sw)
-        return;
     swf_asl_sw_rt_t *rt = rt_get(ex);
     waits_compact(rt);
-    const char *name = swf_json_get_string(attrs, "signalName");
-    if (name != NULL && strcmp(name, "swf:no-more-events") == 0) {
-        /* A local run has no events left and no timer: the waits end as if
-         * they had timed out (SPEC 14). */
-        for (size_t i = 0; i < rt->nwaits; i++) {
-            sw_wait_t *w = rt->waits[i];
-            if (w->frame != NULL && w->fired < 0) {
-                w->timed_out = true;
-                swf_asl__enqueue(ex, w->frame);
-            }
-        }
-        return;
-    }
-    json_object *ce;
-    if (name == NULL || strcmp(name, "cloudevent") != 0 || !swf_json_get(attrs, "input", &ce))
-        return;
     const char *id = swf_json_get_string(ce, "id"), *source = swf_json_get_string(ce, "source");
     const char *type = swf_json_get_string(ce, "type");
     if (id == NULL || source == NULL || type == NULL)
@@ -445,7 +431,72 @@ void swf_asl__sw_signal(swf_asl_exec_t *ex, json_object *attrs)
     json_object_put(value);
 }
 
-bool swf_asl__sw_serve_pending(swf_asl_exec_t *ex)
+void swf_asl__sw_signal(swf_asl_exec_t *ex, json_object *attrs)
+{
+    json_object *ce;
+    const char *name = swf_json_get_string(attrs, "signalName");
+    if (ex->sw && name != NULL && strcmp(name, "cloudevent") == 0 &&
+        swf_json_get(attrs, "input", &ce))
+        route_event(ex, ce);
+}
+
+void swf_asl__sw_started(swf_asl_exec_t *ex, json_object *attrs)
+{
+    json_object *script;
+    if (swf_json_get(attrs, "cloudEvents", &script) && json_object_is_type(script, json_type_array))
+        rt_get(ex)->script = swf_json_ref(script);
+}
+
+static bool waiter_open(const swf_asl_exec_t *ex, waiter_kind_t kind)
+{
+    for (size_t i = 0; i < ex->nwaiters; i++)
+        if (ex->waiters[i].open && ex->waiters[i].kind == kind)
+            return true;
+    return false;
+}
+
+static bool serve_pending(swf_asl_exec_t *ex);
+
+/*
+ * The end of a decision's run (exec.c runs the ready frames again while
+ * this returns true): the states that started waiting take pending events
+ * (SPEC 9.4); then, in a run given its events (swf run --local or --dev,
+ * WorkflowExecutionStarted's cloudEvents), when nothing can run but a state
+ * waits, the next event is delivered, recorded as a MarkerRecorded decision
+ * (markerName "cloudevent") so that the history shows it where it was
+ * delivered; with none left and no timer running, the waits time out
+ * (SPEC 14). Activities and timers decide "nothing can run", and both are
+ * in the history, so a replay delivers at the same points.
+ */
+bool swf_asl__sw_settle(swf_asl_exec_t *ex)
+{
+    if (serve_pending(ex))
+        return true;
+    swf_asl_sw_rt_t *rt = ex->sw_rt;
+    if (rt == NULL || rt->script == NULL || waiter_open(ex, W_ACTIVITY) || !swf_asl__sw_waiting(ex))
+        return false;
+    if (rt->script_next < json_object_array_length(rt->script)) {
+        json_object *ce = json_object_array_get_idx(rt->script, rt->script_next++);
+        json_object *a = json_object_new_object();
+        swf_json_add(a, "markerName", json_object_new_string("cloudevent"));
+        swf_json_add(a, "details", swf_json_ref(ce));
+        swf_asl__decisions_push(ex->out, SWF_EVENT_MARKER_RECORDED, a);
+        route_event(ex, ce);
+        return true;
+    }
+    if (waiter_open(ex, W_TIMER))
+        return false;
+    for (size_t i = 0; i < rt->nwaits; i++) {
+        sw_wait_t *w = rt->waits[i];
+        if (w->frame != NULL && w->fired < 0 && !w->timed_out) {
+            w->timed_out = true;
+            swf_asl__enqueue(ex, w->frame);
+        }
+    }
+    return true;
+}
+
+static bool serve_pending(swf_asl_exec_t *ex)
 {
     swf_asl_sw_rt_t *rt = ex->sw_rt;
     if (rt == NULL)
