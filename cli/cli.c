@@ -39,6 +39,7 @@ static const command_t commands[] = {
     {"task-failure", swf_cli_task_failure},
     {"task-heartbeat", swf_cli_task_heartbeat},
     {"signal", swf_cli_signal},
+    {"send-event", swf_cli_send_event},
     {"cancel", swf_cli_cancel},
     {"terminate", swf_cli_terminate},
 };
@@ -80,6 +81,8 @@ static const struct {
     {"task-failure TOKEN [--error ERROR] [--cause CAUSE]", "answer an activity with an error"},
     {"task-heartbeat TOKEN [--details JSON|@FILE]", "record a heartbeat of a running activity"},
     {"signal ID NAME [--input JSON|@FILE]", "send a signal to an open execution"},
+    {"send-event STATE_MACHINE EVENT",
+     "route a CloudEvent to a Serverless Workflow's instances, or start one"},
     {"cancel ID [--cause TEXT]", "ask an open execution to cancel"},
     {"terminate ID [--reason R] [--details D]", "end an open execution now"},
 };

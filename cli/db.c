@@ -172,7 +172,7 @@ int swf_cli_register(int argc, char **argv)
 /* ---- start ------------------------------------------------------------------- */
 
 /* A random (version 4) UUID: execution ids need only be unique. */
-static swf_error_t *uuid_new(char out[37])
+swf_error_t *swf_cli_uuid_new(char out[37])
 {
     unsigned char b[16];
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -234,7 +234,7 @@ int swf_cli_start(int argc, char **argv)
     if (err != NULL)
         return fail("start", err);
     char id[37];
-    err = uuid_new(id);
+    err = swf_cli_uuid_new(id);
     if (err != NULL) {
         json_object_put(input);
         return fail("start", err);
@@ -243,8 +243,8 @@ int swf_cli_start(int argc, char **argv)
     err = store_open(&s);
     char *running = NULL;
     if (err == NULL) {
-        swf_history_start_t req = {id,    workflow_id,       name, (int)version,
-                                   input, swf_time_now_ms(), NULL, NULL};
+        swf_history_start_t req = {id,   workflow_id, name, (int)version, input, swf_time_now_ms(),
+                                   NULL, NULL,        NULL};
         err = swf_history_pg_execution_start(s, &req, &running);
         swf_history_store_free(s);
     }

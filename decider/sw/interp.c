@@ -102,7 +102,8 @@ struct swf_asl_sw_rt {
     json_object *seen;     /* "source\nid" -> true */
     json_object *pending;  /* [{"event", "trigger", "arrival"}] */
     int64_t arrivals;
-    json_object *script; /* swf run's CloudEvents (SPEC 14), or NULL */
+    json_object *script;      /* swf run's CloudEvents (SPEC 14), or NULL */
+    json_object *start_event; /* the event that started the instance, until routed */
     size_t script_next;
     sw_wait_t **waits;
     size_t nwaits, cap;
@@ -139,6 +140,7 @@ void swf_asl__sw_rt_free(swf_asl_sw_rt_t *rt)
     json_object_put(rt->seen);
     json_object_put(rt->pending);
     json_object_put(rt->script);
+    json_object_put(rt->start_event);
     free(rt);
 }
 
@@ -365,22 +367,28 @@ static void waits_compact(swf_asl_sw_rt_t *rt)
     rt->nwaits = k;
 }
 
-/* Routes one CloudEvent to this instance (SPEC 11, one instance). */
-static void route_event(swf_asl_exec_t *ex, json_object *ce)
+/* What an instance does with a CloudEvent (SPEC 11 for one instance),
+ * without doing it: SWF_SW_DROPPED with *why, or SWF_SW_RECORDED (a waiting
+ * state records it) or SWF_SW_KEPT (pending) with its trigger's name and
+ * its correlation value (a new reference, or NULL). */
+static swf_sw_fate_t classify(const swf_asl_sw_rt_t *rt, json_object *ce, const char **why,
+                              const char **tname, json_object **value)
 {
-    swf_asl_sw_rt_t *rt = rt_get(ex);
-    waits_compact(rt);
+    *tname = NULL;
+    *value = NULL;
     const char *id = swf_json_get_string(ce, "id"), *source = swf_json_get_string(ce, "source");
     const char *type = swf_json_get_string(ce, "type");
-    if (id == NULL || source == NULL || type == NULL)
-        return; /* malformed: dropped */
+    if (id == NULL || source == NULL || type == NULL) {
+        *why = "malformed: id, source and type must be strings";
+        return SWF_SW_DROPPED;
+    }
     char *key = xprintf("%s\n%s", source, id);
     bool dup = swf_sw__has(rt->seen, key);
-    if (!dup)
-        json_object_object_add(rt->seen, key, json_object_new_boolean(1));
     free(key);
-    if (dup)
-        return;
+    if (dup) {
+        *why = "a duplicate (an event with the same source and id came before)";
+        return SWF_SW_DROPPED;
+    }
     json_object *trig = NULL;
     for (size_t i = 0; rt->triggers && i < json_object_array_length(rt->triggers); i++) {
         json_object *t = json_object_array_get_idx(rt->triggers, i);
@@ -391,37 +399,66 @@ static void route_event(swf_asl_exec_t *ex, json_object *ce)
             break;
         }
     }
-    if (trig == NULL)
-        return;
-    const char *tname = swf_json_get_string(trig, "name");
+    if (trig == NULL) {
+        *why = "no trigger of the workflow fits its source and type";
+        return SWF_SW_DROPPED;
+    }
+    *tname = swf_json_get_string(trig, "name");
     const char *token = swf_json_get_string(trig, "correlation-token");
-    json_object *value = NULL;
     if (token != NULL) {
         swf_error_t *err = NULL;
-        value = select_path(token, ce, &err);
-        if (err != NULL || value == NULL) {
+        *value = select_path(token, ce, &err);
+        if (err != NULL || *value == NULL) {
             swf_error_free(err);
-            json_object_put(value);
-            return; /* the event belongs to no trigger */
+            json_object_put(*value);
+            *value = NULL;
+            *why = "its trigger's correlation-token selects nothing or null in it";
+            return SWF_SW_DROPPED;
         }
-        if (rt->corr != NULL && !swf_json_equal(rt->corr, value)) {
-            json_object_put(value);
-            return; /* another instance's */
+        if (rt->corr != NULL && !swf_json_equal(rt->corr, *value)) {
+            json_object_put(*value);
+            *value = NULL;
+            *why = "its correlation value is another instance's";
+            return SWF_SW_DROPPED;
         }
+    }
+    for (size_t i = 0; i < rt->nwaits; i++)
+        if (wait_wants(rt->waits[i], *tname))
+            return SWF_SW_RECORDED;
+    if (*value != NULL && rt->corr != NULL)
+        return SWF_SW_KEPT;
+    json_object_put(*value);
+    *value = NULL;
+    *why = "no state waits for it and it is not correlated to the instance";
+    return SWF_SW_DROPPED;
+}
+
+/* Routes one CloudEvent to this instance (SPEC 11, one instance). */
+static void route_event(swf_asl_exec_t *ex, json_object *ce)
+{
+    swf_asl_sw_rt_t *rt = rt_get(ex);
+    waits_compact(rt);
+    const char *why, *tname;
+    json_object *value;
+    swf_sw_fate_t fate = classify(rt, ce, &why, &tname, &value);
+    const char *id = swf_json_get_string(ce, "id"), *source = swf_json_get_string(ce, "source");
+    if (id != NULL && source != NULL && swf_json_get_string(ce, "type") != NULL) {
+        /* Seen, whether it is used or not (SPEC 11). */
+        char *key = xprintf("%s\n%s", source, id);
+        if (!swf_sw__has(rt->seen, key))
+            json_object_object_add(rt->seen, key, json_object_new_boolean(1));
+        free(key);
     }
     int64_t arrival = ++rt->arrivals;
-    bool recorded = false;
-    for (size_t i = 0; i < rt->nwaits; i++) {
-        sw_wait_t *w = rt->waits[i];
-        if (wait_wants(w, tname)) {
-            wait_record(ex, w, tname, ce, arrival);
-            recorded = true;
+    if (fate == SWF_SW_RECORDED) {
+        for (size_t i = 0; i < rt->nwaits; i++)
+            if (wait_wants(rt->waits[i], tname))
+                wait_record(ex, rt->waits[i], tname, ce, arrival);
+        if (value != NULL && rt->corr == NULL) {
+            rt->corr = value;
+            value = NULL;
         }
-    }
-    if (recorded && value != NULL && rt->corr == NULL) {
-        rt->corr = value;
-        value = NULL;
-    } else if (!recorded && value != NULL && rt->corr != NULL) {
+    } else if (fate == SWF_SW_KEPT) {
         json_object *p = json_object_new_object();
         swf_json_add(p, "event", swf_json_ref(ce));
         swf_json_add(p, "trigger", json_object_new_string(tname));
@@ -429,6 +466,19 @@ static void route_event(swf_asl_exec_t *ex, json_object *ce)
         json_object_array_add(rt->pending, p);
     }
     json_object_put(value);
+}
+
+swf_sw_fate_t swf_sw_event_fate(swf_asl_exec_t *ex, json_object *ce, const char **why)
+{
+    if (!ex->sw || swf_asl_exec_status(ex) != SWF_ASL_RUNNING) {
+        *why = "the execution is not an open Serverless Workflow instance";
+        return SWF_SW_DROPPED;
+    }
+    const char *tname;
+    json_object *value;
+    swf_sw_fate_t fate = classify(rt_get(ex), ce, why, &tname, &value);
+    json_object_put(value);
+    return fate;
 }
 
 void swf_asl__sw_signal(swf_asl_exec_t *ex, json_object *attrs)
@@ -442,9 +492,22 @@ void swf_asl__sw_signal(swf_asl_exec_t *ex, json_object *attrs)
 
 void swf_asl__sw_started(swf_asl_exec_t *ex, json_object *attrs)
 {
-    json_object *script;
+    json_object *script, *first;
     if (swf_json_get(attrs, "cloudEvents", &script) && json_object_is_type(script, json_type_array))
         rt_get(ex)->script = swf_json_ref(script);
+    if (swf_json_get(attrs, "startEvent", &first) && first != NULL) {
+        /* Started by an event (swf send-event): its start state records it
+         * as soon as it waits (settle below); it counts as seen now. */
+        swf_asl_sw_rt_t *rt = rt_get(ex);
+        rt->start_event = swf_json_ref(first);
+        const char *id = swf_json_get_string(first, "id"),
+                   *src = swf_json_get_string(first, "source");
+        if (id != NULL && src != NULL) {
+            char *key = xprintf("%s\n%s", src, id);
+            json_object_object_add(rt->seen, key, json_object_new_boolean(1));
+            free(key);
+        }
+    }
 }
 
 static bool waiter_open(const swf_asl_exec_t *ex, waiter_kind_t kind)
@@ -473,6 +536,17 @@ bool swf_asl__sw_settle(swf_asl_exec_t *ex)
     if (serve_pending(ex))
         return true;
     swf_asl_sw_rt_t *rt = ex->sw_rt;
+    if (rt != NULL && rt->start_event != NULL && swf_asl__sw_waiting(ex)) {
+        json_object *ce = rt->start_event;
+        rt->start_event = NULL;
+        char *key =
+            xprintf("%s\n%s", swf_json_get_string(ce, "source"), swf_json_get_string(ce, "id"));
+        json_object_object_del(rt->seen, key); /* seen from the start: routed now */
+        free(key);
+        route_event(ex, ce);
+        json_object_put(ce);
+        return true;
+    }
     if (rt == NULL || rt->script == NULL || waiter_open(ex, W_ACTIVITY) || !swf_asl__sw_waiting(ex))
         return false;
     if (rt->script_next < json_object_array_length(rt->script)) {

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
+#include "decider/asl/exec.h"
 #include "decider/asl/validate.h"
 
 /* The marker member of a translated machine (README.md): its value is the
@@ -50,6 +51,18 @@ json_object *swf_sw_translate(json_object *doc);
  * document's states as an ASL-shaped machine that is drawn, never run. A
  * new reference; NULL when the document is not valid. */
 json_object *swf_sw_picture(json_object *doc);
+
+/* What an execution would do with a CloudEvent now (SPEC 11, interp.c),
+ * without doing it: a waiting state records it, the instance keeps it as
+ * pending, or it is dropped, *why saying why (a static string). `ex` has
+ * had its history applied. */
+typedef enum swf_sw_fate { SWF_SW_DROPPED, SWF_SW_RECORDED, SWF_SW_KEPT } swf_sw_fate_t;
+swf_sw_fate_t swf_sw_event_fate(swf_asl_exec_t *ex, json_object *ce, const char **why);
+
+/* True when an event no instance takes would start a new instance of the
+ * document: it belongs to a trigger (SPEC 4) named in an expression of the
+ * top-level start state, which is an EVENT state (SPEC 11). */
+bool swf_sw_event_starts(json_object *doc, json_object *ce);
 
 /* Reference paths (SPEC 2): true when `path` is one; names_only also
  * refuses index segments (ResultPath). */

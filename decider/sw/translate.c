@@ -28,6 +28,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "decider/asl/path.h"
 #include "protocol/alloc.h"
 #include "protocol/json.h"
 
@@ -578,4 +579,70 @@ json_object *swf_sw_translate(json_object *doc)
     json_object_object_add(m, "StartAt", jstr(start));
     json_object_object_add(m, "States", states);
     return m;
+}
+
+/* ---- starting by an event (SPEC 11) --------------------------------------------- */
+
+typedef struct named {
+    const char *name;
+    bool found;
+} named_t;
+
+static bool operand_names(const char *name, size_t len, void *ctx)
+{
+    named_t *n = ctx;
+    if (strlen(n->name) == len && strncmp(name, n->name, len) == 0)
+        n->found = true;
+    return true;
+}
+
+bool swf_sw_event_starts(json_object *doc, json_object *ce)
+{
+    const char *source = swf_json_get_string(ce, "source"), *type = swf_json_get_string(ce, "type");
+    json_object *defs, *states, *trig = NULL, *v;
+    if (source == NULL || type == NULL || swf_json_get_string(ce, "id") == NULL ||
+        !swf_json_get(doc, "trigger-defs", &defs) || !swf_json_get(doc, "states", &states))
+        return false;
+    for (size_t i = 0; i < json_object_array_length(defs) && trig == NULL; i++) {
+        json_object *t = json_object_array_get_idx(defs, i);
+        const char *eid = swf_json_get_string(t, "eventID");
+        if (strcmp(swf_json_get_string(t, "source"), source) == 0 &&
+            (eid == NULL || strcmp(eid, type) == 0))
+            trig = t;
+    }
+    if (trig == NULL)
+        return false;
+    const char *token = swf_json_get_string(trig, "correlation-token");
+    if (token != NULL) {
+        char *p = path_asl(NULL, token);
+        swf_asl_env_t env;
+        memset(&env, 0, sizeof(env));
+        json_object *value = NULL;
+        swf_error_t *err = swf_asl_path_eval(p, ce, &env, &value);
+        free(p);
+        bool none = err != NULL || value == NULL;
+        swf_error_free(err);
+        json_object_put(value);
+        if (none)
+            return false;
+    }
+    const char *tname = swf_json_get_string(trig, "name");
+    for (size_t i = 0; i < json_object_array_length(states); i++) {
+        json_object *s = json_object_array_get_idx(states, i), *events;
+        if (!swf_json_get(s, "start", &v) || !json_object_get_boolean(v))
+            continue;
+        if (strcmp(swf_json_get_string(s, "type"), "EVENT") != 0 ||
+            !swf_json_get(s, "events", &events))
+            return false;
+        for (size_t k = 0; k < json_object_array_length(events); k++) {
+            const char *x =
+                swf_json_get_string(json_object_array_get_idx(events, k), "event-expression");
+            named_t n = {tname, false};
+            swf_sw_expr_eval(x, operand_names, &n, NULL);
+            if (n.found)
+                return true;
+        }
+        return false;
+    }
+    return false;
 }
