@@ -10,6 +10,7 @@
 
 #include "decider/asl/exec.h"
 #include "decider/local.h"
+#include "decider/sw/sw.h"
 #include "history/store.h"
 #include "protocol/json.h"
 
@@ -165,4 +166,57 @@ Test(sw_interp, a_signalled_cloudevent_reaches_the_waiting_state)
         json_object_put(evs[i].attrs);
     for (size_t i = 0; i < 4; i++)
         json_object_put(more[i].attrs);
+}
+
+/* An execution of LOAN waiting at Start (its first decision made), for
+ * asking what it would do with events. */
+static swf_asl_exec_t *waiting_at_start(json_object **doc_out)
+{
+    json_object *doc = parse(LOAN);
+    swf_asl_exec_t *ex = swf_asl_exec_new();
+    json_object *sa = json_object_new_object();
+    swf_json_add(sa, "executionId", json_object_new_string("fate-1"));
+    swf_json_add(sa, "definition", swf_json_ref(doc));
+    swf_json_add(sa, "input", json_object_new_object());
+    swf_event_t evs[] = {
+        {1, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, 1000, sa},
+        {2, SWF_EVENT_DECISION_TASK_SCHEDULED, 1000, json_object_new_object()},
+        {3, SWF_EVENT_DECISION_TASK_STARTED, 1000, json_object_new_object()},
+    };
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_null(swf_asl_exec_apply(ex, &evs[i]));
+    swf_asl_decisions_t d = {0};
+    cr_assert_null(swf_asl_exec_decide(ex, &d));
+    swf_asl_decisions_free(&d);
+    for (size_t i = 0; i < 3; i++)
+        json_object_put(evs[i].attrs);
+    *doc_out = doc;
+    return ex;
+}
+
+Test(sw_interp, the_fate_of_an_event_is_told_without_routing_it)
+{
+    json_object *doc;
+    swf_asl_exec_t *ex = waiting_at_start(&doc);
+    const char *why = NULL;
+    json_object *req = parse(EV("1", "/portal", "L1")), *ok = parse(EV("2", "/mgr", "L1"));
+    json_object *bad = parse("{\"id\":1,\"source\":\"/portal\",\"type\":\"t\"}");
+    json_object *stranger = parse(EV("3", "/elsewhere", "L1"));
+    cr_assert_eq(swf_sw_event_fate(ex, req, &why), SWF_SW_RECORDED);
+    cr_assert_eq(swf_sw_event_fate(ex, req, &why), SWF_SW_RECORDED, "asking changes nothing");
+    cr_assert_eq(swf_sw_event_fate(ex, ok, &why), SWF_SW_DROPPED);
+    cr_assert_not_null(strstr(why, "not correlated"), "%s", why);
+    cr_assert_eq(swf_sw_event_fate(ex, bad, &why), SWF_SW_DROPPED);
+    cr_assert_not_null(strstr(why, "malformed"), "%s", why);
+    cr_assert_eq(swf_sw_event_fate(ex, stranger, &why), SWF_SW_DROPPED);
+    cr_assert_not_null(strstr(why, "no trigger"), "%s", why);
+    cr_assert(swf_sw_event_starts(doc, req), "Start waits for Req");
+    cr_assert_not(swf_sw_event_starts(doc, ok), "Start does not wait for Ok");
+    cr_assert_not(swf_sw_event_starts(doc, stranger));
+    json_object_put(req);
+    json_object_put(ok);
+    json_object_put(bad);
+    json_object_put(stranger);
+    json_object_put(doc);
+    swf_asl_exec_free(ex);
 }
