@@ -367,6 +367,44 @@ static void waits_compact(swf_asl_sw_rt_t *rt)
     rt->nwaits = k;
 }
 
+/* The trigger a well-formed event belongs to (SPEC 4): false with *why
+ * when none; *value gets its correlation value (a new reference) or NULL
+ * when the trigger has no token. */
+static bool trigger_of(const swf_asl_sw_rt_t *rt, json_object *ce, const char **tname,
+                       json_object **value, const char **why)
+{
+    const char *source = swf_json_get_string(ce, "source"), *type = swf_json_get_string(ce, "type");
+    json_object *trig = NULL;
+    *value = NULL;
+    for (size_t i = 0; rt->triggers && i < json_object_array_length(rt->triggers); i++) {
+        json_object *t = json_object_array_get_idx(rt->triggers, i);
+        const char *eid = swf_json_get_string(t, "eventID");
+        if (strcmp(swf_json_get_string(t, "source"), source) == 0 &&
+            (eid == NULL || strcmp(eid, type) == 0)) {
+            trig = t;
+            break;
+        }
+    }
+    if (trig == NULL) {
+        *why = "no trigger of the workflow fits its source and type";
+        return false;
+    }
+    *tname = swf_json_get_string(trig, "name");
+    const char *token = swf_json_get_string(trig, "correlation-token");
+    if (token == NULL)
+        return true;
+    swf_error_t *err = NULL;
+    *value = select_path(token, ce, &err);
+    if (err != NULL || *value == NULL) {
+        swf_error_free(err);
+        json_object_put(*value);
+        *value = NULL;
+        *why = "its trigger's correlation-token selects nothing or null in it";
+        return false;
+    }
+    return true;
+}
+
 /* What an instance does with a CloudEvent (SPEC 11 for one instance),
  * without doing it: SWF_SW_DROPPED with *why, or SWF_SW_RECORDED (a waiting
  * state records it) or SWF_SW_KEPT (pending) with its trigger's name and
@@ -389,32 +427,9 @@ static swf_sw_fate_t classify(const swf_asl_sw_rt_t *rt, json_object *ce, const 
         *why = "a duplicate (an event with the same source and id came before)";
         return SWF_SW_DROPPED;
     }
-    json_object *trig = NULL;
-    for (size_t i = 0; rt->triggers && i < json_object_array_length(rt->triggers); i++) {
-        json_object *t = json_object_array_get_idx(rt->triggers, i);
-        const char *eid = swf_json_get_string(t, "eventID");
-        if (strcmp(swf_json_get_string(t, "source"), source) == 0 &&
-            (eid == NULL || strcmp(eid, type) == 0)) {
-            trig = t;
-            break;
-        }
-    }
-    if (trig == NULL) {
-        *why = "no trigger of the workflow fits its source and type";
+    if (!trigger_of(rt, ce, tname, value, why))
         return SWF_SW_DROPPED;
-    }
-    *tname = swf_json_get_string(trig, "name");
-    const char *token = swf_json_get_string(trig, "correlation-token");
-    if (token != NULL) {
-        swf_error_t *err = NULL;
-        *value = select_path(token, ce, &err);
-        if (err != NULL || *value == NULL) {
-            swf_error_free(err);
-            json_object_put(*value);
-            *value = NULL;
-            *why = "its trigger's correlation-token selects nothing or null in it";
-            return SWF_SW_DROPPED;
-        }
+    if (*value != NULL) {
         if (rt->corr != NULL && !swf_json_equal(rt->corr, *value)) {
             json_object_put(*value);
             *value = NULL;
@@ -500,6 +515,15 @@ void swf_asl__sw_started(swf_asl_exec_t *ex, json_object *attrs)
          * as soon as it waits (settle below); it counts as seen now. */
         swf_asl_sw_rt_t *rt = rt_get(ex);
         rt->start_event = swf_json_ref(first);
+        /* Its start state records it at once (SPEC 11): its value is the
+         * instance's from the start, so a correlated event that comes
+         * before the first decision is kept, not dropped. */
+        const char *tname, *why;
+        json_object *value = NULL;
+        if (swf_json_get_string(first, "type") != NULL &&
+            swf_json_get_string(first, "source") != NULL &&
+            trigger_of(rt, first, &tname, &value, &why))
+            rt->corr = value;
         const char *id = swf_json_get_string(first, "id"),
                    *src = swf_json_get_string(first, "source");
         if (id != NULL && src != NULL) {
