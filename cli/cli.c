@@ -54,7 +54,7 @@ static const struct {
     {"convert DEFINITION", "print the interpreter form of a Serverless Workflow document"},
     {"run --local DEFINITION [--input JSON|@FILE] [--mocks FILE] [--events FILE] [--history]",
      "run an execution in-process"},
-    {"run --dev DEFINITION [--input JSON|@FILE] [--mocks FILE]",
+    {"run --dev DEFINITION [--input JSON|@FILE] [--mocks FILE] [--events FILE]",
      "run an execution on swf dev's system (the running one when SWF_DATABASE_URL and "
      "SWF_KAFKA_BROKERS are set)"},
     {"db migrate", "create or upgrade the schema"},

@@ -30,14 +30,16 @@
 #include "protocol/time.h"
 
 static const swf_cli_cmd_t run_cmd = {
-    "swf run", "(--local | --dev) DEFINITION [--input JSON|@FILE] [--mocks FILE] [--history]",
+    "swf run",
+    "(--local | --dev) DEFINITION [--input JSON|@FILE] [--mocks FILE] [--events FILE] [--history]",
     "Run one execution of a definition to its end and print its result as one JSON object: "
     "{\"status\":\"SUCCEEDED\",\"output\":...}, "
     "{\"status\":\"FAILED\",\"error\":...,\"cause\":...} "
     "or {\"status\":\"INVALID\",\"errors\":[...]}. Exit status 0 when it succeeded, 1 when it "
     "failed or the definition is invalid.",
     (const swf_cli_opt_t[]){
-        {"DEFINITION", NULL, SWF_CLI_REQUIRED, "the ASL definition (a JSON file)",
+        {"DEFINITION", NULL, SWF_CLI_REQUIRED,
+         "the ASL definition or Serverless Workflow document (a JSON file)",
          "swf run --local examples/order.asl.json"},
         {"--local", NULL, 0, "run in this process, with an in-memory history",
          "swf run --local order.asl.json"},
@@ -48,7 +50,8 @@ static const swf_cli_cmd_t run_cmd = {
         {"--input", "JSON|@FILE", 0, "the execution's input, {} when not given: " SWF_CLI_JSON_HELP,
          "swf run --local order.asl.json --input '{\"orderId\": 7}'"},
         {"--mocks", "FILE", 0,
-         "answers for the Task states, by state name: a list of {\"Return\": VALUE}, "
+         "answers for the Task states, by state name (Serverless Workflow: by function "
+         "name): a list of {\"Return\": VALUE}, "
          "{\"Throw\": {\"Error\": ..., \"Cause\": ...}} or {\"Echo\": true}, one per call",
          "swf run --local order.asl.json --mocks mocks.json"},
         {"--events", "FILE", 0,
