@@ -21,6 +21,7 @@ typedef struct command {
 static const command_t commands[] = {
     {"dev", swf_cli_dev},
     {"validate", swf_cli_validate},
+    {"convert", swf_cli_convert},
     {"run", swf_cli_run},
     {"db", swf_cli_db},
     {"register", swf_cli_register},
@@ -38,6 +39,7 @@ static const command_t commands[] = {
     {"task-failure", swf_cli_task_failure},
     {"task-heartbeat", swf_cli_task_heartbeat},
     {"signal", swf_cli_signal},
+    {"send-event", swf_cli_send_event},
     {"cancel", swf_cli_cancel},
     {"terminate", swf_cli_terminate},
 };
@@ -48,10 +50,11 @@ static const struct {
     const char *what;
 } help[] = {
     {"dev [--deciders N]", "PostgreSQL, Kafka (mock), swf-history and deciders in one process"},
-    {"validate FILE...", "check ASL definitions"},
-    {"run --local DEFINITION [--input JSON|@FILE] [--mocks FILE] [--history]",
+    {"validate FILE...", "check ASL and Serverless Workflow definitions"},
+    {"convert DEFINITION", "print the interpreter form of a Serverless Workflow document"},
+    {"run --local DEFINITION [--input JSON|@FILE] [--mocks FILE] [--events FILE] [--history]",
      "run an execution in-process"},
-    {"run --dev DEFINITION [--input JSON|@FILE] [--mocks FILE]",
+    {"run --dev DEFINITION [--input JSON|@FILE] [--mocks FILE] [--events FILE]",
      "run an execution on swf dev's system (the running one when SWF_DATABASE_URL and "
      "SWF_KAFKA_BROKERS are set)"},
     {"db migrate", "create or upgrade the schema"},
@@ -78,6 +81,8 @@ static const struct {
     {"task-failure TOKEN [--error ERROR] [--cause CAUSE]", "answer an activity with an error"},
     {"task-heartbeat TOKEN [--details JSON|@FILE]", "record a heartbeat of a running activity"},
     {"signal ID NAME [--input JSON|@FILE]", "send a signal to an open execution"},
+    {"send-event STATE_MACHINE EVENT",
+     "route a CloudEvent to a Serverless Workflow's instances, or start one"},
     {"cancel ID [--cause TEXT]", "ask an open execution to cancel"},
     {"terminate ID [--reason R] [--details D]", "end an open execution now"},
 };

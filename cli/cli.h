@@ -29,6 +29,7 @@ int swf_cli_main(int argc, char **argv);
 
 /* One function per command (cli/<command>.c). */
 int swf_cli_validate(int argc, char **argv);
+int swf_cli_convert(int argc, char **argv);
 int swf_cli_run(int argc, char **argv);
 /* The PostgreSQL history (cli/db.c). */
 int swf_cli_db(int argc, char **argv);
@@ -58,6 +59,15 @@ int swf_cli_terminate(int argc, char **argv);
  * SWF_KAFKA_BROKERS is set (says on stderr when it is not). Returns an exit
  * status; the execution is started either way (cli/control.c). */
 int swf_cli_decide_post(const char *execution_id);
+
+/* Posts a signal to an execution's inbox (cli/control.c); input borrowed. */
+swf_error_t *swf_cli_signal_post(const char *execution_id, const char *name, json_object *input);
+
+/* A random (version 4) UUID, for execution ids (cli/db.c). */
+swf_error_t *swf_cli_uuid_new(char out[37]);
+
+/* `swf send-event` (cli/send_event.c). */
+int swf_cli_send_event(int argc, char **argv);
 
 /* Follows an execution by polling its history until it closes, writing one
  * line per event or state to `out`, then the result. Returns SWF_EXIT_OK when

@@ -401,6 +401,14 @@ int swf_cli_terminate(int argc, char **argv)
 
 /* ---- decide, for swf start ------------------------------------------------------ */
 
+swf_error_t *swf_cli_signal_post(const char *execution_id, const char *name, json_object *input)
+{
+    json_object *m = swf_msg_signal_new(execution_id, name, input);
+    swf_error_t *err = inbox_send(execution_id, m);
+    json_object_put(m);
+    return err;
+}
+
 int swf_cli_decide_post(const char *execution_id)
 {
     if (brokers_env() == NULL) {

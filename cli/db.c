@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "decider/asl/validate.h"
+#include "decider/sw/sw.h"
 #include "decider/check.h"
 #include "history/pg.h"
 #include "protocol/json.h"
@@ -147,7 +148,7 @@ int swf_cli_register(int argc, char **argv)
     if (err != NULL)
         return fail_file("register", err);
     swf_asl_problems_t problems = {0};
-    if (swf_asl_validate(def, &problems) > 0) {
+    if (swf_sw_validate_any(def, &problems) > 0) {
         fprintf(stderr, "%s: invalid definition, not registered:\n", file);
         for (size_t i = 0; i < problems.count; i++)
             fprintf(stderr, "  %s: %s\n", problems.items[i].where, problems.items[i].message);
@@ -173,7 +174,7 @@ int swf_cli_register(int argc, char **argv)
 /* ---- start ------------------------------------------------------------------- */
 
 /* A random (version 4) UUID: execution ids need only be unique. */
-static swf_error_t *uuid_new(char out[37])
+swf_error_t *swf_cli_uuid_new(char out[37])
 {
     unsigned char b[16];
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -235,7 +236,7 @@ int swf_cli_start(int argc, char **argv)
     if (err != NULL)
         return fail("start", err);
     char id[37];
-    err = uuid_new(id);
+    err = swf_cli_uuid_new(id);
     if (err != NULL) {
         json_object_put(input);
         return fail("start", err);
@@ -244,8 +245,8 @@ int swf_cli_start(int argc, char **argv)
     err = store_open(&s);
     char *running = NULL;
     if (err == NULL) {
-        swf_history_start_t req = {id,    workflow_id,       name, (int)version,
-                                   input, swf_time_now_ms(), NULL};
+        swf_history_start_t req = {id,   workflow_id, name, (int)version, input, swf_time_now_ms(),
+                                   NULL, NULL,        NULL};
         err = swf_history_pg_execution_start(s, &req, &running);
         swf_history_store_free(s);
     }

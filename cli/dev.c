@@ -35,6 +35,7 @@
 #include "decider/asl/exec.h"
 #include "decider/asl/validate.h"
 #include "decider/mocks.h"
+#include "decider/sw/sw.h"
 #include "history/cluster.h"
 #include "history/pg.h"
 #include "kafka/kafka.h"
@@ -282,13 +283,15 @@ struct swf_dev_worker {
     pthread_t thread;
     volatile sig_atomic_t stop;
     unsigned long answered;
+    bool by_function; /* Serverless Workflow: mocks per function (SPEC 14) */
 };
 
 /* The answer to one task, as an inbox message (decider/mocks.h). */
 static json_object *worker_answer(swf_dev_worker_t *w, const swf_msg_t *task)
 {
     swf_decider_mock_answer_t ans;
-    swf_error_t *err = swf_decider_mocks_answer(w->mocks, task->state, task->input, &ans);
+    swf_error_t *err = swf_decider_mocks_answer(
+        w->mocks, w->by_function ? task->activity_type : task->state, task->input, &ans);
     json_object *msg;
     if (err != NULL) /* the mocks were checked: not reached */
         msg = swf_msg_activity_failed_new(task->task_token, "States.Runtime",
@@ -515,8 +518,11 @@ static void task_lists_walk(json_object *states, json_object *out, int depth)
 json_object *swf_dev_task_lists(json_object *definition)
 {
     json_object *out = json_object_new_array(), *states;
-    if (swf_json_get(definition, "States", &states))
+    /* A Serverless Workflow document's Tasks are those of its translation. */
+    json_object *machine = swf_sw_is_document(definition) ? swf_sw_translate(definition) : NULL;
+    if (swf_json_get(machine ? machine : definition, "States", &states))
         task_lists_walk(states, out, 0);
+    json_object_put(machine);
     return out;
 }
 
@@ -633,10 +639,12 @@ static json_object *result_line(swf_history_store_t *store, const char *id, swf_
     return o;
 }
 
-int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *mocks_path)
+int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *mocks_path,
+                    const char *events_path)
 {
     int rc = SWF_EXIT_ERROR;
     json_object *def = NULL, *input = NULL, *mocks = NULL, *lists = NULL, *line = NULL;
+    json_object *events = NULL;
     swf_dev_t *dev = NULL;
     swf_dev_worker_t *worker = NULL;
     swf_history_store_t *store = NULL;
@@ -658,6 +666,18 @@ int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *moc
             err = swf_decider_mocks_check(mocks);
             if (err != NULL)
                 swf_error_prefix(err, "%s", mocks_path);
+        }
+    }
+    /* Serverless Workflow: the events the run delivers (SPEC 14), recorded
+     * in WorkflowExecutionStarted as in swf run --local (decider/local.c). */
+    if (err == NULL && swf_sw_is_document(def)) {
+        if (events_path != NULL) {
+            err = swf_json_read_file(events_path, SWF_LIMIT_JSON_BYTES, &events);
+            if (err == NULL && !json_object_is_type(events, json_type_array))
+                err = swf_error_new(SWF_E_INPUT, NULL, "%s: must be a JSON array of CloudEvents",
+                                    events_path);
+        } else {
+            events = json_object_new_array();
         }
     }
     if (err != NULL)
@@ -703,6 +723,8 @@ int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *moc
     for (size_t i = 0; i < nl; i++)
         free(names[i]);
     free(names);
+    if (worker != NULL)
+        worker->by_function = swf_sw_is_document(def);
     if (err == NULL)
         err = swf_history_pg_new(swf_dev_conninfo(dev), &store);
     int version = 0;
@@ -713,7 +735,8 @@ int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *moc
                                  .version = version,
                                  .input = input,
                                  .time_ms = swf_time_now_ms(),
-                                 .task_list_prefix = prefix};
+                                 .task_list_prefix = prefix,
+                                 .cloud_events = events};
     if (err == NULL)
         err = swf_history_pg_execution_start(store, &start, NULL);
     if (err == NULL)
@@ -770,6 +793,7 @@ done:
     json_object_put(def);
     json_object_put(input);
     json_object_put(mocks);
+    json_object_put(events);
     json_object_put(lists);
     json_object_put(line);
     return rc;

@@ -92,6 +92,7 @@ int swf_cli_run_definition(const char *def_path, json_object **def);
 /* `swf run --dev ...`, called by swf_cli_run with its options: the
  * definition's path, --input's text (cli/args.h) and --mocks' path, the
  * last two may be NULL. */
-int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *mocks_path);
+int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *mocks_path,
+                    const char *events_path);
 
 #endif

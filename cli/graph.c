@@ -33,6 +33,7 @@
 
 #include "cli/replay_common.h"
 #include "decider/replay.h"
+#include "decider/sw/sw.h"
 #include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
@@ -348,7 +349,13 @@ static void emit_node(graph_t *g, const char *id, const char *name, const char *
     /* snprintf returns what it would have written: a name longer than the
      * label is cut, and `n` must not point past the buffer. */
 #define LABEL_USED(n) ((n) < 0 ? 0 : (size_t)(n) >= sizeof(label) ? (int)sizeof(label) - 1 : (n))
-    int n = LABEL_USED(snprintf(label, sizeof(label), "%s\n(%s)", name, type));
+    /* A Serverless Workflow document's picture says what each state is
+     * (decider/sw/picture.c); the ASL type gives the shape. */
+    json_object *st_def;
+    const char *shown = NULL;
+    if (swf_json_get(g->states, id, &st_def))
+        shown = swf_json_get_string(st_def, SWF_SW_MARKER ":Type");
+    int n = LABEL_USED(snprintf(label, sizeof(label), "%s\n(%s)", name, shown ? shown : type));
     if (g->traced) {
         node_stats_t zero = {0}, *st = &zero;
         json_object *v;
@@ -645,7 +652,7 @@ int swf_cli_graph(int argc, char **argv)
         .last = json_object_new_object(),
         .open = json_object_new_object(),
     };
-    json_object *def = NULL;
+    json_object *def = NULL, *pic = NULL; /* pic: what is drawn */
     swf_event_list_t events = {0};
     swf_decider_replay_result_t res = {0};
     char *text = NULL, title[512] = "";
@@ -671,7 +678,19 @@ int swf_cli_graph(int argc, char **argv)
         rc = swf_cli_replay_fail("graph", err);
         goto done;
     }
-    walk(&g, "", def, "__start", "__end", false, 0);
+    if (swf_sw_is_document(def)) {
+        pic = swf_sw_picture(def);
+        if (pic == NULL) {
+            rc = swf_cli_replay_fail("graph",
+                                     swf_error_new(SWF_E_INPUT, NULL,
+                                                   "the Serverless Workflow document is invalid "
+                                                   "(swf validate lists the problems)"));
+            goto done;
+        }
+    } else {
+        pic = swf_json_ref(def);
+    }
+    walk(&g, "", pic, "__start", "__end", false, 0);
     if (events.count > 0) {
         swf_decider_replay_options_t opt = {.trace = on_trace, .trace_ctx = &g};
         if (def_file)
@@ -697,7 +716,7 @@ int swf_cli_graph(int argc, char **argv)
     if (mem == NULL)
         abort();
     g.out = mem;
-    emit_graph(&g, def, g.traced ? title : NULL);
+    emit_graph(&g, pic, g.traced ? title : NULL);
     fclose(mem);
     if (svg) {
         fflush(stdout);
@@ -725,6 +744,7 @@ done:
     json_object_put(g.last);
     json_object_put(g.open);
     json_object_put(def);
+    json_object_put(pic);
     swf_decider_replay_result_free(&res);
     swf_event_list_free(&events);
     free(resolved);

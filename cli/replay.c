@@ -33,6 +33,7 @@
 
 #include "cli/replay_common.h"
 #include "decider/asl/validate.h"
+#include "decider/sw/sw.h"
 #include "decider/replay.h"
 #include "protocol/alloc.h"
 #include "protocol/json.h"
@@ -511,7 +512,7 @@ int swf_cli_replay(int argc, char **argv)
             rc = swf_cli_replay_fail("replay", err);
             goto done;
         }
-        if (swf_asl_validate(def, &problems) > 0) {
+        if (swf_sw_validate_any(def, &problems) > 0) {
             fprintf(stderr, "swf replay: %s is not a valid definition:\n", def_path);
             for (size_t i = 0; i < problems.count; i++)
                 fprintf(stderr, "  %s: %s\n", problems.items[i].where, problems.items[i].message);

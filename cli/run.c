@@ -22,6 +22,7 @@
 
 #include "cli/dev.h"
 #include "decider/asl/validate.h"
+#include "decider/sw/sw.h"
 #include "decider/local.h"
 #include "decider/mocks.h"
 #include "protocol/json.h"
@@ -29,14 +30,16 @@
 #include "protocol/time.h"
 
 static const swf_cli_cmd_t run_cmd = {
-    "swf run", "(--local | --dev) DEFINITION [--input JSON|@FILE] [--mocks FILE] [--history]",
+    "swf run",
+    "(--local | --dev) DEFINITION [--input JSON|@FILE] [--mocks FILE] [--events FILE] [--history]",
     "Run one execution of a definition to its end and print its result as one JSON object: "
     "{\"status\":\"SUCCEEDED\",\"output\":...}, "
     "{\"status\":\"FAILED\",\"error\":...,\"cause\":...} "
     "or {\"status\":\"INVALID\",\"errors\":[...]}. Exit status 0 when it succeeded, 1 when it "
     "failed or the definition is invalid.",
     (const swf_cli_opt_t[]){
-        {"DEFINITION", NULL, SWF_CLI_REQUIRED, "the ASL definition (a JSON file)",
+        {"DEFINITION", NULL, SWF_CLI_REQUIRED,
+         "the ASL definition or Serverless Workflow document (a JSON file)",
          "swf run --local examples/order.asl.json"},
         {"--local", NULL, 0, "run in this process, with an in-memory history",
          "swf run --local order.asl.json"},
@@ -47,9 +50,14 @@ static const swf_cli_cmd_t run_cmd = {
         {"--input", "JSON|@FILE", 0, "the execution's input, {} when not given: " SWF_CLI_JSON_HELP,
          "swf run --local order.asl.json --input '{\"orderId\": 7}'"},
         {"--mocks", "FILE", 0,
-         "answers for the Task states, by state name: a list of {\"Return\": VALUE}, "
+         "answers for the Task states, by state name (Serverless Workflow: by function "
+         "name): a list of {\"Return\": VALUE}, "
          "{\"Throw\": {\"Error\": ..., \"Cause\": ...}} or {\"Echo\": true}, one per call",
          "swf run --local order.asl.json --mocks mocks.json"},
+        {"--events", "FILE", 0,
+         "Serverless Workflow: a JSON array of CloudEvents, delivered one at a time whenever a "
+         "state waits and nothing else can run (SPEC 14)",
+         "swf run --local loan.sw.json --events events.json"},
         {"--history", NULL, 0, "--local: print the recorded events as JSON lines instead",
          "swf run --local order.asl.json --history"},
         SWF_CLI_OPTS_END},
@@ -89,7 +97,7 @@ int swf_cli_run_definition(const char *def_path, json_object **def)
         return rc;
     }
     swf_asl_problems_t problems = {0};
-    if (swf_asl_validate(d, &problems) == 0) {
+    if (swf_sw_validate_any(d, &problems) == 0) {
         swf_asl_problems_free(&problems);
         *def = d;
         return SWF_EXIT_OK;
@@ -154,6 +162,7 @@ int swf_cli_run(int argc, char **argv)
     const char *def_path = swf_cli_args_get(&a, "DEFINITION");
     const char *input_arg = swf_cli_args_get(&a, "--input");
     const char *mocks_path = swf_cli_args_get(&a, "--mocks");
+    const char *events_path = swf_cli_args_get(&a, "--events");
     bool history = swf_cli_args_has(&a, "--history");
     if (swf_cli_args_has(&a, "--local") == swf_cli_args_has(&a, "--dev"))
         return swf_cli_args_usage(&a, "give one of --local and --dev");
@@ -161,11 +170,11 @@ int swf_cli_run(int argc, char **argv)
         if (history)
             return swf_cli_args_usage(&a, "--history goes with --local (swf history shows a "
                                           "--dev execution's)");
-        return swf_cli_run_dev(def_path, input_arg, mocks_path);
+        return swf_cli_run_dev(def_path, input_arg, mocks_path, events_path);
     }
 
     int rc = SWF_EXIT_ERROR;
-    json_object *def = NULL, *input = NULL, *mocks = NULL;
+    json_object *def = NULL, *input = NULL, *mocks = NULL, *events = NULL;
     swf_history_store_t *store = NULL;
     swf_local_result_t res = {0};
     swf_error_t *err = NULL;
@@ -194,11 +203,22 @@ int swf_cli_run(int argc, char **argv)
             goto done;
         }
     }
+    if (events_path != NULL && swf_sw_is_document(def)) { /* ASL ignores --events */
+        err = swf_json_read_file(events_path, SWF_LIMIT_JSON_BYTES, &events);
+        if (err == NULL && !json_object_is_type(events, json_type_array))
+            err = swf_error_new(SWF_E_INPUT, NULL, "%s: must be a JSON array of CloudEvents",
+                                events_path);
+        if (err != NULL) {
+            fprintf(stderr, "swf: events: %s\n", swf_error_message(err));
+            goto done;
+        }
+    }
     store = swf_history_mem_new();
     swf_local_options_t opt = {
         .definition = def,
         .input = input,
         .mocks = mocks,
+        .events = events,
         .machine_name = "StateMachine",
         .execution_id = "local",
         .start_ms = swf_time_now_ms(),
@@ -228,5 +248,6 @@ done:
     json_object_put(def);
     json_object_put(input);
     json_object_put(mocks);
+    json_object_put(events);
     return rc;
 }

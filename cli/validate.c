@@ -15,12 +15,14 @@
 #include <string.h>
 
 #include "decider/asl/validate.h"
+#include "decider/sw/sw.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 
 static const swf_cli_cmd_t validate_cmd = {
     "swf validate", NULL,
-    "Check ASL definitions without running them: each problem is printed as FILE: WHERE: "
+    "Check ASL and Serverless Workflow definitions without running them: each problem is printed "
+    "as FILE: WHERE: "
     "MESSAGE on stderr, each good file as FILE: valid. Exit status 0 when every file is a "
     "valid definition, 1 otherwise.",
     (const swf_cli_opt_t[]){{"FILE", NULL, SWF_CLI_REQUIRED | SWF_CLI_MANY,
@@ -74,7 +76,7 @@ static int validate_file(const char *file, bool as_json)
             fprintf(stderr, "swf: %s\n", swf_error_message(err)); /* the message names the file */
         goto done;
     }
-    ok = swf_asl_validate(def, &problems) == 0;
+    ok = swf_sw_validate_any(def, &problems) == 0;
     if (as_json) {
         report_json(file, NULL, &problems);
     } else if (ok) {

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "decider/asl/validate.h"
+#include "decider/sw/sw.h"
 #include "protocol/json.h"
 
 swf_decider_state_t *swf_decider_state_new(const char *token_secret)
@@ -223,7 +224,7 @@ bool swf_decider_cache_share_definition(swf_decider_cache_t *c, const swf_event_
         shared = swf_json_ref(def);
         json_object_object_add(c->definitions, text, shared);
         swf_asl_problems_t problems = {0};
-        if (swf_asl_validate(shared, &problems) == 0)
+        if (swf_sw_validate_any(shared, &problems) == 0)
             json_object_object_add(c->valid, text, NULL);
         swf_asl_problems_free(&problems);
     }

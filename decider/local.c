@@ -18,6 +18,7 @@
 
 #include "decider/decision.h"
 #include "decider/mocks.h"
+#include "decider/sw/sw.h"
 #include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
@@ -122,7 +123,10 @@ static swf_error_t *answer_activity(local_run_t *r, const swf_event_t *sched)
 {
     json_object *control, *input;
     swf_json_get(sched->attrs, "control", &control);
-    const char *state = swf_json_get_string(control, "state");
+    /* ASL mocks are per Task state, Serverless Workflow mocks per function
+     * (SPEC 14), which is the Task's resource in the translation. */
+    const char *state =
+        swf_json_get_string(control, swf_sw_is_document(r->opt->definition) ? "resource" : "state");
     if (!swf_json_get(sched->attrs, "input", &input))
         input = NULL;
     swf_decider_mock_answer_t ans;
@@ -262,6 +266,9 @@ swf_error_t *swf_local_run(const swf_local_options_t *opt, swf_history_store_t *
     swf_json_add(sa, "workflowType", wt);
     swf_json_add(sa, "definition", swf_json_ref(opt->definition));
     swf_json_add(sa, "input", swf_json_ref(opt->input));
+    if (swf_sw_is_document(opt->definition)) /* the events the run delivers (SPEC 14) */
+        swf_json_add(sa, "cloudEvents",
+                     opt->events ? swf_json_ref(opt->events) : json_object_new_array());
     int64_t deadline_ms = 0;
     if (swf_json_get(opt->definition, "TimeoutSeconds", &v) &&
         json_object_is_type(v, json_type_int)) {

@@ -25,6 +25,7 @@ typedef struct swf_local_options {
     json_object *definition; /* validated by the interpreter unless `trusted` */
     json_object *input;
     json_object *mocks;       /* may be NULL */
+    json_object *events;      /* Serverless Workflow: CloudEvents to deliver (SPEC 14), or NULL */
     const char *machine_name; /* NULL: "StateMachine" */
     const char *execution_id; /* NULL: "local" */
     int64_t start_ms;         /* the virtual clock's start */

@@ -170,6 +170,8 @@ typedef struct swf_history_start {
     json_object *input;        /* borrowed; NULL is JSON null */
     int64_t time_ms;
     const char *task_list_prefix; /* NULL: none (protocol/README.md, taskListPrefix) */
+    json_object *cloud_events;    /* borrowed; NULL: none (protocol/README.md, cloudEvents) */
+    json_object *start_event;     /* borrowed; NULL: none (protocol/README.md, startEvent) */
 } swf_history_start_t;
 
 /*

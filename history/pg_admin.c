@@ -189,6 +189,10 @@ swf_error_t *swf_history_pg_execution_start(swf_history_store_t *store,
     if (start->task_list_prefix != NULL && start->task_list_prefix[0] != '\0')
         json_object_object_add(attrs, "taskListPrefix",
                                json_object_new_string(start->task_list_prefix));
+    if (start->cloud_events != NULL) /* Serverless Workflow: swf run --dev's events */
+        json_object_object_add(attrs, "cloudEvents", swf_json_ref(start->cloud_events));
+    if (start->start_event != NULL) /* Serverless Workflow: started by this event */
+        json_object_object_add(attrs, "startEvent", swf_json_ref(start->start_event));
 
     swf_event_t events[2] = {
         {1, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, start->time_ms, attrs},

@@ -4,6 +4,10 @@
 #
 # usage: scripts/dev-conformance.sh [BUILD_DIR] [FILTER]
 #
+# SWF_CASES=DIR scores another corpus with the same harness (the Serverless
+# Workflow corpus: SWF_CASES=../shared/serverless-workflow/cases), without
+# the project's own ASL cases.
+#
 # Starts one `swf dev` (throwaway PostgreSQL, librdkafka's mock Kafka cluster,
 # swf-history, two deciders) and scores the corpus with the harness, the
 # engine being `swf run --dev` (a worker on Kafka serves the mocks). Every
@@ -24,6 +28,7 @@ set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
 filter=${2:-}
+cases=${SWF_CASES:-}
 corpus=${SWF_CONFORMANCE:-../shared/conformance}
 [ -x "$corpus/run" ] || { echo "dev-conformance: no corpus at $corpus" >&2; exit 1; }
 [ -x "$build/swf" ] || { echo "dev-conformance: no $build/swf: build first" >&2; exit 2; }
@@ -77,10 +82,10 @@ ENGINE
 chmod +x "$dir/engine"
 
 status=0
-"$corpus/run" ${filter:+--filter "$filter"} --jobs 4 -- "$dir/engine" >"$dir/harness" 2>&1 || status=1
+"$corpus/run" ${cases:+--cases "$cases"} ${filter:+--filter "$filter"} --jobs 4 -- "$dir/engine" >"$dir/harness" 2>&1 || status=1
 grep '^FAIL' "$dir/harness" || true
 echo "swf run --dev against the expected results: $(tail -1 "$dir/harness")"
-[ -n "$filter" ] || scripts/extra-cases.py -- "$dir/engine" || status=1
+[ -n "$filter$cases" ] || scripts/extra-cases.py -- "$dir/engine" || status=1
 python3 - "$dir/out" <<'PY' || status=1
 import json, os, sys
 d = sys.argv[1]

@@ -9,7 +9,9 @@
 # Sources: the conformance corpus (../shared/conformance, or $SWF_CONFORMANCE)
 # except the cases whose definition is
 # invalid (they record no history); examples/*.asl.json with their input and
-# every examples/NAME*.mocks.json; tests/histories/src/*.asl.json. One file
+# every examples/NAME*.mocks.json; tests/histories/src/*.asl.json; the
+# Serverless Workflow corpus (../shared/serverless-workflow/cases, or
+# $SWF_SW_CASES) with its events. One file
 # with a WorkflowExecutionSignaled event added by hand (signals are recorded
 # and ignored by the interpreter). Record only when a change of decisions is
 # intended, and say so in the commit.
@@ -27,13 +29,12 @@ rm -f "$OUT"/*.jsonl
 # record NAME DEFINITION INPUT [MOCKS]
 record() {
     # POSIX sh has no local variables: r_ names keep the callers' intact.
-    r_name=$1 r_def=$2 r_input=$3 r_mocks=${4:-}
+    r_name=$1 r_def=$2 r_input=$3 r_mocks=${4:-} r_events=${5:-}
     r_tmp="$OUT/$r_name.jsonl.tmp"
-    if [ -n "$r_mocks" ]; then
-        "$BIN" run --local "$r_def" --input "$r_input" --mocks "$r_mocks" --history >"$r_tmp" 2>/dev/null || true
-    else
-        "$BIN" run --local "$r_def" --input "$r_input" --history >"$r_tmp" 2>/dev/null || true
-    fi
+    set -- "$BIN" run --local "$r_def" --input "$r_input"
+    [ -n "$r_mocks" ] && set -- "$@" --mocks "$r_mocks"
+    [ -n "$r_events" ] && set -- "$@" --events "$r_events"
+    "$@" --history >"$r_tmp" 2>/dev/null || true
     if head -c 11 "$r_tmp" | grep -q '{"eventId"'; then
         mv "$r_tmp" "$OUT/$r_name.jsonl"
     else
@@ -55,6 +56,25 @@ if [ -d "$CORPUS" ]; then
     done
 else
     echo "record-histories: no corpus at $CORPUS; recording the examples only" >&2
+fi
+
+# The Serverless Workflow corpus (decider/sw/), events included: sw-GROUP__CASE.
+record_sw() {
+    for dir in "$SW_CORPUS"/*/*/; do
+        dir=${dir%/}
+        [ -f "$dir/definition.json" ] || continue
+        input=$dir/input.json
+        [ -f "$input" ] || input=$empty
+        mocks= events=
+        [ -f "$dir/mocks.json" ] && mocks=$dir/mocks.json
+        [ -f "$dir/events.json" ] && events=$dir/events.json
+        record "sw-$(basename "$(dirname "$dir")")__$(basename "$dir")" "$dir/definition.json" \
+            "$input" "$mocks" "$events"
+    done
+}
+SW_CORPUS=${SWF_SW_CASES:-../shared/serverless-workflow/cases}
+if [ -d "$SW_CORPUS" ]; then record_sw
+else echo "record-histories: no Serverless Workflow corpus at $SW_CORPUS" >&2
 fi
 
 for def in examples/*.asl.json tests/histories/src/*.asl.json; do

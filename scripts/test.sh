@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs what is missing, builds, and runs every test: the Criterion unit and
 # integration tests (plain and under AddressSanitizer + UndefinedBehaviorSanitizer)
+# the Serverless Workflow corpus against `swf run --local`,
 # and the ASL conformance corpus against `swf run --local` and through the
 # distributed system (`swf run --dev`: PostgreSQL, Kafka, swf-history, deciders,
 # a worker), each case's two results compared. The e2e and recovery suites
@@ -17,10 +18,16 @@ echo "== conformance corpus (swf run --local)"
 scripts/conformance.sh build/swf || status=1
 echo "== conformance corpus under the sanitizers"
 scripts/conformance.sh build-asan/swf || status=1
+echo "== Serverless Workflow corpus (swf run --local), plain and under the sanitizers"
+scripts/sw-conformance.sh build/swf || status=1
+scripts/sw-conformance.sh build-asan/swf || status=1
 echo "== conformance corpus through the distributed path (swf run --dev), compared with --local"
 scripts/dev-conformance.sh build || status=1
 echo "== the same under the sanitizers"
 scripts/dev-conformance.sh build-asan || status=1
+echo "== Serverless Workflow corpus through swf run --dev, compared with --local (plain, sanitizers)"
+SWF_CASES=../shared/serverless-workflow/cases scripts/dev-conformance.sh build || status=1
+SWF_CASES=../shared/serverless-workflow/cases scripts/dev-conformance.sh build-asan || status=1
 echo "== the main job: scripts/example.sh (the order workflow on swf dev with swf-workers)"
 log=$(mktemp)
 if scripts/example.sh build >"$log" 2>&1; then grep -E 'execution succeeded|SHIPPED' "$log" | head -2

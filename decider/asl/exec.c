@@ -40,6 +40,7 @@
 
 #include "decider/asl/exec_internal.h"
 #include "decider/asl/validate.h"
+#include "decider/sw/sw.h"
 #include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
@@ -202,11 +203,14 @@ void swf_asl__trace(swf_asl_exec_t *ex, frame_t *f, swf_asl_trace_kind_t kind, j
 {
     if (ex->trace_fn == NULL)
         return;
+    const char *type = swf_asl__state_type_names[f->info->type];
+    if (ex->sw && (type = swf_asl__sw_trace_type(f->state)) == NULL)
+        return; /* a helper state of the translation (decider/sw/README.md) */
     swf_asl_trace_t t = {
         .kind = kind,
         .path = f->path,
         .state = f->name,
-        .state_type = swf_asl__state_type_names[f->info->type],
+        .state_type = type,
         .data = data,
         .time_ms = ex->now_ms,
         .event_id = ex->dt_started_id,
@@ -273,6 +277,7 @@ void swf_asl__frame_clear_children(frame_t *f)
 
 static void frame_free(frame_t *f)
 {
+    swf_asl__sw_frame_free(f);
     frame_clear_outcome(f);
     swf_asl__frame_clear_children(f);
     json_object_put(f->input);
@@ -566,7 +571,11 @@ static void run_frame(swf_asl_exec_t *ex, frame_t *f)
         } else {
             switch (f->phase) {
             case PH_ENTER:
-                s = swf_asl__state_enter(ex, f);
+                s = swf_asl__sw_is_event(ex, f) ? swf_asl__sw_event_enter(ex, f)
+                                                : swf_asl__state_enter(ex, f);
+                break;
+            case PH_SWEVENT:
+                s = swf_asl__sw_event_step(ex, f);
                 break;
             case PH_CHILDREN:
                 s = swf_asl__children_step(ex, f);
@@ -678,12 +687,14 @@ swf_error_t *swf_asl_exec_decide(swf_asl_exec_t *ex, swf_asl_decisions_t *out)
             swf_asl__decisions_push(ex->out, SWF_EVENT_WORKFLOW_EXECUTION_CANCELED, a);
             ex->close_decided = true;
         } else {
-            while (ex->qhead < ex->qtail) {
-                frame_t *f = ex->queue[ex->qhead++];
-                f->queued = false;
-                run_frame(ex, f);
-            }
-            ex->qhead = ex->qtail = 0;
+            do {
+                while (ex->qhead < ex->qtail) {
+                    frame_t *f = ex->queue[ex->qhead++];
+                    f->queued = false;
+                    run_frame(ex, f);
+                }
+                ex->qhead = ex->qtail = 0;
+            } while (ex->sw && swf_asl__sw_settle(ex)); /* events (decider/sw/interp.c) */
             if (ex->root->phase == PH_DONE)
                 close_decision(ex);
         }
@@ -827,6 +838,8 @@ static void deliver(swf_asl_exec_t *ex, int64_t seq, bool ok, json_object *resul
         return; /* a duplicate or late result changes nothing */
     frame_t *f = w->frame;
     waiter_close(ex, w);
+    if (ex->sw && f != NULL && !f->dead && swf_asl__sw_event_timer(ex, f, seq))
+        return;
     if (f == NULL || f->dead || f->wait_seq != seq || f->has_outcome)
         return;
     f->has_outcome = true;
@@ -910,7 +923,18 @@ static swf_error_t *apply_started(swf_asl_exec_t *ex, const swf_event_t *ev)
     free(ex_arn);
 
     swf_asl_problems_t problems = {0};
-    if (!ex->trusted && swf_asl_validate(def, &problems) > 0) {
+    if (swf_sw_is_document(def)) {
+        /* Serverless Workflow (decider/sw/): validated always, as the
+         * translation relies on it, then run as its translation. */
+        ex->sw = true;
+        if (swf_sw_validate(def, &problems) == 0) {
+            def = ex->sw_machine = swf_sw_translate(def);
+            swf_asl__sw_started(ex, ev->attrs);
+        }
+    } else if (!ex->trusted) {
+        swf_asl_validate(def, &problems);
+    }
+    if (problems.count > 0) {
         ex->broken = true;
         ex->broken_reason = xprintf("the definition is invalid: %s: %s", problems.items[0].where,
                                     problems.items[0].message);
@@ -1007,7 +1031,9 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *ex, const swf_event_t *ev)
     case SWF_EVENT_ACTIVITY_TASK_STARTED:
     case SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED:
     case SWF_EVENT_MARKER_RECORDED:
+        break;
     case SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED:
+        swf_asl__sw_signal(ex, ev->attrs); /* CloudEvents (decider/sw/interp.c) */
         break;
     case SWF_EVENT_ACTIVITY_TASK_COMPLETED: {
         int64_t seq = activity_seq(ex, ev);
@@ -1164,6 +1190,8 @@ void swf_asl_exec_free(swf_asl_exec_t *ex)
     swf_asl_decisions_free(&ex->expected);
     lh_table_free(ex->infos);
     json_object_put(ex->definition);
+    json_object_put(ex->sw_machine);
+    swf_asl__sw_rt_free(ex->sw_rt);
     json_object_put(ex->input);
     json_object_put(ex->ctx_execution);
     json_object_put(ex->ctx_machine);
@@ -1244,6 +1272,8 @@ static const char *phase_name(phase_t p)
         return "waiting to retry";
     case PH_CHILDREN:
         return "waiting for branches";
+    case PH_SWEVENT:
+        return "waiting for events";
     case PH_DONE:
         return "done";
     }

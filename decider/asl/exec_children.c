@@ -258,7 +258,8 @@ step_t swf_asl__children_step(swf_asl_exec_t *ex, frame_t *f)
         f->results[i] = NULL;
     }
     swf_asl__frame_clear_children(f);
-    step_t s = swf_asl__state_result(ex, f, arr);
+    step_t s = swf_asl__sw_is_route(ex, f) ? swf_asl__sw_route(ex, f, arr)
+                                           : swf_asl__state_result(ex, f, arr);
     json_object_put(arr);
     return s;
 }

@@ -73,6 +73,7 @@ typedef enum phase {
     PH_TIMER,    /* waiting for a Wait state's timer */
     PH_RETRY,    /* waiting for a retry back-off timer */
     PH_CHILDREN, /* waiting for branches or iterations */
+    PH_SWEVENT,  /* a Serverless Workflow EVENT state waits (decider/sw/interp.c) */
     PH_DONE,
 } phase_t;
 
@@ -141,6 +142,7 @@ struct frame {
      * transitions_dt (SWF_LIMIT_TRANSITIONS_PER_DECISION). */
     uint64_t transitions;
     int64_t transitions_dt;
+    void *sw_wait; /* PH_SWEVENT: decider/sw/interp.c's wait */
 };
 
 typedef enum waiter_kind { W_ACTIVITY, W_TIMER } waiter_kind_t;
@@ -216,7 +218,30 @@ struct swf_asl_exec {
     void *trace_ctx;
     bool trusted; /* the definition was validated by the caller */
     char *token_secret;
+    /* Serverless Workflow (decider/sw/README.md): the definition is a
+     * Serverless Workflow document and the machine run is its translation
+     * (sw_machine, owned), with SYS.* error names. */
+    bool sw;
+    json_object *sw_machine;
+    struct swf_asl_sw_rt *sw_rt; /* its events: correlation, pending, waits */
 };
+
+/* The Serverless Workflow dialect (decider/sw/interp.c). */
+const char *swf_asl__sw_error_name(const char *error);
+bool swf_asl__sw_is_route(const swf_asl_exec_t *ex, const frame_t *f);
+step_t swf_asl__sw_route(swf_asl_exec_t *ex, frame_t *f, json_object *results);
+typedef struct swf_asl_sw_rt swf_asl_sw_rt_t;
+void swf_asl__sw_rt_free(swf_asl_sw_rt_t *rt);
+void swf_asl__sw_frame_free(frame_t *f);
+bool swf_asl__sw_is_event(const swf_asl_exec_t *ex, const frame_t *f);
+step_t swf_asl__sw_event_enter(swf_asl_exec_t *ex, frame_t *f);
+step_t swf_asl__sw_event_step(swf_asl_exec_t *ex, frame_t *f);
+bool swf_asl__sw_event_timer(swf_asl_exec_t *ex, frame_t *f, int64_t seq);
+void swf_asl__sw_signal(swf_asl_exec_t *ex, json_object *attrs);
+bool swf_asl__sw_settle(swf_asl_exec_t *ex);
+void swf_asl__sw_started(swf_asl_exec_t *ex, json_object *attrs);
+bool swf_asl__sw_waiting(const swf_asl_exec_t *ex);
+const char *swf_asl__sw_trace_type(json_object *state);
 
 /* ---------------------------------------------------------------- helpers */
 

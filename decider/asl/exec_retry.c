@@ -141,6 +141,8 @@ static step_t catch_error(swf_asl_exec_t *ex, frame_t *f, json_object *c, const 
 step_t swf_asl__state_error(swf_asl_exec_t *ex, frame_t *f, const char *error, const char *cause)
 {
     const char *why = cause ? cause : "";
+    if (ex->sw)
+        error = swf_asl__sw_error_name(error);
     if (strcmp(error, ERR_RUNTIME) != 0) {
         step_t s = retry(ex, f, error, why);
         if (s != STEP_DONE)

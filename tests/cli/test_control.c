@@ -3,7 +3,8 @@
  * command puts exactly its documented message on the inbox (read back from
  * a librdkafka mock cluster and checked field by field, and by the codec
  * the deciders use), what must be refused is refused before anything is
- * produced, and `swf start --wait` follows an execution to its end while
+ * produced, `swf send-event` (cli/send_event.c) signals the waiting instance
+ * or starts one, and `swf start --wait` follows an execution to its end while
  * another thread appends the events a decider would.
  *
  * Each test runs in a process of its own (Criterion forks), with its own
@@ -22,7 +23,9 @@
 
 #include "cli/cli.h"
 #include "decider/local.h"
+#include "history/store.h"
 #include "protocol/json.h"
+#include "protocol/time.h"
 #include "protocol/message.h"
 #include "protocol/token.h"
 
@@ -402,6 +405,109 @@ Test(cli_control, signal_cancel_terminate_send_their_messages_for_an_open_execut
     snprintf(expect, sizeof(expect), "{\"v\":1,\"type\":\"terminate\",\"executionId\":\"%s\"}", id);
     assert_message(&m[6], id, expect);
     inbox_free(m, 7);
+}
+
+/* ---- swf send-event (cli/send_event.c) -------------------------------------------- */
+
+static const char loan_definition[] =
+    "{\"trigger-defs\":["
+    "{\"name\":\"Req\",\"source\":\"/portal\",\"correlation-token\":\"$.data.loan\"},"
+    "{\"name\":\"Ok\",\"source\":\"/mgr\",\"correlation-token\":\"$.data.loan\"}],"
+    "\"states\":["
+    "{\"name\":\"Start\",\"type\":\"EVENT\",\"start\":true,\"events\":[{\"event-expression\":"
+    "\"Req\",\"next-state\":\"Decide\"}]},"
+    "{\"name\":\"Decide\",\"type\":\"EVENT\",\"events\":[{\"event-expression\":\"Ok\","
+    "\"next-state\":\"Done\"}]},{\"name\":\"Done\",\"type\":\"END\"}]}";
+
+/* What a decider would append to a started execution: its first decision
+ * task, which decides nothing (the start state waits). */
+static void first_decision(const char *db, const char *id)
+{
+    swf_history_store_t *s;
+    cr_assert_null(swf_history_pg_new(db, &s));
+    json_object *started = json_object_new_object(), *done = json_object_new_object();
+    swf_json_add(started, "scheduledEventId", json_object_new_int(2));
+    swf_json_add(done, "scheduledEventId", json_object_new_int(2));
+    swf_json_add(done, "startedEventId", json_object_new_int(3));
+    int64_t now = swf_time_now_ms();
+    swf_event_t evs[] = {{3, SWF_EVENT_DECISION_TASK_STARTED, now, started},
+                         {4, SWF_EVENT_DECISION_TASK_COMPLETED, now, done}};
+    swf_error_t *err = swf_history_append(s, id, 3, evs, 2);
+    cr_assert_null(err, "%s", swf_error_message(err));
+    json_object_put(started);
+    json_object_put(done);
+    swf_history_store_free(s);
+}
+
+Test(cli_control, send_event_routes_an_event_to_the_waiting_instance_or_starts_one)
+{
+    const char *db = fixture_db();
+    char id[64];
+    start_one(db, "loans", loan_definition, id);
+    first_decision(db, id);
+    /* Start waits for Req: it records it. */
+    cr_assert_eq(swf(db, "send-event", "loans",
+                     "{\"id\":\"e1\",\"source\":\"/portal\",\"type\":\"t\",\"data\":{\"loan\":"
+                     "\"L1\"}}",
+                     NULL),
+                 0, "%s", errors);
+    char want[256];
+    snprintf(want, sizeof(want), "%s: recorded by a waiting state", id);
+    cr_assert_not_null(strstr(output, want), "%s", output);
+    /* Nobody waits for Ok and no instance has a correlation value yet. */
+    cr_assert_eq(
+        swf(db, "send-event", "loans",
+            "{\"id\":\"e2\",\"source\":\"/mgr\",\"type\":\"t\",\"data\":{\"loan\":\"L1\"}}", NULL),
+        1, "%s", errors);
+    cr_assert_not_null(strstr(output, "dropped: no open instance"), "%s", output);
+    cr_assert_eq(swf(db, "send-event", "loans", "{\"id\":\"e3\",\"source\":\"/portal\"}", NULL), 1);
+    cr_assert_not_null(strstr(output, "dropped: malformed"), "%s", output);
+    /* The decide message of swf start and the one signal. */
+    inbox_msg_t m[2];
+    inbox_read(m, 2);
+    char expect[512];
+    snprintf(expect, sizeof(expect),
+             "{\"v\":1,\"type\":\"signal\",\"executionId\":\"%s\",\"signalName\":\"cloudevent\","
+             "\"input\":{\"id\":\"e1\",\"source\":\"/portal\",\"type\":\"t\",\"data\":{\"loan\":"
+             "\"L1\"}}}",
+             id);
+    assert_message(&m[1], id, expect);
+    inbox_free(m, 2);
+}
+
+Test(cli_control, send_event_starts_an_instance_when_the_start_state_waits_for_it)
+{
+    const char *db = fixture_db();
+    char def[] = "/tmp/swf-ctl-def-XXXXXX";
+    close(mkstemp(def));
+    write_file(def, loan_definition);
+    cr_assert_eq(swf(db, "register", "loans", def, NULL), 0, "%s", errors);
+    unlink(def);
+    cr_assert_eq(swf(db, "send-event", "loans",
+                     "{\"id\":\"e1\",\"source\":\"/portal\",\"type\":\"t\",\"data\":{\"loan\":"
+                     "\"L9\"}}",
+                     NULL),
+                 0, "%s", errors);
+    cr_assert_not_null(strstr(output, ": started by the event"), "%s", output);
+    char id[64];
+    snprintf(id, sizeof(id), "%.36s", output);
+    swf_history_store_t *s;
+    cr_assert_null(swf_history_pg_new(db, &s));
+    swf_event_list_t events = {0};
+    cr_assert_null(swf_history_load(s, id, 0, 0, &events));
+    json_object *first;
+    cr_assert(swf_json_get(events.items[0].attrs, "startEvent", &first));
+    cr_assert_str_eq(swf_json_get_string(first, "id"), "e1");
+    swf_event_list_free(&events);
+    swf_history_store_free(s);
+    /* The same event again: the new instance has it, so none starts. */
+    cr_assert_eq(swf(db, "send-event", "loans",
+                     "{\"id\":\"e1\",\"source\":\"/portal\",\"type\":\"t\",\"data\":{\"loan\":"
+                     "\"L9\"}}",
+                     NULL),
+                 0, "%s", errors);
+    cr_assert_not_null(strstr(output, "already received it"), "%s", output);
+    cr_assert_null(strstr(output, "started"), "%s", output);
 }
 
 Test(cli_control, unknown_or_closed_executions_are_refused_and_nothing_is_produced)
