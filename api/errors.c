@@ -171,6 +171,21 @@ swf_error_t *swf_api__bool(json_object *in, const char *key, bool *out)
     return NULL;
 }
 
+swf_error_t *swf_api__page_token(json_object *in, long max_offset, long *offset)
+{
+    *offset = 0;
+    const char *token;
+    swf_error_t *err = swf_api__str(in, "nextToken", false, 32, &token);
+    if (err != NULL || token == NULL)
+        return err;
+    char *end;
+    long v = strtol(token, &end, 10);
+    if (end == token || *end != '\0' || v < 0 || v > max_offset)
+        return swf_api__err("InvalidToken", "Invalid Token: '%s'", token);
+    *offset = v;
+    return NULL;
+}
+
 swf_error_t *swf_api__allowed(swf_api_call_t *call, const char *kind, const char *name)
 {
     if (swf_api_credentials_allows(call->api->creds, call->key, kind, name))

@@ -20,13 +20,12 @@
  */
 #include "api/internal.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "history/pg.h"
+#include "protocol/hash.h"
 #include "protocol/json.h"
 #include "protocol/message.h"
 #include "protocol/time.h"
@@ -49,12 +48,15 @@ static swf_error_t *no_execution(const char *arn)
     return swf_api__err("ExecutionDoesNotExist", "Execution Does Not Exist: '%s'", arn);
 }
 
-swf_error_t *swf_api__execution_find(swf_api_call_t *call, const char *arn,
+swf_error_t *swf_api__execution_find(swf_api_call_t *call, json_object *in,
                                      swf_history_execution_t *out)
 {
     memset(out, 0, sizeof(*out));
     char machine[SWF_API_NAME_BYTES + 1], name[SWF_API_NAME_BYTES + 1];
-    swf_error_t *err = swf_api__arn_parse(arn, "execution", machine, name);
+    const char *arn;
+    swf_error_t *err = swf_api__str(in, "executionArn", true, SWF_API_ARN_BYTES, &arn);
+    if (err == NULL)
+        err = swf_api__arn_parse(arn, "execution", machine, name);
     if (err == NULL && name[0] == '\0')
         err = swf_api__err("InvalidArn", "Invalid Arn: '%s': no execution name", arn);
     if (err == NULL)
@@ -88,24 +90,6 @@ static swf_error_t *execution_input(swf_history_store_t *s, const char *id, json
     }
     swf_event_list_free(&first);
     return err;
-}
-
-/* A random (version 4) UUID, the name of an execution started without one. */
-static swf_error_t *uuid_new(char out[37])
-{
-    unsigned char b[16];
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, b, sizeof(b)) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n != (ssize_t)sizeof(b))
-        return swf_error_new(SWF_E_IO, NULL, "/dev/urandom: cannot read");
-    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
-    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-             b[14], b[15]);
-    return NULL;
 }
 
 /* The answer to a start that finds the execution `name` already there. */
@@ -151,7 +135,7 @@ swf_error_t *swf_api__execution_start(swf_api_call_t *call, json_object *in, jso
         err = swf_api__allowed(call, "stateMachine", machine);
     char uuid[37];
     if (err == NULL && name == NULL) {
-        err = uuid_new(uuid);
+        err = swf_uuid_new(uuid);
         name = uuid;
     }
     if (err == NULL)
@@ -222,6 +206,23 @@ swf_error_t *swf_api__execution_start(swf_api_call_t *call, json_object *in, jso
     return NULL;
 }
 
+/* What DescribeExecution and ListExecutions both show of an execution. */
+static json_object *execution_summary(swf_api_call_t *call, const swf_history_execution_t *ex)
+{
+    char marn[SWF_API_ARN_BYTES], earn[SWF_API_ARN_BYTES];
+    swf_api__arn(call->api, "stateMachine", ex->state_machine, NULL, marn);
+    swf_api__arn(call->api, "execution", ex->state_machine, ex->execution_id, earn);
+    json_object *o = json_object_new_object();
+    swf_json_add(o, "executionArn", json_object_new_string(earn));
+    swf_json_add(o, "stateMachineArn", json_object_new_string(marn));
+    swf_json_add(o, "name", json_object_new_string(ex->execution_id));
+    swf_json_add(o, "status", json_object_new_string(swf_api__execution_status(ex->status)));
+    swf_json_add(o, "startDate", swf_api__time(ex->start_ms));
+    if (ex->close_ms >= 0)
+        swf_json_add(o, "stopDate", swf_api__time(ex->close_ms));
+    return o;
+}
+
 /* A JSON value as the string the API carries it in. */
 static json_object *json_text(json_object *v)
 {
@@ -230,11 +231,8 @@ static json_object *json_text(json_object *v)
 
 swf_error_t *swf_api__execution_describe(swf_api_call_t *call, json_object *in, json_object **out)
 {
-    const char *arn;
-    swf_error_t *err = swf_api__str(in, "executionArn", true, SWF_API_ARN_BYTES, &arn);
     swf_history_execution_t ex;
-    if (err == NULL)
-        err = swf_api__execution_find(call, arn, &ex);
+    swf_error_t *err = swf_api__execution_find(call, in, &ex);
     if (err != NULL)
         return err;
     swf_history_store_t *s;
@@ -246,17 +244,7 @@ swf_error_t *swf_api__execution_describe(swf_api_call_t *call, json_object *in, 
     if (err == NULL && ex.close_ms >= 0)
         err = swf_history_pg_load_reverse(s, ex.execution_id, 0, 1, &last);
     if (err == NULL) {
-        char marn[SWF_API_ARN_BYTES], earn[SWF_API_ARN_BYTES];
-        swf_api__arn(call->api, "stateMachine", ex.state_machine, NULL, marn);
-        swf_api__arn(call->api, "execution", ex.state_machine, ex.execution_id, earn);
-        json_object *o = json_object_new_object();
-        swf_json_add(o, "executionArn", json_object_new_string(earn));
-        swf_json_add(o, "stateMachineArn", json_object_new_string(marn));
-        swf_json_add(o, "name", json_object_new_string(ex.execution_id));
-        swf_json_add(o, "status", json_object_new_string(swf_api__execution_status(ex.status)));
-        swf_json_add(o, "startDate", swf_api__time(ex.start_ms));
-        if (ex.close_ms >= 0)
-            swf_json_add(o, "stopDate", swf_api__time(ex.close_ms));
+        json_object *o = execution_summary(call, &ex);
         swf_json_add(o, "input", json_text(input));
         json_object *det = json_object_new_object();
         swf_json_add(det, "included", json_object_new_boolean(1));
@@ -291,15 +279,13 @@ swf_error_t *swf_api__execution_describe(swf_api_call_t *call, json_object *in, 
 
 swf_error_t *swf_api__execution_stop(swf_api_call_t *call, json_object *in, json_object **out)
 {
-    const char *arn, *error, *cause;
-    swf_error_t *err = swf_api__str(in, "executionArn", true, SWF_API_ARN_BYTES, &arn);
-    if (err == NULL)
-        err = swf_api__str(in, "error", false, SWF_MSG_NAME_BYTES, &error);
+    const char *error, *cause;
+    swf_error_t *err = swf_api__str(in, "error", false, SWF_MSG_NAME_BYTES, &error);
     if (err == NULL)
         err = swf_api__str(in, "cause", false, SWF_MSG_CAUSE_BYTES, &cause);
     swf_history_execution_t ex;
     if (err == NULL)
-        err = swf_api__execution_find(call, arn, &ex);
+        err = swf_api__execution_find(call, in, &ex);
     if (err != NULL)
         return err;
     int64_t stop_ms = ex.close_ms;
@@ -340,7 +326,7 @@ static const char *status_filter(const char *aws)
 
 swf_error_t *swf_api__executions_list(swf_api_call_t *call, json_object *in, json_object **out)
 {
-    const char *arn, *status = NULL, *token;
+    const char *arn, *status = NULL;
     char machine[SWF_API_NAME_BYTES + 1];
     int64_t max = 100;
     swf_error_t *err = swf_api__str(in, "stateMachineArn", true, SWF_API_ARN_BYTES, &arn);
@@ -355,15 +341,9 @@ swf_error_t *swf_api__executions_list(swf_api_call_t *call, json_object *in, jso
                            "statusFilter must be RUNNING, SUCCEEDED, FAILED, TIMED_OUT or ABORTED");
     if (err == NULL)
         err = swf_api__int(in, "maxResults", 0, 1000, &max);
-    if (err == NULL)
-        err = swf_api__str(in, "nextToken", false, 32, &token);
     long offset = 0;
-    if (err == NULL && token != NULL) {
-        char *end;
-        offset = strtol(token, &end, 10);
-        if (*end != '\0' || offset < 0 || offset > LIST_DEPTH)
-            err = swf_api__err("InvalidToken", "Invalid Token: '%s'", token);
-    }
+    if (err == NULL)
+        err = swf_api__page_token(in, LIST_DEPTH, &offset);
     if (max == 0)
         max = 100;
     swf_history_store_t *s;
@@ -382,19 +362,7 @@ swf_error_t *swf_api__executions_list(swf_api_call_t *call, json_object *in, jso
     json_object *list = json_object_new_array();
     size_t end = n > (size_t)offset + (size_t)max ? (size_t)offset + (size_t)max : n;
     for (size_t i = (size_t)offset; i < end; i++) {
-        char earn[SWF_API_ARN_BYTES], marn[SWF_API_ARN_BYTES];
-        swf_api__arn(call->api, "execution", items[i].state_machine, items[i].execution_id, earn);
-        swf_api__arn(call->api, "stateMachine", items[i].state_machine, NULL, marn);
-        json_object *o = json_object_new_object();
-        swf_json_add(o, "executionArn", json_object_new_string(earn));
-        swf_json_add(o, "stateMachineArn", json_object_new_string(marn));
-        swf_json_add(o, "name", json_object_new_string(items[i].execution_id));
-        swf_json_add(o, "status",
-                     json_object_new_string(swf_api__execution_status(items[i].status)));
-        swf_json_add(o, "startDate", swf_api__time(items[i].start_ms));
-        if (items[i].close_ms >= 0)
-            swf_json_add(o, "stopDate", swf_api__time(items[i].close_ms));
-        json_object_array_add(list, o);
+        json_object_array_add(list, execution_summary(call, &items[i]));
     }
     *out = json_object_new_object();
     swf_json_add(*out, "executions", list);

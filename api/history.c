@@ -268,30 +268,21 @@ static void event_emit(out_t *o, const swf_event_t *ev, const swf_event_list_t *
 
 swf_error_t *swf_api__execution_history(swf_api_call_t *call, json_object *in, json_object **out)
 {
-    const char *arn, *token;
     int64_t max = 100;
     bool reverse = false, data = true;
-    swf_error_t *err = swf_api__str(in, "executionArn", true, SWF_API_ARN_BYTES, &arn);
-    if (err == NULL)
-        err = swf_api__int(in, "maxResults", 0, 1000, &max);
+    swf_error_t *err = swf_api__int(in, "maxResults", 0, 1000, &max);
     if (err == NULL)
         err = swf_api__bool(in, "reverseOrder", &reverse);
     if (err == NULL)
         err = swf_api__bool(in, "includeExecutionData", &data);
-    if (err == NULL)
-        err = swf_api__str(in, "nextToken", false, 32, &token);
     long from = 0;
-    if (err == NULL && token != NULL) {
-        char *end;
-        from = strtol(token, &end, 10);
-        if (*end != '\0' || from < 0)
-            err = swf_api__err("InvalidToken", "Invalid Token: '%s'", token);
-    }
+    if (err == NULL)
+        err = swf_api__page_token(in, SWF_LIMIT_HISTORY_EVENTS * 3L, &from);
     if (max == 0)
         max = 100;
     swf_history_execution_t ex;
     if (err == NULL)
-        err = swf_api__execution_find(call, arn, &ex);
+        err = swf_api__execution_find(call, in, &ex);
     if (err != NULL)
         return err;
     swf_history_store_t *s;

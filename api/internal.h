@@ -91,6 +91,10 @@ swf_error_t *swf_api__int(json_object *in, const char *key, int64_t lo, int64_t 
 /* A boolean member; *out keeps its value when absent. */
 swf_error_t *swf_api__bool(json_object *in, const char *key, bool *out);
 
+/* The nextToken of a listing that pages by position: *offset gets it (0
+ * when absent); InvalidToken unless it is a number from 0 to max_offset. */
+swf_error_t *swf_api__page_token(json_object *in, long max_offset, long *offset);
+
 /* AccessDeniedException unless the call's key may use kind:name. */
 swf_error_t *swf_api__allowed(swf_api_call_t *call, const char *kind, const char *name);
 
@@ -135,10 +139,11 @@ SWF_API__ACTIONS(SWF_API__DECLARE)
 
 /* ---- executions (executions.c), for history.c and activities.c ------------ */
 
-/* The execution an ARN names, checked against its state machine, and the
- * key's right to it: ExecutionDoesNotExist, InvalidArn, AccessDenied. */
+/* The execution the request's executionArn names, checked against its
+ * state machine, and the key's right to it: ValidationException,
+ * InvalidArn, ExecutionDoesNotExist, AccessDeniedException. */
 typedef struct swf_history_execution swf_history_execution_t;
-swf_error_t *swf_api__execution_find(swf_api_call_t *call, const char *arn,
+swf_error_t *swf_api__execution_find(swf_api_call_t *call, json_object *in,
                                      swf_history_execution_t *out);
 /* AWS's status of a row of the executions projection. */
 const char *swf_api__execution_status(const char *status);

@@ -365,11 +365,8 @@ swf_error_t *swf_api__machine_validate(swf_api_call_t *call, json_object *in, js
 swf_error_t *swf_api__machine_for_execution(swf_api_call_t *call, json_object *in,
                                             json_object **out)
 {
-    const char *arn;
-    swf_error_t *err = swf_api__str(in, "executionArn", true, SWF_API_ARN_BYTES, &arn);
     swf_history_execution_t ex = {0};
-    if (err == NULL)
-        err = swf_api__execution_find(call, arn, &ex);
+    swf_error_t *err = swf_api__execution_find(call, in, &ex);
     if (err != NULL)
         return err;
     /* The definition the execution runs is the one in its history. */

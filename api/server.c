@@ -281,8 +281,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
         r->start_ms = swf_time_now_ms();
         *con_cls = r;
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-        if (cl != NULL && strtoull(cl, NULL, 10) > SWF_API_BODY_BYTES)
+        if (cl != NULL && strtoull(cl, NULL, 10) > SWF_API_BODY_BYTES) {
+            /* Answered before the body is read; the connection then closes. */
             r->too_big = true;
+            return run(api, conn, method, url, r);
+        }
         return MHD_YES;
     }
     if (r->state == REQ_SUSPENDED) {
@@ -297,9 +300,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
         size_t n = *upload_size;
         *upload_size = 0;
         if (r->too_big || r->len + n > SWF_API_BODY_BYTES) {
+            /* A body without a Content-Length (chunked) that grows past
+             * the bound: the rest is read and dropped, the answer is 413. */
             r->too_big = true;
-            /* Stop reading: the answer goes now and the connection closes. */
-            return run(api, conn, method, url, r);
+            return MHD_YES;
         }
         if (r->len + n + 1 > r->cap) {
             size_t cap = r->cap ? r->cap : 4096;

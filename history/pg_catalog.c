@@ -79,6 +79,17 @@ static swf_error_t *entries_query(swf_history_store_t *store, const char *sql, i
     return NULL;
 }
 
+/* A page of a listing by name: sql takes $1 the name after which it
+ * starts (NULL: the first) and $2 the page's size (1 to 1000). */
+static swf_error_t *page_query(swf_history_store_t *store, const char *sql, const char *after,
+                               size_t limit, swf_history_catalog_entry_t **items, size_t *count)
+{
+    char ls[24];
+    snprintf(ls, sizeof(ls), "%zu", limit < 1 ? 1 : limit > 1000 ? 1000 : limit);
+    const char *params[2] = {after, ls};
+    return entries_query(store, sql, 2, params, items, count);
+}
+
 #define MACHINES_SELECT                                                                            \
     "SELECT m.name, (extract(epoch FROM min(m.created)) * 1000)::bigint,"                          \
     " (extract(epoch FROM max(m.created)) * 1000)::bigint, max(m.version),"                        \
@@ -89,14 +100,11 @@ swf_error_t *swf_history_pg_state_machines_list(swf_history_store_t *store, cons
                                                 size_t limit, swf_history_catalog_entry_t **items,
                                                 size_t *count)
 {
-    char ls[24];
-    snprintf(ls, sizeof(ls), "%zu", limit < 1 ? 1 : limit > 1000 ? 1000 : limit);
-    const char *params[2] = {after, ls};
-    return entries_query(store,
-                         MACHINES_SELECT "WHERE $1::text IS NULL OR m.name > $1"
-                                         " GROUP BY m.name, s.role_arn, s.type"
-                                         " ORDER BY m.name LIMIT $2::integer",
-                         2, params, items, count);
+    return page_query(store,
+                      MACHINES_SELECT "WHERE $1::text IS NULL OR m.name > $1"
+                                      " GROUP BY m.name, s.role_arn, s.type"
+                                      " ORDER BY m.name LIMIT $2::integer",
+                      after, limit, items, count);
 }
 
 /* One entry of a query by name; SWF_E_NOTFOUND naming `what` when none. */
@@ -202,13 +210,10 @@ swf_error_t *swf_history_pg_activities_list(swf_history_store_t *store, const ch
                                             size_t limit, swf_history_catalog_entry_t **items,
                                             size_t *count)
 {
-    char ls[24];
-    snprintf(ls, sizeof(ls), "%zu", limit < 1 ? 1 : limit > 1000 ? 1000 : limit);
-    const char *params[2] = {after, ls};
-    return entries_query(store,
-                         ACTIVITIES_SELECT "WHERE $1::text IS NULL OR name > $1"
-                                           " ORDER BY name LIMIT $2::integer",
-                         2, params, items, count);
+    return page_query(store,
+                      ACTIVITIES_SELECT "WHERE $1::text IS NULL OR name > $1"
+                                        " ORDER BY name LIMIT $2::integer",
+                      after, limit, items, count);
 }
 
 swf_error_t *swf_history_pg_activity_delete(swf_history_store_t *store, const char *name)
