@@ -103,6 +103,28 @@ swf_error_t *swf_api__arn_parse(const char *arn, const char *kind,
     return NULL;
 }
 
+swf_error_t *swf_api__machine_arn(swf_api_call_t *call, json_object *in, const char *key,
+                                  char name[SWF_API_NAME_BYTES + 1], int *version)
+{
+    const char *arn;
+    char sub[SWF_API_NAME_BYTES + 1] = "";
+    swf_error_t *err = swf_api__str(in, key, true, SWF_API_ARN_BYTES, &arn);
+    if (err == NULL)
+        err = swf_api__arn_parse(arn, "stateMachine", name, version ? sub : NULL);
+    if (err == NULL && version != NULL) {
+        *version = 0;
+        char *end;
+        long v = sub[0] ? strtol(sub, &end, 10) : 0;
+        if (sub[0] != '\0' && (*end != '\0' || v < 1 || v > 99999999))
+            err = swf_api__err("InvalidArn", "Invalid Arn: '%s': swf has no aliases", arn);
+        else
+            *version = (int)v;
+    }
+    if (err == NULL)
+        err = swf_api__allowed(call, "stateMachine", name);
+    return err;
+}
+
 swf_error_t *swf_api__name_check(const char *name)
 {
     size_t n = strlen(name);

@@ -122,17 +122,14 @@ static swf_error_t *start_again(swf_api_call_t *call, swf_history_store_t *s, co
 
 swf_error_t *swf_api__execution_start(swf_api_call_t *call, json_object *in, json_object **out)
 {
-    const char *arn, *name, *input_text;
+    const char *name, *input_text;
     char machine[SWF_API_NAME_BYTES + 1];
-    swf_error_t *err = swf_api__str(in, "stateMachineArn", true, SWF_API_ARN_BYTES, &arn);
+    int version = 0;
+    swf_error_t *err = swf_api__machine_arn(call, in, "stateMachineArn", machine, &version);
     if (err == NULL)
         err = swf_api__str(in, "name", false, SWF_API_NAME_BYTES, &name);
     if (err == NULL)
         err = swf_api__str(in, "input", false, SWF_API_PAYLOAD_BYTES, &input_text);
-    if (err == NULL)
-        err = swf_api__arn_parse(arn, "stateMachine", machine, NULL);
-    if (err == NULL)
-        err = swf_api__allowed(call, "stateMachine", machine);
     char uuid[37];
     if (err == NULL && name == NULL) {
         err = swf_uuid_new(uuid);
@@ -174,7 +171,7 @@ swf_error_t *swf_api__execution_start(swf_api_call_t *call, json_object *in, jso
         return err;
     }
     int64_t now = swf_time_now_ms();
-    swf_history_start_t req = {name, name, machine, 0, input, now, NULL};
+    swf_history_start_t req = {name, name, machine, version, input, now, NULL};
     char *running = NULL;
     err = swf_history_pg_execution_start(s, &req, &running);
     free(running);
@@ -326,14 +323,10 @@ static const char *status_filter(const char *aws)
 
 swf_error_t *swf_api__executions_list(swf_api_call_t *call, json_object *in, json_object **out)
 {
-    const char *arn, *status = NULL;
+    const char *status = NULL;
     char machine[SWF_API_NAME_BYTES + 1];
     int64_t max = 100;
-    swf_error_t *err = swf_api__str(in, "stateMachineArn", true, SWF_API_ARN_BYTES, &arn);
-    if (err == NULL)
-        err = swf_api__arn_parse(arn, "stateMachine", machine, NULL);
-    if (err == NULL)
-        err = swf_api__allowed(call, "stateMachine", machine);
+    swf_error_t *err = swf_api__machine_arn(call, in, "stateMachineArn", machine, NULL);
     if (err == NULL)
         err = swf_api__str(in, "statusFilter", false, 16, &status);
     if (err == NULL && status != NULL && status_filter(status) == NULL)

@@ -76,6 +76,11 @@ void swf_api__arn(const swf_api_t *api, const char *kind, const char *name, cons
 swf_error_t *swf_api__arn_parse(const char *arn, const char *kind,
                                 char name[SWF_API_NAME_BYTES + 1],
                                 char sub[SWF_API_NAME_BYTES + 1]);
+/* The state machine the member `key` of in names, and the key's right to
+ * it. With version non-NULL a version ARN (NAME:N) is taken too, *version
+ * getting N (0: none); an alias is InvalidArn (not supported). */
+swf_error_t *swf_api__machine_arn(swf_api_call_t *call, json_object *in, const char *key,
+                                  char name[SWF_API_NAME_BYTES + 1], int *version);
 /* InvalidName unless name is 1 to 80 characters AWS allows in a name. */
 swf_error_t *swf_api__name_check(const char *name);
 
@@ -118,6 +123,9 @@ json_object *swf_api__time(int64_t ms);
     X(ListStateMachines, machines_list)                                                            \
     X(ValidateStateMachineDefinition, machine_validate)                                            \
     X(DescribeStateMachineForExecution, machine_for_execution)                                     \
+    X(PublishStateMachineVersion, version_publish)                                                 \
+    X(ListStateMachineVersions, versions_list)                                                     \
+    X(DeleteStateMachineVersion, version_delete)                                                   \
     X(StartExecution, execution_start)                                                             \
     X(DescribeExecution, execution_describe)                                                       \
     X(StopExecution, execution_stop)                                                               \

@@ -63,17 +63,11 @@ static swf_error_t *definition_read(const char *text, json_object **out)
     return NULL;
 }
 
-/* The machine named by the member stateMachineArn, and the key's right to it. */
+/* The machine named by the member stateMachineArn (no version). */
 static swf_error_t *machine_arn(swf_api_call_t *call, json_object *in,
                                 char name[SWF_API_NAME_BYTES + 1])
 {
-    const char *arn;
-    swf_error_t *err = swf_api__str(in, "stateMachineArn", true, SWF_API_ARN_BYTES, &arn);
-    if (err == NULL)
-        err = swf_api__arn_parse(arn, "stateMachine", name, NULL);
-    if (err == NULL)
-        err = swf_api__allowed(call, "stateMachine", name);
-    return err;
+    return swf_api__machine_arn(call, in, "stateMachineArn", name, NULL);
 }
 
 static swf_error_t *entry_get(swf_api_call_t *call, const char *name,
@@ -209,7 +203,8 @@ static json_object *machine_json(swf_api_call_t *call, const swf_history_catalog
 swf_error_t *swf_api__machine_describe(swf_api_call_t *call, json_object *in, json_object **out)
 {
     char name[SWF_API_NAME_BYTES + 1];
-    swf_error_t *err = machine_arn(call, in, name);
+    int version = 0;
+    swf_error_t *err = swf_api__machine_arn(call, in, "stateMachineArn", name, &version);
     swf_history_catalog_entry_t e = {0};
     if (err == NULL)
         err = entry_get(call, name, &e);
@@ -218,9 +213,22 @@ swf_error_t *swf_api__machine_describe(swf_api_call_t *call, json_object *in, js
     if (err == NULL)
         err = swf_api__store(call, &s);
     if (err == NULL)
-        err = swf_history_pg_state_machine_get(s, name, e.version, &def, NULL);
-    if (err == NULL)
+        err = swf_history_pg_state_machine_get(s, name, version ? version : e.version, &def, NULL);
+    if (err != NULL && swf_error_code(err) == SWF_E_NOTFOUND) {
+        swf_error_free(err);
+        err = swf_api__err("StateMachineDoesNotExist", "State Machine Does Not Exist: version %d",
+                           version);
+    }
+    if (err == NULL) {
         *out = machine_json(call, &e, def);
+        if (version > 0) {
+            char arn[SWF_API_ARN_BYTES], vs[16];
+            snprintf(vs, sizeof(vs), "%d", version);
+            swf_api__arn(call->api, "stateMachine", name, vs, arn);
+            json_object_object_add(*out, "stateMachineArn", json_object_new_string(arn));
+            json_object_object_add(*out, "revisionId", json_object_new_string(vs));
+        }
+    }
     json_object_put(def);
     entry_clear(&e);
     return err;
@@ -395,5 +403,91 @@ swf_error_t *swf_api__machine_for_execution(swf_api_call_t *call, json_object *i
     }
     swf_event_list_free(&first);
     swf_history_execution_free(&ex);
+    return err;
+}
+
+/* ---- versions --------------------------------------------------------------------- */
+
+/* Every CreateStateMachine and UpdateStateMachine with a definition (and
+ * every `swf register`) is a version already: PublishStateMachineVersion
+ * names the latest one, whose ARN is NAME:N. */
+swf_error_t *swf_api__version_publish(swf_api_call_t *call, json_object *in, json_object **out)
+{
+    char name[SWF_API_NAME_BYTES + 1];
+    swf_error_t *err = machine_arn(call, in, name);
+    swf_history_catalog_entry_t e = {0};
+    if (err == NULL)
+        err = entry_get(call, name, &e);
+    if (err == NULL) {
+        char arn[SWF_API_ARN_BYTES], vs[16];
+        snprintf(vs, sizeof(vs), "%d", e.version);
+        swf_api__arn(call->api, "stateMachine", name, vs, arn);
+        *out = json_object_new_object();
+        swf_json_add(*out, "creationDate", swf_api__time(e.updated_ms));
+        swf_json_add(*out, "stateMachineVersionArn", json_object_new_string(arn));
+    }
+    entry_clear(&e);
+    return err;
+}
+
+/* nextToken: the version the next page starts below. */
+swf_error_t *swf_api__versions_list(swf_api_call_t *call, json_object *in, json_object **out)
+{
+    char name[SWF_API_NAME_BYTES + 1];
+    int64_t max = 100;
+    long before = 0;
+    swf_error_t *err = machine_arn(call, in, name);
+    if (err == NULL)
+        err = swf_api__int(in, "maxResults", 0, 1000, &max);
+    if (err == NULL)
+        err = swf_api__page_token(in, 99999999, &before);
+    if (max == 0)
+        max = 100;
+    swf_history_store_t *s;
+    if (err == NULL)
+        err = swf_api__store(call, &s);
+    swf_history_catalog_entry_t *items = NULL;
+    size_t n = 0;
+    if (err == NULL)
+        err = swf_history_pg_state_machine_versions(s, name, (int)before, (size_t)max + 1, &items,
+                                                    &n);
+    if (err != NULL)
+        return err;
+    json_object *list = json_object_new_array();
+    size_t shown = n > (size_t)max ? (size_t)max : n;
+    for (size_t i = 0; i < shown; i++) {
+        char arn[SWF_API_ARN_BYTES], vs[16];
+        snprintf(vs, sizeof(vs), "%d", items[i].version);
+        swf_api__arn(call->api, "stateMachine", name, vs, arn);
+        json_object *o = json_object_new_object();
+        swf_json_add(o, "stateMachineVersionArn", json_object_new_string(arn));
+        swf_json_add(o, "creationDate", swf_api__time(items[i].created_ms));
+        json_object_array_add(list, o);
+    }
+    *out = json_object_new_object();
+    swf_json_add(*out, "stateMachineVersions", list);
+    if (n > shown) {
+        char next[16];
+        snprintf(next, sizeof(next), "%d", items[shown - 1].version);
+        swf_json_add(*out, "nextToken", json_object_new_string(next));
+    }
+    swf_history_catalog_entries_free(items, n);
+    return NULL;
+}
+
+swf_error_t *swf_api__version_delete(swf_api_call_t *call, json_object *in, json_object **out)
+{
+    char name[SWF_API_NAME_BYTES + 1];
+    int version = 0;
+    swf_error_t *err = swf_api__machine_arn(call, in, "stateMachineVersionArn", name, &version);
+    if (err == NULL && version == 0)
+        err = swf_api__err("ValidationException", "stateMachineVersionArn must name a version");
+    swf_history_store_t *s;
+    if (err == NULL)
+        err = swf_api__store(call, &s);
+    if (err == NULL)
+        err = swf_history_pg_state_machine_version_delete(s, name, version);
+    if (err == NULL)
+        *out = json_object_new_object();
     return err;
 }

@@ -50,6 +50,17 @@ swf_error_t *swf_history_pg_state_machine_settings(swf_history_store_t *store, c
  * does not exist is success, as AWS's DeleteStateMachine. */
 swf_error_t *swf_history_pg_state_machine_delete(swf_history_store_t *store, const char *name);
 
+/* Every version of a state machine, newest first (at most 1000 after
+ * `before`, 0: from the newest), each entry's version and created_ms set. */
+swf_error_t *swf_history_pg_state_machine_versions(swf_history_store_t *store, const char *name,
+                                                   int before, size_t limit,
+                                                   swf_history_catalog_entry_t **items,
+                                                   size_t *count);
+
+/* Deletes one version; a version that does not exist is success. */
+swf_error_t *swf_history_pg_state_machine_version_delete(swf_history_store_t *store,
+                                                         const char *name, int version);
+
 /* Creates an activity; an existing one is success (AWS: CreateActivity is
  * idempotent). *created_ms gets its creation time. */
 swf_error_t *swf_history_pg_activity_create(swf_history_store_t *store, const char *name,

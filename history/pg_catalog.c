@@ -178,6 +178,40 @@ swf_error_t *swf_history_pg_state_machine_delete(swf_history_store_t *store, con
                 1, params);
 }
 
+swf_error_t *swf_history_pg_state_machine_versions(swf_history_store_t *store, const char *name,
+                                                   int before, size_t limit,
+                                                   swf_history_catalog_entry_t **items,
+                                                   size_t *count)
+{
+    swf_error_t *err = name_ok(name);
+    if (err != NULL)
+        return err;
+    char bs[16], ls[24];
+    snprintf(bs, sizeof(bs), "%d", before);
+    snprintf(ls, sizeof(ls), "%zu", limit < 1 ? 1 : limit > 1000 ? 1000 : limit);
+    const char *params[3] = {name, before > 0 ? bs : NULL, ls};
+    return entries_query(store,
+                         "SELECT name, (extract(epoch FROM created) * 1000)::bigint,"
+                         " (extract(epoch FROM created) * 1000)::bigint, version"
+                         " FROM state_machines WHERE name = $1"
+                         " AND ($2::integer IS NULL OR version < $2)"
+                         " ORDER BY version DESC LIMIT $3::integer",
+                         3, params, items, count);
+}
+
+swf_error_t *swf_history_pg_state_machine_version_delete(swf_history_store_t *store,
+                                                         const char *name, int version)
+{
+    swf_error_t *err = name_ok(name);
+    if (err != NULL)
+        return err;
+    char vs[16];
+    snprintf(vs, sizeof(vs), "%d", version);
+    const char *params[2] = {name, vs};
+    return exec(store, "DELETE FROM state_machines WHERE name = $1 AND version = $2::integer", 2,
+                params);
+}
+
 #define ACTIVITIES_SELECT                                                                          \
     "SELECT name, (extract(epoch FROM created) * 1000)::bigint FROM activities "
 

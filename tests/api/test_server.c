@@ -276,3 +276,71 @@ Test(server, answers_a_poll_without_a_task_empty_and_bounds_the_pollers, .timeou
     free(req);
     sys_stop(&s);
 }
+
+/* The JSON body of the answer to a signed request, which must have status 200. */
+static json_object *call_ok(int port, const char *target, const char *body)
+{
+    char *req = request(port, target, body, KEY, SECRET);
+    char resp[65536];
+    exchange(port, req, strlen(req), resp, sizeof(resp), 10000);
+    free(req);
+    cr_assert(strncmp(resp, "HTTP/1.1 200", 12) == 0, "%s: %s", target, resp);
+    const char *b = strstr(resp, "\r\n\r\n");
+    cr_assert_not_null(b);
+    return parse(b + 4);
+}
+
+Test(server, versions_are_the_versions_of_the_catalogue, .timeout = 300)
+{
+    sys_t s;
+    sys_start(&s, 0, 0, 0);
+    int port = swf_api_port(s.api);
+    json_object_put(call_ok(port, SFN "CreateStateMachine",
+                            "{\"name\": \"v\", \"roleArn\": \"arn:aws:iam::1:role/r\", "
+                            "\"definition\": \"{\\\"StartAt\\\": \\\"A\\\", \\\"States\\\": "
+                            "{\\\"A\\\": {\\\"Type\\\": \\\"Pass\\\", \\\"End\\\": true}}}\"}"));
+    json_object_put(call_ok(port, SFN "UpdateStateMachine",
+                            "{\"stateMachineArn\": \"arn:aws:states:us-east-1:123456789012:"
+                            "stateMachine:v\", \"definition\": \"{\\\"StartAt\\\": \\\"B\\\", "
+                            "\\\"States\\\": {\\\"B\\\": {\\\"Type\\\": \\\"Pass\\\", \\\"End\\\": "
+                            "true}}}\"}"));
+    json_object *o = call_ok(port, SFN "PublishStateMachineVersion",
+                             "{\"stateMachineArn\": \"arn:aws:states:us-east-1:123456789012:"
+                             "stateMachine:v\"}");
+    cr_assert_str_eq(swf_json_get_string(o, "stateMachineVersionArn"),
+                     "arn:aws:states:us-east-1:123456789012:stateMachine:v:2");
+    json_object_put(o);
+    o = call_ok(port, SFN "ListStateMachineVersions",
+                "{\"stateMachineArn\": \"arn:aws:states:us-east-1:123456789012:stateMachine:v\", "
+                "\"maxResults\": 1}");
+    json_object *list;
+    cr_assert(swf_json_get(o, "stateMachineVersions", &list));
+    cr_assert_eq(json_object_array_length(list), 1);
+    cr_assert_str_eq(swf_json_get_string(o, "nextToken"), "2");
+    json_object_put(o);
+    o = call_ok(
+        port, SFN "DescribeStateMachine",
+        "{\"stateMachineArn\": \"arn:aws:states:us-east-1:123456789012:stateMachine:v:1\"}");
+    cr_assert(strstr(swf_json_get_string(o, "definition"), "\"A\"") != NULL);
+    json_object_put(o);
+    /* An execution of version 1 runs version 1's definition. */
+    json_object_put(call_ok(port, SFN "StartExecution",
+                            "{\"stateMachineArn\": \"arn:aws:states:us-east-1:123456789012:"
+                            "stateMachine:v:1\", \"name\": \"on-v1\"}"));
+    o = call_ok(port, SFN "DescribeStateMachineForExecution",
+                "{\"executionArn\": \"arn:aws:states:us-east-1:123456789012:execution:v:on-v1\"}");
+    cr_assert(strstr(swf_json_get_string(o, "definition"), "\"A\"") != NULL);
+    json_object_put(o);
+    json_object_put(call_ok(port, SFN "DeleteStateMachineVersion",
+                            "{\"stateMachineVersionArn\": \"arn:aws:states:us-east-1:"
+                            "123456789012:stateMachine:v:1\"}"));
+    expect_signed(
+        port, SFN "DescribeStateMachine",
+        "{\"stateMachineArn\": \"arn:aws:states:us-east-1:123456789012:stateMachine:v:1\"}", KEY,
+        SECRET, 400, "StateMachineDoesNotExist");
+    expect_signed(port, SFN "DescribeStateMachine",
+                  "{\"stateMachineArn\": \"arn:aws:states:us-east-1:123456789012:stateMachine:v:"
+                  "prod\"}",
+                  KEY, SECRET, 400, "InvalidArn");
+    sys_stop(&s);
+}
