@@ -70,6 +70,8 @@ swf_error_t *swf_api__activity_create(swf_api_call_t *call, json_object *in, jso
     if (err == NULL)
         err = swf_history_pg_activity_create(s, name, &created);
     if (err == NULL)
+        err = swf_api__tags_apply(call, "activity", name, in);
+    if (err == NULL)
         *out = activity_json(call, name, created, false);
     return err;
 }

@@ -138,7 +138,14 @@ json_object *swf_api__time(int64_t ms);
     X(GetActivityTask, activity_task_get)                                                          \
     X(SendTaskSuccess, task_success)                                                               \
     X(SendTaskFailure, task_failure)                                                               \
-    X(SendTaskHeartbeat, task_heartbeat)
+    X(SendTaskHeartbeat, task_heartbeat)                                                           \
+    X(TagResource, tag_resource)                                                                   \
+    X(UntagResource, untag_resource)                                                               \
+    X(ListTagsForResource, tags_list)                                                              \
+    X(StartSyncExecution, execution_start_sync)                                                    \
+    X(DescribeMapRun, map_run)                                                                     \
+    X(ListMapRuns, map_run)                                                                        \
+    X(UpdateMapRun, map_run)
 
 #define SWF_API__DECLARE(aws, fn)                                                                  \
     swf_error_t *swf_api__##fn(swf_api_call_t *call, json_object *in, json_object **out);
@@ -155,6 +162,10 @@ swf_error_t *swf_api__execution_find(swf_api_call_t *call, json_object *in,
                                      swf_history_execution_t *out);
 /* AWS's status of a row of the executions projection. */
 const char *swf_api__execution_status(const char *status);
+
+/* The "tags" member of a Create request, set on kind:name (tags.c). */
+swf_error_t *swf_api__tags_apply(swf_api_call_t *call, const char *kind, const char *name,
+                                 json_object *in);
 
 /* ---- the long poll (poll.c) ------------------------------------------------ */
 

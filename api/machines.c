@@ -164,6 +164,8 @@ swf_error_t *swf_api__machine_create(swf_api_call_t *call, json_object *in, json
     err = swf_history_pg_state_machine_settings(s, name, role, "STANDARD");
     if (err == NULL)
         err = swf_history_pg_state_machine_register(s, name, def, &version);
+    if (err == NULL)
+        err = swf_api__tags_apply(call, "stateMachine", name, in);
     json_object_put(def);
     swf_history_catalog_entry_t e = {0};
     if (err == NULL)

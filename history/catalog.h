@@ -45,7 +45,7 @@ swf_error_t *swf_history_pg_state_machine_entry(swf_history_store_t *store, cons
 swf_error_t *swf_history_pg_state_machine_settings(swf_history_store_t *store, const char *name,
                                                    const char *role_arn, const char *type);
 
-/* Deletes every version of a state machine and its settings; executions
+/* Deletes every version of a state machine, its settings and tags; executions
  * keep running (their histories hold the definition). Deleting one that
  * does not exist is success, as AWS's DeleteStateMachine. */
 swf_error_t *swf_history_pg_state_machine_delete(swf_history_store_t *store, const char *name);
@@ -72,5 +72,22 @@ swf_error_t *swf_history_pg_activities_list(swf_history_store_t *store, const ch
                                             size_t limit, swf_history_catalog_entry_t **items,
                                             size_t *count);
 swf_error_t *swf_history_pg_activity_delete(swf_history_store_t *store, const char *name);
+
+/* Tags of a resource ("stateMachine:NAME", "activity:NAME"): set (added
+ * or replaced) and removed by key, listed by key. At most
+ * SWF_HISTORY_TAGS per resource (SWF_E_LIMIT beyond, nothing written). */
+#define SWF_HISTORY_TAGS 50
+typedef struct swf_history_tag {
+    char *key;
+    char *value;
+} swf_history_tag_t;
+
+swf_error_t *swf_history_pg_tags_set(swf_history_store_t *store, const char *resource,
+                                     const swf_history_tag_t *tags, size_t n);
+swf_error_t *swf_history_pg_tags_remove(swf_history_store_t *store, const char *resource,
+                                        const char *const *keys, size_t n);
+swf_error_t *swf_history_pg_tags_list(swf_history_store_t *store, const char *resource,
+                                      swf_history_tag_t **tags, size_t *n);
+void swf_history_tags_free(swf_history_tag_t *tags, size_t n);
 
 #endif

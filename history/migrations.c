@@ -123,6 +123,14 @@ static const char *const migrations[] = {
     "CREATE TABLE activities ("
     "  name text PRIMARY KEY,"
     "  created timestamptz NOT NULL DEFAULT now());",
+
+    /* 8: the API's tags (TagResource), by resource: "stateMachine:NAME"
+     * or "activity:NAME". */
+    "CREATE TABLE tags ("
+    "  resource text NOT NULL,"
+    "  key text NOT NULL,"
+    "  value text NOT NULL,"
+    "  PRIMARY KEY (resource, key));",
 };
 
 #define MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -202,10 +210,13 @@ static const char *const runtime_grants[] = {
     "GRANT SELECT, INSERT ON events TO %s",
     /* DeleteStateMachine (api/) removes a state machine's versions. */
     "GRANT SELECT, INSERT, DELETE ON state_machines TO %s",
-    /* Tables of migration 7: granted once they exist (a schema may be
+    /* Tables of migrations 7 and 8: granted once they exist (a schema may be
      * granted before it is migrated to the latest). */
     "DO $$ BEGIN IF to_regclass('activities') IS NOT NULL THEN"
     " GRANT SELECT, INSERT, UPDATE, DELETE ON state_machine_settings, activities TO %s;"
+    " END IF; END $$",
+    "DO $$ BEGIN IF to_regclass('tags') IS NOT NULL THEN"
+    " GRANT SELECT, INSERT, UPDATE, DELETE ON tags TO %s;"
     " END IF; END $$",
     "GRANT SELECT, INSERT, UPDATE ON executions TO %s",
     "GRANT SELECT, INSERT, UPDATE, DELETE ON timers, outbox, activity_timeouts TO %s",

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "history/pg_internal.h"
+#include "protocol/json.h"
 #include "protocol/limits.h"
 
 void swf_history_catalog_entries_free(swf_history_catalog_entry_t *items, size_t count)
@@ -173,7 +174,8 @@ swf_error_t *swf_history_pg_state_machine_delete(swf_history_store_t *store, con
     const char *params[1] = {name};
     /* One statement, so a crash leaves both or neither. */
     return exec(store,
-                "WITH s AS (DELETE FROM state_machine_settings WHERE name = $1)"
+                "WITH s AS (DELETE FROM state_machine_settings WHERE name = $1),"
+                " t AS (DELETE FROM tags WHERE resource = 'stateMachine:' || $1)"
                 " DELETE FROM state_machines WHERE name = $1",
                 1, params);
 }
@@ -256,5 +258,112 @@ swf_error_t *swf_history_pg_activity_delete(swf_history_store_t *store, const ch
     if (err != NULL)
         return err;
     const char *params[1] = {name};
-    return exec(store, "DELETE FROM activities WHERE name = $1", 1, params);
+    return exec(store,
+                "WITH t AS (DELETE FROM tags WHERE resource = 'activity:' || $1)"
+                " DELETE FROM activities WHERE name = $1",
+                1, params);
+}
+
+/* ---- tags ------------------------------------------------------------------------- */
+
+void swf_history_tags_free(swf_history_tag_t *tags, size_t n)
+{
+    for (size_t i = 0; tags != NULL && i < n; i++) {
+        free(tags[i].key);
+        free(tags[i].value);
+    }
+    free(tags);
+}
+
+/* The tags go in one statement (arrays of keys and values) with the
+ * bound checked in it, so that concurrent TagResource calls cannot pass
+ * the bound together: the advisory lock serialises the resource's tags. */
+swf_error_t *swf_history_pg_tags_set(swf_history_store_t *store, const char *resource,
+                                     const swf_history_tag_t *tags, size_t n)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    if (n > SWF_HISTORY_TAGS)
+        return swf_error_new(SWF_E_LIMIT, NULL, "more than %d tags", SWF_HISTORY_TAGS);
+    json_object *keys = json_object_new_array(), *values = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+        json_object_array_add(keys, json_object_new_string(tags[i].key));
+        json_object_array_add(values, json_object_new_string(tags[i].value));
+    }
+    char limit[16];
+    snprintf(limit, sizeof(limit), "%d", SWF_HISTORY_TAGS);
+    const char *params[4] = {resource, swf_json_str(keys), swf_json_str(values), limit};
+    swf_error_t *err = swf_history__pg_ready(pg);
+    if (err == NULL)
+        err = swf_history__pg_begin(pg->conn);
+    PGresult *res = NULL;
+    if (err == NULL)
+        err = swf_history__pg_query(pg->conn, "SELECT pg_advisory_xact_lock(hashtext($1))", 1,
+                                    params, NULL);
+    if (err == NULL)
+        err = swf_history__pg_query(
+            pg->conn,
+            "INSERT INTO tags (resource, key, value)"
+            " SELECT $1, k, v FROM jsonb_array_elements_text($2::jsonb) WITH ORDINALITY a(k, i)"
+            " JOIN jsonb_array_elements_text($3::jsonb) WITH ORDINALITY b(v, j) ON i = j"
+            " ON CONFLICT (resource, key) DO UPDATE SET value = excluded.value",
+            3, params, NULL);
+    if (err == NULL)
+        err = swf_history__pg_query(pg->conn,
+                                    "SELECT count(*) > $2::integer FROM tags WHERE resource = $1",
+                                    2, (const char *const[]){resource, limit}, &res);
+    if (err == NULL) {
+        if (strcmp(PQgetvalue(res, 0, 0), "t") == 0)
+            err = swf_error_new(SWF_E_LIMIT, NULL, "more than %d tags", SWF_HISTORY_TAGS);
+        swf_history__pg_clear(res);
+    }
+    if (err == NULL)
+        err = swf_history__pg_commit(pg->conn);
+    else
+        swf_history__pg_rollback(pg->conn);
+    json_object_put(keys);
+    json_object_put(values);
+    return err;
+}
+
+swf_error_t *swf_history_pg_tags_remove(swf_history_store_t *store, const char *resource,
+                                        const char *const *keys, size_t n)
+{
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; i < n; i++)
+        json_object_array_add(a, json_object_new_string(keys[i]));
+    const char *params[2] = {resource, swf_json_str(a)};
+    swf_error_t *err = exec(store,
+                            "DELETE FROM tags WHERE resource = $1 AND key IN"
+                            " (SELECT jsonb_array_elements_text($2::jsonb))",
+                            2, params);
+    json_object_put(a);
+    return err;
+}
+
+swf_error_t *swf_history_pg_tags_list(swf_history_store_t *store, const char *resource,
+                                      swf_history_tag_t **tags, size_t *n)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    *tags = NULL;
+    *n = 0;
+    PGresult *res = NULL;
+    const char *params[1] = {resource};
+    swf_error_t *err = swf_history__pg_ready(pg);
+    if (err == NULL)
+        err = swf_history__pg_query(pg->conn,
+                                    "SELECT key, value FROM tags WHERE resource = $1 ORDER BY key",
+                                    1, params, &res);
+    if (err != NULL)
+        return err;
+    int rows = PQntuples(res);
+    *tags = calloc((size_t)rows + 1, sizeof(**tags));
+    if (*tags == NULL)
+        abort();
+    for (int r = 0; r < rows; r++) {
+        (*tags)[r].key = swf_history__strdup(PQgetvalue(res, r, 0));
+        (*tags)[r].value = swf_history__strdup(PQgetvalue(res, r, 1));
+    }
+    *n = (size_t)rows;
+    swf_history__pg_clear(res);
+    return NULL;
 }

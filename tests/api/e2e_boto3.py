@@ -95,6 +95,13 @@ check(
     error_name(sfn.create_state_machine, name="e2e-bad", definition="{}", roleArn=ROLE) == "InvalidDefinition",
     "InvalidDefinition",
 )
+sfn.tag_resource(resourceArn=sm, tags=[{"key": "team", "value": "orders"}, {"key": "tier", "value": "1"}])
+sfn.untag_resource(resourceArn=sm, tagKeys=["tier"])
+check(sfn.list_tags_for_resource(resourceArn=sm)["tags"] == [{"key": "team", "value": "orders"}], "tags")
+check(
+    error_name(sfn.list_tags_for_resource, resourceArn=sm + "-nope") == "ResourceNotFound",
+    "ResourceNotFound for the tags of nothing",
+)
 d = sfn.describe_state_machine(stateMachineArn=sm)
 check(json.loads(d["definition"]) == definition and d["roleArn"] == ROLE, "DescribeStateMachine")
 check(any(m["stateMachineArn"] == sm for m in sfn.list_state_machines()["stateMachines"]), "ListStateMachines")

@@ -344,3 +344,41 @@ Test(server, versions_are_the_versions_of_the_catalogue, .timeout = 300)
                   KEY, SECRET, 400, "InvalidArn");
     sys_stop(&s);
 }
+
+Test(server, tags_a_resource_within_aws_bounds, .timeout = 300)
+{
+    sys_t s;
+    sys_start(&s, 0, 0, 0);
+    int port = swf_api_port(s.api);
+    json_object_put(call_ok(port, SFN "CreateActivity",
+                            "{\"name\": \"t\", \"tags\": [{\"key\": \"a\", \"value\": \"1\"}]}"));
+    const char *arn = "{\"resourceArn\": \"arn:aws:states:us-east-1:1:activity:t\"";
+    char body[8192];
+    snprintf(body, sizeof(body), "%s, \"tags\": [{\"key\": \"b\", \"value\": \"2\"}]}", arn);
+    json_object_put(call_ok(port, SFN "TagResource", body));
+    snprintf(body, sizeof(body), "%s}", arn);
+    json_object *o = call_ok(port, SFN "ListTagsForResource", body);
+    cr_assert_str_eq(
+        swf_json_str(o),
+        "{\"tags\":[{\"key\":\"a\",\"value\":\"1\"},{\"key\":\"b\",\"value\":\"2\"}]}");
+    json_object_put(o);
+    /* 49 more are one too many: nothing of them is kept. */
+    size_t n = (size_t)snprintf(body, sizeof(body), "%s, \"tags\": [", arn);
+    for (int i = 0; i < 49; i++)
+        n += (size_t)snprintf(body + n, sizeof(body) - n, "%s{\"key\": \"k%d\", \"value\": \"v\"}",
+                              i ? ", " : "", i);
+    snprintf(body + n, sizeof(body) - n, "]}");
+    expect_signed(port, SFN "TagResource", body, KEY, SECRET, 400, "TooManyTags");
+    snprintf(body, sizeof(body), "%s, \"tagKeys\": [\"a\"]}", arn);
+    json_object_put(call_ok(port, SFN "UntagResource", body));
+    snprintf(body, sizeof(body), "%s}", arn);
+    o = call_ok(port, SFN "ListTagsForResource", body);
+    cr_assert_str_eq(swf_json_str(o), "{\"tags\":[{\"key\":\"b\",\"value\":\"2\"}]}");
+    json_object_put(o);
+    expect_signed(port, SFN "ListTagsForResource",
+                  "{\"resourceArn\": \"arn:aws:states:us-east-1:1:activity:none\"}", KEY, SECRET,
+                  400, "ResourceNotFound");
+    expect_signed(port, SFN "DescribeMapRun", "{\"mapRunArn\": \"x\"}", KEY, SECRET, 400,
+                  "UnsupportedOperation");
+    sys_stop(&s);
+}
