@@ -112,36 +112,15 @@ swf_error_t *swf_api__activity_delete(swf_api_call_t *call, json_object *in, jso
     return err;
 }
 
+static json_object *activity_item(swf_api_call_t *call, const swf_history_catalog_entry_t *e)
+{
+    return activity_json(call, e->name, e->created_ms, true);
+}
+
 swf_error_t *swf_api__activities_list(swf_api_call_t *call, json_object *in, json_object **out)
 {
-    int64_t max = 100;
-    const char *token = NULL;
-    swf_error_t *err = swf_api__int(in, "maxResults", 0, 1000, &max);
-    if (err == NULL)
-        err = swf_api__str(in, "nextToken", false, 1024, &token);
-    if (max == 0)
-        max = 100;
-    swf_history_store_t *s;
-    if (err == NULL)
-        err = swf_api__store(call, &s);
-    swf_history_catalog_entry_t *items = NULL;
-    size_t n = 0;
-    if (err == NULL)
-        err = swf_history_pg_activities_list(s, token, (size_t)max + 1, &items, &n);
-    if (err != NULL)
-        return err;
-    json_object *list = json_object_new_array();
-    size_t shown = n > (size_t)max ? (size_t)max : n;
-    for (size_t i = 0; i < shown; i++)
-        if (swf_api_credentials_allows(call->api->creds, call->key, "activity", items[i].name))
-            json_object_array_add(list,
-                                  activity_json(call, items[i].name, items[i].created_ms, true));
-    *out = json_object_new_object();
-    swf_json_add(*out, "activities", list);
-    if (n > shown)
-        swf_json_add(*out, "nextToken", json_object_new_string(items[shown - 1].name));
-    swf_history_catalog_entries_free(items, n);
-    return NULL;
+    return swf_api__names_page(call, in, "activity", swf_history_pg_activities_list, activity_item,
+                               "activities", out);
 }
 
 /* ---- the answers of a task ----------------------------------------------------- */

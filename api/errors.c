@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "history/catalog.h"
 #include "protocol/json.h"
 
 swf_error_t *swf_api__err(const char *aws_name, const char *fmt, ...)
@@ -193,6 +194,15 @@ swf_error_t *swf_api__bool(json_object *in, const char *key, bool *out)
     return NULL;
 }
 
+swf_error_t *swf_api__max_results(json_object *in, int64_t *max)
+{
+    *max = 0;
+    swf_error_t *err = swf_api__int(in, "maxResults", 0, 1000, max);
+    if (*max == 0)
+        *max = 100;
+    return err;
+}
+
 swf_error_t *swf_api__page_token(json_object *in, long max_offset, long *offset)
 {
     *offset = 0;
@@ -205,6 +215,37 @@ swf_error_t *swf_api__page_token(json_object *in, long max_offset, long *offset)
     if (end == token || *end != '\0' || v < 0 || v > max_offset)
         return swf_api__err("InvalidToken", "Invalid Token: '%s'", token);
     *offset = v;
+    return NULL;
+}
+
+swf_error_t *swf_api__names_page(swf_api_call_t *call, json_object *in, const char *kind,
+                                 swf_api__list_fn list, swf_api__item_fn item, const char *member,
+                                 json_object **out)
+{
+    int64_t max = 100;
+    const char *token = NULL;
+    swf_error_t *err = swf_api__max_results(in, &max);
+    if (err == NULL)
+        err = swf_api__str(in, "nextToken", false, 1024, &token);
+    swf_history_store_t *s;
+    if (err == NULL)
+        err = swf_api__store(call, &s);
+    swf_history_catalog_entry_t *items = NULL;
+    size_t n = 0;
+    if (err == NULL)
+        err = list(s, token, (size_t)max + 1, &items, &n);
+    if (err != NULL)
+        return err;
+    json_object *page = json_object_new_array();
+    size_t shown = n > (size_t)max ? (size_t)max : n;
+    for (size_t i = 0; i < shown; i++)
+        if (swf_api_credentials_allows(call->api->creds, call->key, kind, items[i].name))
+            json_object_array_add(page, item(call, &items[i]));
+    *out = json_object_new_object();
+    json_object_object_add(*out, member, page);
+    if (n > shown)
+        swf_json_add(*out, "nextToken", json_object_new_string(items[shown - 1].name));
+    swf_history_catalog_entries_free(items, n);
     return NULL;
 }
 

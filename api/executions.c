@@ -333,12 +333,10 @@ swf_error_t *swf_api__executions_list(swf_api_call_t *call, json_object *in, jso
         err = swf_api__err("ValidationException",
                            "statusFilter must be RUNNING, SUCCEEDED, FAILED, TIMED_OUT or ABORTED");
     if (err == NULL)
-        err = swf_api__int(in, "maxResults", 0, 1000, &max);
+        err = swf_api__max_results(in, &max);
     long offset = 0;
     if (err == NULL)
         err = swf_api__page_token(in, LIST_DEPTH, &offset);
-    if (max == 0)
-        max = 100;
     swf_history_store_t *s;
     if (err == NULL)
         err = swf_api__store(call, &s);

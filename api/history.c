@@ -270,7 +270,7 @@ swf_error_t *swf_api__execution_history(swf_api_call_t *call, json_object *in, j
 {
     int64_t max = 100;
     bool reverse = false, data = true;
-    swf_error_t *err = swf_api__int(in, "maxResults", 0, 1000, &max);
+    swf_error_t *err = swf_api__max_results(in, &max);
     if (err == NULL)
         err = swf_api__bool(in, "reverseOrder", &reverse);
     if (err == NULL)
@@ -278,8 +278,6 @@ swf_error_t *swf_api__execution_history(swf_api_call_t *call, json_object *in, j
     long from = 0;
     if (err == NULL)
         err = swf_api__page_token(in, SWF_LIMIT_HISTORY_EVENTS * 3L, &from);
-    if (max == 0)
-        max = 100;
     swf_history_execution_t ex;
     if (err == NULL)
         err = swf_api__execution_find(call, in, &ex);

@@ -96,9 +96,26 @@ swf_error_t *swf_api__int(json_object *in, const char *key, int64_t lo, int64_t 
 /* A boolean member; *out keeps its value when absent. */
 swf_error_t *swf_api__bool(json_object *in, const char *key, bool *out);
 
+/* maxResults: 1 to 1000, 100 when absent or 0 (AWS's default). */
+swf_error_t *swf_api__max_results(json_object *in, int64_t *max);
+
 /* The nextToken of a listing that pages by position: *offset gets it (0
  * when absent); InvalidToken unless it is a number from 0 to max_offset. */
 swf_error_t *swf_api__page_token(json_object *in, long max_offset, long *offset);
+
+/* A page of a listing by name (ListStateMachines, ListActivities):
+ * reads maxResults and nextToken (the last name of the previous page),
+ * lists with `list`, keeps the entries the key may use (kind), each made
+ * into JSON by `item`, under `member`. */
+typedef struct swf_history_catalog_entry swf_history_catalog_entry_t;
+typedef swf_error_t *(*swf_api__list_fn)(swf_history_store_t *store, const char *after,
+                                         size_t limit, swf_history_catalog_entry_t **items,
+                                         size_t *count);
+typedef json_object *(*swf_api__item_fn)(swf_api_call_t *call,
+                                         const swf_history_catalog_entry_t *e);
+swf_error_t *swf_api__names_page(swf_api_call_t *call, json_object *in, const char *kind,
+                                 swf_api__list_fn list, swf_api__item_fn item, const char *member,
+                                 json_object **out);
 
 /* AccessDeniedException unless the call's key may use kind:name. */
 swf_error_t *swf_api__allowed(swf_api_call_t *call, const char *kind, const char *name);

@@ -290,45 +290,22 @@ swf_error_t *swf_api__machine_delete(swf_api_call_t *call, json_object *in, json
     return err;
 }
 
-/* nextToken of the name listings: the last name of the page. */
+static json_object *machine_item(swf_api_call_t *call, const swf_history_catalog_entry_t *e)
+{
+    char arn[SWF_API_ARN_BYTES];
+    swf_api__arn(call->api, "stateMachine", e->name, NULL, arn);
+    json_object *o = json_object_new_object();
+    swf_json_add(o, "stateMachineArn", json_object_new_string(arn));
+    swf_json_add(o, "name", json_object_new_string(e->name));
+    swf_json_add(o, "type", json_object_new_string(e->type ? e->type : "STANDARD"));
+    swf_json_add(o, "creationDate", swf_api__time(e->created_ms));
+    return o;
+}
+
 swf_error_t *swf_api__machines_list(swf_api_call_t *call, json_object *in, json_object **out)
 {
-    int64_t max = 100;
-    const char *token = NULL;
-    swf_error_t *err = swf_api__int(in, "maxResults", 0, 1000, &max);
-    if (err == NULL)
-        err = swf_api__str(in, "nextToken", false, 1024, &token);
-    swf_history_store_t *s;
-    if (err == NULL)
-        err = swf_api__store(call, &s);
-    swf_history_catalog_entry_t *items = NULL;
-    size_t n = 0;
-    if (max == 0)
-        max = 100;
-    if (err == NULL)
-        err = swf_history_pg_state_machines_list(s, token, (size_t)max + 1, &items, &n);
-    if (err != NULL)
-        return err;
-    *out = json_object_new_object();
-    json_object *list = json_object_new_array();
-    size_t shown = n > (size_t)max ? (size_t)max : n;
-    for (size_t i = 0; i < shown; i++) {
-        if (!swf_api_credentials_allows(call->api->creds, call->key, "stateMachine", items[i].name))
-            continue;
-        char arn[SWF_API_ARN_BYTES];
-        swf_api__arn(call->api, "stateMachine", items[i].name, NULL, arn);
-        json_object *o = json_object_new_object();
-        swf_json_add(o, "stateMachineArn", json_object_new_string(arn));
-        swf_json_add(o, "name", json_object_new_string(items[i].name));
-        swf_json_add(o, "type", json_object_new_string(items[i].type ? items[i].type : "STANDARD"));
-        swf_json_add(o, "creationDate", swf_api__time(items[i].created_ms));
-        json_object_array_add(list, o);
-    }
-    swf_json_add(*out, "stateMachines", list);
-    if (n > shown)
-        swf_json_add(*out, "nextToken", json_object_new_string(items[shown - 1].name));
-    swf_history_catalog_entries_free(items, n);
-    return NULL;
+    return swf_api__names_page(call, in, "stateMachine", swf_history_pg_state_machines_list,
+                               machine_item, "stateMachines", out);
 }
 
 swf_error_t *swf_api__machine_validate(swf_api_call_t *call, json_object *in, json_object **out)
@@ -440,11 +417,9 @@ swf_error_t *swf_api__versions_list(swf_api_call_t *call, json_object *in, json_
     long before = 0;
     swf_error_t *err = machine_arn(call, in, name);
     if (err == NULL)
-        err = swf_api__int(in, "maxResults", 0, 1000, &max);
+        err = swf_api__max_results(in, &max);
     if (err == NULL)
         err = swf_api__page_token(in, 99999999, &before);
-    if (max == 0)
-        max = 100;
     swf_history_store_t *s;
     if (err == NULL)
         err = swf_api__store(call, &s);
