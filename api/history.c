@@ -40,7 +40,24 @@ typedef struct trace_rec {
 typedef struct traces {
     trace_rec_t *items;
     size_t n, cap;
+    /* "path/state" of the states being retried: their next entry is the
+     * same state going on, which Step Functions does not show again. */
+    char **retrying;
+    size_t nretrying, capretrying;
 } traces_t;
+
+/* Whether key is among the states being retried; removes it if so. */
+static bool retry_take(traces_t *tr, const char *key)
+{
+    for (size_t i = 0; i < tr->nretrying; i++) {
+        if (strcmp(tr->retrying[i], key) == 0) {
+            free(tr->retrying[i]);
+            tr->retrying[i] = tr->retrying[--tr->nretrying];
+            return true;
+        }
+    }
+    return false;
+}
 
 static char *dup_s(const char *s)
 {
@@ -53,6 +70,21 @@ static char *dup_s(const char *s)
 static void on_trace(void *ctx, const swf_asl_trace_t *t)
 {
     traces_t *tr = ctx;
+    char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2];
+    snprintf(key, sizeof(key), "%s/%s", t->path ? t->path : "", t->state ? t->state : "");
+    if (t->kind == SWF_ASL_STATE_RETRIED) {
+        (void)retry_take(tr, key); /* kept once however often it is retried */
+        if (tr->nretrying == tr->capretrying) {
+            tr->capretrying = tr->capretrying ? tr->capretrying * 2 : 8;
+            tr->retrying = realloc(tr->retrying, tr->capretrying * sizeof(*tr->retrying));
+            if (tr->retrying == NULL)
+                abort();
+        }
+        tr->retrying[tr->nretrying++] = dup_s(key);
+        return;
+    }
+    if (t->kind == SWF_ASL_STATE_ENTERED && retry_take(tr, key))
+        return;
     if (t->kind != SWF_ASL_STATE_ENTERED && t->kind != SWF_ASL_STATE_EXITED &&
         t->kind != SWF_ASL_STATE_FAILED)
         return;
@@ -110,15 +142,24 @@ static void trace_emit(out_t *o, const trace_rec_t *t)
     char type[96];
     json_object *det = json_object_new_object();
     str_add(det, "name", t->state);
+    bool fan = strcmp(t->type, "Map") == 0 || strcmp(t->type, "Parallel") == 0;
     if (t->kind == SWF_ASL_STATE_ENTERED) {
         snprintf(type, sizeof(type), "%sStateEntered", t->type);
         payload_add(o, det, "input", t->data);
         json_object_object_add(ev_new(o, type, t->time_ms), "stateEnteredEventDetails", det);
+        if (fan) {
+            snprintf(type, sizeof(type), "%sStateStarted", t->type);
+            ev_new(o, type, t->time_ms);
+        }
     } else if (t->kind == SWF_ASL_STATE_EXITED) {
+        if (fan) {
+            snprintf(type, sizeof(type), "%sStateSucceeded", t->type);
+            ev_new(o, type, t->time_ms);
+        }
         snprintf(type, sizeof(type), "%sStateExited", t->type);
         payload_add(o, det, "output", t->data);
         json_object_object_add(ev_new(o, type, t->time_ms), "stateExitedEventDetails", det);
-    } else if (strcmp(t->type, "Map") == 0 || strcmp(t->type, "Parallel") == 0) {
+    } else if (fan) {
         json_object_put(det);
         snprintf(type, sizeof(type), "%sStateFailed", t->type);
         ev_new(o, type, t->time_ms);
@@ -329,6 +370,9 @@ swf_error_t *swf_api__execution_history(swf_api_call_t *call, json_object *in, j
         json_object_put(tr.items[i].data);
     }
     free(tr.items);
+    for (size_t i = 0; i < tr.nretrying; i++)
+        free(tr.retrying[i]);
+    free(tr.retrying);
     swf_decider_replay_result_free(&result);
     swf_event_list_free(&events);
     return err;
