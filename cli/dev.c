@@ -591,7 +591,8 @@ static const swf_cli_cmd_t dev_cmd = {
          "swf dev --api-port 8083 &"},
         SWF_CLI_OPTS_END},
     "Environment: SWF_DEV_TIME_SKIP=1 skips the time timers wait; SWF_DEV_TIME_SCALE runs\n"
-    "timers that much faster; SWF_PG_BINDIR names PostgreSQL's programs (see README.md).\n"};
+    "timers that much faster; SWF_PG_BINDIR names PostgreSQL's programs (see README.md);\n"
+    "SWF_DEV_API_LOG=1 logs swf-api's requests to stderr.\n"};
 
 int swf_cli_dev(int argc, char **argv)
 {
