@@ -382,3 +382,88 @@ Test(server, tags_a_resource_within_aws_bounds, .timeout = 300)
                   "UnsupportedOperation");
     sys_stop(&s);
 }
+
+/* The status of the answer to a signed request (0: no answer). */
+static int status_of(int port, const char *target, const char *body)
+{
+    char *req = request(port, target, body, KEY, SECRET);
+    char resp[65536];
+    size_t n = exchange(port, req, strlen(req), resp, sizeof(resp), 10000);
+    free(req);
+    int got = 0;
+    if (n > 0)
+        sscanf(resp, "HTTP/1.1 %d", &got);
+    return got;
+}
+
+/* The fuzz round above mostly stops at the signature; this one signs each
+ * mutated body, so that every action's validation sees it. */
+Test(server, answers_every_action_with_mutated_signed_bodies_as_a_client_error, .timeout = 600)
+{
+    sys_t s;
+    sys_start(&s, 1, 0, 0);
+    int port = swf_api_port(s.api);
+    static const char *const targets[] = {
+        "CreateStateMachine",
+        "DescribeStateMachine",
+        "UpdateStateMachine",
+        "ListStateMachines",
+        "StartExecution",
+        "DescribeExecution",
+        "StopExecution",
+        "ListExecutions",
+        "GetExecutionHistory",
+        "CreateActivity",
+        "ListActivities",
+        "SendTaskSuccess",
+        "SendTaskFailure",
+        "SendTaskHeartbeat",
+        "TagResource",
+        "UntagResource",
+        "ListStateMachineVersions",
+        "DescribeStateMachineForExecution",
+        "GetActivityTask",
+        "PublishStateMachineVersion",
+        "DeleteStateMachineVersion",
+    };
+    fuzz_corpus_t seeds = {0};
+    fuzz_corpus_add(&seeds, "{\"name\": \"m\", \"roleArn\": \"arn:aws:iam::1:role/r\", "
+                            "\"definition\": \"{\\\"StartAt\\\": \\\"P\\\", \\\"States\\\": "
+                            "{\\\"P\\\": {\\\"Type\\\": \\\"Pass\\\", \\\"End\\\": true}}}\", "
+                            "\"tags\": [{\"key\": \"k\", \"value\": \"v\"}]}");
+    fuzz_corpus_add(&seeds, "{\"stateMachineArn\": \"arn:aws:states:us-east-1:1:stateMachine:m\", "
+                            "\"name\": \"e\", \"input\": \"{\\\"a\\\": 1}\", \"maxResults\": 2, "
+                            "\"statusFilter\": \"RUNNING\", \"nextToken\": \"1\"}");
+    fuzz_corpus_add(&seeds, "{\"executionArn\": \"arn:aws:states:us-east-1:1:execution:m:e\", "
+                            "\"reverseOrder\": true, \"maxResults\": 1, \"error\": \"E\", "
+                            "\"cause\": \"c\"}");
+    fuzz_corpus_add(&seeds, "{\"taskToken\": \"eyJlIjoiZSIsImEiOiIxIn0.x\", \"output\": \"{}\", "
+                            "\"error\": \"E\", \"cause\": \"c\"}");
+    fuzz_corpus_add(&seeds, "{\"resourceArn\": \"arn:aws:states:us-east-1:1:stateMachine:m\", "
+                            "\"tagKeys\": [\"k\"], \"tags\": [{\"key\": \"a\"}], "
+                            "\"activityArn\": \"arn:aws:states:us-east-1:1:activity:m\", "
+                            "\"stateMachineVersionArn\": "
+                            "\"arn:aws:states:us-east-1:1:stateMachine:m:1\"}");
+    /* The seeds themselves first (a machine and an execution to find). */
+    size_t nt = sizeof(targets) / sizeof(targets[0]);
+    for (size_t t = 0; t < nt; t++) {
+        char target[96];
+        snprintf(target, sizeof(target), SFN "%s", targets[t]);
+        for (size_t i = 0; i < seeds.n; i++) {
+            int st = status_of(port, target, seeds.v[i]);
+            cr_assert(st == 200 || st == 400, "%s %s: %d", target, seeds.v[i], st);
+        }
+    }
+    fuzz_t f = fuzz_start();
+    long rounds = fuzz_rounds(400);
+    for (long i = 0; i < rounds; i++) {
+        char *m = fuzz_mutate(&f, seeds.v[fuzz_below(&f, seeds.n)], &seeds);
+        char target[96];
+        snprintf(target, sizeof(target), SFN "%s", targets[fuzz_below(&f, nt)]);
+        int st = status_of(port, target, m);
+        cr_assert(st == 200 || st == 400 || st == 413, "%s %s: %d", target, m, st);
+        free(m);
+    }
+    fuzz_corpus_free(&seeds);
+    sys_stop(&s);
+}
