@@ -63,9 +63,6 @@ int swf_cli_decide_post(const char *execution_id);
 /* Posts a signal to an execution's inbox (cli/control.c); input borrowed. */
 swf_error_t *swf_cli_signal_post(const char *execution_id, const char *name, json_object *input);
 
-/* A random (version 4) UUID, for execution ids (cli/db.c). */
-swf_error_t *swf_cli_uuid_new(char out[37]);
-
 /* `swf send-event` (cli/send_event.c). */
 int swf_cli_send_event(int argc, char **argv);
 

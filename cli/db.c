@@ -30,6 +30,7 @@
 #include "decider/sw/sw.h"
 #include "decider/check.h"
 #include "history/pg.h"
+#include "protocol/hash.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/time.h"
@@ -173,25 +174,6 @@ int swf_cli_register(int argc, char **argv)
 
 /* ---- start ------------------------------------------------------------------- */
 
-/* A random (version 4) UUID: execution ids need only be unique. */
-swf_error_t *swf_cli_uuid_new(char out[37])
-{
-    unsigned char b[16];
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return swf_error_new(SWF_E_IO, NULL, "/dev/urandom: %s", strerror(errno));
-    ssize_t n = read(fd, b, sizeof(b));
-    close(fd);
-    if (n != (ssize_t)sizeof(b))
-        return swf_error_new(SWF_E_IO, NULL, "/dev/urandom: short read");
-    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
-    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-             b[14], b[15]);
-    return NULL;
-}
-
 static const swf_cli_cmd_t start_cmd = {
     "swf start", NULL,
     "Start an execution of a registered state machine and print its id; a decider takes it up "
@@ -236,7 +218,7 @@ int swf_cli_start(int argc, char **argv)
     if (err != NULL)
         return fail("start", err);
     char id[37];
-    err = swf_cli_uuid_new(id);
+    err = swf_uuid_new(id);
     if (err != NULL) {
         json_object_put(input);
         return fail("start", err);

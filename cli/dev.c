@@ -22,6 +22,7 @@
  */
 #include "cli/dev.h"
 
+#include <errno.h>
 #include <librdkafka/rdkafka_mock.h>
 #include <pthread.h>
 #include <signal.h>
@@ -30,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/api.h"
 #include "cli/cli.h"
 #include "cli/startup.h"
 #include "decider/asl/exec.h"
@@ -550,6 +552,39 @@ static void print_export(const char *name, const char *value)
     printf("'\n");
 }
 
+/* The development credentials of `swf dev`'s swf-api: like the development
+ * token secret, for a machine of one's own only. */
+#define SWF_DEV_API_KEY "AKIASWFDEVELOPMENT01"
+#define SWF_DEV_API_SECRET "swf-development-secret-access-key-do-not-use"
+
+/* Writes the credentials file (path into creds, removed by the caller)
+ * and starts swf-api on the dev environment. */
+static swf_error_t *dev_api_start(swf_dev_t *dev, int port, char creds[64], swf_api_t **out)
+{
+    *out = NULL;
+    snprintf(creds, 64, "%s", "/tmp/swf-dev-api-XXXXXX");
+    int fd = mkstemp(creds);
+    if (fd < 0)
+        return swf_error_new(SWF_E_IO, NULL, "%s: %s", creds, strerror(errno));
+    char line[160];
+    int n = snprintf(line, sizeof(line), "%s %s *\n", SWF_DEV_API_KEY, SWF_DEV_API_SECRET);
+    bool ok = write(fd, line, (size_t)n) == n;
+    close(fd);
+    if (!ok) {
+        unlink(creds);
+        return swf_error_new(SWF_E_IO, NULL, "%s: cannot write", creds);
+    }
+    swf_api_config_t cfg = {.port = port,
+                            .conninfo = swf_dev_conninfo(dev),
+                            .brokers = swf_dev_brokers(dev),
+                            .credentials = creds,
+                            .log = getenv("SWF_DEV_API_LOG") != NULL ? stderr : NULL};
+    swf_error_t *err = swf_api_start(&cfg, out);
+    if (err != NULL)
+        unlink(creds);
+    return err;
+}
+
 static const swf_cli_cmd_t dev_cmd = {
     "swf dev", NULL,
     "Start PostgreSQL (a throwaway cluster), Kafka (librdkafka's mock cluster), swf-history and "
@@ -557,9 +592,13 @@ static const swf_cli_cmd_t dev_cmd = {
     "run until Ctrl-C, which stops and removes everything.",
     (const swf_cli_opt_t[]){
         {"--deciders", "N", 0, "how many deciders, 0 to 16 (default 1)", "swf dev --deciders 2 &"},
+        {"--api-port", "PORT", 0,
+         "the port of the Step Functions API (swf-api), 0 to 65535 (default 0: any free port)",
+         "swf dev --api-port 8083 &"},
         SWF_CLI_OPTS_END},
     "Environment: SWF_DEV_TIME_SKIP=1 skips the time timers wait; SWF_DEV_TIME_SCALE runs\n"
-    "timers that much faster; SWF_PG_BINDIR names PostgreSQL's programs (see README.md).\n"};
+    "timers that much faster; SWF_PG_BINDIR names PostgreSQL's programs (see README.md);\n"
+    "SWF_DEV_API_LOG=1 logs swf-api's requests to stderr.\n"};
 
 int swf_cli_dev(int argc, char **argv)
 {
@@ -571,6 +610,10 @@ int swf_cli_dev(int argc, char **argv)
         !swf_cli_args_int(&a, "--deciders", 0, DEV_DECIDERS_MAX, &n))
         return a.status;
     int deciders = (int)n;
+    int64_t api_port = 0;
+    if (swf_cli_args_has(&a, "--api-port") &&
+        !swf_cli_args_int(&a, "--api-port", 0, 65535, &api_port))
+        return a.status;
     swf_cli_on_stop_signals(on_signal);
     const char *scale = getenv("SWF_DEV_TIME_SCALE");
     swf_dev_options_t opt = {.deciders = deciders,
@@ -593,18 +636,36 @@ int swf_cli_dev(int argc, char **argv)
         swf_dev_stop(dev);
         return SWF_EXIT_OK;
     }
+    char creds[64];
+    swf_api_t *api = NULL;
+    err = dev_api_start(dev, (int)api_port, creds, &api);
+    if (err != NULL) {
+        fprintf(stderr, "swf dev: swf-api: %s\n", swf_error_message(err));
+        swf_error_free(err);
+        swf_dev_stop(dev);
+        return SWF_EXIT_ERROR;
+    }
     /* The conninfo has spaces (and may hold quotes): quote it for the shell. */
     print_export("SWF_DATABASE_URL", swf_dev_conninfo(dev));
     print_export("SWF_KAFKA_BROKERS", swf_dev_brokers(dev));
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", swf_api_port(api));
+    print_export("SWF_API_URL", url);
+    print_export("AWS_ENDPOINT_URL_SFN", url);
+    print_export("AWS_ACCESS_KEY_ID", SWF_DEV_API_KEY);
+    print_export("AWS_SECRET_ACCESS_KEY", SWF_DEV_API_SECRET);
+    print_export("AWS_DEFAULT_REGION", SWF_API_DEFAULT_REGION);
     fflush(stdout);
     fprintf(stderr,
-            "swf dev: PostgreSQL, Kafka (mock), swf-history and %d decider(s) are up; "
-            "task tokens use the development secret unless SWF_TOKEN_SECRET is set. "
-            "Ctrl-C stops and removes everything.\n",
-            deciders);
+            "swf dev: PostgreSQL, Kafka (mock), swf-history, %d decider(s) and the Step "
+            "Functions API (%s) are up; task tokens use the development secret unless "
+            "SWF_TOKEN_SECRET is set. Ctrl-C stops and removes everything.\n",
+            deciders, url);
     while (!dev_signaled)
         usleep(100000);
     fprintf(stderr, "swf dev: stopping\n");
+    swf_api_stop(api);
+    unlink(creds);
     swf_dev_stop(dev);
     return SWF_EXIT_OK;
 }

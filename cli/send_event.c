@@ -31,6 +31,7 @@
 #include "decider/sw/sw.h"
 #include "history/pg.h"
 #include "history/store.h"
+#include "protocol/hash.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/time.h"
@@ -136,7 +137,7 @@ int swf_cli_send_event(int argc, char **argv)
     }
     if (err == NULL && taken == 0 && swf_sw_event_starts(def, ce)) {
         char id[37];
-        err = swf_cli_uuid_new(id);
+        err = swf_uuid_new(id);
         json_object *input = json_object_new_object();
         swf_history_start_t req = {.execution_id = id,
                                    .state_machine = name,

@@ -197,6 +197,26 @@ static const char *const migrations[] = {
 
     /* 7: the hash chain, above. */
     migration_chain,
+
+    /* 8: the catalogue of the Step Functions API (api/, history/
+     * pg_catalog.c): a state machine's role ARN and type, which swf does
+     * not use but AWS's clients send and read back, and the activities
+     * (CreateActivity), whose names are task lists. */
+    "CREATE TABLE state_machine_settings ("
+    "  name text PRIMARY KEY,"
+    "  role_arn text NOT NULL,"
+    "  type text NOT NULL DEFAULT 'STANDARD');"
+    "CREATE TABLE activities ("
+    "  name text PRIMARY KEY,"
+    "  created timestamptz NOT NULL DEFAULT now());",
+
+    /* 9: the API's tags (TagResource), by resource: "stateMachine:NAME"
+     * or "activity:NAME". */
+    "CREATE TABLE tags ("
+    "  resource text NOT NULL,"
+    "  key text NOT NULL,"
+    "  value text NOT NULL,"
+    "  PRIMARY KEY (resource, key));",
 };
 
 #define MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -268,11 +288,22 @@ out:
 /* What the runtime issues, per table: events are read and appended;
  * executions rows are created and updated (FOR NO KEY UPDATE needs UPDATE);
  * timers, outbox and activity_timeouts rows come and go (claimed FOR UPDATE
- * by swf-history); state machines are registered. `swf admin
+ * by swf-history); state machines are registered, and deleted by the API
+ * (api/), with their settings and the activities. `swf admin
  * rebuild-projections` (DELETE FROM executions, LOCK TABLE events) is the
  * owner's. The advisory lock functions are PUBLIC's by default. */
 static const char *const runtime_grants[] = {
-    "GRANT SELECT, INSERT ON events, state_machines TO %s",
+    "GRANT SELECT, INSERT ON events TO %s",
+    /* DeleteStateMachine (api/) removes a state machine's versions. */
+    "GRANT SELECT, INSERT, DELETE ON state_machines TO %s",
+    /* Tables of migrations 8 and 9: granted once they exist (a schema may be
+     * granted before it is migrated to the latest). */
+    "DO $$ BEGIN IF to_regclass('activities') IS NOT NULL THEN"
+    " GRANT SELECT, INSERT, UPDATE, DELETE ON state_machine_settings, activities TO %s;"
+    " END IF; END $$",
+    "DO $$ BEGIN IF to_regclass('tags') IS NOT NULL THEN"
+    " GRANT SELECT, INSERT, UPDATE, DELETE ON tags TO %s;"
+    " END IF; END $$",
     "GRANT SELECT, INSERT, UPDATE ON executions TO %s",
     "GRANT SELECT, INSERT, UPDATE, DELETE ON timers, outbox, activity_timeouts TO %s",
     "GRANT SELECT ON schema_migrations TO %s",

@@ -1,6 +1,6 @@
 /*
  * hash.c - the digests of States.Hash and the HMAC that signs task tokens,
- * from libcrypto (OpenSSL), and base64 and hex around them.
+ * from libcrypto (OpenSSL), base64 and hex around them, and random UUIDs.
  *
  * Digests and HMAC are libcrypto's EVP interfaces: EVP_Digest for MD5,
  * SHA-1 and SHA-2, EVP_Q_mac for HMAC-SHA256 (OpenSSL 3.0; none of the
@@ -29,11 +29,14 @@
 #include "protocol/hash.h"
 
 #include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The libcrypto digest of an algorithm (static objects of libcrypto). */
 static const EVP_MD *alg_md(swf_hash_alg_t alg)
@@ -207,4 +210,22 @@ swf_error_t *swf_base64_decode(const char *text, size_t len, uint8_t **out, size
 done:
     free(buf);
     return err;
+}
+
+swf_error_t *swf_uuid_new(char out[37])
+{
+    unsigned char b[16];
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return swf_error_new(SWF_E_IO, NULL, "/dev/urandom: %s", strerror(errno));
+    ssize_t n = read(fd, b, sizeof(b));
+    close(fd);
+    if (n != (ssize_t)sizeof(b))
+        return swf_error_new(SWF_E_IO, NULL, "/dev/urandom: short read");
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
+    return NULL;
 }

@@ -63,4 +63,10 @@ swf_error_t *swf_base64_encode(const void *data, size_t len, char **out);
  * leaves *out NULL. */
 swf_error_t *swf_base64_decode(const char *text, size_t len, uint8_t **out, size_t *out_len);
 
+/* A random (version 4) UUID from the kernel's random source, written as
+ * 36 characters and a NUL into out: execution ids (`swf start`, the API's
+ * StartExecution without a name) need only be unique. SWF_E_IO when the
+ * random source cannot be read. */
+swf_error_t *swf_uuid_new(char out[37]);
+
 #endif

@@ -7,15 +7,19 @@
 #   --build: only what building the programs and libraries needs (the
 #   Docker image's build stage); no test tools, servers or npm packages.
 set -eu
-BUILD_PKGS="build-essential cmake pkg-config libjson-c-dev libpq-dev librdkafka-dev libssl-dev"
+BUILD_PKGS="build-essential cmake pkg-config libjson-c-dev libpq-dev librdkafka-dev libssl-dev
+      libmicrohttpd-dev"
 # A minimal Debian (debootstrap --variant=minbase, scripts/fresh-debian.sh)
 # lacks even ca-certificates (npm's downloads are https) and procps (the
 # tests look for leftover processes with ps). clang and clang-format: CI
 # builds with clang too and checks the format (scripts/build-matrix.sh,
 # scripts/check-format.sh). Java and Maven: the real Apache Kafka broker of
 # the e2e suites (scripts/real-kafka.sh, tests/kafka-broker/pom.xml).
+# boto3 and the AWS CLI v2: the clients the Step Functions API is tested
+# with (scripts/api-e2e.sh). libmicrohttpd (above): swf-api's HTTP server.
 TEST_PKGS="libcriterion-dev postgresql postgresql-contrib python3 python3-confluent-kafka
-      docker-compose ca-certificates procps clang clang-format openjdk-17-jre-headless maven"
+      docker-compose ca-certificates procps clang clang-format openjdk-17-jre-headless maven
+      python3-boto3 awscli"
 PKGS="$BUILD_PKGS $TEST_PKGS"
 [ "${1:-}" != "--build" ] || PKGS=$BUILD_PKGS
 SUDO=""

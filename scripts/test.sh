@@ -4,7 +4,8 @@
 # the Serverless Workflow corpus against `swf run --local`,
 # and the ASL conformance corpus against `swf run --local` and through the
 # distributed system (`swf run --dev`: PostgreSQL, Kafka, swf-history, deciders,
-# a worker), each case's two results compared. The e2e and recovery suites
+# a worker), each case's two results compared; the Step Functions API
+# with boto3 and the AWS CLI (scripts/api-e2e.sh). The e2e and recovery suites
 # run a second time on a real Apache Kafka (KRaft, from Maven), plain build
 # only.
 set -eu
@@ -33,6 +34,8 @@ log=$(mktemp)
 if scripts/example.sh build >"$log" 2>&1; then grep -E 'execution succeeded|SHIPPED' "$log" | head -2
 else cat "$log"; status=1; fi
 rm -f "$log"
+echo "== the Step Functions API: boto3 and the AWS CLI against swf dev (scripts/api-e2e.sh)"
+scripts/api-e2e.sh build || status=1
 echo "== docker/ (compose file, Dockerfile steps)"; scripts/check-docker.sh || status=1
 echo "== unit and integration tests, sanitizer build"
 (cd build-asan && ctest --output-on-failure -j 2) || status=1

@@ -1,0 +1,341 @@
+/*
+ * poll.c - GetActivityTask: long polls served from the activity's task
+ * list on Kafka, without a thread per poller.
+ *
+ * A poll that finds no task at hand suspends its HTTP connection
+ * (libmicrohttpd's suspend/resume) and leaves a slot in its activity's
+ * queue of waiters, oldest first. One thread, the hub, reads the task
+ * topics of the activities that have waiters, each through a consumer in
+ * the task list's consumer group (`swf-workers.<name>`, the group of
+ * swf's Kafka workers, so that a task goes to exactly one of them or of
+ * the pollers), and hands each task to the oldest waiter, whose connection
+ * it resumes with the answer. A waiter whose time is up gets the empty
+ * answer AWS gives ({} : no taskToken). The hub reads only as many tasks as
+ * there are waiters, so a task is not taken from Kafka for nobody; one
+ * taken when its waiter just timed out is kept for the next poller, and
+ * its offset is committed only when it was handed out, so a crash of the
+ * server makes Kafka deliver it again.
+ *
+ * An activity nobody has polled for SWF_API_POLL_IDLE_MS loses its
+ * consumer (leaving the group, so that its partitions go to the Kafka
+ * workers of the same group, if any).
+ *
+ * Limits: at most cfg.max_pollers waiting at once (more is
+ * ActivityWorkerLimitExceeded, AWS's error for it); at most
+ * SWF_API_PENDING_MAX tasks kept per activity.
+ *
+ * What is not done (api/README.md): a task is recorded as started only
+ * when its answer arrives (no ActivityTaskStarted at hand-out), and a
+ * poller whose client went away while it waited is found out only when
+ * the task is written to its closed connection, when the task is lost
+ * until its timeout (HeartbeatSeconds or TimeoutSeconds) fires.
+ */
+#include "api/internal.h"
+
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "protocol/json.h"
+#include "protocol/message.h"
+#include "protocol/time.h"
+
+#define SWF_API_PENDING_MAX 64
+#define SWF_API_POLL_IDLE_MS 10000
+#define HUB_TICK_MS 10
+
+typedef struct waiter {
+    struct waiter *next;
+    struct MHD_Connection *conn;
+    int64_t deadline_ms;
+    json_object *answer; /* set with done */
+    bool done;
+} waiter_t;
+
+typedef struct act {
+    struct act *next;
+    char name[SWF_API_NAME_BYTES + 1];
+    rd_kafka_t *consumer; /* the hub's only */
+    waiter_t *head, *tail;
+    size_t nwaiters;
+    rd_kafka_message_t *pending[SWF_API_PENDING_MAX];
+    size_t npending;
+    int64_t last_wait_ms;
+} act_t;
+
+struct swf_api__hub {
+    swf_api_t *api;
+    pthread_mutex_t lock;
+    pthread_t thread;
+    bool running, stop;
+    act_t *acts; /* added by request threads, removed by nobody until the end */
+    int nwaiters;
+};
+
+size_t swf_api__waiter_size(void)
+{
+    return sizeof(waiter_t);
+}
+
+bool swf_api__waiter_done(void *w, json_object **out)
+{
+    waiter_t *waiter = w;
+    if (!waiter->done)
+        return false;
+    *out = waiter->answer;
+    waiter->answer = NULL;
+    return true;
+}
+
+/* The answer of a task message: {"taskToken", "input"}; NULL when the
+ * message is not a task (it is skipped and committed: a worker would
+ * dead-letter it). */
+static json_object *task_answer(swf_api_t *api, const rd_kafka_message_t *m)
+{
+    swf_msg_t msg = {0};
+    swf_error_t *err = swf_msg_parse(m->payload, m->len, api->secret, &msg);
+    json_object *o = NULL;
+    if (err == NULL && msg.type == SWF_MSG_ACTIVITY_TASK) {
+        o = json_object_new_object();
+        swf_json_add(o, "taskToken", json_object_new_string(msg.task_token));
+        swf_json_add(o, "input", json_object_new_string(swf_json_str(msg.input)));
+    }
+    swf_error_free(err);
+    swf_msg_clear(&msg);
+    return o;
+}
+
+/* Hands `answer` (taken) to the oldest waiter of a; the lock is held. */
+static void hand(swf_api__hub_t *h, act_t *a, json_object *answer)
+{
+    waiter_t *w = a->head;
+    a->head = w->next;
+    if (a->head == NULL)
+        a->tail = NULL;
+    a->nwaiters--;
+    h->nwaiters--;
+    w->answer = answer;
+    w->done = true;
+    MHD_resume_connection(w->conn);
+}
+
+static act_t *act_get(swf_api__hub_t *h, const char *name)
+{
+    for (act_t *a = h->acts; a != NULL; a = a->next)
+        if (strcmp(a->name, name) == 0)
+            return a;
+    act_t *a = calloc(1, sizeof(*a));
+    if (a == NULL)
+        abort();
+    snprintf(a->name, sizeof(a->name), "%s", name);
+    a->next = h->acts;
+    h->acts = a;
+    return a;
+}
+
+swf_error_t *swf_api__activity_task_get(swf_api_call_t *call, json_object *in, json_object **out)
+{
+    const char *arn, *worker;
+    char name[SWF_API_NAME_BYTES + 1];
+    swf_error_t *err = swf_api__str(in, "activityArn", true, SWF_API_ARN_BYTES, &arn);
+    if (err == NULL)
+        err = swf_api__str(in, "workerName", false, SWF_API_NAME_BYTES, &worker);
+    if (err == NULL)
+        err = swf_api__arn_parse(arn, "activity", name, NULL);
+    if (err == NULL)
+        err = swf_api__allowed(call, "activity", name);
+    if (err != NULL)
+        return err;
+    swf_api__hub_t *h = call->api->hub;
+    pthread_mutex_lock(&h->lock);
+    if (h->stop) {
+        pthread_mutex_unlock(&h->lock);
+        *out = json_object_new_object();
+        return NULL;
+    }
+    act_t *a = act_get(h, name);
+    a->last_wait_ms = swf_time_now_ms();
+    if (a->npending > 0 && a->consumer != NULL) {
+        rd_kafka_message_t *m = a->pending[0];
+        memmove(a->pending, a->pending + 1, --a->npending * sizeof(a->pending[0]));
+        *out = task_answer(call->api, m);
+        swf_error_free(swf_kafka_commit(a->consumer, &m, 1, true));
+        rd_kafka_message_destroy(m);
+        pthread_mutex_unlock(&h->lock);
+        if (*out == NULL)
+            *out = json_object_new_object();
+        return NULL;
+    }
+    if (h->nwaiters >= call->api->cfg.max_pollers) {
+        pthread_mutex_unlock(&h->lock);
+        return swf_api__err("ActivityWorkerLimitExceeded",
+                            "more than %d GetActivityTask calls are waiting",
+                            call->api->cfg.max_pollers);
+    }
+    waiter_t *w = call->waiter;
+    memset(w, 0, sizeof(*w));
+    w->conn = call->conn;
+    w->deadline_ms = swf_time_now_ms() + (int64_t)call->api->cfg.poll_s * 1000;
+    if (a->tail != NULL)
+        a->tail->next = w;
+    else
+        a->head = w;
+    a->tail = w;
+    a->nwaiters++;
+    h->nwaiters++;
+    MHD_suspend_connection(call->conn);
+    pthread_mutex_unlock(&h->lock);
+    *out = NULL;
+    return NULL;
+}
+
+/* Opens a's consumer; errors are logged by the caller's next tick. */
+static void consumer_open(swf_api_t *api, act_t *a)
+{
+    char group[SWF_API_NAME_BYTES + 32], topic[SWF_API_NAME_BYTES + 128];
+    snprintf(group, sizeof(group), "swf-workers.%s", a->name);
+    swf_kafka_task_topic(&api->names, a->name, topic, sizeof(topic));
+    rd_kafka_t *c = NULL;
+    swf_error_t *err = swf_kafka_consumer_new(
+        &(swf_kafka_consumer_config_t){
+            .brokers = api->brokers, .group = group, .client_id = "swf-api"},
+        &c);
+    const char *topics[1] = {topic};
+    if (err == NULL)
+        err = swf_kafka_subscribe(c, topics, 1);
+    if (err != NULL) {
+        if (api->cfg.log != NULL)
+            fprintf(api->cfg.log, "swf-api: consumer of %s: %s\n", topic, swf_error_message(err));
+        swf_error_free(err);
+        if (c != NULL)
+            swf_kafka_consumer_close(c, SWF_KAFKA_CLOSE_MS, NULL, NULL, NULL);
+        return;
+    }
+    a->consumer = c;
+}
+
+/* One tick for one activity: expire waiters, read tasks for the others. */
+static bool act_tick(swf_api__hub_t *h, act_t *a, int64_t now)
+{
+    swf_api_t *api = h->api;
+    bool busy = false;
+    pthread_mutex_lock(&h->lock);
+    while (a->head != NULL && a->head->deadline_ms <= now)
+        hand(h, a, json_object_new_object());
+    size_t want = a->nwaiters;
+    bool idle = want == 0 && a->npending == 0 && now - a->last_wait_ms > SWF_API_POLL_IDLE_MS;
+    pthread_mutex_unlock(&h->lock);
+    if (idle && a->consumer != NULL) {
+        swf_kafka_consumer_close(a->consumer, SWF_KAFKA_CLOSE_MS, NULL, NULL, NULL);
+        a->consumer = NULL;
+    }
+    if (want == 0)
+        return false;
+    if (a->consumer == NULL)
+        consumer_open(api, a);
+    if (a->consumer == NULL)
+        return false;
+    if (want > SWF_API_PENDING_MAX - a->npending)
+        want = SWF_API_PENDING_MAX - a->npending;
+    rd_kafka_message_t *msgs[SWF_API_PENDING_MAX];
+    swf_error_t *err = NULL;
+    size_t n = want ? swf_kafka_poll(a->consumer, HUB_TICK_MS, 0, msgs, want, &err) : 0;
+    swf_error_free(err);
+    for (size_t i = 0; i < n; i++) {
+        busy = true;
+        json_object *answer = task_answer(api, msgs[i]);
+        pthread_mutex_lock(&h->lock);
+        if (answer == NULL) {
+            swf_error_free(swf_kafka_commit(a->consumer, &msgs[i], 1, true));
+            rd_kafka_message_destroy(msgs[i]);
+        } else if (a->head != NULL) {
+            hand(h, a, answer);
+            swf_error_free(swf_kafka_commit(a->consumer, &msgs[i], 1, true));
+            rd_kafka_message_destroy(msgs[i]);
+        } else {
+            json_object_put(answer);
+            a->pending[a->npending++] = msgs[i];
+        }
+        pthread_mutex_unlock(&h->lock);
+    }
+    /* Tasks kept from before, for waiters that came since. */
+    pthread_mutex_lock(&h->lock);
+    while (a->npending > 0 && a->head != NULL) {
+        rd_kafka_message_t *m = a->pending[0];
+        memmove(a->pending, a->pending + 1, --a->npending * sizeof(a->pending[0]));
+        json_object *answer = task_answer(api, m);
+        hand(h, a, answer ? answer : json_object_new_object());
+        swf_error_free(swf_kafka_commit(a->consumer, &m, 1, true));
+        rd_kafka_message_destroy(m);
+    }
+    pthread_mutex_unlock(&h->lock);
+    return busy;
+}
+
+static void *hub_main(void *arg)
+{
+    swf_api__hub_t *h = arg;
+    for (;;) {
+        pthread_mutex_lock(&h->lock);
+        bool stop = h->stop;
+        act_t *acts = h->acts;
+        pthread_mutex_unlock(&h->lock);
+        if (stop)
+            break;
+        bool busy = false;
+        int64_t now = swf_time_now_ms();
+        /* New activities are added at the head: this walk sees the list as
+         * it was, and the next tick the rest. */
+        for (act_t *a = acts; a != NULL; a = a->next)
+            busy |= act_tick(h, a, now);
+        if (!busy)
+            usleep(HUB_TICK_MS * 1000);
+    }
+    return NULL;
+}
+
+swf_error_t *swf_api__hub_start(swf_api_t *api)
+{
+    swf_api__hub_t *h = calloc(1, sizeof(*h));
+    if (h == NULL)
+        abort();
+    h->api = api;
+    pthread_mutex_init(&h->lock, NULL);
+    if (pthread_create(&h->thread, NULL, hub_main, h) != 0) {
+        pthread_mutex_destroy(&h->lock);
+        free(h);
+        return swf_error_new(SWF_E_INTERNAL, NULL, "cannot start the poll thread");
+    }
+    h->running = true;
+    api->hub = h;
+    return NULL;
+}
+
+void swf_api__hub_stop(swf_api_t *api)
+{
+    swf_api__hub_t *h = api->hub;
+    if (h == NULL)
+        return;
+    pthread_mutex_lock(&h->lock);
+    h->stop = true;
+    pthread_mutex_unlock(&h->lock);
+    pthread_join(h->thread, NULL);
+    pthread_mutex_lock(&h->lock);
+    for (act_t *a = h->acts; a != NULL; a = a->next)
+        while (a->head != NULL)
+            hand(h, a, json_object_new_object());
+    pthread_mutex_unlock(&h->lock);
+    for (act_t *a = h->acts, *next; a != NULL; a = next) {
+        next = a->next;
+        for (size_t i = 0; i < a->npending; i++)
+            rd_kafka_message_destroy(a->pending[i]);
+        if (a->consumer != NULL)
+            swf_kafka_consumer_close(a->consumer, SWF_KAFKA_CLOSE_MS, NULL, NULL, NULL);
+        free(a);
+    }
+    pthread_mutex_destroy(&h->lock);
+    free(h);
+    api->hub = NULL;
+}

@@ -1,0 +1,184 @@
+"""The Step Functions API of `swf dev` driven by boto3, as a user of AWS
+Step Functions would: create a state machine and an activity, start
+executions, run an activity worker (GetActivityTask / SendTaskSuccess) and
+a .waitForTaskToken callback to the end, describe, list, read the history,
+stop one, and get AWS's error names for a missing execution, a bad token,
+a duplicate name with another input and a bad signature.
+
+Run by scripts/api-e2e.sh with the exports of `swf dev` in the environment
+(AWS_ENDPOINT_URL_SFN, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+AWS_DEFAULT_REGION). Exit status 0 when every check held.
+"""
+import json
+import os
+import sys
+import subprocess
+import time
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+URL = os.environ["SWF_API_URL"]
+cfg = Config(read_timeout=70, retries={"max_attempts": 1})
+sfn = boto3.client("stepfunctions", endpoint_url=URL, config=cfg)
+
+ACCOUNT = "123456789012"
+REGION = os.environ.get("AWS_DEFAULT_REGION", "us-east-1")
+ROLE = "arn:aws:iam::%s:role/swf-e2e" % ACCOUNT
+
+
+def check(cond, what):
+    if not cond:
+        print("FAIL:", what)
+        sys.exit(1)
+    print("ok:", what)
+
+
+def error_name(fn, **kw):
+    try:
+        fn(**kw)
+    except ClientError as e:
+        return e.response["Error"]["Code"]
+    return None
+
+
+def wait_status(arn, want, seconds=30):
+    end = time.time() + seconds
+    while time.time() < end:
+        d = sfn.describe_execution(executionArn=arn)
+        if d["status"] == want:
+            return d
+        time.sleep(0.2)
+    raise SystemExit("FAIL: %s never became %s (last %s)" % (arn, want, d["status"]))
+
+
+act = sfn.create_activity(name="e2e-greet")["activityArn"]
+check(act == "arn:aws:states:%s:%s:activity:e2e-greet" % (REGION, ACCOUNT), "CreateActivity ARN")
+check(sfn.describe_activity(activityArn=act)["name"] == "e2e-greet", "DescribeActivity")
+check(any(a["activityArn"] == act for a in sfn.list_activities()["activities"]), "ListActivities")
+
+definition = {
+    "StartAt": "Prepare",
+    "States": {
+        "Prepare": {"Type": "Pass", "Parameters": {"who.$": "$.who"}, "Next": "Greet"},
+        "Greet": {"Type": "Task", "Resource": act, "ResultPath": "$.greeting", "Next": "Approve"},
+        "Approve": {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+            "Parameters": {"token.$": "$$.Task.Token"},
+            "ResultPath": "$.approval",
+            "End": True,
+        },
+    },
+}
+# Debian 12's botocore (1.29) predates ValidateStateMachineDefinition.
+if hasattr(sfn, "validate_state_machine_definition"):
+    v = sfn.validate_state_machine_definition(definition=json.dumps(definition))
+    check(v["result"] == "OK", "ValidateStateMachineDefinition OK")
+    bad = sfn.validate_state_machine_definition(definition='{"StartAt": "Nowhere", "States": {}}')
+    check(bad["result"] == "FAIL" and bad["diagnostics"], "ValidateStateMachineDefinition FAIL with diagnostics")
+else:
+    print("skipped: this botocore has no ValidateStateMachineDefinition")
+
+sm = sfn.create_state_machine(name="e2e-hello", definition=json.dumps(definition), roleArn=ROLE)[
+    "stateMachineArn"
+]
+again = sfn.create_state_machine(name="e2e-hello", definition=json.dumps(definition), roleArn=ROLE)
+check(again["stateMachineArn"] == sm, "CreateStateMachine is idempotent")
+check(
+    error_name(sfn.create_state_machine, name="e2e-hello", definition='{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}', roleArn=ROLE)
+    == "StateMachineAlreadyExists",
+    "StateMachineAlreadyExists for another definition",
+)
+check(
+    error_name(sfn.create_state_machine, name="e2e-bad", definition="{}", roleArn=ROLE) == "InvalidDefinition",
+    "InvalidDefinition",
+)
+sfn.tag_resource(resourceArn=sm, tags=[{"key": "team", "value": "orders"}, {"key": "tier", "value": "1"}])
+sfn.untag_resource(resourceArn=sm, tagKeys=["tier"])
+check(sfn.list_tags_for_resource(resourceArn=sm)["tags"] == [{"key": "team", "value": "orders"}], "tags")
+check(
+    error_name(sfn.list_tags_for_resource, resourceArn=sm + "-nope") == "ResourceNotFound",
+    "ResourceNotFound for the tags of nothing",
+)
+d = sfn.describe_state_machine(stateMachineArn=sm)
+check(json.loads(d["definition"]) == definition and d["roleArn"] == ROLE, "DescribeStateMachine")
+check(any(m["stateMachineArn"] == sm for m in sfn.list_state_machines()["stateMachines"]), "ListStateMachines")
+
+
+# The activity worker: the boto3 example (worker/examples/python/sfn_worker.py),
+# answering one task.
+HERE = os.path.dirname(os.path.abspath(__file__))
+worker = subprocess.Popen(
+    [sys.executable, os.path.join(HERE, "../../worker/examples/python/sfn_worker.py"), act, "--max-tasks", "1"]
+)
+start = sfn.start_execution(stateMachineArn=sm, name="run-1", input='{"who": "ada"}')
+ex = start["executionArn"]
+check(ex.endswith(":execution:e2e-hello:run-1"), "StartExecution ARN")
+same = sfn.start_execution(stateMachineArn=sm, name="run-1", input='{"who": "ada"}')
+check(same["executionArn"] == ex, "StartExecution is idempotent by name and input")
+check(
+    error_name(sfn.start_execution, stateMachineArn=sm, name="run-1", input='{"who": "bob"}')
+    == "ExecutionAlreadyExists",
+    "ExecutionAlreadyExists for a duplicate name with another input",
+)
+check(worker.wait(timeout=90) == 0, "the activity worker answered the task")
+
+# The .waitForTaskToken callback: its token is in the history's
+# TaskScheduled parameters, as in Step Functions.
+token = None
+end = time.time() + 30
+while token is None and time.time() < end:
+    for e in sfn.get_execution_history(executionArn=ex)["events"]:
+        if e["type"] == "TaskScheduled":
+            token = json.loads(e["taskScheduledEventDetails"]["parameters"])["token"]
+    time.sleep(0.2)
+check(token is not None, "the callback's token is in the history")
+sfn.send_task_success(taskToken=token, output='{"approved": true}')
+d = wait_status(ex, "SUCCEEDED")
+out = json.loads(d["output"])
+check(out["greeting"] == {"greeting": "hello ada"} and out["approval"] == {"approved": True}, "DescribeExecution output")
+
+types = [e["type"] for e in sfn.get_execution_history(executionArn=ex)["events"]]
+print("history:", " ".join(types))
+check(types[0] == "ExecutionStarted" and types[-1] == "ExecutionSucceeded", "history starts and ends as AWS's")
+for t in ("PassStateEntered", "TaskStateEntered", "ActivityScheduled", "ActivityStarted",
+          "ActivitySucceeded", "TaskScheduled", "TaskSucceeded", "TaskStateExited"):
+    check(t in types, "history has " + t)
+rev = sfn.get_execution_history(executionArn=ex, reverseOrder=True, maxResults=2)
+check([e["type"] for e in rev["events"]] == types[::-1][:2] and "nextToken" in rev, "history reverse page")
+
+# Stop one.
+stopped = sfn.start_execution(stateMachineArn=sm, name="run-2", input='{"who": "eve"}')["executionArn"]
+sfn.stop_execution(executionArn=stopped, error="E2E.Stop", cause="stopped by the e2e test")
+d = wait_status(stopped, "ABORTED")
+check(d.get("error") == "E2E.Stop", "StopExecution: ABORTED with its error")
+runs = sfn.list_executions(stateMachineArn=sm)["executions"]
+check({r["name"] for r in runs} >= {"run-1", "run-2"}, "ListExecutions")
+aborted = sfn.list_executions(stateMachineArn=sm, statusFilter="ABORTED")["executions"]
+check([r["name"] for r in aborted] == ["run-2"], "ListExecutions statusFilter")
+
+# AWS's error names.
+missing = ex.replace(":run-1", ":no-such-run")
+check(error_name(sfn.describe_execution, executionArn=missing) == "ExecutionDoesNotExist", "ExecutionDoesNotExist")
+check(error_name(sfn.send_task_success, taskToken="not-a-token", output="{}") == "InvalidToken", "InvalidToken")
+check(error_name(sfn.send_task_success, taskToken=token, output="{}") == "TaskTimedOut", "TaskTimedOut after the close")
+check(error_name(sfn.describe_state_machine, stateMachineArn=sm + "-nope") == "StateMachineDoesNotExist", "StateMachineDoesNotExist")
+check(error_name(sfn.describe_execution, executionArn="nonsense") == "InvalidArn", "InvalidArn")
+forged = boto3.client(
+    "stepfunctions", endpoint_url=URL, config=cfg, aws_access_key_id=os.environ["AWS_ACCESS_KEY_ID"],
+    aws_secret_access_key="not-the-secret",
+)
+check(error_name(forged.list_state_machines) == "InvalidSignatureException", "InvalidSignatureException")
+stranger = boto3.client(
+    "stepfunctions", endpoint_url=URL, config=cfg, aws_access_key_id="AKIANOBODY",
+    aws_secret_access_key="whatever",
+)
+check(error_name(stranger.list_state_machines) == "UnrecognizedClientException", "UnrecognizedClientException")
+
+sfn.delete_state_machine(stateMachineArn=sm)
+check(error_name(sfn.describe_state_machine, stateMachineArn=sm) == "StateMachineDoesNotExist", "DeleteStateMachine")
+sfn.delete_activity(activityArn=act)
+check(error_name(sfn.describe_activity, activityArn=act) == "ActivityDoesNotExist", "DeleteActivity")
+print("boto3: all checks held")

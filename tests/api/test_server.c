@@ -1,0 +1,469 @@
+/*
+ * test_server.c - api/server.c over a real socket, on a dev system
+ * (PostgreSQL and the mock Kafka cluster, cli/dev.h): what reaches an
+ * action and what is refused before, with AWS's error names and statuses;
+ * a fuzz round over request bytes (headers and bodies) that must never
+ * crash or hang the server (the suite runs under the sanitizers too); the
+ * idle timeout; the long poll's empty answer and its bound.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../dev_cluster.h"
+#include "../fuzz.h"
+#include "api/api.h"
+#include "api/sigv4.h"
+#include "cli/dev.h"
+
+#define KEY "AKIDTEST"
+#define SECRET "test-secret"
+
+typedef struct sys {
+    swf_dev_t *dev;
+    swf_api_t *api;
+    char creds[64];
+} sys_t;
+
+static void sys_start(sys_t *s, int poll_s, int max_pollers, int idle_s)
+{
+    swf_dev_options_t opt = {.deciders = 0, .time_scale = 1};
+    check(swf_dev_start(&opt, &s->dev));
+    strcpy(s->creds, "/tmp/swf-api-test-XXXXXX");
+    int fd = mkstemp(s->creds);
+    cr_assert(fd >= 0);
+    const char line[] = KEY " " SECRET " *\nAKIDNARROW narrow-secret activity:only\n";
+    cr_assert_eq(write(fd, line, sizeof(line) - 1), (ssize_t)sizeof(line) - 1);
+    close(fd);
+    swf_api_config_t cfg = {.conninfo = swf_dev_conninfo(s->dev),
+                            .brokers = swf_dev_brokers(s->dev),
+                            .credentials = s->creds,
+                            .threads = 2,
+                            .poll_s = poll_s,
+                            .max_pollers = max_pollers,
+                            .idle_timeout_s = idle_s};
+    check(swf_api_start(&cfg, &s->api));
+}
+
+static void sys_stop(sys_t *s)
+{
+    swf_api_stop(s->api);
+    unlink(s->creds);
+    swf_dev_stop(s->dev);
+}
+
+static int connect_to(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    return fd;
+}
+
+/* Sends req[0..len) and reads the answer until the server closes (the
+ * requests say Connection: close) or wait_ms pass; returns its length. */
+static size_t exchange(int port, const char *req, size_t len, char *resp, size_t cap, int wait_ms)
+{
+    int fd = connect_to(port);
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = send(fd, req + off, len - off, MSG_NOSIGNAL);
+        if (n <= 0)
+            break; /* the server may close early (413) */
+        off += (size_t)n;
+    }
+    size_t got = 0;
+    struct pollfd p = {fd, POLLIN, 0};
+    while (got + 1 < cap && poll(&p, 1, wait_ms) > 0) {
+        ssize_t n = recv(fd, resp + got, cap - 1 - got, 0);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    resp[got] = '\0';
+    close(fd);
+    return got;
+}
+
+/* A request of `target` with `body`, signed by key/secret (NULL: unsigned). */
+static char *request(int port, const char *target, const char *body, const char *key,
+                     const char *secret)
+{
+    char date[17], host[32];
+    time_t now = time(NULL);
+    strftime(date, sizeof(date), "%Y%m%dT%H%M%SZ", gmtime(&now));
+    snprintf(host, sizeof(host), "127.0.0.1:%d", port);
+    swf_api_header_t h[] = {{"Content-Type", "application/x-amz-json-1.0"},
+                            {"Host", host},
+                            {"X-Amz-Date", date},
+                            {"X-Amz-Target", target}};
+    char sha[65], sig[65] = "";
+    swf_api_sha256_hex(body, strlen(body), sha);
+    swf_api_sigv4_request_t r = {"POST", "/", NULL, h, 4, sha};
+    swf_api_sigv4_auth_t a = {.region = "us-east-1", .service = "states"};
+    snprintf(a.access_key, sizeof(a.access_key), "%s", key ? key : "");
+    memcpy(a.date, date, 8);
+    strcpy(a.signed_headers, "content-type;host;x-amz-date;x-amz-target");
+    if (secret != NULL)
+        check(swf_api_sigv4_sign(&r, secret, date, &a, sig));
+    char auth[2048] = "";
+    if (key != NULL)
+        snprintf(auth, sizeof(auth),
+                 "Authorization: AWS4-HMAC-SHA256 Credential=%s/%.8s/us-east-1/states/"
+                 "aws4_request, SignedHeaders=%s, Signature=%s\r\n",
+                 key, date, a.signed_headers, sig);
+    size_t cap = strlen(body) + 1024;
+    char *out = malloc(cap);
+    snprintf(out, cap,
+             "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-amz-json-1.0\r\n"
+             "X-Amz-Date: %s\r\nX-Amz-Target: %s\r\n%sContent-Length: %zu\r\n"
+             "Connection: close\r\n\r\n%s",
+             host, date, target, auth, strlen(body), body);
+    return out;
+}
+
+/* Sends a request and checks the status and the __type of the answer. */
+static void expect(int port, const char *req, int status, const char *type)
+{
+    char resp[65536];
+    size_t n = exchange(port, req, strlen(req), resp, sizeof(resp), 10000);
+    cr_assert(n > 0, "no answer to %s", req);
+    int got = 0;
+    sscanf(resp, "HTTP/1.1 %d", &got);
+    cr_assert_eq(got, status, "%d, not %d: %s", got, status, resp);
+    if (type != NULL) {
+        char want[128];
+        snprintf(want, sizeof(want), "\"__type\":\"%s\"", type);
+        cr_assert(strstr(resp, want) != NULL, "no %s in %s", type, resp);
+    }
+}
+
+static void expect_signed(int port, const char *target, const char *body, const char *key,
+                          const char *secret, int status, const char *type)
+{
+    char *req = request(port, target, body, key, secret);
+    expect(port, req, status, type);
+    free(req);
+}
+
+#define SFN "AWSStepFunctions."
+
+Test(server, refuses_what_is_not_a_signed_request_with_aws_error_names, .timeout = 300)
+{
+    sys_t s;
+    sys_start(&s, 0, 0, 0);
+    int port = swf_api_port(s.api);
+    expect_signed(port, SFN "ListStateMachines", "{}", KEY, SECRET, 200, NULL);
+    expect_signed(port, SFN "ListStateMachines", "{}", NULL, NULL, 400,
+                  "MissingAuthenticationTokenException");
+    expect_signed(port, SFN "ListStateMachines", "{}", KEY, "wrong", 400,
+                  "InvalidSignatureException");
+    expect_signed(port, SFN "ListStateMachines", "{}", "AKIDNOBODY", "x", 400,
+                  "UnrecognizedClientException");
+    expect_signed(port, SFN "NoSuchAction", "{}", KEY, SECRET, 400, "UnknownOperationException");
+    expect_signed(port, SFN "ListStateMachines", "{not json", KEY, SECRET, 400,
+                  "SerializationException");
+    expect_signed(port, SFN "ListStateMachines", "[]", KEY, SECRET, 400, "SerializationException");
+    expect_signed(port, SFN "DescribeStateMachine", "{}", KEY, SECRET, 400, "ValidationException");
+    expect_signed(port, SFN "DescribeExecution", "{\"executionArn\": \"x\"}", KEY, SECRET, 400,
+                  "InvalidArn");
+    expect_signed(port, SFN "DescribeExecution",
+                  "{\"executionArn\": \"arn:aws:states:us-east-1:1:execution:m:e\"}", KEY, SECRET,
+                  400, "ExecutionDoesNotExist");
+    /* A key scoped to one activity may not touch a state machine. */
+    expect_signed(port, SFN "DescribeStateMachine",
+                  "{\"stateMachineArn\": \"arn:aws:states:us-east-1:1:stateMachine:m\"}",
+                  "AKIDNARROW", "narrow-secret", 400, "AccessDeniedException");
+    /* A body over the limit is refused from its Content-Length. */
+    char big[256];
+    snprintf(big, sizeof(big),
+             "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: %u\r\nConnection: close\r\n\r\n{",
+             SWF_API_BODY_BYTES + 1);
+    expect(port, big, 413, "RequestEntityTooLarge");
+    expect(port, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 400,
+           "UnknownOperationException");
+    sys_stop(&s);
+}
+
+Test(server, survives_a_fuzz_round_over_request_headers_and_bodies, .timeout = 600)
+{
+    sys_t s;
+    sys_start(&s, 0, 0, 2);
+    int port = swf_api_port(s.api);
+    fuzz_corpus_t seeds = {0};
+    static const char *const bodies[] = {
+        "{}",
+        "{\"stateMachineArn\": \"arn:aws:states:us-east-1:1:stateMachine:m\", \"name\": \"e\", "
+        "\"input\": \"{\\\"a\\\": [1, 2, {\\\"b\\\": null}]}\"}",
+        "{\"definition\": \"{\\\"StartAt\\\": \\\"P\\\", \\\"States\\\": {\\\"P\\\": "
+        "{\\\"Type\\\": \\\"Pass\\\", \\\"End\\\": true}}}\", \"name\": \"m\", \"roleArn\": "
+        "\"arn:aws:iam::1:role/r\"}",
+        "{\"taskToken\": \"eyJlIjoiZTEiLCJhIjoiMSJ9.zrzs\", \"output\": \"{}\"}",
+    };
+    static const char *const targets[] = {SFN "ListStateMachines", SFN "StartExecution",
+                                          SFN "CreateStateMachine", SFN "SendTaskSuccess"};
+    for (size_t i = 0; i < 4; i++) {
+        char *r = request(port, targets[i], bodies[i], KEY, SECRET);
+        fuzz_corpus_add(&seeds, r);
+        free(r);
+    }
+    fuzz_t f = fuzz_start();
+    long rounds = fuzz_rounds(300);
+    char resp[65536];
+    for (long i = 0; i < rounds; i++) {
+        char *m = fuzz_mutate(&f, seeds.v[fuzz_below(&f, seeds.n)], &seeds);
+        /* Whatever came back (an error, or nothing for a request that
+         * never ends), the server must still be there. */
+        exchange(port, m, strlen(m), resp, sizeof(resp), 300);
+        free(m);
+    }
+    fuzz_corpus_free(&seeds);
+    expect_signed(port, SFN "ListStateMachines", "{}", KEY, SECRET, 200, NULL);
+    sys_stop(&s);
+}
+
+Test(server, closes_a_connection_that_stays_idle, .timeout = 300)
+{
+    sys_t s;
+    sys_start(&s, 0, 0, 1);
+    int fd = connect_to(swf_api_port(s.api));
+    send(fd, "POST / HTTP/1.1\r\nHost: x\r\n", 26, MSG_NOSIGNAL);
+    struct pollfd p = {fd, POLLIN, 0};
+    /* Closed (readable, then end of file) within a few seconds. */
+    cr_assert(poll(&p, 1, 10000) > 0, "the idle connection was not closed");
+    char c;
+    cr_assert(recv(fd, &c, 1, 0) <= 0 || true);
+    close(fd);
+    expect_signed(swf_api_port(s.api), SFN "ListStateMachines", "{}", KEY, SECRET, 200, NULL);
+    sys_stop(&s);
+}
+
+Test(server, answers_a_poll_without_a_task_empty_and_bounds_the_pollers, .timeout = 300)
+{
+    sys_t s;
+    sys_start(&s, 2, 1, 0);
+    int port = swf_api_port(s.api);
+    const char *body = "{\"activityArn\": \"arn:aws:states:us-east-1:1:activity:idle\"}";
+    char *req = request(port, SFN "GetActivityTask", body, KEY, SECRET);
+    /* One poller waits (its request is sent, the answer read later)... */
+    int fd = connect_to(port);
+    cr_assert_eq(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+    usleep(300000);
+    /* ...so a second is over the bound of one. */
+    expect(port, req, 400, "ActivityWorkerLimitExceeded");
+    int64_t t0 = swf_time_now_ms();
+    char resp[4096];
+    size_t got = 0;
+    struct pollfd p = {fd, POLLIN, 0};
+    while (poll(&p, 1, 10000) > 0) {
+        ssize_t n = recv(fd, resp + got, sizeof(resp) - 1 - got, 0);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    resp[got] = '\0';
+    close(fd);
+    cr_assert(strstr(resp, "HTTP/1.1 200") != NULL, "%s", resp);
+    cr_assert(strstr(resp, "\r\n\r\n{}") != NULL, "not empty: %s", resp);
+    cr_assert(swf_time_now_ms() - t0 < 5000);
+    free(req);
+    sys_stop(&s);
+}
+
+/* The JSON body of the answer to a signed request, which must have status 200. */
+static json_object *call_ok(int port, const char *target, const char *body)
+{
+    char *req = request(port, target, body, KEY, SECRET);
+    char resp[65536];
+    exchange(port, req, strlen(req), resp, sizeof(resp), 10000);
+    free(req);
+    cr_assert(strncmp(resp, "HTTP/1.1 200", 12) == 0, "%s: %s", target, resp);
+    const char *b = strstr(resp, "\r\n\r\n");
+    cr_assert_not_null(b);
+    return parse(b + 4);
+}
+
+Test(server, versions_are_the_versions_of_the_catalogue, .timeout = 300)
+{
+    sys_t s;
+    sys_start(&s, 0, 0, 0);
+    int port = swf_api_port(s.api);
+    json_object_put(call_ok(port, SFN "CreateStateMachine",
+                            "{\"name\": \"v\", \"roleArn\": \"arn:aws:iam::1:role/r\", "
+                            "\"definition\": \"{\\\"StartAt\\\": \\\"A\\\", \\\"States\\\": "
+                            "{\\\"A\\\": {\\\"Type\\\": \\\"Pass\\\", \\\"End\\\": true}}}\"}"));
+    json_object_put(call_ok(port, SFN "UpdateStateMachine",
+                            "{\"stateMachineArn\": \"arn:aws:states:us-east-1:123456789012:"
+                            "stateMachine:v\", \"definition\": \"{\\\"StartAt\\\": \\\"B\\\", "
+                            "\\\"States\\\": {\\\"B\\\": {\\\"Type\\\": \\\"Pass\\\", \\\"End\\\": "
+                            "true}}}\"}"));
+    json_object *o = call_ok(port, SFN "PublishStateMachineVersion",
+                             "{\"stateMachineArn\": \"arn:aws:states:us-east-1:123456789012:"
+                             "stateMachine:v\"}");
+    cr_assert_str_eq(swf_json_get_string(o, "stateMachineVersionArn"),
+                     "arn:aws:states:us-east-1:123456789012:stateMachine:v:2");
+    json_object_put(o);
+    o = call_ok(port, SFN "ListStateMachineVersions",
+                "{\"stateMachineArn\": \"arn:aws:states:us-east-1:123456789012:stateMachine:v\", "
+                "\"maxResults\": 1}");
+    json_object *list;
+    cr_assert(swf_json_get(o, "stateMachineVersions", &list));
+    cr_assert_eq(json_object_array_length(list), 1);
+    cr_assert_str_eq(swf_json_get_string(o, "nextToken"), "2");
+    json_object_put(o);
+    o = call_ok(
+        port, SFN "DescribeStateMachine",
+        "{\"stateMachineArn\": \"arn:aws:states:us-east-1:123456789012:stateMachine:v:1\"}");
+    cr_assert(strstr(swf_json_get_string(o, "definition"), "\"A\"") != NULL);
+    json_object_put(o);
+    /* An execution of version 1 runs version 1's definition. */
+    json_object_put(call_ok(port, SFN "StartExecution",
+                            "{\"stateMachineArn\": \"arn:aws:states:us-east-1:123456789012:"
+                            "stateMachine:v:1\", \"name\": \"on-v1\"}"));
+    o = call_ok(port, SFN "DescribeStateMachineForExecution",
+                "{\"executionArn\": \"arn:aws:states:us-east-1:123456789012:execution:v:on-v1\"}");
+    cr_assert(strstr(swf_json_get_string(o, "definition"), "\"A\"") != NULL);
+    json_object_put(o);
+    json_object_put(call_ok(port, SFN "DeleteStateMachineVersion",
+                            "{\"stateMachineVersionArn\": \"arn:aws:states:us-east-1:"
+                            "123456789012:stateMachine:v:1\"}"));
+    expect_signed(
+        port, SFN "DescribeStateMachine",
+        "{\"stateMachineArn\": \"arn:aws:states:us-east-1:123456789012:stateMachine:v:1\"}", KEY,
+        SECRET, 400, "StateMachineDoesNotExist");
+    expect_signed(port, SFN "DescribeStateMachine",
+                  "{\"stateMachineArn\": \"arn:aws:states:us-east-1:123456789012:stateMachine:v:"
+                  "prod\"}",
+                  KEY, SECRET, 400, "InvalidArn");
+    sys_stop(&s);
+}
+
+Test(server, tags_a_resource_within_aws_bounds, .timeout = 300)
+{
+    sys_t s;
+    sys_start(&s, 0, 0, 0);
+    int port = swf_api_port(s.api);
+    json_object_put(call_ok(port, SFN "CreateActivity",
+                            "{\"name\": \"t\", \"tags\": [{\"key\": \"a\", \"value\": \"1\"}]}"));
+    const char *arn = "{\"resourceArn\": \"arn:aws:states:us-east-1:1:activity:t\"";
+    char body[8192];
+    snprintf(body, sizeof(body), "%s, \"tags\": [{\"key\": \"b\", \"value\": \"2\"}]}", arn);
+    json_object_put(call_ok(port, SFN "TagResource", body));
+    snprintf(body, sizeof(body), "%s}", arn);
+    json_object *o = call_ok(port, SFN "ListTagsForResource", body);
+    cr_assert_str_eq(
+        swf_json_str(o),
+        "{\"tags\":[{\"key\":\"a\",\"value\":\"1\"},{\"key\":\"b\",\"value\":\"2\"}]}");
+    json_object_put(o);
+    /* 49 more are one too many: nothing of them is kept. */
+    size_t n = (size_t)snprintf(body, sizeof(body), "%s, \"tags\": [", arn);
+    for (int i = 0; i < 49; i++)
+        n += (size_t)snprintf(body + n, sizeof(body) - n, "%s{\"key\": \"k%d\", \"value\": \"v\"}",
+                              i ? ", " : "", i);
+    snprintf(body + n, sizeof(body) - n, "]}");
+    expect_signed(port, SFN "TagResource", body, KEY, SECRET, 400, "TooManyTags");
+    snprintf(body, sizeof(body), "%s, \"tagKeys\": [\"a\"]}", arn);
+    json_object_put(call_ok(port, SFN "UntagResource", body));
+    snprintf(body, sizeof(body), "%s}", arn);
+    o = call_ok(port, SFN "ListTagsForResource", body);
+    cr_assert_str_eq(swf_json_str(o), "{\"tags\":[{\"key\":\"b\",\"value\":\"2\"}]}");
+    json_object_put(o);
+    expect_signed(port, SFN "ListTagsForResource",
+                  "{\"resourceArn\": \"arn:aws:states:us-east-1:1:activity:none\"}", KEY, SECRET,
+                  400, "ResourceNotFound");
+    expect_signed(port, SFN "DescribeMapRun", "{\"mapRunArn\": \"x\"}", KEY, SECRET, 400,
+                  "UnsupportedOperation");
+    sys_stop(&s);
+}
+
+/* The status of the answer to a signed request (0: no answer). */
+static int status_of(int port, const char *target, const char *body)
+{
+    char *req = request(port, target, body, KEY, SECRET);
+    char resp[65536];
+    size_t n = exchange(port, req, strlen(req), resp, sizeof(resp), 10000);
+    free(req);
+    int got = 0;
+    if (n > 0)
+        sscanf(resp, "HTTP/1.1 %d", &got);
+    return got;
+}
+
+/* The fuzz round above mostly stops at the signature; this one signs each
+ * mutated body, so that every action's validation sees it. */
+Test(server, answers_every_action_with_mutated_signed_bodies_as_a_client_error, .timeout = 600)
+{
+    sys_t s;
+    sys_start(&s, 1, 0, 0);
+    int port = swf_api_port(s.api);
+    static const char *const targets[] = {
+        "CreateStateMachine",
+        "DescribeStateMachine",
+        "UpdateStateMachine",
+        "ListStateMachines",
+        "StartExecution",
+        "DescribeExecution",
+        "StopExecution",
+        "ListExecutions",
+        "GetExecutionHistory",
+        "CreateActivity",
+        "ListActivities",
+        "SendTaskSuccess",
+        "SendTaskFailure",
+        "SendTaskHeartbeat",
+        "TagResource",
+        "UntagResource",
+        "ListStateMachineVersions",
+        "DescribeStateMachineForExecution",
+        "GetActivityTask",
+        "PublishStateMachineVersion",
+        "DeleteStateMachineVersion",
+    };
+    fuzz_corpus_t seeds = {0};
+    fuzz_corpus_add(&seeds, "{\"name\": \"m\", \"roleArn\": \"arn:aws:iam::1:role/r\", "
+                            "\"definition\": \"{\\\"StartAt\\\": \\\"P\\\", \\\"States\\\": "
+                            "{\\\"P\\\": {\\\"Type\\\": \\\"Pass\\\", \\\"End\\\": true}}}\", "
+                            "\"tags\": [{\"key\": \"k\", \"value\": \"v\"}]}");
+    fuzz_corpus_add(&seeds, "{\"stateMachineArn\": \"arn:aws:states:us-east-1:1:stateMachine:m\", "
+                            "\"name\": \"e\", \"input\": \"{\\\"a\\\": 1}\", \"maxResults\": 2, "
+                            "\"statusFilter\": \"RUNNING\", \"nextToken\": \"1\"}");
+    fuzz_corpus_add(&seeds, "{\"executionArn\": \"arn:aws:states:us-east-1:1:execution:m:e\", "
+                            "\"reverseOrder\": true, \"maxResults\": 1, \"error\": \"E\", "
+                            "\"cause\": \"c\"}");
+    fuzz_corpus_add(&seeds, "{\"taskToken\": \"eyJlIjoiZSIsImEiOiIxIn0.x\", \"output\": \"{}\", "
+                            "\"error\": \"E\", \"cause\": \"c\"}");
+    fuzz_corpus_add(&seeds, "{\"resourceArn\": \"arn:aws:states:us-east-1:1:stateMachine:m\", "
+                            "\"tagKeys\": [\"k\"], \"tags\": [{\"key\": \"a\"}], "
+                            "\"activityArn\": \"arn:aws:states:us-east-1:1:activity:m\", "
+                            "\"stateMachineVersionArn\": "
+                            "\"arn:aws:states:us-east-1:1:stateMachine:m:1\"}");
+    /* The seeds themselves first (a machine and an execution to find). */
+    size_t nt = sizeof(targets) / sizeof(targets[0]);
+    for (size_t t = 0; t < nt; t++) {
+        char target[96];
+        snprintf(target, sizeof(target), SFN "%s", targets[t]);
+        for (size_t i = 0; i < seeds.n; i++) {
+            int st = status_of(port, target, seeds.v[i]);
+            cr_assert(st == 200 || st == 400, "%s %s: %d", target, seeds.v[i], st);
+        }
+    }
+    fuzz_t f = fuzz_start();
+    long rounds = fuzz_rounds(400);
+    for (long i = 0; i < rounds; i++) {
+        char *m = fuzz_mutate(&f, seeds.v[fuzz_below(&f, seeds.n)], &seeds);
+        char target[96];
+        snprintf(target, sizeof(target), SFN "%s", targets[fuzz_below(&f, nt)]);
+        int st = status_of(port, target, m);
+        cr_assert(st == 200 || st == 400 || st == 413, "%s %s: %d", target, m, st);
+        free(m);
+    }
+    fuzz_corpus_free(&seeds);
+    sys_stop(&s);
+}
