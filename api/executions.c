@@ -171,7 +171,12 @@ swf_error_t *swf_api__execution_start(swf_api_call_t *call, json_object *in, jso
         return err;
     }
     int64_t now = swf_time_now_ms();
-    swf_history_start_t req = {name, name, machine, version, input, now, NULL};
+    swf_history_start_t req = {.execution_id = name,
+                               .workflow_id = name,
+                               .state_machine = machine,
+                               .version = version,
+                               .input = input,
+                               .time_ms = now};
     char *running = NULL;
     err = swf_history_pg_execution_start(s, &req, &running);
     free(running);
