@@ -16,6 +16,9 @@
  * recorded decision (the reason of a failed execution), and an evaluation
  * may draw random numbers, so replay needs the same order.
  */
+#include <ctype.h>
+#include <errno.h>
+
 #include "decider/asl/choice.h"
 #include "decider/asl/exec_internal.h"
 #include "decider/asl/jsonata.h"
@@ -459,6 +462,33 @@ swf_error_t *swf_asl__io_wait_seconds(swf_asl_io_t *io, json_object *eff, double
 }
 
 /* Reads an optional non-negative integer field or its *Path form. */
+/* Replaces *val, a JSON string, by the number it spells when the whole of it
+ * is an integer (or, when decimal, a finite decimal number); leaves it alone
+ * otherwise, for the caller to refuse. */
+static void string_as_number(json_object **val, bool decimal)
+{
+    const char *s = json_object_get_string(*val);
+    size_t len = (size_t)json_object_get_string_len(*val);
+    if (len == 0 || len > 32 || isspace((unsigned char)s[0]))
+        return;
+    char *end;
+    errno = 0;
+    json_object *num = NULL;
+    if (decimal) {
+        double d = strtod(s, &end);
+        if (end == s + len && errno == 0 && isfinite(d))
+            num = json_object_new_double(d);
+    } else {
+        long long n = strtoll(s, &end, 10);
+        if (end == s + len && errno == 0)
+            num = json_object_new_int64(n);
+    }
+    if (num != NULL) {
+        json_object_put(*val);
+        *val = num;
+    }
+}
+
 static swf_error_t *map_number(frame_t *f, json_object *eff, const char *field,
                                const char *path_field, const swf_asl_env_t *env, double *out,
                                bool *present)
@@ -476,6 +506,10 @@ static swf_error_t *map_number(frame_t *f, json_object *eff, const char *field,
     if (err)
         return err;
     bool is_pct = strstr(field, "Percentage") != NULL;
+    /* AWS also takes the number as a JSON string ("1"), recorded: the whole
+     * string must be an integer (a decimal for the percentage). */
+    if (json_object_is_type(val, json_type_string))
+        string_as_number(&val, is_pct);
     bool okv = is_pct ? swf_json_is_number(val) : json_object_is_type(val, json_type_int);
     if (!okv || json_object_get_double(val) < 0 || (is_pct && json_object_get_double(val) > 100))
         err = swf_error_states(

@@ -974,6 +974,35 @@ static json_object *check_pair(vctx_t *c, const state_t *s, const char *lit, con
     return has_lit && is_int(v) ? v : NULL;
 }
 
+/* Credentials, as AWS checks it when the state machine is created (recorded:
+ * an empty object or an unknown field is an invalid definition): an object of
+ * exactly one field, RoleArn (a string; an expression in JSONata) or, in
+ * JSONPath, RoleArn.$ (a path or an intrinsic function, checked as a
+ * payload template). https://docs.aws.amazon.com/step-functions/latest/dg/state-task.html */
+static void check_credentials(vctx_t *c, const state_t *s, json_object *v)
+{
+    if (!is_object(v)) {
+        problem_at(c, "Credentials", "Credentials must be an object, not %s",
+                   swf_json_type_name(v));
+        return;
+    }
+    int n = 0;
+    json_object_object_foreach(v, key, val)
+    {
+        n++;
+        bool dollar = strcmp(key, "RoleArn.$") == 0;
+        if (strcmp(key, "RoleArn") != 0 && !(dollar && s->lang == LANG_JSONPATH))
+            problem_at(c, "Credentials", "field \"%s\" is not allowed in Credentials%s", key,
+                       dollar ? " of a JSONata state (use RoleArn)" : "; it takes RoleArn");
+        else if (!is_string(val))
+            problem_at(c, "Credentials", "Credentials.%s must be a string, not %s", key,
+                       swf_json_type_name(val));
+    }
+    if (n == 0)
+        problem_at(c, "Credentials", "Credentials must name the role to assume: RoleArn%s",
+                   s->lang == LANG_JSONPATH ? " or RoleArn.$" : "");
+}
+
 static void check_task(vctx_t *c, const state_t *s)
 {
     json_object *v = NULL;
@@ -986,9 +1015,8 @@ static void check_task(vctx_t *c, const state_t *s)
         check_pair(c, s, "HeartbeatSeconds", "HeartbeatSecondsPath", 1, SECONDS_MAX);
     if (timeout && heartbeat && json_object_get_int64(heartbeat) >= json_object_get_int64(timeout))
         problem_at(c, "HeartbeatSeconds", "HeartbeatSeconds must be smaller than TimeoutSeconds");
-    if (field_get(s, "Credentials", &v) && !is_object(v))
-        problem_at(c, "Credentials", "Credentials must be an object, not %s",
-                   swf_json_type_name(v));
+    if (field_get(s, "Credentials", &v))
+        check_credentials(c, s, v);
 }
 
 static void check_choice(vctx_t *c, const state_t *s)
@@ -1135,7 +1163,9 @@ static void check_map(vctx_t *c, const state_t *s)
     }
     if (has_iter) {
         size_t mark = pb_key(&c->pb, "Iterator");
-        check_machine(c, v, "Iterator", false);
+        /* AWS accepts ProcessorConfig in the older Iterator too (recorded),
+         * inline and distributed, and runs it as an ItemProcessor. */
+        check_machine(c, v, "Iterator", true);
         pb_cut(&c->pb, mark);
     }
     if (json_object_object_get_ex(s->obj, "Parameters", NULL) &&

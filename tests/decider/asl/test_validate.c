@@ -342,7 +342,12 @@ Test(validate, checks_task_fields)
                        "\"End\":true}"),
                    "$.States.S.TimeoutSecondsPath", "deep scan");
     expect_valid(ONE("{\"Type\":\"Task\",\"Resource\":\"r\",\"TimeoutSeconds\":5,"
-                     "\"HeartbeatSeconds\":4,\"Credentials\":{},\"End\":true}"));
+                     "\"HeartbeatSeconds\":4,\"Credentials\":{\"RoleArn\":\"a\"},\"End\":true}"));
+    expect_problem(ONE("{\"Type\":\"Task\",\"Resource\":\"r\",\"Credentials\":{},\"End\":true}"),
+                   "$.States.S.Credentials", "must name the role");
+    expect_problem(ONE("{\"Type\":\"Task\",\"Resource\":\"r\",\"Credentials\":{\"X\":1},"
+                       "\"End\":true}"),
+                   "$.States.S.Credentials", "not allowed in Credentials");
 }
 
 Test(validate, checks_retriers)
