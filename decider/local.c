@@ -21,6 +21,7 @@
 #include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
+#include "protocol/task_list.h"
 
 typedef struct timer {
     int64_t fire_ms;
@@ -268,7 +269,16 @@ swf_error_t *swf_local_run(const swf_local_options_t *opt, swf_history_store_t *
         swf_json_add(sa, "executionStartToCloseTimeout", swf_json_ref(v));
         deadline_ms = opt->start_ms + json_object_get_int64(v) * 1000;
     }
-    swf_error_t *err = swf_decider_decision_add(&r.dec, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, sa);
+    /* Which task list serves each Task: the rule, and the deployment's map
+     * when SWF_TASK_LIST_MAP names one (protocol/task_list.h). */
+    json_object *map = NULL;
+    swf_error_t *err = swf_task_list_map_from_env(&map);
+    swf_task_list_record(sa, map);
+    json_object_put(map);
+    if (err == NULL)
+        err = swf_decider_decision_add(&r.dec, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, sa);
+    else
+        json_object_put(sa);
     if (err == NULL)
         err = local_loop(&r, deadline_ms);
     if (err == NULL) {

@@ -17,8 +17,10 @@
 #include <assert.h>
 
 #include "decider/asl/exec_internal.h"
+#include "decider/asl/resource.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
+#include "protocol/task_list.h"
 #include "protocol/token.h"
 
 static const char *next_of(frame_t *f)
@@ -43,6 +45,24 @@ static step_t enter_pass(swf_asl_exec_t *ex, frame_t *f)
                               next_of(f));
     json_object_put(result);
     swf_asl__io_close(&io);
+    return s;
+}
+
+/* The task list of a Task state, by the rule its execution recorded
+ * (resource.h); one swf cannot serve fails the state (validation refuses
+ * such a definition first). */
+static swf_error_t *task_list_of(swf_asl_exec_t *ex, frame_t *f, const char *resource, char *list,
+                                 size_t size)
+{
+    if (ex->task_list_rule < SWF_TASK_LIST_RULE) {
+        swf_asl_resource_task_list(resource, list, size);
+        return NULL;
+    }
+    swf_error_t *err = swf_asl_task_list(f->state, f->info->jsonata, ex->task_list_map, list, size);
+    if (err == NULL)
+        return NULL;
+    swf_error_t *s = swf_error_states(ERR_RUNTIME, "%s", swf_error_message(err));
+    swf_error_free(err);
     return s;
 }
 
@@ -78,6 +98,10 @@ static step_t enter_task(swf_asl_exec_t *ex, frame_t *f)
         err = swf_error_states(ERR_DATA_LIMIT,
                                "the task's input is %zu bytes; an activity task carries at most %u",
                                bytes, SWF_LIMIT_TASK_INPUT_BYTES);
+    state_info_t *info = (state_info_t *)f->info;
+    char list[SWF_TASK_LIST_BYTES];
+    if (err == NULL && info->activity_type == NULL)
+        err = task_list_of(ex, f, resource, list, sizeof(list));
     if (err != NULL) {
         json_object_put(params);
         free(token_buf);
@@ -88,10 +112,7 @@ static step_t enter_task(swf_asl_exec_t *ex, frame_t *f)
     int64_t got = swf_asl__waiter_add(ex, W_ACTIVITY, f);
     assert(got == seq);
     (void)got;
-    state_info_t *info = (state_info_t *)f->info;
     if (info->activity_type == NULL) {
-        char list[256];
-        swf_asl_resource_task_list(resource, list, sizeof(list));
         info->activity_type = json_object_new_object();
         swf_json_add(info->activity_type, "name", json_object_new_string(list));
         swf_json_add(info->activity_type, "version", json_object_new_string("1"));

@@ -34,9 +34,11 @@
 #include "decider/asl/intrinsic.h"
 #include "decider/asl/jsonata.h"
 #include "decider/asl/path.h"
+#include "decider/asl/resource.h"
 #include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
+#include "protocol/task_list.h"
 #include "protocol/time.h"
 
 /* AWS limits that are part of the language rather than of our resources. */
@@ -1006,10 +1008,15 @@ static void check_credentials(vctx_t *c, const state_t *s, json_object *v)
 static void check_task(vctx_t *c, const state_t *s)
 {
     json_object *v = NULL;
+    char list[SWF_TASK_LIST_BYTES];
+    swf_error_t *err = NULL;
     if (!field_get(s, "Resource", &v))
         problem(c, "a Task state needs Resource");
     else if (!is_string(v))
         problem_at(c, "Resource", "Resource must be a string, not %s", swf_json_type_name(v));
+    else if ((err = swf_asl_task_list(s->obj, s->lang == LANG_JSONATA, NULL, list, sizeof list)))
+        problem_at(c, "Resource", "%s", swf_error_message(err)); /* one swf cannot serve */
+    swf_error_free(err);
     json_object *timeout = check_pair(c, s, "TimeoutSeconds", "TimeoutSecondsPath", 1, SECONDS_MAX);
     json_object *heartbeat =
         check_pair(c, s, "HeartbeatSeconds", "HeartbeatSecondsPath", 1, SECONDS_MAX);
@@ -1213,6 +1220,15 @@ static void check_map(vctx_t *c, const state_t *s)
             problem_at(c, objects[i], "%s must be an object, not %s", objects[i],
                        swf_json_type_name(v));
     }
+    /* Refused here rather than accepted and failed at run time. */
+    if (field_get(s, "ItemReader", &v))
+        problem_at(c, "ItemReader",
+                   "ItemReader is not supported yet: swf does not read a Map's items from a "
+                   "store; give them in the state's input (ItemsPath, or Items in JSONata)");
+    if (field_get(s, "ResultWriter", &v))
+        problem_at(c, "ResultWriter",
+                   "ResultWriter is not supported yet: swf does not write a Map's results to a "
+                   "store; the Map's output is its results");
     if (field_get(s, "Label", &v)) {
         if (!is_string(v))
             problem_at(c, "Label", "Label must be a string, not %s", swf_json_type_name(v));

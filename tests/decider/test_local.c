@@ -5,7 +5,9 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "decider/asl/exec.h"
 #include "decider/local.h"
@@ -519,4 +521,69 @@ Test(local_run, a_choice_looping_on_itself_fails_as_a_loop, .timeout = 120)
     cr_expect(strstr(r.res.cause, "is there a loop without a Wait or a Task?") != NULL, "%s",
               r.res.cause);
     run_free(&r);
+}
+
+/* The first ActivityTaskScheduled's task list of a local run, and the
+ * WorkflowExecutionStarted attributes (a new reference). */
+static char *run_first_list(const char *def, json_object **started)
+{
+    json_object *d = parse(def), *in = parse("{}");
+    swf_history_store_t *store = swf_history_mem_new();
+    swf_local_options_t opt = {
+        .definition = d, .input = in, .execution_id = "tl-1", .start_ms = 1700000000000};
+    swf_local_result_t res;
+    swf_error_t *err = swf_local_run(&opt, store, &res);
+    cr_assert_null(err, "run failed: %s", swf_error_message(err));
+    swf_event_list_t events = {0};
+    cr_assert_null(swf_history_load(store, "tl-1", 0, 0, &events));
+    char *list = NULL;
+    *started = json_object_get(events.items[0].attrs);
+    for (size_t i = 0; i < events.count && list == NULL; i++) {
+        json_object *tl;
+        if (events.items[i].type == SWF_EVENT_ACTIVITY_TASK_SCHEDULED &&
+            swf_json_get(events.items[i].attrs, "taskList", &tl))
+            list = strdup(swf_json_get_string(tl, "name"));
+    }
+    swf_event_list_free(&events);
+    swf_local_result_free(&res);
+    swf_history_store_free(store);
+    json_object_put(d);
+    json_object_put(in);
+    return list;
+}
+
+#define INVOKE                                                                                     \
+    "{\"StartAt\":\"T\",\"States\":{\"T\":{\"Type\":\"Task\",\"Resource\":"                        \
+    "\"arn:aws:states:::lambda:invoke\",\"Parameters\":{\"FunctionName\":\"Charge\"},"             \
+    "\"End\":true}}}"
+
+Test(local_run, a_new_execution_records_the_rule_and_the_map_it_uses)
+{
+    json_object *started;
+    unsetenv("SWF_TASK_LIST_MAP");
+    char *list = run_first_list(INVOKE, &started);
+    cr_expect_str_eq(list, "Charge");
+    json_object *rule;
+    cr_expect(swf_json_get(started, "taskListRule", &rule) && json_object_get_int(rule) == 2);
+    json_object *none;
+    cr_expect(!swf_json_get(started, "taskListMap", &none));
+    free(list);
+    json_object_put(started);
+
+    char path[] = "/tmp/swf-tlmap-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("{\"Charge\":\"payments\"}", f);
+    fclose(f);
+    setenv("SWF_TASK_LIST_MAP", path, 1);
+    list = run_first_list(INVOKE, &started);
+    unsetenv("SWF_TASK_LIST_MAP");
+    unlink(path);
+    cr_expect_str_eq(list, "payments");
+    json_object *map;
+    cr_expect(swf_json_get(started, "taskListMap", &map) &&
+              strcmp(swf_json_get_string(map, "Charge"), "payments") == 0);
+    free(list);
+    json_object_put(started);
 }

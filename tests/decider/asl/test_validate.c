@@ -350,6 +350,24 @@ Test(validate, checks_task_fields)
                    "$.States.S.Credentials", "not allowed in Credentials");
 }
 
+Test(validate, refuses_what_swf_cannot_serve_with_the_reason)
+{
+    expect_problem(ONE("{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::states:"
+                       "startExecution.sync\",\"End\":true}"),
+                   "$.States.S.Resource", "nested execution");
+    expect_problem(ONE("{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::sqs:sendMessage.x\","
+                       "\"End\":true}"),
+                   "$.States.S.Resource", "integration pattern");
+    expect_problem(ONE("{\"Type\":\"Map\",\"ItemReader\":{\"Resource\":\"arn:aws:states:::s3:"
+                       "getObject\"},\"ItemProcessor\":{\"StartAt\":\"P\",\"States\":{\"P\":{"
+                       "\"Type\":\"Pass\",\"End\":true}}},\"End\":true}"),
+                   "$.States.S.ItemReader", "not supported yet");
+    expect_problem(ONE("{\"Type\":\"Map\",\"ResultWriter\":{\"Resource\":\"arn:aws:states:::s3:"
+                       "putObject\"},\"ItemProcessor\":{\"StartAt\":\"P\",\"States\":{\"P\":{"
+                       "\"Type\":\"Pass\",\"End\":true}}},\"End\":true}"),
+                   "$.States.S.ResultWriter", "not supported yet");
+}
+
 Test(validate, checks_retriers)
 {
 #define RETRY(r) ONE("{\"Type\":\"Task\",\"Resource\":\"r\",\"Retry\":" r ",\"End\":true}")
