@@ -530,6 +530,8 @@ static step_t step_outcome(swf_asl_exec_t *ex, frame_t *f)
         s = STEP_CONTINUE;
     } else if (f->phase == PH_TIMER) {
         s = swf_asl__wait_fired(ex, f);
+    } else if (ok && f->info->type == ST_MAP) {
+        s = swf_asl__map_items_read(ex, f, result); /* its ItemReader's task answered */
     } else if (ok) {
         s = swf_asl__state_result(ex, f, result);
     } else {

@@ -324,6 +324,25 @@ swf_error_t *swf_asl__io_arguments(swf_asl_io_t *io, json_object *eff, json_obje
     return err;
 }
 
+swf_error_t *swf_asl__io_reader_arguments(swf_asl_io_t *io, json_object *eff, json_object *reader,
+                                          json_object **args)
+{
+    json_object *tmpl;
+    bool present;
+    *args = NULL;
+    if (io->f->info->jsonata) {
+        swf_error_t *err = jsonata_field(reader, "Arguments", io_bindings(io), args, &present);
+        if (err == NULL && !present)
+            *args = json_object_new_object();
+        return err;
+    }
+    if (!swf_json_get(reader, "Parameters", &tmpl)) {
+        *args = json_object_new_object();
+        return NULL;
+    }
+    return swf_asl_template_eval(tmpl, eff, io_env(io), args);
+}
+
 swf_error_t *swf_asl__io_pass_result(swf_asl_io_t *io, json_object *eff, json_object **result)
 {
     json_object *v;

@@ -48,17 +48,17 @@ static step_t enter_pass(swf_asl_exec_t *ex, frame_t *f)
     return s;
 }
 
-/* The task list of a Task state, by the rule its execution recorded
- * (resource.h); one swf cannot serve fails the state (validation refuses
- * such a definition first). */
-static swf_error_t *task_list_of(swf_asl_exec_t *ex, frame_t *f, const char *resource, char *list,
-                                 size_t size)
+/* The task list of a Task state (or of a Map's ItemReader: holder), by the
+ * rule its execution recorded (resource.h); one swf cannot serve fails the
+ * state (validation refuses such a definition first). */
+static swf_error_t *task_list_of(swf_asl_exec_t *ex, frame_t *f, json_object *holder,
+                                 const char *resource, char *list, size_t size)
 {
     if (ex->task_list_rule < SWF_TASK_LIST_RULE) {
         swf_asl_resource_task_list(resource, list, size);
         return NULL;
     }
-    swf_error_t *err = swf_asl_task_list(f->state, f->info->jsonata, ex->task_list_map, list, size);
+    swf_error_t *err = swf_asl_task_list(holder, f->info->jsonata, ex->task_list_map, list, size);
     if (err == NULL)
         return NULL;
     swf_error_t *s = swf_error_states(ERR_RUNTIME, "%s", swf_error_message(err));
@@ -66,34 +66,16 @@ static swf_error_t *task_list_of(swf_asl_exec_t *ex, frame_t *f, const char *res
     return s;
 }
 
-/* The activity's id is the sequence number it will get. A Task whose
- * Resource ends in .waitForTaskToken hands $$.Task.Token to someone else:
- * the same signed token a worker gets (protocol/KAFKA.md). */
-static step_t enter_task(swf_asl_exec_t *ex, frame_t *f)
+step_t swf_asl__activity_schedule(swf_asl_exec_t *ex, frame_t *f, json_object *holder,
+                                  json_object *params, char *token_buf, int64_t timeout,
+                                  int64_t heartbeat)
 {
-    const char *resource = swf_json_get_string(f->state, "Resource");
-    bool token = resource && strstr(resource, ".waitForTaskToken") != NULL;
+    const char *resource = swf_json_get_string(holder, "Resource");
     int64_t seq = ex->last_seq + 1;
     char activity_id[32];
     snprintf(activity_id, sizeof(activity_id), "%lld", (long long)seq);
-    char *token_buf =
-        token ? swf_token_make(ex->token_secret ? ex->token_secret : SWF_TOKEN_DEV_SECRET,
-                               ex->execution_id, activity_id)
-              : NULL;
-    swf_asl_io_t io;
-    json_object *eff = NULL, *params = NULL;
-    int64_t timeout = 0, heartbeat = 0;
-    swf_asl__io_open(&io, ex, f, token_buf);
-    swf_error_t *err = swf_asl__io_input(&io, &eff);
-    if (err == NULL)
-        err = swf_asl__io_arguments(&io, eff, &params);
-    if (err == NULL)
-        err = swf_asl__io_task_seconds(&io, "TimeoutSeconds", "TimeoutSecondsPath", &timeout);
-    if (err == NULL)
-        err = swf_asl__io_task_seconds(&io, "HeartbeatSeconds", "HeartbeatSecondsPath", &heartbeat);
-    swf_asl__io_close(&io);
-    json_object_put(eff);
-    size_t bytes = err == NULL ? strlen(swf_json_str(params)) : 0;
+    swf_error_t *err = NULL;
+    size_t bytes = strlen(swf_json_str(params));
     if (bytes > SWF_LIMIT_TASK_INPUT_BYTES)
         err = swf_error_states(ERR_DATA_LIMIT,
                                "the task's input is %zu bytes; an activity task carries at most %u",
@@ -101,7 +83,7 @@ static step_t enter_task(swf_asl_exec_t *ex, frame_t *f)
     state_info_t *info = (state_info_t *)f->info;
     char list[SWF_TASK_LIST_BYTES];
     if (err == NULL && info->activity_type == NULL)
-        err = task_list_of(ex, f, resource, list, sizeof(list));
+        err = task_list_of(ex, f, holder, resource, list, sizeof(list));
     if (err != NULL) {
         json_object_put(params);
         free(token_buf);
@@ -131,7 +113,7 @@ static step_t enter_task(swf_asl_exec_t *ex, frame_t *f)
     json_object *c = swf_asl__control_new(f);
     swf_json_add(c, "attempt", json_object_new_int(f->retry_total));
     swf_json_add(c, "resource", jstr(resource));
-    if (token)
+    if (token_buf != NULL)
         swf_json_add(c, "token", json_object_new_string(token_buf));
     free(token_buf);
     swf_json_add(a, "control", c);
@@ -143,6 +125,41 @@ static step_t enter_task(swf_asl_exec_t *ex, frame_t *f)
     f->wait_seq = seq;
     f->phase = PH_ACTIVITY;
     return STEP_BLOCKED;
+}
+
+/* The activity's id is the sequence number it will get. A Task whose
+ * Resource ends in .waitForTaskToken hands $$.Task.Token to someone else:
+ * the same signed token a worker gets (protocol/KAFKA.md). */
+static step_t enter_task(swf_asl_exec_t *ex, frame_t *f)
+{
+    const char *resource = swf_json_get_string(f->state, "Resource");
+    bool token = resource && strstr(resource, ".waitForTaskToken") != NULL;
+    int64_t seq = ex->last_seq + 1;
+    char activity_id[32];
+    snprintf(activity_id, sizeof(activity_id), "%lld", (long long)seq);
+    char *token_buf =
+        token ? swf_token_make(ex->token_secret ? ex->token_secret : SWF_TOKEN_DEV_SECRET,
+                               ex->execution_id, activity_id)
+              : NULL;
+    swf_asl_io_t io;
+    json_object *eff = NULL, *params = NULL;
+    int64_t timeout = 0, heartbeat = 0;
+    swf_asl__io_open(&io, ex, f, token_buf);
+    swf_error_t *err = swf_asl__io_input(&io, &eff);
+    if (err == NULL)
+        err = swf_asl__io_arguments(&io, eff, &params);
+    if (err == NULL)
+        err = swf_asl__io_task_seconds(&io, "TimeoutSeconds", "TimeoutSecondsPath", &timeout);
+    if (err == NULL)
+        err = swf_asl__io_task_seconds(&io, "HeartbeatSeconds", "HeartbeatSecondsPath", &heartbeat);
+    swf_asl__io_close(&io);
+    json_object_put(eff);
+    if (err != NULL) {
+        json_object_put(params);
+        free(token_buf);
+        return swf_asl__state_fail_with(ex, f, err);
+    }
+    return swf_asl__activity_schedule(ex, f, f->state, params, token_buf, timeout, heartbeat);
 }
 
 static step_t enter_choice(swf_asl_exec_t *ex, frame_t *f)

@@ -150,6 +150,26 @@ static bool is_jsonata(json_object *obj, bool inherited)
     return q ? strcmp(q, "JSONata") == 0 : inherited;
 }
 
+/* Adds {path, state, resource, taskList or error} for one task: a Task
+ * state, or a Map's ItemReader (holder). */
+static void add_task(json_object *out, json_object *holder, bool jsonata, json_object *map,
+                     const char *path, const char *state)
+{
+    char list[SWF_TASK_LIST_BYTES];
+    swf_error_t *err = swf_asl_task_list(holder, jsonata, map, list, sizeof list);
+    json_object *o = json_object_new_object();
+    swf_json_add(o, "path", json_object_new_string(path));
+    swf_json_add(o, "state", json_object_new_string(state));
+    const char *res = swf_json_get_string(holder, "Resource");
+    swf_json_add(o, "resource", res ? json_object_new_string(res) : NULL);
+    if (err == NULL)
+        swf_json_add(o, "taskList", json_object_new_string(list));
+    else
+        swf_json_add(o, "error", json_object_new_string(swf_error_message(err)));
+    swf_error_free(err);
+    json_object_array_add(out, o);
+}
+
 static void walk(json_object *machine, const char *prefix, bool jsonata, json_object *map,
                  json_object *out, int depth)
 {
@@ -168,20 +188,16 @@ static void walk(json_object *machine, const char *prefix, bool jsonata, json_ob
         snprintf(path, plen, "%s.States.%s", prefix, name);
         bool lang = is_jsonata(st, jsonata);
         const char *type = swf_json_get_string(st, "Type");
-        if (type != NULL && strcmp(type, "Task") == 0) {
-            char list[SWF_TASK_LIST_BYTES];
-            swf_error_t *err = swf_asl_task_list(st, lang, map, list, sizeof list);
-            json_object *o = json_object_new_object();
-            swf_json_add(o, "path", json_object_new_string(path));
-            swf_json_add(o, "state", json_object_new_string(name));
-            const char *res = swf_json_get_string(st, "Resource");
-            swf_json_add(o, "resource", res ? json_object_new_string(res) : NULL);
-            if (err == NULL)
-                swf_json_add(o, "taskList", json_object_new_string(list));
-            else
-                swf_json_add(o, "error", json_object_new_string(swf_error_message(err)));
-            swf_error_free(err);
-            json_object_array_add(out, o);
+        if (type != NULL && strcmp(type, "Task") == 0)
+            add_task(out, st, lang, map, path, name);
+        if (type != NULL && strcmp(type, "Map") == 0 && swf_json_get(st, "ItemReader", &v) &&
+            json_object_is_type(v, json_type_object)) {
+            char *sub = malloc(strlen(path) + 16);
+            if (sub == NULL)
+                abort();
+            sprintf(sub, "%s.ItemReader", path);
+            add_task(out, v, lang, map, sub, name);
+            free(sub);
         }
         if (swf_json_get(st, "Branches", &v) && json_object_is_type(v, json_type_array)) {
             for (size_t i = 0; i < json_object_array_length(v); i++) {

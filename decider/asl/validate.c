@@ -34,6 +34,7 @@
 #include "decider/asl/intrinsic.h"
 #include "decider/asl/jsonata.h"
 #include "decider/asl/path.h"
+#include "decider/asl/reader.h"
 #include "decider/asl/resource.h"
 #include "protocol/alloc.h"
 #include "protocol/json.h"
@@ -1154,6 +1155,38 @@ static void check_label(vctx_t *c, const char *label)
         json_object_object_add(c->labels, label, NULL);
 }
 
+/* A Map's ItemReader: a task (its Resource maps to a task list whose worker
+ * returns the object's content, resource.h) and a ReaderConfig swf applies
+ * to that content (reader.h). */
+static void check_item_reader(vctx_t *c, const state_t *s, json_object *reader)
+{
+    size_t mark = pb_key(&c->pb, "ItemReader");
+    json_object_object_foreach(reader, key, val)
+    {
+        bool ok = strcmp(key, "Resource") == 0 || strcmp(key, "ReaderConfig") == 0 ||
+                  strcmp(key, s->lang == LANG_JSONATA ? "Arguments" : "Parameters") == 0;
+        if (!ok)
+            problem_at(c, key, "field \"%s\" is not allowed in ItemReader", key);
+        else if (strcmp(key, "Parameters") == 0)
+            check_template(c, val);
+        else if (strcmp(key, "Arguments") == 0)
+            check_jsonata_value(c, val);
+    }
+    json_object *res = NULL, *config = NULL;
+    char list[SWF_TASK_LIST_BYTES];
+    swf_error_t *err = NULL;
+    if (!json_object_object_get_ex(reader, "Resource", &res) || !is_string(res))
+        problem(c, "ItemReader needs a Resource (a string), the task that reads the items");
+    else if ((err = swf_asl_task_list(reader, s->lang == LANG_JSONATA, NULL, list, sizeof list)))
+        problem_at(c, "Resource", "%s", swf_error_message(err));
+    swf_error_free(err);
+    json_object_object_get_ex(reader, "ReaderConfig", &config);
+    const char *why = swf_asl_reader_config_problem(config);
+    if (why != NULL)
+        problem_at(c, "ReaderConfig", "%s", why);
+    pb_cut(&c->pb, mark);
+}
+
 static void check_map(vctx_t *c, const state_t *s)
 {
     json_object *v = NULL, *p = NULL;
@@ -1221,10 +1254,8 @@ static void check_map(vctx_t *c, const state_t *s)
                        swf_json_type_name(v));
     }
     /* Refused here rather than accepted and failed at run time. */
-    if (field_get(s, "ItemReader", &v))
-        problem_at(c, "ItemReader",
-                   "ItemReader is not supported yet: swf does not read a Map's items from a "
-                   "store; give them in the state's input (ItemsPath, or Items in JSONata)");
+    if (field_get(s, "ItemReader", &v) && is_object(v))
+        check_item_reader(c, s, v);
     if (field_get(s, "ResultWriter", &v))
         problem_at(c, "ResultWriter",
                    "ResultWriter is not supported yet: swf does not write a Map's results to a "

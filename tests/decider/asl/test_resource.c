@@ -123,14 +123,18 @@ Test(task_list, every_task_of_a_definition_is_listed_with_its_path)
         "\"T\",\"States\":{\"T\":{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::sns:publish\","
         "\"End\":true}}}],\"Next\":\"M\"},\"M\":{\"Type\":\"Map\",\"ItemProcessor\":{\"StartAt\":"
         "\"U\",\"States\":{\"U\":{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::states:"
-        "startExecution\",\"End\":true}}},\"End\":true}}}");
+        "startExecution\",\"End\":true}}},\"ItemReader\":{\"Resource\":\"arn:aws:states:::s3:"
+        "getObject\"},\"End\":true}}}");
     json_object *tasks = swf_asl_task_lists(def, NULL);
-    cr_assert_eq(json_object_array_length(tasks), 2);
-    json_object *t = json_object_array_get_idx(tasks, 0), *u = json_object_array_get_idx(tasks, 1);
+    cr_assert_eq(json_object_array_length(tasks), 3);
+    json_object *t = json_object_array_get_idx(tasks, 0), *u = json_object_array_get_idx(tasks, 2);
     cr_expect_str_eq(swf_json_get_string(t, "path"), "$.States.P.Branches[0].States.T");
     cr_expect_str_eq(swf_json_get_string(t, "taskList"), "sns.publish");
     cr_expect_str_eq(swf_json_get_string(u, "path"), "$.States.M.ItemProcessor.States.U");
     cr_expect_not_null(swf_json_get_string(u, "error"));
+    json_object *r = json_object_array_get_idx(tasks, 1); /* a Map's reader, then its processor */
+    cr_expect_str_eq(swf_json_get_string(r, "path"), "$.States.M.ItemReader");
+    cr_expect_str_eq(swf_json_get_string(r, "taskList"), "s3.getObject");
     json_object_put(tasks);
     json_object_put(def);
 }
