@@ -21,7 +21,7 @@
 #include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
-#include "protocol/task_list.h"
+#include "protocol/started.h"
 
 typedef struct timer {
     int64_t fire_ms;
@@ -269,12 +269,9 @@ swf_error_t *swf_local_run(const swf_local_options_t *opt, swf_history_store_t *
         swf_json_add(sa, "executionStartToCloseTimeout", swf_json_ref(v));
         deadline_ms = opt->start_ms + json_object_get_int64(v) * 1000;
     }
-    /* Which task list serves each Task: the rule, and the deployment's map
-     * when SWF_TASK_LIST_MAP names one (protocol/task_list.h). */
-    json_object *map = NULL;
-    swf_error_t *err = swf_task_list_map_from_env(&map);
-    swf_task_list_record(sa, map);
-    json_object_put(map);
+    /* The deployment's settings: task list map, state data limit
+     * (protocol/started.h). */
+    swf_error_t *err = swf_started_settings_record(sa);
     if (err == NULL)
         err = swf_decider_decision_add(&r.dec, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, sa);
     else

@@ -25,7 +25,7 @@
 
 #include "protocol/json.h"
 #include "protocol/limits.h"
-#include "protocol/task_list.h"
+#include "protocol/started.h"
 
 #define IMPORT_CHUNK 5000
 
@@ -189,15 +189,12 @@ swf_error_t *swf_history_pg_execution_start(swf_history_store_t *store,
     if (start->task_list_prefix != NULL && start->task_list_prefix[0] != '\0')
         json_object_object_add(attrs, "taskListPrefix",
                                json_object_new_string(start->task_list_prefix));
-    /* The rule and the deployment's map (SWF_TASK_LIST_MAP) that give each
-     * Task its task list, recorded so that a replay uses them. */
-    json_object *map = NULL;
-    if ((err = swf_task_list_map_from_env(&map)) != NULL) {
+    /* The deployment's settings (task list map, state data limit), recorded
+     * so that the decider and a replay use them (protocol/started.h). */
+    if ((err = swf_started_settings_record(attrs)) != NULL) {
         json_object_put(attrs);
         return err;
     }
-    swf_task_list_record(attrs, map);
-    json_object_put(map);
 
     swf_event_t events[2] = {
         {1, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, start->time_ms, attrs},

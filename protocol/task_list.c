@@ -1,7 +1,8 @@
 /*
  * task_list.c - task list names and the deployment's map to them
  * (task_list.h): read from the file SWF_TASK_LIST_MAP names, checked, and
- * recorded in WorkflowExecutionStarted by whoever starts an execution.
+ * recorded in WorkflowExecutionStarted by whoever starts an execution
+ * (started.c).
  */
 #include "protocol/task_list.h"
 
@@ -51,11 +52,4 @@ swf_error_t *swf_task_list_map_from_env(json_object **map)
         *map = NULL;
     }
     return err;
-}
-
-void swf_task_list_record(json_object *started_attrs, json_object *map)
-{
-    swf_json_add(started_attrs, "taskListRule", json_object_new_int(SWF_TASK_LIST_RULE));
-    if (map != NULL)
-        swf_json_add(started_attrs, "taskListMap", swf_json_ref(map));
 }

@@ -41,8 +41,4 @@ swf_error_t *swf_task_list_map_check(json_object *map, const char *where);
  * the variable is not set or empty. */
 swf_error_t *swf_task_list_map_from_env(json_object **map);
 
-/* Adds taskListRule, and taskListMap when map is not NULL, to the attributes
- * of a WorkflowExecutionStarted. */
-void swf_task_list_record(json_object *started_attrs, json_object *map);
-
 #endif

@@ -902,6 +902,15 @@ static swf_error_t *apply_started(swf_asl_exec_t *ex, const swf_event_t *ev)
                                  "knows (decider/asl/resource.h)");
         ex->task_list_rule = SWF_TASK_LIST_RULE;
     }
+    /* The largest state input or output, as recorded (protocol/started.h);
+     * none in a history from before it was. */
+    json_object *limit;
+    if (swf_json_get(ev->attrs, "stateDataLimit", &limit)) {
+        if (!json_object_is_type(limit, json_type_int) || json_object_get_int64(limit) < 1 ||
+            json_object_get_int64(limit) > (int64_t)SWF_LIMIT_PAYLOAD_BYTES)
+            return bad_event(ev, "stateDataLimit must be a number of bytes from 1 to 33554432");
+        ex->state_data_limit = json_object_get_int64(limit);
+    }
     if (swf_json_get(ev->attrs, "taskListMap", &map) && map != NULL) {
         swf_error_t *merr = swf_task_list_map_check(map, "taskListMap");
         if (merr != NULL) {

@@ -178,6 +178,7 @@ struct swf_asl_exec {
     char *task_list_prefix;     /* WorkflowExecutionStarted's taskListPrefix, or "" */
     int task_list_rule;         /* its taskListRule: 1 when absent (resource.h) */
     json_object *task_list_map; /* its taskListMap, or NULL */
+    int64_t state_data_limit;   /* its stateDataLimit in bytes; 0: none */
     int64_t start_ms;
     json_object *ctx_execution;
     json_object *ctx_machine;

@@ -858,6 +858,17 @@ step_t swf_asl__io_leave(swf_asl_io_t *io, const swf_asl_io_out_t *how, const ch
 {
     json_object *out, *vars;
     swf_error_t *err = swf_asl__io_output(io, how, &out, &vars);
+    /* A state's output (the next one's input) past the execution's
+     * stateDataLimit fails it, as AWS's 256 KiB quota does. */
+    size_t bytes = err == NULL && io->ex->state_data_limit > 0 ? strlen(swf_json_str(out)) : 0;
+    if (bytes > (size_t)io->ex->state_data_limit && io->ex->state_data_limit > 0) {
+        err = swf_error_states(ERR_DATA_LIMIT,
+                               "the state's output is %zu bytes; the limit is %lld "
+                               "(SWF_STATE_DATA_LIMIT_BYTES when the execution started)",
+                               bytes, (long long)io->ex->state_data_limit);
+        json_object_put(out);
+        json_object_put(vars);
+    }
     if (err != NULL)
         return swf_asl__state_fail_with(io->ex, io->f, err);
     swf_asl__io_vars_commit(io->f, vars);
