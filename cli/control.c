@@ -307,16 +307,50 @@ int swf_cli_task_heartbeat(int argc, char **argv)
 /* ---- signal, cancel, terminate ----------------------------------------------- */
 
 static const swf_cli_cmd_t signal_cmd = {
-    "swf signal", "(ID | --workflow-id WORKFLOW_ID) NAME [--input JSON|@FILE]",
-    "Send a signal to an open execution (a WorkflowExecutionSignaled event).",
+    "swf signal", "(ID | --workflow-id WORKFLOW_ID) NAME [--input JSON|@FILE] [--force]",
+    "Send a signal to an open execution (a WorkflowExecutionSignaled event). An Amazon States "
+    "Language state machine has no state that waits for a signal: for one, swf signal says so "
+    "and sends nothing, unless --force.",
     (const swf_cli_opt_t[]){
         SWF_CLI_OPTS_EXECUTION("signal"),
         {"NAME", NULL, SWF_CLI_REQUIRED, "the signal's name",
          "swf signal --workflow-id order-7 approved"},
         {"--input", "JSON|@FILE", 0, "the signal's input: " SWF_CLI_JSON_HELP,
          "swf signal --workflow-id order-7 approved --input '{\"by\": \"ana\"}'"},
+        {"--force", NULL, 0,
+         "send it to an ASL execution too (it is recorded in the history and changes nothing)",
+         "swf signal --workflow-id order-7 approved --force"},
         SWF_CLI_OPTS_END},
     NULL};
+
+/* Signals mean nothing to an Amazon States Language state machine: no state
+ * waits for one, so a signal would be recorded and change nothing. Says so
+ * (SWF_EXIT_NO) for an execution whose definition is ASL (it has States);
+ * other languages (Serverless Workflow) use them. */
+static int signal_meaningful(const char *execution_id)
+{
+    swf_history_store_t *s;
+    swf_error_t *err = swf_history_pg_new(swf_history_pg_conninfo_env(), &s);
+    if (err != NULL)
+        return fail("signal", err);
+    swf_event_list_t first = {0};
+    err = swf_history_load(s, execution_id, 0, 1, &first);
+    swf_history_store_free(s);
+    if (err != NULL)
+        return fail("signal", err);
+    json_object *def = NULL, *states = NULL;
+    bool asl = first.count == 1 && first.items[0].type == SWF_EVENT_WORKFLOW_EXECUTION_STARTED &&
+               swf_json_get(first.items[0].attrs, "definition", &def) &&
+               swf_json_get(def, "States", &states);
+    swf_event_list_free(&first);
+    if (!asl)
+        return SWF_EXIT_OK;
+    fprintf(stderr,
+            "swf signal: execution %s runs an Amazon States Language state machine, where signals "
+            "mean nothing (no state waits for one); nothing was sent (--force sends it anyway)\n",
+            execution_id);
+    return SWF_EXIT_NO;
+}
 
 int swf_cli_signal(int argc, char **argv)
 {
@@ -336,6 +370,8 @@ int swf_cli_signal(int argc, char **argv)
         return a.status;
     }
     int code = execution_check("signal", id);
+    if (code == SWF_EXIT_OK && !swf_cli_args_has(&a, "--force"))
+        code = signal_meaningful(id);
     if (code == SWF_EXIT_OK)
         code = send_and_report("signal", id, swf_msg_signal_new(id, name, input));
     json_object_put(input);

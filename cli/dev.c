@@ -35,6 +35,7 @@
 #include "cli/cli.h"
 #include "cli/startup.h"
 #include "decider/asl/exec.h"
+#include "decider/asl/resource.h"
 #include "decider/asl/validate.h"
 #include "decider/mocks.h"
 #include "decider/sw/sw.h"
@@ -45,6 +46,7 @@
 #include "protocol/json.h"
 #include "protocol/limits.h"
 #include "protocol/message.h"
+#include "protocol/task_list.h"
 #include "protocol/time.h"
 #include "protocol/token.h"
 
@@ -484,47 +486,27 @@ void swf_dev_worker_stop(swf_dev_worker_t *w)
     dev_worker_free(w);
 }
 
-static void task_lists_walk(json_object *states, json_object *out, int depth)
-{
-    if (depth > 64 || !json_object_is_type(states, json_type_object))
-        return;
-    json_object_object_foreach(states, name, st)
-    {
-        (void)name;
-        const char *type = swf_json_get_string(st, "Type");
-        json_object *v;
-        if (type != NULL && strcmp(type, "Task") == 0) {
-            const char *res = swf_json_get_string(st, "Resource");
-            char list[256];
-            swf_asl_resource_task_list(res ? res : "", list, sizeof(list));
-            bool seen = false;
-            for (size_t i = 0; i < json_object_array_length(out) && !seen; i++)
-                seen = strcmp(json_object_get_string(json_object_array_get_idx(out, i)), list) == 0;
-            if (!seen)
-                json_object_array_add(out, json_object_new_string(list));
-        }
-        if (swf_json_get(st, "Branches", &v) && json_object_is_type(v, json_type_array)) {
-            for (size_t i = 0; i < json_object_array_length(v); i++) {
-                json_object *s;
-                if (swf_json_get(json_object_array_get_idx(v, i), "States", &s))
-                    task_lists_walk(s, out, depth + 1);
-            }
-        }
-        json_object *p, *s;
-        if ((swf_json_get(st, "ItemProcessor", &p) || swf_json_get(st, "Iterator", &p)) &&
-            swf_json_get(p, "States", &s))
-            task_lists_walk(s, out, depth + 1);
-    }
-}
-
 json_object *swf_dev_task_lists(json_object *definition)
 {
-    json_object *out = json_object_new_array(), *states;
+    /* The lists the decider will schedule on (decider/asl/resource.h), under
+     * the map swf-history records when it starts the execution. A map that
+     * does not read fails that start, with the reason. */
+    json_object *map = NULL, *out = json_object_new_array();
+    swf_error_free(swf_task_list_map_from_env(&map));
     /* A Serverless Workflow document's Tasks are those of its translation. */
     json_object *machine = swf_sw_is_document(definition) ? swf_sw_translate(definition) : NULL;
-    if (swf_json_get(machine ? machine : definition, "States", &states))
-        task_lists_walk(states, out, 0);
+    json_object *tasks = swf_asl_task_lists(machine != NULL ? machine : definition, map);
     json_object_put(machine);
+    for (size_t i = 0; i < json_object_array_length(tasks); i++) {
+        const char *list = swf_json_get_string(json_object_array_get_idx(tasks, i), "taskList");
+        bool seen = list == NULL;
+        for (size_t j = 0; j < json_object_array_length(out) && !seen; j++)
+            seen = strcmp(json_object_get_string(json_object_array_get_idx(out, j)), list) == 0;
+        if (!seen)
+            json_object_array_add(out, json_object_new_string(list));
+    }
+    json_object_put(tasks);
+    json_object_put(map);
     return out;
 }
 

@@ -22,6 +22,7 @@
 #include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
+#include "protocol/started.h"
 
 typedef struct timer {
     int64_t fire_ms;
@@ -275,7 +276,13 @@ swf_error_t *swf_local_run(const swf_local_options_t *opt, swf_history_store_t *
         swf_json_add(sa, "executionStartToCloseTimeout", swf_json_ref(v));
         deadline_ms = opt->start_ms + json_object_get_int64(v) * 1000;
     }
-    swf_error_t *err = swf_decider_decision_add(&r.dec, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, sa);
+    /* The deployment's settings: task list map, state data limit
+     * (protocol/started.h). */
+    swf_error_t *err = swf_started_settings_record(sa);
+    if (err == NULL)
+        err = swf_decider_decision_add(&r.dec, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, sa);
+    else
+        json_object_put(sa);
     if (err == NULL)
         err = local_loop(&r, deadline_ms);
     if (err == NULL) {

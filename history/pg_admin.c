@@ -26,6 +26,7 @@
 
 #include "protocol/json.h"
 #include "protocol/limits.h"
+#include "protocol/started.h"
 
 #define IMPORT_CHUNK 5000
 
@@ -193,6 +194,12 @@ swf_error_t *swf_history_pg_execution_start(swf_history_store_t *store,
         json_object_object_add(attrs, "cloudEvents", swf_json_ref(start->cloud_events));
     if (start->start_event != NULL) /* Serverless Workflow: started by this event */
         json_object_object_add(attrs, "startEvent", swf_json_ref(start->start_event));
+    /* The deployment's settings (task list map, state data limit), recorded
+     * so that the decider and a replay use them (protocol/started.h). */
+    if ((err = swf_started_settings_record(attrs)) != NULL) {
+        json_object_put(attrs);
+        return err;
+    }
 
     swf_event_t events[2] = {
         {1, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, start->time_ms, attrs},

@@ -13,8 +13,10 @@
  * (definitions, inputs, mocks, exported histories are read line by line). */
 #define SWF_LIMIT_JSON_BYTES (64u * 1024u * 1024u)
 
-/* Bytes of an execution input, a state's input or output, or a task result.
- * AWS: 256 KiB. Ours is larger so that big Map inputs work; configurable. */
+/* Bytes of an execution input, a state's input or output, or a task result,
+ * as parsed. A state's output is further bounded by the execution's state
+ * data limit: AWS's 256 KiB by default, at most this much
+ * (SWF_STATE_DATA_LIMIT_BYTES, protocol/started.h). */
 #define SWF_LIMIT_PAYLOAD_BYTES (32u * 1024u * 1024u)
 
 /* Bytes of a Task's input (after InputPath and Parameters, or Arguments)

@@ -39,11 +39,13 @@
 #include <assert.h>
 
 #include "decider/asl/exec_internal.h"
+#include "decider/asl/resource.h"
 #include "decider/asl/validate.h"
 #include "decider/sw/sw.h"
 #include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
+#include "protocol/task_list.h"
 #include "protocol/time.h"
 
 const char *const swf_asl__state_type_names[] = {"Pass",    "Task", "Choice",   "Wait",
@@ -533,6 +535,8 @@ static step_t step_outcome(swf_asl_exec_t *ex, frame_t *f)
         s = STEP_CONTINUE;
     } else if (f->phase == PH_TIMER) {
         s = swf_asl__wait_fired(ex, f);
+    } else if (ok && f->info->type == ST_MAP) {
+        s = swf_asl__map_items_read(ex, f, result); /* its ItemReader's task answered */
     } else if (ok) {
         s = swf_asl__state_result(ex, f, result);
     } else {
@@ -899,6 +903,36 @@ static swf_error_t *apply_started(swf_asl_exec_t *ex, const swf_event_t *ev)
     ex->machine_name = swf_strdup(mname ? mname : "StateMachine");
     const char *prefix = swf_json_get_string(ev->attrs, "taskListPrefix");
     ex->task_list_prefix = swf_strdup(prefix ? prefix : "");
+    /* The rule and map that give each Task its task list, as recorded when
+     * the execution started: a history from before the rule had a version
+     * replays under the first one (resource.h). */
+    json_object *rule, *map;
+    ex->task_list_rule = 1;
+    if (swf_json_get(ev->attrs, "taskListRule", &rule)) {
+        if (!json_object_is_type(rule, json_type_int) ||
+            json_object_get_int(rule) != SWF_TASK_LIST_RULE)
+            return bad_event(ev, "taskListRule must be 2, the only numbered rule this decider "
+                                 "knows (decider/asl/resource.h)");
+        ex->task_list_rule = SWF_TASK_LIST_RULE;
+    }
+    /* The largest state input or output, as recorded (protocol/started.h);
+     * none in a history from before it was. */
+    json_object *limit;
+    if (swf_json_get(ev->attrs, "stateDataLimit", &limit)) {
+        if (!json_object_is_type(limit, json_type_int) || json_object_get_int64(limit) < 1 ||
+            json_object_get_int64(limit) > (int64_t)SWF_LIMIT_PAYLOAD_BYTES)
+            return bad_event(ev, "stateDataLimit must be a number of bytes from 1 to 33554432");
+        ex->state_data_limit = json_object_get_int64(limit);
+    }
+    if (swf_json_get(ev->attrs, "taskListMap", &map) && map != NULL) {
+        swf_error_t *merr = swf_task_list_map_check(map, "taskListMap");
+        if (merr != NULL) {
+            swf_error_t *b = bad_event(ev, swf_error_message(merr));
+            swf_error_free(merr);
+            return b;
+        }
+        ex->task_list_map = swf_json_ref(map);
+    }
     ex->start_ms = ev->time_ms;
     ex->status = SWF_ASL_RUNNING;
 
@@ -1200,6 +1234,7 @@ void swf_asl_exec_free(swf_asl_exec_t *ex)
     free(ex->workflow_id);
     free(ex->machine_name);
     free(ex->task_list_prefix);
+    json_object_put(ex->task_list_map);
     free(ex->broken_reason);
     free(ex->token_secret);
     free(ex->error);

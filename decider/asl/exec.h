@@ -152,7 +152,9 @@ const char *swf_asl_exec_cause(const swf_asl_exec_t *exec);
  * reference. Used by `swf replay --until`. */
 json_object *swf_asl_exec_snapshot(const swf_asl_exec_t *exec);
 
-/* The task list an ASL Task Resource maps to: the NAME of
+/* The first rule (executions whose WorkflowExecutionStarted records no
+ * taskListRule; the current one is in resource.h): the task list an ASL Task
+ * Resource maps to: the NAME of
  * arn:...:activity:NAME or arn:...:function:NAME (without a version or
  * alias), otherwise the resource with every character outside
  * [A-Za-z0-9._-] replaced by '_'. Writes at most `size` bytes. */

@@ -18,6 +18,7 @@
 #include <assert.h>
 
 #include "decider/asl/exec_internal.h"
+#include "decider/asl/reader.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 
@@ -156,14 +157,32 @@ static swf_error_t *map_batch(swf_asl_io_t *io, json_object *batcher, json_objec
     return NULL;
 }
 
-step_t swf_asl__map_enter(swf_asl_exec_t *ex, frame_t *f)
+/* Enters a Map: with an ItemReader whose items are not read yet (read is
+ * NULL), schedules the reader's task and waits for it; otherwise starts the
+ * iterations over read (taken) or the items of the state's input. */
+static step_t map_begin(swf_asl_exec_t *ex, frame_t *f, json_object *read)
 {
     swf_asl_io_t io;
-    json_object *eff = NULL, *items = NULL;
+    json_object *eff = NULL, *items = NULL, *reader;
     swf_asl__io_open(&io, ex, f, NULL);
     swf_error_t *err = swf_asl__io_input(&io, &eff);
-    if (err == NULL)
+    if (err == NULL && read == NULL && swf_json_get(f->state, "ItemReader", &reader)) {
+        json_object *args = NULL;
+        err = swf_asl__io_reader_arguments(&io, eff, reader, &args);
+        swf_asl__io_close(&io);
+        json_object_put(eff);
+        if (err != NULL) {
+            json_object_put(args);
+            return swf_asl__state_fail_with(ex, f, err);
+        }
+        return swf_asl__activity_schedule(ex, f, reader, args, NULL, 0, 0);
+    }
+    if (err == NULL && read != NULL)
+        items = read;
+    else if (err == NULL)
         err = swf_asl__io_items(&io, eff, &items);
+    else
+        json_object_put(read);
     if (err == NULL && !json_object_is_type(items, json_type_array))
         err = swf_error_states(ERR_RUNTIME, "the Map state '%s' needs an array of items, not %s",
                                f->name, swf_json_type_name(items));
@@ -215,6 +234,22 @@ step_t swf_asl__map_enter(swf_asl_exec_t *ex, frame_t *f)
         f->tolerated_pct = 100.0;
     f->phase = PH_CHILDREN;
     return STEP_CONTINUE; /* children start in the PH_CHILDREN step */
+}
+
+step_t swf_asl__map_enter(swf_asl_exec_t *ex, frame_t *f)
+{
+    return map_begin(ex, f, NULL);
+}
+
+step_t swf_asl__map_items_read(swf_asl_exec_t *ex, frame_t *f, json_object *result)
+{
+    json_object *reader = NULL, *items = NULL;
+    swf_json_get(f->state, "ItemReader", &reader);
+    /* One past the limit, so that the Map's own check names it. */
+    swf_error_t *err = swf_asl_reader_items(reader, result, SWF_LIMIT_MAP_ITEMS + 1, &items);
+    if (err != NULL)
+        return swf_asl__state_fail_with(ex, f, err);
+    return map_begin(ex, f, items);
 }
 
 static bool tolerated(frame_t *f)

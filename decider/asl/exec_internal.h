@@ -177,7 +177,10 @@ struct swf_asl_exec {
     char *execution_id;
     char *workflow_id;
     char *machine_name;
-    char *task_list_prefix; /* WorkflowExecutionStarted's taskListPrefix, or "" */
+    char *task_list_prefix;     /* WorkflowExecutionStarted's taskListPrefix, or "" */
+    int task_list_rule;         /* its taskListRule: 1 when absent (resource.h) */
+    json_object *task_list_map; /* its taskListMap, or NULL */
+    int64_t state_data_limit;   /* its stateDataLimit in bytes; 0: none */
     int64_t start_ms;
     json_object *ctx_execution;
     json_object *ctx_machine;
@@ -321,6 +324,14 @@ step_t swf_asl__state_result(swf_asl_exec_t *ex, frame_t *f, json_object *result
 
 step_t swf_asl__parallel_enter(swf_asl_exec_t *ex, frame_t *f);
 step_t swf_asl__map_enter(swf_asl_exec_t *ex, frame_t *f);
+/* A Map's ItemReader answered with result (the object's content): its items,
+ * after ReaderConfig, start the iterations. */
+step_t swf_asl__map_items_read(swf_asl_exec_t *ex, frame_t *f, json_object *result);
+/* Schedules the activity of a Task, or of a Map's ItemReader (holder: the
+ * object with the Resource); takes params and token_buf (may be NULL). */
+step_t swf_asl__activity_schedule(swf_asl_exec_t *ex, frame_t *f, json_object *holder,
+                                  json_object *params, char *token_buf, int64_t timeout,
+                                  int64_t heartbeat);
 /* Parallel and Map, waiting for their children. */
 step_t swf_asl__children_step(swf_asl_exec_t *ex, frame_t *f);
 /* A child frame finished: its result goes to the parent, which wakes. */
@@ -363,6 +374,10 @@ swf_error_t *swf_asl__io_input(swf_asl_io_t *io, json_object **eff);
 /* What a Task or each branch of a Parallel gets: Parameters applied to the
  * effective input (JSONPath); Arguments, the input when absent (JSONata). */
 swf_error_t *swf_asl__io_arguments(swf_asl_io_t *io, json_object *eff, json_object **args);
+/* The arguments of a Map's ItemReader: its Parameters over eff (JSONPath) or
+ * its Arguments (JSONata); {} when it has none. */
+swf_error_t *swf_asl__io_reader_arguments(swf_asl_io_t *io, json_object *eff, json_object *reader,
+                                          json_object **args);
 /* A Pass state's result: Result, or Parameters applied to eff (JSONPath);
  * none (JSONata, where a Pass has only Output). */
 swf_error_t *swf_asl__io_pass_result(swf_asl_io_t *io, json_object *eff, json_object **result);

@@ -16,6 +16,9 @@
  * recorded decision (the reason of a failed execution), and an evaluation
  * may draw random numbers, so replay needs the same order.
  */
+#include <ctype.h>
+#include <errno.h>
+
 #include "decider/asl/choice.h"
 #include "decider/asl/exec_internal.h"
 #include "decider/asl/jsonata.h"
@@ -321,6 +324,25 @@ swf_error_t *swf_asl__io_arguments(swf_asl_io_t *io, json_object *eff, json_obje
     return err;
 }
 
+swf_error_t *swf_asl__io_reader_arguments(swf_asl_io_t *io, json_object *eff, json_object *reader,
+                                          json_object **args)
+{
+    json_object *tmpl;
+    bool present;
+    *args = NULL;
+    if (io->f->info->jsonata) {
+        swf_error_t *err = jsonata_field(reader, "Arguments", io_bindings(io), args, &present);
+        if (err == NULL && !present)
+            *args = json_object_new_object();
+        return err;
+    }
+    if (!swf_json_get(reader, "Parameters", &tmpl)) {
+        *args = json_object_new_object();
+        return NULL;
+    }
+    return swf_asl_template_eval(tmpl, eff, io_env(io), args);
+}
+
 swf_error_t *swf_asl__io_pass_result(swf_asl_io_t *io, json_object *eff, json_object **result)
 {
     json_object *v;
@@ -459,6 +481,33 @@ swf_error_t *swf_asl__io_wait_seconds(swf_asl_io_t *io, json_object *eff, double
 }
 
 /* Reads an optional non-negative integer field or its *Path form. */
+/* Replaces *val, a JSON string, by the number it spells when the whole of it
+ * is an integer (or, when decimal, a finite decimal number); leaves it alone
+ * otherwise, for the caller to refuse. */
+static void string_as_number(json_object **val, bool decimal)
+{
+    const char *s = json_object_get_string(*val);
+    size_t len = (size_t)json_object_get_string_len(*val);
+    if (len == 0 || len > 32 || isspace((unsigned char)s[0]))
+        return;
+    char *end;
+    errno = 0;
+    json_object *num = NULL;
+    if (decimal) {
+        double d = strtod(s, &end);
+        if (end == s + len && errno == 0 && isfinite(d))
+            num = json_object_new_double(d);
+    } else {
+        long long n = strtoll(s, &end, 10);
+        if (end == s + len && errno == 0)
+            num = json_object_new_int64(n);
+    }
+    if (num != NULL) {
+        json_object_put(*val);
+        *val = num;
+    }
+}
+
 static swf_error_t *map_number(frame_t *f, json_object *eff, const char *field,
                                const char *path_field, const swf_asl_env_t *env, double *out,
                                bool *present)
@@ -476,6 +525,10 @@ static swf_error_t *map_number(frame_t *f, json_object *eff, const char *field,
     if (err)
         return err;
     bool is_pct = strstr(field, "Percentage") != NULL;
+    /* AWS also takes the number as a JSON string ("1"), recorded: the whole
+     * string must be an integer (a decimal for the percentage). */
+    if (json_object_is_type(val, json_type_string))
+        string_as_number(&val, is_pct);
     bool okv = is_pct ? swf_json_is_number(val) : json_object_is_type(val, json_type_int);
     if (!okv || json_object_get_double(val) < 0 || (is_pct && json_object_get_double(val) > 100))
         err = swf_error_states(
@@ -805,6 +858,17 @@ step_t swf_asl__io_leave(swf_asl_io_t *io, const swf_asl_io_out_t *how, const ch
 {
     json_object *out, *vars;
     swf_error_t *err = swf_asl__io_output(io, how, &out, &vars);
+    /* A state's output (the next one's input) past the execution's
+     * stateDataLimit fails it, as AWS's 256 KiB quota does. */
+    size_t bytes = err == NULL && io->ex->state_data_limit > 0 ? strlen(swf_json_str(out)) : 0;
+    if (bytes > (size_t)io->ex->state_data_limit && io->ex->state_data_limit > 0) {
+        err = swf_error_states(ERR_DATA_LIMIT,
+                               "the state's output is %zu bytes; the limit is %lld "
+                               "(SWF_STATE_DATA_LIMIT_BYTES when the execution started)",
+                               bytes, (long long)io->ex->state_data_limit);
+        json_object_put(out);
+        json_object_put(vars);
+    }
     if (err != NULL)
         return swf_asl__state_fail_with(io->ex, io->f, err);
     swf_asl__io_vars_commit(io->f, vars);

@@ -17,8 +17,10 @@
 #include <assert.h>
 
 #include "decider/asl/exec_internal.h"
+#include "decider/asl/resource.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
+#include "protocol/task_list.h"
 #include "protocol/token.h"
 
 static const char *next_of(frame_t *f)
@@ -44,6 +46,85 @@ static step_t enter_pass(swf_asl_exec_t *ex, frame_t *f)
     json_object_put(result);
     swf_asl__io_close(&io);
     return s;
+}
+
+/* The task list of a Task state (or of a Map's ItemReader: holder), by the
+ * rule its execution recorded (resource.h); one swf cannot serve fails the
+ * state (validation refuses such a definition first). */
+static swf_error_t *task_list_of(swf_asl_exec_t *ex, frame_t *f, json_object *holder,
+                                 const char *resource, char *list, size_t size)
+{
+    if (ex->task_list_rule < SWF_TASK_LIST_RULE) {
+        swf_asl_resource_task_list(resource, list, size);
+        return NULL;
+    }
+    swf_error_t *err = swf_asl_task_list(holder, f->info->jsonata, ex->task_list_map, list, size);
+    if (err == NULL)
+        return NULL;
+    swf_error_t *s = swf_error_states(ERR_RUNTIME, "%s", swf_error_message(err));
+    swf_error_free(err);
+    return s;
+}
+
+step_t swf_asl__activity_schedule(swf_asl_exec_t *ex, frame_t *f, json_object *holder,
+                                  json_object *params, char *token_buf, int64_t timeout,
+                                  int64_t heartbeat)
+{
+    const char *resource = swf_json_get_string(holder, "Resource");
+    int64_t seq = ex->last_seq + 1;
+    char activity_id[32];
+    snprintf(activity_id, sizeof(activity_id), "%lld", (long long)seq);
+    swf_error_t *err = NULL;
+    size_t bytes = strlen(swf_json_str(params));
+    if (bytes > SWF_LIMIT_TASK_INPUT_BYTES)
+        err = swf_error_states(ERR_DATA_LIMIT,
+                               "the task's input is %zu bytes; an activity task carries at most %u",
+                               bytes, SWF_LIMIT_TASK_INPUT_BYTES);
+    state_info_t *info = (state_info_t *)f->info;
+    char list[SWF_TASK_LIST_BYTES];
+    if (err == NULL && info->activity_type == NULL)
+        err = task_list_of(ex, f, holder, resource, list, sizeof(list));
+    if (err != NULL) {
+        json_object_put(params);
+        free(token_buf);
+        return swf_asl__state_fail_with(ex, f, err);
+    }
+    json_object_put(f->effective);
+    f->effective = params;
+    int64_t got = swf_asl__waiter_add(ex, W_ACTIVITY, f);
+    assert(got == seq);
+    (void)got;
+    if (info->activity_type == NULL) {
+        info->activity_type = json_object_new_object();
+        swf_json_add(info->activity_type, "name", json_object_new_string(list));
+        swf_json_add(info->activity_type, "version", json_object_new_string("1"));
+        info->task_list = json_object_new_object();
+        /* The execution's prefix (swf run --dev's own task lists) goes
+         * before the list: the activity type stays the resource's. */
+        char *prefixed = xprintf("%s%s", ex->task_list_prefix ? ex->task_list_prefix : "", list);
+        swf_json_add(info->task_list, "name", json_object_new_string(prefixed));
+        free(prefixed);
+    }
+    json_object *a = json_object_new_object();
+    swf_json_add(a, "activityId", json_object_new_string(activity_id));
+    swf_json_add(a, "activityType", swf_json_ref(info->activity_type));
+    swf_json_add(a, "taskList", swf_json_ref(info->task_list));
+    swf_json_add(a, "input", swf_json_ref(params));
+    json_object *c = swf_asl__control_new(f);
+    swf_json_add(c, "attempt", json_object_new_int(f->retry_total));
+    swf_json_add(c, "resource", jstr(resource));
+    if (token_buf != NULL)
+        swf_json_add(c, "token", json_object_new_string(token_buf));
+    free(token_buf);
+    swf_json_add(a, "control", c);
+    if (timeout > 0)
+        swf_json_add(a, "startToCloseTimeout", json_object_new_int64(timeout));
+    if (heartbeat > 0)
+        swf_json_add(a, "heartbeatTimeout", json_object_new_int64(heartbeat));
+    swf_asl__decisions_push(ex->out, SWF_EVENT_ACTIVITY_TASK_SCHEDULED, a);
+    f->wait_seq = seq;
+    f->phase = PH_ACTIVITY;
+    return STEP_BLOCKED;
 }
 
 /* The activity's id is the sequence number it will get. A Task whose
@@ -73,55 +154,12 @@ static step_t enter_task(swf_asl_exec_t *ex, frame_t *f)
         err = swf_asl__io_task_seconds(&io, "HeartbeatSeconds", "HeartbeatSecondsPath", &heartbeat);
     swf_asl__io_close(&io);
     json_object_put(eff);
-    size_t bytes = err == NULL ? strlen(swf_json_str(params)) : 0;
-    if (bytes > SWF_LIMIT_TASK_INPUT_BYTES)
-        err = swf_error_states(ERR_DATA_LIMIT,
-                               "the task's input is %zu bytes; an activity task carries at most %u",
-                               bytes, SWF_LIMIT_TASK_INPUT_BYTES);
     if (err != NULL) {
         json_object_put(params);
         free(token_buf);
         return swf_asl__state_fail_with(ex, f, err);
     }
-    json_object_put(f->effective);
-    f->effective = params;
-    int64_t got = swf_asl__waiter_add(ex, W_ACTIVITY, f);
-    assert(got == seq);
-    (void)got;
-    state_info_t *info = (state_info_t *)f->info;
-    if (info->activity_type == NULL) {
-        char list[256];
-        swf_asl_resource_task_list(resource, list, sizeof(list));
-        info->activity_type = json_object_new_object();
-        swf_json_add(info->activity_type, "name", json_object_new_string(list));
-        swf_json_add(info->activity_type, "version", json_object_new_string("1"));
-        info->task_list = json_object_new_object();
-        /* The execution's prefix (swf run --dev's own task lists) goes
-         * before the list: the activity type stays the resource's. */
-        char *prefixed = xprintf("%s%s", ex->task_list_prefix ? ex->task_list_prefix : "", list);
-        swf_json_add(info->task_list, "name", json_object_new_string(prefixed));
-        free(prefixed);
-    }
-    json_object *a = json_object_new_object();
-    swf_json_add(a, "activityId", json_object_new_string(activity_id));
-    swf_json_add(a, "activityType", swf_json_ref(info->activity_type));
-    swf_json_add(a, "taskList", swf_json_ref(info->task_list));
-    swf_json_add(a, "input", swf_json_ref(params));
-    json_object *c = swf_asl__control_new(f);
-    swf_json_add(c, "attempt", json_object_new_int(f->retry_total));
-    swf_json_add(c, "resource", jstr(resource));
-    if (token)
-        swf_json_add(c, "token", json_object_new_string(token_buf));
-    free(token_buf);
-    swf_json_add(a, "control", c);
-    if (timeout > 0)
-        swf_json_add(a, "startToCloseTimeout", json_object_new_int64(timeout));
-    if (heartbeat > 0)
-        swf_json_add(a, "heartbeatTimeout", json_object_new_int64(heartbeat));
-    swf_asl__decisions_push(ex->out, SWF_EVENT_ACTIVITY_TASK_SCHEDULED, a);
-    f->wait_seq = seq;
-    f->phase = PH_ACTIVITY;
-    return STEP_BLOCKED;
+    return swf_asl__activity_schedule(ex, f, f->state, params, token_buf, timeout, heartbeat);
 }
 
 static step_t enter_choice(swf_asl_exec_t *ex, frame_t *f)

@@ -199,28 +199,49 @@ static swf_asl_rng_t rng_fallback(void)
 
 /* ---- the functions ---- */
 
-/* Renders one argument of States.Format: a string as its characters, other
- * scalars as their JSON text. Objects and arrays are refused, as by AWS. */
-static swf_error_t *format_render(const call_t *call, size_t i, struct printbuf *pb)
+/* Renders one value of States.Format as AWS does: a string as its characters
+ * (no quotes, at any depth), a number, boolean or null as its JSON text, an
+ * array as "[" its items joined by ", " "]" and an object as "{" its
+ * "key=value" members, in their order, joined by ", " "}" (Java's
+ * List/Map toString; recorded on AWS: {"Arg1":1,"Arg2":[]} prints
+ * {Arg1=1, Arg2=[]}). Nesting is bounded by the payload's JSON depth. */
+static void format_render(json_object *v, struct printbuf *pb)
 {
-    json_object *v = call->argv[i];
     switch (json_object_get_type(v)) {
     case json_type_string:
         pb_append(pb, json_object_get_string(v), json_object_get_string_len(v));
-        return NULL;
-    case json_type_null:
-    case json_type_boolean:
-    case json_type_int:
-    case json_type_double: {
+        return;
+    case json_type_array: {
+        size_t n = json_object_array_length(v);
+        pb_append(pb, "[", 1);
+        for (size_t i = 0; i < n; i++) {
+            if (i > 0)
+                pb_append(pb, ", ", 2);
+            format_render(json_object_array_get_idx(v, i), pb);
+        }
+        pb_append(pb, "]", 1);
+        return;
+    }
+    case json_type_object: {
+        bool first = true;
+        pb_append(pb, "{", 1);
+        json_object_object_foreach(v, key, member)
+        {
+            if (!first)
+                pb_append(pb, ", ", 2);
+            first = false;
+            pb_append(pb, key, (int)strlen(key));
+            pb_append(pb, "=", 1);
+            format_render(member, pb);
+        }
+        pb_append(pb, "}", 1);
+        return;
+    }
+    default: {
         const char *s = swf_json_str(v);
         pb_append(pb, s, (int)strlen(s));
-        return NULL;
+        return;
     }
-    default:
-        return fail(call,
-                    "the %s argument is of type %s; only strings, numbers, booleans and null "
-                    "can be formatted",
-                    ordinal(i), swf_json_type_name(v));
     }
 }
 
@@ -256,8 +277,7 @@ static swf_error_t *fn_format(const call_t *call, json_object **out)
                            call->argc - 1);
                 goto done;
             }
-            if ((err = format_render(call, next++, pb)) != NULL)
-                goto done;
+            format_render(call->argv[next++], pb);
             i++;
         } else {
             pb_append(pb, t + i, 1);
@@ -281,6 +301,14 @@ static swf_error_t *fn_string_to_json(const call_t *call, json_object **out)
     swf_error_t *err = arg_string(call, 0, &s, &len);
     if (err != NULL)
         return err;
+    /* An empty or blank string is null on AWS (recorded), not an error. */
+    size_t blank = 0;
+    while (blank < len && strchr(" \t\r\n", s[blank]) != NULL)
+        blank++;
+    if (blank == len) {
+        *out = NULL;
+        return NULL;
+    }
     err = swf_json_parse(s, len, SWF_LIMIT_PAYLOAD_BYTES, out);
     if (err != NULL) {
         swf_error_t *wrapped = fail(call, "%s", swf_error_message(err));

@@ -262,9 +262,33 @@ static char *parse_dot_name(parser_t *p, bool in_filter)
     return name;
 }
 
-/* A quoted string ('...' or "..."); a backslash escapes the next character.
- * Returns the unescaped text in the arena. */
-static char *parse_quoted(parser_t *p, size_t *len_out)
+/* The character an escape \c of a filter's literal stands for. */
+static char escaped_char(char c)
+{
+    switch (c) {
+    case 'n':
+        return '\n';
+    case 't':
+        return '\t';
+    case 'r':
+        return '\r';
+    case 'b':
+        return '\b';
+    case 'f':
+        return '\f';
+    default:
+        return c;
+    }
+}
+
+/* A quoted string ('...' or "..."). In a filter's literal a backslash
+ * escapes the next character (\n, \t, \r, \b, \f as in JSON). In a field
+ * name of bracket notation (field_name) AWS knows two escapes only, a
+ * backslash before the quote that delimits the name or before another
+ * backslash; any other backslash is kept with the character after it
+ * (recorded: $['Test\""Name"'] names the field Test\""Name"). Returns the
+ * unescaped text in the arena. */
+static char *parse_quoted(parser_t *p, size_t *len_out, bool field_name)
 {
     size_t open = p->pos;
     char quote = p->s[p->pos++];
@@ -285,25 +309,10 @@ static char *parse_quoted(parser_t *p, size_t *len_out)
             if (p->pos >= p->len)
                 break;
             c = p->s[p->pos++];
-            switch (c) {
-            case 'n':
-                c = '\n';
-                break;
-            case 't':
-                c = '\t';
-                break;
-            case 'r':
-                c = '\r';
-                break;
-            case 'b':
-                c = '\b';
-                break;
-            case 'f':
-                c = '\f';
-                break;
-            default:
-                break;
-            }
+            if (!field_name)
+                c = escaped_char(c);
+            else if (c != quote && c != '\\')
+                buf[n++] = '\\';
         }
         buf[n++] = c;
     }
@@ -379,7 +388,7 @@ static bool parse_bracket(parser_t *p, seg_t *seg, size_t open)
                                   p->pos);
             if (n >= cap)
                 return parse_fail(p, SWF_E_INPUT, "too many names in a union");
-            names[n] = parse_quoted(p, NULL);
+            names[n] = parse_quoted(p, NULL, true);
             if (names[n] == NULL)
                 return false;
             n++;
@@ -562,7 +571,7 @@ static bool parse_literal(parser_t *p, operand_t *op)
     size_t start = p->pos;
     if (c == '\'' || c == '"') {
         size_t n = 0;
-        char *s = parse_quoted(p, &n);
+        char *s = parse_quoted(p, &n, false);
         if (s == NULL)
             return false;
         v = json_object_new_string_len(s, (int)n);

@@ -34,9 +34,12 @@
 #include "decider/asl/intrinsic.h"
 #include "decider/asl/jsonata.h"
 #include "decider/asl/path.h"
+#include "decider/asl/reader.h"
+#include "decider/asl/resource.h"
 #include "protocol/alloc.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
+#include "protocol/task_list.h"
 #include "protocol/time.h"
 
 /* AWS limits that are part of the language rather than of our resources. */
@@ -974,21 +977,54 @@ static json_object *check_pair(vctx_t *c, const state_t *s, const char *lit, con
     return has_lit && is_int(v) ? v : NULL;
 }
 
+/* Credentials, as AWS checks it when the state machine is created (recorded:
+ * an empty object or an unknown field is an invalid definition): an object of
+ * exactly one field, RoleArn (a string; an expression in JSONata) or, in
+ * JSONPath, RoleArn.$ (a path or an intrinsic function, checked as a
+ * payload template). https://docs.aws.amazon.com/step-functions/latest/dg/state-task.html */
+static void check_credentials(vctx_t *c, const state_t *s, json_object *v)
+{
+    if (!is_object(v)) {
+        problem_at(c, "Credentials", "Credentials must be an object, not %s",
+                   swf_json_type_name(v));
+        return;
+    }
+    int n = 0;
+    json_object_object_foreach(v, key, val)
+    {
+        n++;
+        bool dollar = strcmp(key, "RoleArn.$") == 0;
+        if (strcmp(key, "RoleArn") != 0 && !(dollar && s->lang == LANG_JSONPATH))
+            problem_at(c, "Credentials", "field \"%s\" is not allowed in Credentials%s", key,
+                       dollar ? " of a JSONata state (use RoleArn)" : "; it takes RoleArn");
+        else if (!is_string(val))
+            problem_at(c, "Credentials", "Credentials.%s must be a string, not %s", key,
+                       swf_json_type_name(val));
+    }
+    if (n == 0)
+        problem_at(c, "Credentials", "Credentials must name the role to assume: RoleArn%s",
+                   s->lang == LANG_JSONPATH ? " or RoleArn.$" : "");
+}
+
 static void check_task(vctx_t *c, const state_t *s)
 {
     json_object *v = NULL;
+    char list[SWF_TASK_LIST_BYTES];
+    swf_error_t *err = NULL;
     if (!field_get(s, "Resource", &v))
         problem(c, "a Task state needs Resource");
     else if (!is_string(v))
         problem_at(c, "Resource", "Resource must be a string, not %s", swf_json_type_name(v));
+    else if ((err = swf_asl_task_list(s->obj, s->lang == LANG_JSONATA, NULL, list, sizeof list)))
+        problem_at(c, "Resource", "%s", swf_error_message(err)); /* one swf cannot serve */
+    swf_error_free(err);
     json_object *timeout = check_pair(c, s, "TimeoutSeconds", "TimeoutSecondsPath", 1, SECONDS_MAX);
     json_object *heartbeat =
         check_pair(c, s, "HeartbeatSeconds", "HeartbeatSecondsPath", 1, SECONDS_MAX);
     if (timeout && heartbeat && json_object_get_int64(heartbeat) >= json_object_get_int64(timeout))
         problem_at(c, "HeartbeatSeconds", "HeartbeatSeconds must be smaller than TimeoutSeconds");
-    if (field_get(s, "Credentials", &v) && !is_object(v))
-        problem_at(c, "Credentials", "Credentials must be an object, not %s",
-                   swf_json_type_name(v));
+    if (field_get(s, "Credentials", &v))
+        check_credentials(c, s, v);
 }
 
 static void check_choice(vctx_t *c, const state_t *s)
@@ -1119,6 +1155,38 @@ static void check_label(vctx_t *c, const char *label)
         json_object_object_add(c->labels, label, NULL);
 }
 
+/* A Map's ItemReader: a task (its Resource maps to a task list whose worker
+ * returns the object's content, resource.h) and a ReaderConfig swf applies
+ * to that content (reader.h). */
+static void check_item_reader(vctx_t *c, const state_t *s, json_object *reader)
+{
+    size_t mark = pb_key(&c->pb, "ItemReader");
+    json_object_object_foreach(reader, key, val)
+    {
+        bool ok = strcmp(key, "Resource") == 0 || strcmp(key, "ReaderConfig") == 0 ||
+                  strcmp(key, s->lang == LANG_JSONATA ? "Arguments" : "Parameters") == 0;
+        if (!ok)
+            problem_at(c, key, "field \"%s\" is not allowed in ItemReader", key);
+        else if (strcmp(key, "Parameters") == 0)
+            check_template(c, val);
+        else if (strcmp(key, "Arguments") == 0)
+            check_jsonata_value(c, val);
+    }
+    json_object *res = NULL, *config = NULL;
+    char list[SWF_TASK_LIST_BYTES];
+    swf_error_t *err = NULL;
+    if (!json_object_object_get_ex(reader, "Resource", &res) || !is_string(res))
+        problem(c, "ItemReader needs a Resource (a string), the task that reads the items");
+    else if ((err = swf_asl_task_list(reader, s->lang == LANG_JSONATA, NULL, list, sizeof list)))
+        problem_at(c, "Resource", "%s", swf_error_message(err));
+    swf_error_free(err);
+    json_object_object_get_ex(reader, "ReaderConfig", &config);
+    const char *why = swf_asl_reader_config_problem(config);
+    if (why != NULL)
+        problem_at(c, "ReaderConfig", "%s", why);
+    pb_cut(&c->pb, mark);
+}
+
 static void check_map(vctx_t *c, const state_t *s)
 {
     json_object *v = NULL, *p = NULL;
@@ -1135,7 +1203,9 @@ static void check_map(vctx_t *c, const state_t *s)
     }
     if (has_iter) {
         size_t mark = pb_key(&c->pb, "Iterator");
-        check_machine(c, v, "Iterator", false);
+        /* AWS accepts ProcessorConfig in the older Iterator too (recorded),
+         * inline and distributed, and runs it as an ItemProcessor. */
+        check_machine(c, v, "Iterator", true);
         pb_cut(&c->pb, mark);
     }
     if (json_object_object_get_ex(s->obj, "Parameters", NULL) &&
@@ -1183,6 +1253,13 @@ static void check_map(vctx_t *c, const state_t *s)
             problem_at(c, objects[i], "%s must be an object, not %s", objects[i],
                        swf_json_type_name(v));
     }
+    /* Refused here rather than accepted and failed at run time. */
+    if (field_get(s, "ItemReader", &v) && is_object(v))
+        check_item_reader(c, s, v);
+    if (field_get(s, "ResultWriter", &v))
+        problem_at(c, "ResultWriter",
+                   "ResultWriter is not supported yet: swf does not write a Map's results to a "
+                   "store; the Map's output is its results");
     if (field_get(s, "Label", &v)) {
         if (!is_string(v))
             problem_at(c, "Label", "Label must be a string, not %s", swf_json_type_name(v));

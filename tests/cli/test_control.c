@@ -367,9 +367,13 @@ Test(cli_control, signal_cancel_terminate_send_their_messages_for_an_open_execut
     char id[64];
     start_one(db, "hello", pass_definition, id);
     cr_assert(strstr(errors, "notified") == NULL, "%s", errors);
-    cr_assert_eq(swf(db, "signal", id, "approved", "--input", "{\"by\":\"ann\"}", NULL), 0, "%s",
-                 errors);
-    cr_assert_eq(swf(db, "signal", id, "ping", NULL), 0, "%s", errors);
+    /* An ASL execution: a signal means nothing to it, and is sent on --force only. */
+    cr_assert_eq(swf(db, "signal", id, "approved", NULL), 1, "%s", errors);
+    cr_assert(strstr(errors, "signals mean nothing") && strstr(errors, "nothing was sent"), "%s",
+              errors);
+    cr_assert_eq(swf(db, "signal", id, "approved", "--input", "{\"by\":\"ann\"}", "--force", NULL),
+                 0, "%s", errors);
+    cr_assert_eq(swf(db, "signal", id, "ping", "--force", NULL), 0, "%s", errors);
     cr_assert_eq(swf(db, "cancel", id, "--cause", "customer asked", NULL), 0, "%s", errors);
     cr_assert_eq(swf(db, "cancel", id, NULL), 0, "%s", errors);
     cr_assert_eq(swf(db, "terminate", id, "--reason", "stuck", "--details", "see ticket 12", NULL),

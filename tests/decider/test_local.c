@@ -5,7 +5,9 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "decider/asl/exec.h"
 #include "decider/local.h"
@@ -488,7 +490,10 @@ static swf_local_result_t run_on_items(const char *def, size_t n)
  * whole decision: a Map at its documented item limit is not a loop. */
 Test(local_run, a_map_of_exactly_the_item_limit_succeeds, .timeout = 120)
 {
+    /* Its output, about 7 MB, needs the state data limit raised from AWS's 256 KiB. */
+    setenv("SWF_STATE_DATA_LIMIT_BYTES", "33554432", 1);
     swf_local_result_t res = run_on_items(PASS_MAP, SWF_LIMIT_MAP_ITEMS);
+    unsetenv("SWF_STATE_DATA_LIMIT_BYTES");
     cr_assert_eq(res.status, SWF_ASL_SUCCEEDED, "%s: %s", res.error, res.cause);
     cr_expect_eq(json_object_array_length(res.output), SWF_LIMIT_MAP_ITEMS);
     cr_expect_eq(json_object_get_int64(json_object_array_get_idx(res.output, 999999)), 999999);
@@ -519,4 +524,118 @@ Test(local_run, a_choice_looping_on_itself_fails_as_a_loop, .timeout = 120)
     cr_expect(strstr(r.res.cause, "is there a loop without a Wait or a Task?") != NULL, "%s",
               r.res.cause);
     run_free(&r);
+}
+
+/* The first ActivityTaskScheduled's task list of a local run, and the
+ * WorkflowExecutionStarted attributes (a new reference). */
+static char *run_first_list(const char *def, json_object **started)
+{
+    json_object *d = parse(def), *in = parse("{}");
+    swf_history_store_t *store = swf_history_mem_new();
+    swf_local_options_t opt = {
+        .definition = d, .input = in, .execution_id = "tl-1", .start_ms = 1700000000000};
+    swf_local_result_t res;
+    swf_error_t *err = swf_local_run(&opt, store, &res);
+    cr_assert_null(err, "run failed: %s", swf_error_message(err));
+    swf_event_list_t events = {0};
+    cr_assert_null(swf_history_load(store, "tl-1", 0, 0, &events));
+    char *list = NULL;
+    *started = json_object_get(events.items[0].attrs);
+    for (size_t i = 0; i < events.count && list == NULL; i++) {
+        json_object *tl;
+        if (events.items[i].type == SWF_EVENT_ACTIVITY_TASK_SCHEDULED &&
+            swf_json_get(events.items[i].attrs, "taskList", &tl))
+            list = strdup(swf_json_get_string(tl, "name"));
+    }
+    swf_event_list_free(&events);
+    swf_local_result_free(&res);
+    swf_history_store_free(store);
+    json_object_put(d);
+    json_object_put(in);
+    return list;
+}
+
+#define INVOKE                                                                                     \
+    "{\"StartAt\":\"T\",\"States\":{\"T\":{\"Type\":\"Task\",\"Resource\":"                        \
+    "\"arn:aws:states:::lambda:invoke\",\"Parameters\":{\"FunctionName\":\"Charge\"},"             \
+    "\"End\":true}}}"
+
+Test(local_run, a_new_execution_records_the_rule_and_the_map_it_uses)
+{
+    json_object *started;
+    unsetenv("SWF_TASK_LIST_MAP");
+    char *list = run_first_list(INVOKE, &started);
+    cr_expect_str_eq(list, "Charge");
+    json_object *rule;
+    cr_expect(swf_json_get(started, "taskListRule", &rule) && json_object_get_int(rule) == 2);
+    json_object *none;
+    cr_expect(!swf_json_get(started, "taskListMap", &none));
+    free(list);
+    json_object_put(started);
+
+    char path[] = "/tmp/swf-tlmap-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("{\"Charge\":\"payments\"}", f);
+    fclose(f);
+    setenv("SWF_TASK_LIST_MAP", path, 1);
+    list = run_first_list(INVOKE, &started);
+    unsetenv("SWF_TASK_LIST_MAP");
+    unlink(path);
+    cr_expect_str_eq(list, "payments");
+    json_object *map;
+    cr_expect(swf_json_get(started, "taskListMap", &map) &&
+              strcmp(swf_json_get_string(map, "Charge"), "payments") == 0);
+    free(list);
+    json_object_put(started);
+}
+
+#define GROW(bytes)                                                                                \
+    "{\"QueryLanguage\":\"JSONata\",\"StartAt\":\"Grow\",\"States\":{\"Grow\":{\"Type\":"          \
+    "\"Pass\",\"Output\":\"{% {'blob': $pad('', " bytes ", 'x')} %}\",\"Next\":\"Send\"},"         \
+    "\"Send\":{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::activity:big\",\"End\":true}}}"
+
+/* AWS's 256 KiB per state by default; SWF_STATE_DATA_LIMIT_BYTES raises it,
+ * up to the 960 KiB an activity task can carry. */
+Test(local_run, a_state_output_past_the_data_limit_fails_unless_the_deployment_raises_it)
+{
+    run_t r;
+    unsetenv("SWF_STATE_DATA_LIMIT_BYTES");
+    run_machine(&r, GROW("300000"), "{}", NULL);
+    cr_expect_eq(r.res.status, SWF_ASL_FAILED);
+    cr_expect_str_eq(r.res.error, "States.DataLimitExceeded");
+    cr_expect(strstr(r.res.cause, "the limit is 262144") != NULL, "%s", r.res.cause);
+    json_object *limit;
+    cr_expect(swf_json_get(r.events.items[0].attrs, "stateDataLimit", &limit) &&
+              json_object_get_int64(limit) == 262144);
+    run_free(&r);
+
+    setenv("SWF_STATE_DATA_LIMIT_BYTES", "2000000", 1);
+    run_machine(&r, GROW("300000"), "{}", NULL);
+    cr_expect_eq(r.res.status, SWF_ASL_SUCCEEDED, "%s", r.res.cause);
+    run_free(&r);
+    /* Past the activity task's own limit, the Task fails before scheduling. */
+    run_machine(&r, GROW("1000000"), "{}", NULL);
+    unsetenv("SWF_STATE_DATA_LIMIT_BYTES");
+    cr_expect_eq(r.res.status, SWF_ASL_FAILED);
+    cr_expect_str_eq(r.res.error, "States.DataLimitExceeded");
+    cr_expect(strstr(r.res.cause, "an activity task carries at most") != NULL, "%s", r.res.cause);
+    run_free(&r);
+
+    setenv("SWF_STATE_DATA_LIMIT_BYTES", "lots", 1);
+    json_object *d = parse(GROW("1")), *in = parse("{}");
+    swf_history_store_t *store = swf_history_mem_new();
+    swf_local_options_t opt = {
+        .definition = d, .input = in, .execution_id = "dl-1", .start_ms = 1700000000000};
+    swf_local_result_t res;
+    swf_error_t *err = swf_local_run(&opt, store, &res);
+    unsetenv("SWF_STATE_DATA_LIMIT_BYTES");
+    cr_expect_not_null(err);
+    if (err)
+        cr_expect(strstr(swf_error_message(err), "SWF_STATE_DATA_LIMIT_BYTES is 'lots'") != NULL);
+    swf_error_free(err);
+    swf_history_store_free(store);
+    json_object_put(d);
+    json_object_put(in);
 }

@@ -659,6 +659,10 @@ static swf_error_t *fn_range(call_t *c, val_t *out)
         json_object_array_add(arr, j);
     }
     *out = jn__val_take(arr);
+    /* AWS returns the range as a sequence: one item is that item (recorded:
+     * $range(1, 9, 9) is 1); an empty range stays []. */
+    if (count == 1)
+        out->flags |= V_SEQ;
     return NULL;
 }
 

@@ -318,6 +318,14 @@ swf_error_t *jn__eval_call(ctx_t *ctx, const node_t *n, const val_t *input, fram
             holes++;
         } else {
             err = jn__eval(ctx, n->items.v[i], input, env, &argv[i]);
+            /* $exists($x) of a variable never assigned is false on AWS
+             * (recorded), where reading it anywhere else fails. */
+            if (err && f.bi != NULL && strcmp(f.bi->name, "exists") == 0 &&
+                n->items.v[i]->kind == N_VAR) {
+                swf_error_free(err);
+                err = NULL;
+                argv[i] = UNDEF;
+            }
         }
     }
     if (!err && holes > 0) {

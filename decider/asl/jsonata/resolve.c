@@ -53,20 +53,20 @@ void jn__names_collect(const node_t *n, names_t *l)
         jn__names_collect(n->preds.v[i], l);
 }
 
-/* Checks each call of a name: a known function, with a number of arguments
- * it takes (counted after ~> has added its left side). */
+/* Checks each call of a built-in's name: a number of arguments it takes
+ * (counted after ~> has added its left side). */
 void jn__calls_check(parser_t *p, const node_t *n, const names_t *bound)
 {
     if (n == NULL || p->failed)
         return;
     if (n->kind == N_CALL && n->name != NULL && !names_has(bound, n->name)) {
+        /* A name that is no function is not a definition error: AWS fails
+         * the state when it runs (States.QueryEvaluationError, recorded). */
         const builtin_t *fn = n->fn;
-        if (fn == NULL)
-            jn__perr(p, n->at, "unknown function $%s", n->name);
-        else if (n->items.n > fn->max)
+        if (fn != NULL && n->items.n > fn->max)
             jn__perr(p, n->at, "$%s takes at most %d argument%s, not %zu", fn->name, fn->max,
                      fn->max == 1 ? "" : "s", n->items.n);
-        else if (n->items.n + (fn->context_arg ? 1 : 0) < fn->min)
+        else if (fn != NULL && n->items.n + (fn->context_arg ? 1 : 0) < fn->min)
             jn__perr(p, n->at, "$%s takes at least %d argument%s, not %zu", fn->name, fn->min,
                      fn->min == 1 ? "" : "s", n->items.n);
     }

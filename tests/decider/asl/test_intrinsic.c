@@ -282,9 +282,12 @@ Test(intrinsic_format, wrong_placeholder_count_fails)
     expect_intrinsic_failure("States.Format('x', 'a')", "States.Format");
 }
 
-Test(intrinsic_format, objects_and_arrays_cannot_be_formatted)
+Test(intrinsic_format, objects_and_arrays_print_as_aws_prints_them)
 {
-    expect_intrinsic_failure("States.Format('{}', States.Array(1))", "States.Format");
+    expect_value("States.Format('{}', States.Array(1, 'two', States.Array()))", "{}",
+                 "\"[1, two, []]\"");
+    expect_value("States.Format('{}', $.o)", "{\"o\": {\"Arg1\": 1, \"Arg2\": [], \"s\": \"x\"}}",
+                 "\"{Arg1=1, Arg2=[], s=x}\"");
     expect_intrinsic_failure("States.Format(1)", "States.Format");
 }
 
@@ -302,9 +305,14 @@ Test(intrinsic_json, string_to_json_parses_any_json_text)
 Test(intrinsic_json, string_to_json_fails_on_bad_input)
 {
     expect_intrinsic_failure("States.StringToJson('{not json')", "States.StringToJson");
-    expect_intrinsic_failure("States.StringToJson('')", "States.StringToJson");
     expect_intrinsic_failure("States.StringToJson('1 2')", "States.StringToJson");
     expect_intrinsic_failure("States.StringToJson(1)", "States.StringToJson");
+}
+
+Test(intrinsic_json, string_to_json_of_an_empty_or_blank_string_is_null)
+{
+    expect_value("States.StringToJson('')", "{}", "null");
+    expect_value("States.StringToJson('  ')", "{}", "null");
 }
 
 Test(intrinsic_json, json_to_string_serialises_compactly)

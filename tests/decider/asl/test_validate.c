@@ -342,7 +342,37 @@ Test(validate, checks_task_fields)
                        "\"End\":true}"),
                    "$.States.S.TimeoutSecondsPath", "deep scan");
     expect_valid(ONE("{\"Type\":\"Task\",\"Resource\":\"r\",\"TimeoutSeconds\":5,"
-                     "\"HeartbeatSeconds\":4,\"Credentials\":{},\"End\":true}"));
+                     "\"HeartbeatSeconds\":4,\"Credentials\":{\"RoleArn\":\"a\"},\"End\":true}"));
+    expect_problem(ONE("{\"Type\":\"Task\",\"Resource\":\"r\",\"Credentials\":{},\"End\":true}"),
+                   "$.States.S.Credentials", "must name the role");
+    expect_problem(ONE("{\"Type\":\"Task\",\"Resource\":\"r\",\"Credentials\":{\"X\":1},"
+                       "\"End\":true}"),
+                   "$.States.S.Credentials", "not allowed in Credentials");
+}
+
+Test(validate, refuses_what_swf_cannot_serve_with_the_reason)
+{
+    expect_problem(ONE("{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::states:"
+                       "startExecution.sync\",\"End\":true}"),
+                   "$.States.S.Resource", "nested execution");
+    expect_problem(ONE("{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::sqs:sendMessage.x\","
+                       "\"End\":true}"),
+                   "$.States.S.Resource", "integration pattern");
+    expect_problem(
+        ONE("{\"Type\":\"Map\",\"ItemReader\":{\"Resource\":\"arn:aws:states:::s3:"
+            "getObject\",\"ReaderConfig\":{\"InputType\":\"MANIFEST\"}},\"ItemProcessor\":{"
+            "\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}},"
+            "\"End\":true}"),
+        "$.States.S.ItemReader.ReaderConfig", "not supported yet");
+    expect_problem(ONE("{\"Type\":\"Map\",\"ItemReader\":{\"Resource\":\"arn:aws:states:::s3:"
+                       "getObject\",\"ReaderConfig\":{\"InputType\":\"CSV\",\"CSVHeaderLocation\":"
+                       "\"GIVEN\"}},\"ItemProcessor\":{\"StartAt\":\"P\",\"States\":{\"P\":{"
+                       "\"Type\":\"Pass\",\"End\":true}}},\"End\":true}"),
+                   "$.States.S.ItemReader.ReaderConfig", "needs CSVHeaders");
+    expect_problem(ONE("{\"Type\":\"Map\",\"ResultWriter\":{\"Resource\":\"arn:aws:states:::s3:"
+                       "putObject\"},\"ItemProcessor\":{\"StartAt\":\"P\",\"States\":{\"P\":{"
+                       "\"Type\":\"Pass\",\"End\":true}}},\"End\":true}"),
+                   "$.States.S.ResultWriter", "not supported yet");
 }
 
 Test(validate, checks_retriers)
