@@ -12,7 +12,8 @@
 #
 # Runs: bench_history_append's "single" (one event a transaction) and
 # "step" (the six events of an activity step and its outbox row, one
-# transaction, the decider's statement); the same six events by a plain
+# transaction, the decider's statement); the same with the hash chain's
+# trigger held off (a measurement only); the same six events by a plain
 # INSERT ... SELECT (the floor of those rows, see floor_setup); and pgbench
 # -M prepared of `INSERT INTO t (v) VALUES ('x')`, all at one client.
 set -eu
@@ -66,7 +67,9 @@ pgb_run() { # OPTIONS
 # sent them (taken from the history once a step run has written some), put
 # by one plain INSERT ... SELECT FROM jsonb_to_recordset into a copy of the
 # events table (its key, no trigger), the document a constant of the
-# prepared statement, so parsed once; ids from a sequence. pgbench takes
+# prepared statement, so parsed once; ids from a sequence; the hash column
+# (migration 7) a constant 32 bytes, so the floor writes the same bytes a
+# row without computing the chain (the trigger is left out). pgbench takes
 # ":name" for a variable: a colon before a letter in the document is
 # doubled (pgbench leaves "::" alone), which adds a few bytes.
 floor_setup() {
@@ -76,18 +79,32 @@ floor_setup() {
              FROM (SELECT * FROM events WHERE execution_id = (SELECT execution_id FROM events
                    WHERE event_type = 'ActivityTaskCompleted' LIMIT 1)
                    AND event_type NOT IN ('WorkflowExecutionStarted') ORDER BY event_id LIMIT 6) e")
-    printf "INSERT INTO ev2 SELECT r.x, nextval('ev2_seq'), r.t, timestamptz 'epoch' + r.ms * interval '1 millisecond', r.a FROM jsonb_to_recordset('%s'::jsonb) AS r(x text, i bigint, t text, ms bigint, a jsonb);\n" \
-        "$(echo "$doc" | sed -e "s/'/''/g" -e 's/:\([A-Za-z_]\)/::\1/g')" >"$dir/floor.sql"
+    printf "INSERT INTO ev2 SELECT r.x, nextval('ev2_seq'), r.t, timestamptz 'epoch' + r.ms * interval '1 millisecond', r.a, '\\\\x%s'::bytea FROM jsonb_to_recordset('%s'::jsonb) AS r(x text, i bigint, t text, ms bigint, a jsonb);\n" \
+        "$(printf '%064d' 0)" "$(echo "$doc" | sed -e "s/'/''/g" -e 's/:\([A-Za-z_]\)/::\1/g')" >"$dir/floor.sql"
 }
 floor_run() { # OPTIONS
     PGOPTIONS="$1 -c log_statement_stats=on" "$bindir/pgbench" -n -M prepared -c 1 -T "$secs" -f "$dir/floor.sql" \
         -h "$dir" -U postgres postgres 2>/dev/null | awk '/number of transactions actually processed/ { print $NF; exit }' |
         cut -d/ -f1
 }
+# The chain's share (history/CHAIN.md): the events table with its BEFORE
+# INSERT trigger held off and a constant 32-byte hash as the column's
+# default, a measurement only (the owner's session; swf never runs so).
+chain() { # on|off
+    if [ "$1" = off ]; then
+        q "ALTER TABLE events DISABLE TRIGGER events_chain;
+           ALTER TABLE events ALTER COLUMN hash SET DEFAULT '\\x$(printf '%064d' 0)'" >/dev/null
+    else
+        q "ALTER TABLE events ENABLE TRIGGER events_chain; ALTER TABLE events ALTER COLUMN hash DROP DEFAULT" >/dev/null
+    fi
+}
 for sc in on off; do
     o="-c synchronous_commit=$sc"
     measure "swf single (synchronous_commit $sc)" swf_run single "$o"
     measure "swf step (synchronous_commit $sc)" swf_run step "$o"
+    chain off
+    measure "swf step, no chain (synchronous_commit $sc)" swf_run step "$o"
+    chain on
     [ -f "$dir/floor.sql" ] || floor_setup
     measure "6 event rows, plain (synchronous_commit $sc)" floor_run "$o"
     measure "pgbench INSERT (synchronous_commit $sc)" pgb_run "$o"
