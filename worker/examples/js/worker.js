@@ -96,7 +96,12 @@ async function main() {
     maxInFlightRequests: 1,
     createPartitioner: Partitioners.DefaultPartitioner,
   });
-  const consumer = kafka.consumer({ groupId: group });
+  // SWF_KAFKA_SESSION_TIMEOUT_MS: how long the group waits for a worker that
+  // went silent (killed, paused) before its tasks go to another.
+  const session = Number(process.env.SWF_KAFKA_SESSION_TIMEOUT_MS) || 0;
+  const consumer = kafka.consumer(session > 0
+      ? { groupId: group, sessionTimeout: session, heartbeatInterval: Math.max(100, Math.floor(session / 3)) }
+      : { groupId: group });
   await producer.connect();
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
