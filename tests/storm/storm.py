@@ -192,8 +192,8 @@ def make_execution(kind, n, tag, rounds, langs):
     raise ValueError(kind)
 
 
-FULL_MIX = [("order", 30), ("map50", 4), ("callback", 16), ("signal", 16), ("cancel", 9),
-            ("timers", 25)]
+FULL_MIX = [("order", 20), ("map50", 4), ("callback", 18), ("signal", 18), ("cancel", 10),
+            ("timers", 30)]
 
 
 # ---------------------------------------------------------------- processes
@@ -250,9 +250,9 @@ def worker_procs(build, workers, env, logdir):
     specs = []
     if "c" in workers:
         specs += [("c-payments", [build + "/swf-worker", "--task-list", "payments", "--exec",
-                                  "examples/workers/charge.sh"]),
+                                  "examples/workers/charge.sh", "--concurrency", "2"]),
                   ("c-warehouse", [build + "/swf-worker", "--task-list", "warehouse", "--exec",
-                                   "examples/workers/pack.sh", "--concurrency", "2"]),
+                                   "examples/workers/pack.sh", "--concurrency", "4"]),
                   ("c-email", [build + "/swf-worker", "--task-list", "email", "--echo"]),
                   ("c-upper", [build + "/example_c_worker", "upper-c"])]
     if "py" in workers:
@@ -270,12 +270,14 @@ def worker_procs(build, workers, env, logdir):
 class Storm:
     def __init__(self, args):
         self.a = args
+        self.seed = args.seed if args.seed is not None else random.randrange(1 << 30)
         self.build = os.path.abspath(args.build)
         self.dir = tempfile.mkdtemp(prefix="swf-storm-")
         self.logdir = os.path.join(self.dir, "logs")
         os.makedirs(self.logdir)
         self.procs = []
-        self.stats = {}  # "kill decider" -> count
+        self.stats = {}  # "SIGKILL+restart decider" -> count
+        self.per_proc = {}  # "decider-1-of-3" -> {"killed": n, "paused": n}
         self.events = []
         self.stats_lock = threading.Lock()
         self.kafka_dir = None
@@ -286,6 +288,11 @@ class Storm:
         self.bindir = os.environ.get("SWF_PG_BINDIR", "/usr/lib/postgresql/15/bin")
         if not os.path.exists(os.path.join(self.bindir, "initdb")):
             self.bindir = os.path.dirname(shutil.which("initdb") or "/usr/bin/initdb")
+
+    def count_proc(self, name, what):
+        with self.stats_lock:
+            d = self.per_proc.setdefault(name, {})
+            d[what] = d.get(what, 0) + 1
 
     def count(self, what):
         with self.stats_lock:
@@ -430,15 +437,31 @@ class Storm:
                 pass
 
     def starter(self, todo, seconds):
+        """Starts todo evenly over `seconds`, from 4 threads (one `swf start`
+        takes a while when PostgreSQL or a broker is down)."""
         gap = seconds / max(1, len(todo))
-        for ex in todo:
-            t = time.time()
-            self.start_one(ex)
-            with self.ex_lock:
-                self.executions.append(ex)
-            if ex.kind == "cancel":
-                ex.cancel_at = time.time() + random.uniform(2, 6)
-            time.sleep(max(0, gap - (time.time() - t)))
+        t0 = time.time()
+        queue = list(enumerate(todo))
+        lock = threading.Lock()
+
+        def run():
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    i, ex = queue.pop(0)
+                time.sleep(max(0, t0 + i * gap - time.time()))
+                self.start_one(ex)
+                if ex.kind == "cancel":
+                    ex.cancel_at = time.time() + random.uniform(2, 6)
+                with self.ex_lock:
+                    self.executions.append(ex)
+
+        threads = [threading.Thread(target=run) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
 
     def closed_ids(self):
         try:
@@ -451,27 +474,35 @@ class Storm:
         """Answers callbacks, sends signals, cancels: like the world outside."""
         while not stop.is_set():
             time.sleep(1)
-            with self.ex_lock:
-                exs = list(self.executions)
-            closed = self.closed_ids()
-            if closed is None:
+            try:
+                self.help_once()
+            except Exception as e:  # a command that timed out: next round
+                self.count("helper round failed (%s)" % type(e).__name__)
+
+    def help_once(self):
+        if self.stop_chaos.is_set() or self.a.chaos == "none":
+            self.supervise()
+        with self.ex_lock:
+            exs = list(self.executions)
+        closed = self.closed_ids()
+        if closed is None:
+            return
+        now = time.time()
+        for ex in exs:
+            if ex.id is None or ex.id in closed:
                 continue
-            now = time.time()
-            for ex in exs:
-                if ex.id is None or ex.id in closed:
-                    continue
-                if ex.kind == "cancel" and ex.cancel_at and now >= ex.cancel_at:
-                    r = self.swf("cancel", ex.id, "--cause", "storm", timeout=60)
-                    if r.returncode == 0:
-                        ex.cancel_at = now + 30  # again later if it did not close
-                        self.count("swf cancel sent")
-                if ex.kind == "signal" and ex.signals < 2 and now - ex.started_at > 1 + 2 * ex.signals:
-                    r = self.swf("signal", ex.id, "poke", "--input", '{"n": %d}' % ex.signals,
-                                 timeout=60)
-                    if r.returncode == 0:
-                        ex.signals += 1
-                        self.count("swf signal sent")
-            self.answer_callbacks(closed)
+            if ex.kind == "cancel" and ex.cancel_at and now >= ex.cancel_at:
+                r = self.swf("cancel", ex.id, "--cause", "storm", timeout=60)
+                if r.returncode == 0:
+                    ex.cancel_at = now + 30  # again later if it did not close
+                    self.count("swf cancel sent")
+            if ex.kind == "signal" and ex.signals < 2 and now - ex.started_at > 1 + 2 * ex.signals:
+                r = self.swf("signal", ex.id, "poke", "--input", '{"n": %d}' % ex.signals,
+                             timeout=60)
+                if r.returncode == 0:
+                    ex.signals += 1
+                    self.count("swf signal sent")
+        self.answer_callbacks(closed)
 
     def answer_callbacks(self, closed):
         """`swf task-success` for every open Approve task (again while it is
@@ -496,11 +527,12 @@ class Storm:
 
     # -- chaos
     def chaos(self):
-        rng = random.Random()
+        rng = random.Random(self.seed)
         next_broker = time.time() + rng.uniform(15, 25)
         next_pg = time.time() + rng.uniform(25, 35)
         while not self.stop_chaos.wait(1.0):
             now = time.time()
+            self.supervise()
             candidates = [p for p in self.procs if not p.stopped and p.paused_until < now]
             if candidates:
                 p = rng.choice(candidates)
@@ -509,6 +541,7 @@ class Storm:
                         p.kill()
                         p.start()
                     self.count("SIGKILL+restart %s" % p.kind)
+                    self.count_proc(p.name, "killed")
                 else:
                     secs = rng.uniform(2, 10)
                     with p.lock:
@@ -517,6 +550,7 @@ class Storm:
                             p.paused_until = now + secs
                             threading.Timer(secs, self.resume, [p]).start()
                             self.count("SIGSTOP 2-10 s %s" % p.kind)
+                            self.count_proc(p.name, "paused")
             if self.a.brokers == 3 and now >= next_broker:
                 next_broker = now + 1e9
                 threading.Thread(target=self.broker_bounce, args=(rng,), daemon=True).start()
@@ -532,6 +566,18 @@ class Storm:
 
     broker_done = False
     pg_done = False
+
+    def supervise(self):
+        """Like systemd's Restart=always: a process that exited by itself (a
+        worker that could not deliver an answer exits, as KAFKA.md says) is
+        started again, and counted."""
+        for p in self.procs:
+            with p.lock:
+                if not p.stopped and p.p is not None and p.p.poll() is not None:
+                    self.count("exited by itself (status %s), restarted: %s" % (
+                        p.p.returncode, p.kind))
+                    self.count_proc(p.name, "exited")
+                    p.start()
 
     def resume(self, p):
         with p.lock:
@@ -596,8 +642,8 @@ class Storm:
         kinds = [k for k, w in mix for _ in range(w)]
         todo = [make_execution(rng.choice(kinds), n, tag, self.a.rounds, self.timer_langs())
                 for n in range(self.a.executions)]
-        log("phase %s: %d deciders, %d executions (%s)" % (
-            tag, deciders, len(todo), ", ".join("%s %d" % (k, sum(1 for e in todo if e.kind == k))
+        log("phase %s: %d deciders, seed %d, %d executions (%s)" % (
+            tag, deciders, self.seed, len(todo), ", ".join("%s %d" % (k, sum(1 for e in todo if e.kind == k))
                                                 for k, _ in mix)))
         t0 = time.time()
         self.stop_chaos.clear()
@@ -609,7 +655,8 @@ class Storm:
             chaos = threading.Thread(target=self.chaos, daemon=True)
             chaos.start()
         starter = threading.Thread(target=self.starter,
-                                   args=(todo, self.a.duration / 3 if self.a.chaos == "all" else 5))
+                                   args=(todo, self.a.start_over or (
+                                       self.a.duration / 3 if self.a.chaos == "all" else 5)))
         starter.start()
         if self.a.chaos == "all":
             time.sleep(self.a.duration)
@@ -627,9 +674,9 @@ class Storm:
             time.sleep(2)
         helper_stop.set()
         helper.join()
+        closed = self.closed_ids() or set()
         log("phase %s: %d of %d closed after %.0f s" % (
-            tag, sum(1 for e in todo if e.id in (self.closed_ids() or set())), len(todo),
-            time.time() - t0))
+            tag, sum(1 for e in todo if e.id in closed), len(todo), time.time() - t0))
         return todo
 
     def teardown(self, ok):
@@ -790,8 +837,13 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="loops of the timer workflow")
     ap.add_argument("--drain", type=int, default=300)
     ap.add_argument("--session-timeout-ms", type=int, default=6000)
+    ap.add_argument("--start-over", type=int, default=0,
+                    help="seconds over which the executions are started (default: a third "
+                    "of --duration)")
+    ap.add_argument("--seed", type=int, default=None, help="of the storm's random choices")
     ap.add_argument("--keep", action="store_true", help="keep logs and data when a check fails")
     a = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up on a timeout too
     storm = Storm(a)
     ok = False
     t0 = time.time()
@@ -801,10 +853,16 @@ def main():
         for n in [int(x) for x in a.deciders.split(",")]:
             expected += storm.phase(n, "d%d" % n)
         problems, counts = check(storm, expected)
-        print("== storm: %.0f s in all (%d s of storm per phase)" % (time.time() - t0, a.duration))
-        print("== what the storm did:")
+        print("== storm: %.0f s in all%s" % (time.time() - t0, a.chaos == "all" and
+                                               " (%d s of storm per phase)" % a.duration or
+                                               ", no storm"))
+        print("== what the storm (and the world outside) did:")
         for k in sorted(storm.stats):
             print("   %-50s %d" % (k, storm.stats[k]))
+        if storm.per_proc:
+            print("   by process: " + ", ".join(
+                "%s %s" % (n, "/".join("%s %d" % kv for kv in sorted(d.items())))
+                for n, d in sorted(storm.per_proc.items())))
         print("== checker: " + ", ".join("%s %s" % kv for kv in counts.items()))
         for p in problems[:50]:
             print("   PROBLEM " + p)

@@ -104,7 +104,19 @@ async function main() {
       : { groupId: group });
   await producer.connect();
   await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
+  // The task topic may not exist yet (swf creates it with the first task):
+  // the broker's first answer is then UNKNOWN_TOPIC_OR_PARTITION, a retriable
+  // error kafkajs throws from subscribe. Wait for the topic instead of dying.
+  for (let tries = 0;; tries++) {
+    try {
+      await consumer.subscribe({ topic, fromBeginning: true });
+      break;
+    } catch (e) {
+      if (!e.retriable || tries >= 60) throw e;
+      console.error(`worker.js: subscribing to ${topic}: ${e.message}; again in 1 s`);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
 
   // value: a string of JSON, or an object to serialise
   const send = (topicName, key, value) => producer.send({
