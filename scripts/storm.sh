@@ -3,7 +3,7 @@
 #
 # usage: scripts/storm.sh [BUILD_DIR] [--short | --long | --done-when] [storm.py options]
 #
-#   --short      (CI) 300 executions, 90 s of storm: about 3.5 minutes on two cores
+#   --short      (CI) 300 executions, 90 s of storm: about 5 minutes in all
 #   --long       30 minutes of storm, 1200 executions started over the first 25
 #   --done-when  no storm: a timer-heavy workflow on workers on kafkajs and on
 #                Kafka's Java client, with 2 and then 3 deciders; every
@@ -17,11 +17,10 @@
 # checker's counts; exits 1 when a check failed.
 set -eu
 cd "$(dirname "$0")/.."
-build=build
-if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then
-    build=$1
-    shift
-fi
+case ${1:-} in
+-* | "") build=build ;;
+*) build=$1 && shift ;;
+esac
 for t in swf swf-decider swf-history swf-worker example_c_worker; do
     [ -x "$build/$t" ] || { echo "storm.sh: no $build/$t: build first" >&2; exit 2; }
 done

@@ -16,8 +16,10 @@ The storm (--chaos all, for --duration seconds): the executions are started
 during its first third, a realistic mix (--mix full): the order example
 (Choice, Retry, Parallel, a Map of the order's items, a Wait), a Map of 50
 Tasks served by the four languages' workers, callbacks (.waitForTaskToken
-Tasks answered with `swf task-success`), executions that are signalled
-during a Wait, executions cancelled while they wait, and timer-heavy loops.
+Tasks answered with `swf task-success`), executions signalled twice
+while they wait at a gate the driver opens (`swf task-success`) only once
+both signals were acknowledged, executions cancelled while they wait, and
+timer-heavy loops.
 Every second a random swf process (decider, swf-history, worker) is
 SIGKILLed and started again, or paused with SIGSTOP for 2-10 s and continued;
 every ~40 s the leader of the inbox's partition 0 among the three brokers is
@@ -34,7 +36,7 @@ The checker reads the events, executions, outbox and timers tables:
     last_event_id is the history's last;
   - no activity has two results (completed/failed/timed out), no activity id
     was scheduled twice, no signal requestId recorded twice, no decision task
-    completed twice;
+    completed twice; every acknowledged signal recorded;
   - at most one execution per workflow id (a start retried by the driver
     must not start a second one);
   - the outbox, the timers and the activity timeouts are drained;
@@ -116,8 +118,15 @@ def callback_definition():
 
 
 def signal_definition():
-    return {"StartAt": "Listen", "States": {
-        "Listen": {"Type": "Wait", "Seconds": 8, "Next": "Shout"},
+    """Signalled twice while it waits at a gate (a .waitForTaskToken Task)
+    that the driver opens only once both signals were acknowledged: every
+    acknowledged signal is then in the inbox before the answer that lets
+    the execution close, so each must be recorded."""
+    return {"StartAt": "Gate", "States": {
+        "Gate": task("gate.waitForTaskToken",
+                     Parameters={"token.$": "$$.Task.Token", "id.$": "$.id"},
+                     ResultPath=None, Next="Listen"),
+        "Listen": {"Type": "Wait", "Seconds": 1, "Next": "Shout"},
         "Shout": task("upper-py", Parameters={"text.$": "$.id"}, End=True)}}
 
 
@@ -154,7 +163,8 @@ class Execution:
         self.started_at = None
         self.cancel_at = None
         self.canceled = False
-        self.signals = 0
+        self.signals = 0  # acknowledged by `swf signal`
+        self.signal_tries = 0  # `swf signal` commands run
 
 
 def make_execution(kind, n, tag, rounds, langs):
@@ -497,21 +507,26 @@ class Storm:
                     ex.cancel_at = now + 30  # again later if it did not close
                     self.count("swf cancel sent")
             if ex.kind == "signal" and ex.signals < 2 and now - ex.started_at > 1 + 2 * ex.signals:
+                ex.signal_tries += 1
                 r = self.swf("signal", ex.id, "poke", "--input", '{"n": %d}' % ex.signals,
                              timeout=60)
                 if r.returncode == 0:
                     ex.signals += 1
                     self.count("swf signal sent")
-        self.answer_callbacks(closed)
+                else:
+                    self.count("swf signal failed (retried)")
+        gated = {ex.id for ex in exs if ex.kind == "signal" and ex.signals >= 2}
+        self.answer_callbacks(gated)
 
-    def answer_callbacks(self, closed):
-        """`swf task-success` for every open Approve task (again while it is
-        open: a second answer must change nothing)."""
+    def answer_callbacks(self, gated):
+        """`swf task-success` for every open Approve task, and for the gate of
+        every signalled execution in `gated` (again while it is open: a
+        second answer must change nothing)."""
         try:
             out = self.psql(
                 "SELECT e.execution_id, e.attributes->'input'->>'token', e.attributes->'input'->>'id'"
                 " FROM events e JOIN executions x USING (execution_id)"
-                " WHERE x.status = 'open' AND x.state_machine = 'storm-callback'"
+                " WHERE x.status = 'open' AND x.state_machine IN ('storm-callback', 'storm-signal')"
                 " AND e.event_type = 'ActivityTaskScheduled'"
                 " AND NOT EXISTS (SELECT 1 FROM events c WHERE c.execution_id = e.execution_id"
                 "   AND c.event_type IN ('ActivityTaskCompleted', 'ActivityTaskFailed',"
@@ -521,6 +536,8 @@ class Storm:
             return
         for line in out.splitlines():
             xid, token, i = line.split("|")
+            if i.startswith("sig-") and xid not in gated:
+                continue
             r = self.swf("task-success", token, json.dumps({"approved": True, "id": i}),
                          timeout=60)
             self.count("swf task-success sent" if r.returncode == 0 else "swf task-success failed")
@@ -752,14 +769,45 @@ CLOSE_STATUS = {"WorkflowExecutionCompleted": "succeeded", "WorkflowExecutionFai
 
 
 def check(storm, expected):
-    """The checker; returns (ok, counts)."""
+    """The checker; returns (problems, counts)."""
     rows = [json.loads(l) for l in storm.psql(CHECK_SQL, 600).splitlines() if l]
+    check_the_checker(rows, expected)
+    problems, counts = check_rows(rows, expected)
+    left = storm.psql("SELECT (SELECT count(*) FROM outbox), (SELECT count(*) FROM timers),"
+                      " (SELECT count(*) FROM activity_timeouts)").strip().split("|")
+    counts["outbox_left"], counts["timers_left"], counts["activity_timeouts_left"] = map(int, left)
+    if any(int(v) for v in left):
+        problems.append("not drained: outbox %s, timers %s, activity timeouts %s rows" % tuple(left))
+    r = storm.swf("admin", "check", "--all", timeout=600)
+    counts["admin_check_exit"] = r.returncode
+    if r.returncode != 0:
+        problems.append("swf admin check --all exited %d: %s" % (
+            r.returncode, (r.stdout + r.stderr).strip()[-2000:]))
+    return problems, counts
+
+
+def check_the_checker(rows, expected):
+    """The checker must see a wrong output and a missing execution: it is run
+    once on expectations altered so, and must count exactly those."""
+    done = [e for e in expected if e.status == "succeeded"]
+    if not done:
+        return
+    bad = Execution(done[0].kind, done[0].wid, done[0].input, "succeeded", {"not": "this"})
+    ghost = Execution("order", "storm-never-started", {}, "succeeded", None)
+    _, c = check_rows(rows, [bad, ghost], strays=False)
+    if c["wrong"] != 1 or c["lost"] != 1:
+        raise RuntimeError("the checker missed an altered expectation: %s" % c)
+
+
+def check_rows(rows, expected, strays=True):
+    """The checks over the events of each execution expected (and, with
+    strays, that no other storm- execution exists)."""
     by_wid = {}
     for r in rows:
         by_wid.setdefault(r["wid"], []).append(r)
     problems = []
     counts = dict(executions=len(expected), closed=0, lost=0, duplicated=0, forked=0, wrong=0,
-                  signals_recorded=0)
+                  signals_acknowledged=sum(e.signals for e in expected), signals_recorded=0)
     for ex in expected:
         rs = by_wid.get(ex.wid, [])
         if not rs:
@@ -771,6 +819,10 @@ def check(storm, expected):
             problems.append("%s: %d executions for one workflow id" % (ex.wid, len(rs)))
         r = rs[0]
         counts["signals_recorded"] += r["signals"]
+        if ex.kind == "signal" and not ex.signals <= r["signals"] <= ex.signal_tries:
+            counts["lost" if r["signals"] < ex.signals else "duplicated"] += 1
+            problems.append("%s (%s): %d signals recorded, %d acknowledged of %d sent" % (
+                ex.wid, r["id"], r["signals"], ex.signals, ex.signal_tries))
         if r["closes"] == 0 or r["status"] == "open":
             counts["lost"] += 1
             problems.append("%s (%s): not closed (status %s, last event %s)" % (
@@ -806,19 +858,9 @@ def check(storm, expected):
             problems.append("%s (%s): %s" % (ex.wid, r["id"], wrong))
     known = {ex.wid for ex in expected}
     stray = [r for r in rows if r["wid"] not in known and r["wid"].startswith("storm-")]
-    if stray:
+    if stray and strays:
+        counts["duplicated"] += len(stray)
         problems.append("%d executions nobody started: %s" % (len(stray), stray[0]["wid"]))
-    left = storm.psql("SELECT (SELECT count(*) FROM outbox), (SELECT count(*) FROM timers),"
-                      " (SELECT count(*) FROM activity_timeouts)").strip().split("|")
-    counts["outbox_left"], counts["timers_left"], counts["activity_timeouts_left"] = map(int, left)
-    # timers of executions still open (none, when every execution closed)
-    if any(int(v) for v in left):
-        problems.append("not drained: outbox %s, timers %s, activity timeouts %s rows" % tuple(left))
-    r = storm.swf("admin", "check", "--all", timeout=600)
-    counts["admin_check_exit"] = r.returncode
-    if r.returncode != 0:
-        problems.append("swf admin check --all exited %d: %s" % (
-            r.returncode, (r.stdout + r.stderr).strip()[-2000:]))
     return problems, counts
 
 
