@@ -263,6 +263,8 @@ def worker_procs(build, workers, env, logdir):
                                   "examples/workers/charge.sh", "--concurrency", "2"]),
                   ("c-warehouse", [build + "/swf-worker", "--task-list", "warehouse", "--exec",
                                    "examples/workers/pack.sh", "--concurrency", "4"]),
+                  ("c-warehouse-2", [build + "/swf-worker", "--task-list", "warehouse", "--exec",
+                                     "examples/workers/pack.sh", "--concurrency", "4"]),
                   ("c-email", [build + "/swf-worker", "--task-list", "email", "--echo"]),
                   ("c-upper", [build + "/example_c_worker", "upper-c"])]
     if "py" in workers:
