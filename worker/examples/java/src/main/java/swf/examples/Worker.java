@@ -24,13 +24,12 @@
  */
 package swf.examples;
 
-import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
@@ -46,6 +45,8 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -54,6 +55,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -71,11 +73,12 @@ public final class Worker {
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .nodeFactory(JsonNodeFactory.withExactBigDecimals(true))
+            .configure(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES, false)
             .build();
 
     /** The activity failed: error is the name Retry and Catch match. */
     static final class ActivityError extends Exception {
+        private static final long serialVersionUID = 1L;
         final String error;
 
         ActivityError(String error, String cause) {
@@ -222,18 +225,30 @@ public final class Worker {
             while (!stopping.get()) {
                 for (ConsumerRecord<byte[], byte[]> msg : consumer.poll(Duration.ofMillis(500))) {
                     byte[] value = answer(msg, inbox, dlq, group, identity, producer);
-                    // Only after Kafka acknowledged the answer (answer() waited).
-                    consumer.commitSync(Map.of(new TopicPartition(msg.topic(), msg.partition()),
-                            new OffsetAndMetadata(msg.offset() + 1)));
                     if (value != null)
                         System.err.println("Worker.java: " + new String(value, StandardCharsets.UTF_8)
                                 .replaceAll("\"taskToken\":\"[^\"]*\",?", ""));
+                    // Only after Kafka acknowledged the answer (answer() waited).
+                    try {
+                        consumer.commitSync(Map.of(new TopicPartition(msg.topic(), msg.partition()),
+                                new OffsetAndMetadata(msg.offset() + 1)));
+                    } catch (CommitFailedException | RebalanceInProgressException e) {
+                        // The group moved the partition away while we worked
+                        // (this process was paused or too slow): the tasks not
+                        // committed come to the new owner, whose second answers
+                        // change nothing. Go on rather than die: the rest of
+                        // this batch is answered too (skipping it would leave
+                        // the position past tasks nobody answered, if the
+                        // partition stays ours).
+                        System.err.println("Worker.java: commit refused (" + e.getClass().getSimpleName()
+                                + "); going on");
+                    }
                 }
             }
         } catch (WakeupException e) {
             // the shutdown hook: fall through to close
         } finally {
-            consumer.close(Duration.ofSeconds(10));
+            consumer.close(CloseOptions.timeout(Duration.ofSeconds(10)));
             producer.close(Duration.ofSeconds(10));
         }
     }
