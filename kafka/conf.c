@@ -127,7 +127,8 @@ static const struct {
     {"enable.auto.offset.store", "offsets are committed only after what they cover is stored"},
     {"auto.offset.reset", "a new consumer group must read its topics from the start"},
     {"acks", "a message counts as sent only once every in-sync replica has it"},
-    {"enable.idempotence", "a worker's heartbeats and answer must stay in order"},
+    {"enable.idempotence", "librdkafka 2.0's idempotent producer can drop an acknowledged message "
+                           "when a partition's leader changes (protocol/KAFKA.md)"},
     {"partitioner", "every client keys the inbox and task topics with murmur2 (protocol/KAFKA.md)"},
     {"debug", "it comes from SWF_KAFKA_DEBUG"},
     {"fetch.wait.max.ms", "it comes from SWF_KAFKA_FETCH_WAIT_MS"},

@@ -113,8 +113,11 @@ typedef struct swf_kafka_producer_config {
     const char *brokers;   /* required */
     const char *client_id; /* NULL: librdkafka's */
     /* Kafka's idempotent producer: the messages of one partition stay in
-     * order and are written once even when librdkafka retries them (a
-     * worker's heartbeats and answer). Needs Kafka 0.11 or newer. */
+     * order and are written once even when librdkafka retries them. Needs
+     * Kafka 0.11 or newer. No swf process uses it: librdkafka 2.0.2 (Debian
+     * 12's) reported a message delivered that no broker stored when a
+     * partition's leader changed with the producer's first request to it in
+     * flight (protocol/KAFKA.md, step 3 of "Writing a worker"). */
     bool idempotent;
     /* How long a message may wait for delivery; 0: swf_kafka_send_timeout_ms(). */
     int send_timeout_ms;

@@ -14,11 +14,13 @@ BUILD_PKGS="build-essential cmake pkg-config libjson-c-dev libpq-dev librdkafka-
 # tests look for leftover processes with ps). clang and clang-format: CI
 # builds with clang too and checks the format (scripts/build-matrix.sh,
 # scripts/check-format.sh). Java and Maven: the real Apache Kafka broker of
-# the e2e suites (scripts/real-kafka.sh, tests/kafka-broker/pom.xml).
-# boto3 and the AWS CLI v2: the clients the Step Functions API is tested
-# with (scripts/api-e2e.sh). libmicrohttpd (above): swf-api's HTTP server.
+# the e2e suites (scripts/real-kafka.sh, tests/kafka-broker/pom.xml); the JDK
+# (javac) builds the Java example worker the storm runs (worker/examples/java,
+# scripts/storm.sh). boto3 and the AWS CLI v2: the clients the Step Functions
+# API is tested with (scripts/api-e2e.sh). libmicrohttpd (above): swf-api's
+# HTTP server.
 TEST_PKGS="libcriterion-dev postgresql postgresql-contrib python3 python3-confluent-kafka
-      docker-compose ca-certificates procps clang clang-format openjdk-17-jre-headless maven
+      docker-compose ca-certificates procps clang clang-format openjdk-17-jdk-headless maven
       python3-boto3 awscli"
 PKGS="$BUILD_PKGS $TEST_PKGS"
 [ "${1:-}" != "--build" ] || PKGS=$BUILD_PKGS
@@ -35,7 +37,9 @@ if [ -n "$missing" ]; then
 fi
 [ "${1:-}" != "--build" ] || exit 0
 # The example workers' Kafka clients (worker/examples): Python's comes from Debian
-# above, JavaScript's (kafkajs, pinned by package-lock.json) from npm.
+# above, JavaScript's (kafkajs, pinned by package-lock.json) from npm, Java's
+# (kafka-clients, pinned by worker/examples/java/pom.xml) from Maven when
+# scripts/storm.sh builds the worker.
 if ! command -v npm >/dev/null 2>&1; then
     # apt-get update ran above only when a package was missing.
     [ -n "$missing" ] || $SUDO apt-get update -qq

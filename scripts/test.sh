@@ -7,7 +7,8 @@
 # a worker), each case's two results compared; the Step Functions API
 # with boto3 and the AWS CLI (scripts/api-e2e.sh). The e2e and recovery suites
 # run a second time on a real Apache Kafka (KRaft, from Maven), plain build
-# only.
+# only; then, on a 3-node real Kafka, the short storm with its checker and the
+# routing test with kafkajs and Java-client workers (scripts/storm.sh).
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -43,4 +44,8 @@ echo "== unit and integration tests"
 (cd build && ctest --output-on-failure -j 2) || status=1
 echo "== the e2e and recovery suites again, on a real Apache Kafka (scripts/real-kafka-e2e.sh)"
 scripts/real-kafka-e2e.sh build || status=1
+echo "== the short storm: kills, pauses, broker and PostgreSQL crashes, then the checker (scripts/storm.sh)"
+scripts/storm.sh build --short || status=1
+echo "== 2 and 3 deciders, workers on kafkajs and Kafka's Java client, a timer-heavy workflow (scripts/storm.sh --done-when)"
+scripts/storm.sh build --done-when || status=1
 exit $status

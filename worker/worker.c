@@ -297,15 +297,20 @@ static bool name_ok(const char *s)
 }
 
 /* The consumer of the task topic and the producer of answers. The
- * producer is idempotent, so a task's heartbeats and answer stay in order;
- * it holds an answer for librdkafka's own 300 s rather than the daemons'
- * SWF_KAFKA_SEND_TIMEOUT_MS, since a lost answer stops its partition's
- * commits until the process restarts (README, "Outages"). */
+ * producer is not idempotent: librdkafka 2.0's idempotent producer reported
+ * an answer delivered that no broker ever stored (the storm, tests/storm:
+ * the partition's leader changed while the producer's first request to it
+ * was in flight; the next answers went in with sequence numbers 1, 2, 3 and
+ * sequence 0 was taken for written), and the worker committed past the
+ * task. Plain acks=all with retries delivers at least once; a duplicate
+ * answer changes nothing, and a heartbeat retried after the answer is
+ * ignored. It holds an answer for librdkafka's own 300 s rather than the
+ * daemons' SWF_KAFKA_SEND_TIMEOUT_MS, since a lost answer stops its
+ * partition's commits until the process restarts (README, "Outages"). */
 static swf_error_t *clients_new(swf_worker_t *w, const swf_worker_config_t *config)
 {
     swf_kafka_producer_config_t pc = {.brokers = config->brokers,
                                       .client_id = w->identity,
-                                      .idempotent = true,
                                       .send_timeout_ms = 300000,
                                       .on_delivery = on_delivery,
                                       .ctx = w};

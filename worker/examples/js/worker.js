@@ -96,10 +96,27 @@ async function main() {
     maxInFlightRequests: 1,
     createPartitioner: Partitioners.DefaultPartitioner,
   });
-  const consumer = kafka.consumer({ groupId: group });
+  // SWF_KAFKA_SESSION_TIMEOUT_MS: how long the group waits for a worker that
+  // went silent (killed, paused) before its tasks go to another.
+  const session = Number(process.env.SWF_KAFKA_SESSION_TIMEOUT_MS) || 0;
+  const consumer = kafka.consumer(session > 0
+      ? { groupId: group, sessionTimeout: session, heartbeatInterval: Math.max(100, Math.floor(session / 3)) }
+      : { groupId: group });
   await producer.connect();
   await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
+  // The task topic may not exist yet (swf creates it with the first task):
+  // the broker's first answer is then UNKNOWN_TOPIC_OR_PARTITION, a retriable
+  // error kafkajs throws from subscribe. Wait for the topic instead of dying.
+  for (let tries = 0;; tries++) {
+    try {
+      await consumer.subscribe({ topic, fromBeginning: true });
+      break;
+    } catch (e) {
+      if (!e.retriable || tries >= 60) throw e;
+      console.error(`worker.js: subscribing to ${topic}: ${e.message}; again in 1 s`);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
 
   // value: a string of JSON, or an object to serialise
   const send = (topicName, key, value) => producer.send({

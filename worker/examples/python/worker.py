@@ -92,17 +92,26 @@ def main():
     group = "swf-workers." + args.task_list
     identity = "%s:%d:python" % (socket.gethostname(), os.getpid())
 
-    consumer = Consumer({
+    settings = {
         "bootstrap.servers": brokers,
         "group.id": group,
         "enable.auto.commit": False,      # commit by hand, after the answer is acknowledged
         "auto.offset.reset": "earliest",  # tasks published before the group existed count too
-    })
+    }
+    if os.environ.get("SWF_KAFKA_SESSION_TIMEOUT_MS"):
+        # how long the group waits for a worker that went silent (KAFKA.md)
+        session = int(os.environ["SWF_KAFKA_SESSION_TIMEOUT_MS"])
+        settings.update({"session.timeout.ms": session,
+                         "heartbeat.interval.ms": max(100, session // 3)})
+    consumer = Consumer(settings)
     # librdkafka's own bound on a message is 1,000,000 bytes, under the
     # protocol's 1 MiB; the size is checked here instead. murmur2 puts an
     # answer where swf's processes put its execution's messages
     # (protocol/KAFKA.md, Partitioning); librdkafka's default is CRC32.
-    producer = Producer({"bootstrap.servers": brokers, "enable.idempotence": True,
+    # Not idempotent: librdkafka 2.0's idempotent producer can report an
+    # answer delivered that no broker stored (protocol/KAFKA.md); acks=all
+    # with retries delivers at least once, and a second answer changes nothing.
+    producer = Producer({"bootstrap.servers": brokers, "acks": "all",
                          "message.max.bytes": 2000000, "partitioner": "murmur2_random"})
     consumer.subscribe([topic])
 
