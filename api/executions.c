@@ -195,7 +195,7 @@ swf_error_t *swf_api__execution_start(swf_api_call_t *call, json_object *in, jso
     json_object_put(input);
     if (err != NULL)
         return err;
-    json_object *m = swf_msg_decide_new(name);
+    json_object *m = swf_msg_decide_new(call->api->secret, name);
     swf_error_t *serr = swf_api__inbox_send(call->api, name, m);
     json_object_put(m);
     /* Started all the same: swf-history's sweep notifies a decider. */
@@ -293,7 +293,8 @@ swf_error_t *swf_api__execution_stop(swf_api_call_t *call, json_object *in, json
     int64_t stop_ms = ex.close_ms;
     if (strcmp(ex.status, "open") == 0) {
         json_object *details = cause ? json_object_new_string(cause) : NULL;
-        json_object *m = swf_msg_terminate_new(ex.execution_id, error, details, cause != NULL);
+        json_object *m = swf_msg_terminate_new(call->api->secret, ex.execution_id, error, details,
+                                               cause != NULL);
         json_object_put(details);
         err = swf_api__inbox_send(call->api, ex.execution_id, m);
         json_object_put(m);

@@ -136,7 +136,7 @@ int main(int argc, char **argv)
                                       .input = input,
                                       .time_ms = swf_time_now_ms()};
             die(swf_history_pg_execution_start(store, &st, NULL));
-            docs[k] = swf_msg_decide_new(ids[k]);
+            docs[k] = swf_msg_decide_new(NULL, ids[k]);
             const char *s = swf_json_str(docs[k]);
             outs[k] = (swf_kafka_out_t){names.inbox, ids[k], s, strlen(s), 0};
         }

@@ -296,7 +296,7 @@ int main(int argc, char **argv)
                                   .input = input,
                                   .time_ms = swf_time_now_ms()};
         die(swf_history_pg_execution_start(store, &st, NULL));
-        json_object *m = swf_msg_decide_new(id);
+        json_object *m = swf_msg_decide_new(NULL, id);
         const char *s = swf_json_str(m);
         swf_kafka_out_t o = {names.inbox, id, s, strlen(s), 0};
         die(swf_kafka_send(producer, &o, 1));

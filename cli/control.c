@@ -373,7 +373,7 @@ int swf_cli_signal(int argc, char **argv)
     if (code == SWF_EXIT_OK && !swf_cli_args_has(&a, "--force"))
         code = signal_meaningful(id);
     if (code == SWF_EXIT_OK)
-        code = send_and_report("signal", id, swf_msg_signal_new(id, name, input));
+        code = send_and_report("signal", id, swf_msg_signal_new(NULL, id, name, input));
     json_object_put(input);
     free(id);
     return code;
@@ -398,7 +398,7 @@ int swf_cli_cancel(int argc, char **argv)
     const char *cause = swf_cli_args_get(&a, "--cause");
     int code = execution_check("cancel", id);
     if (code == SWF_EXIT_OK)
-        code = send_and_report("cancel", id, swf_msg_cancel_new(id, cause));
+        code = send_and_report("cancel", id, swf_msg_cancel_new(NULL, id, cause));
     free(id);
     return code;
 }
@@ -427,8 +427,8 @@ int swf_cli_terminate(int argc, char **argv)
     if (code == SWF_EXIT_OK) {
         /* SWF's details are text: they travel as a JSON string. */
         json_object *d = details != NULL ? json_object_new_string(details) : NULL;
-        code =
-            send_and_report("terminate", id, swf_msg_terminate_new(id, reason, d, details != NULL));
+        code = send_and_report("terminate", id,
+                               swf_msg_terminate_new(NULL, id, reason, d, details != NULL));
         json_object_put(d);
     }
     free(id);
@@ -439,7 +439,7 @@ int swf_cli_terminate(int argc, char **argv)
 
 swf_error_t *swf_cli_signal_post(const char *execution_id, const char *name, json_object *input)
 {
-    json_object *m = swf_msg_signal_new(execution_id, name, input);
+    json_object *m = swf_msg_signal_new(NULL, execution_id, name, input);
     swf_error_t *err = inbox_send(execution_id, m);
     json_object_put(m);
     return err;
@@ -452,7 +452,7 @@ int swf_cli_decide_post(const char *execution_id)
                         "swf-history's sweep will hand the execution to a decider\n");
         return SWF_EXIT_OK;
     }
-    json_object *m = swf_msg_decide_new(execution_id);
+    json_object *m = swf_msg_decide_new(NULL, execution_id);
     swf_error_t *err = inbox_send(execution_id, m);
     json_object_put(m);
     if (err == NULL)

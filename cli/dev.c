@@ -19,13 +19,22 @@
  * faster instead (0.001: an hour's Wait takes 3.6 s). `swf dev` behaves
  * like production unless SWF_DEV_TIME_SKIP=1 or SWF_DEV_TIME_SCALE is set.
  * Activity timeouts are never scaled: they measure real work.
+ *
+ * Roles, as in production (README, "Roles"): on a cluster of its own the
+ * harness migrates as the cluster's owner (postgres), creates the runtime
+ * role swf_runtime, grants it what `swf db migrate --grant` grants, and runs
+ * the daemons and hands out SWF_DATABASE_URL as that role, which cannot
+ * rewrite events. swf_dev_owner_conninfo() is the owner's, for migrations
+ * and `swf admin rebuild-projections`.
  */
 #include "cli/dev.h"
 
 #include <errno.h>
 #include <librdkafka/rdkafka_mock.h>
+#include <libpq-fe.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -56,6 +65,8 @@
  * a state machine of the user's nor looks like one of the user's
  * executions. */
 #define SWF_DEV_RUN_NAME "swf-run-dev"
+/* The role the daemons of a cluster of its own run as. */
+#define SWF_DEV_RUNTIME_ROLE "swf_runtime"
 
 typedef struct dev_decider {
     swf_decider_t *d;
@@ -68,7 +79,7 @@ struct swf_dev {
     swf_history_cluster_t *cluster;
     rd_kafka_t *mock_rk;
     rd_kafka_mock_cluster_t *mock;
-    char *conninfo, *brokers;
+    char *conninfo, *owner_conninfo, *brokers;
     swf_kafka_names_t names;
     rd_kafka_t *producer;
     swf_kafka_poster_t *poster;
@@ -94,6 +105,11 @@ static void *service_main(void *arg)
 const char *swf_dev_conninfo(const swf_dev_t *dev)
 {
     return dev->conninfo;
+}
+
+const char *swf_dev_owner_conninfo(const swf_dev_t *dev)
+{
+    return dev->owner_conninfo;
 }
 
 const char *swf_dev_brokers(const swf_dev_t *dev)
@@ -162,6 +178,37 @@ void swf_dev_decider_remove(swf_dev_t *dev, int i)
     dev->deciders[i].d = NULL;
 }
 
+/* Migrates as the owner, once, before the daemons race to do it; on a
+ * cluster of its own, then creates the runtime role, grants it the
+ * runtime's privileges and makes dev->conninfo its. */
+static swf_error_t *dev_migrate(swf_dev_t *dev)
+{
+    swf_history_store_t *store = NULL;
+    swf_error_t *err = swf_history_pg_new(dev->owner_conninfo, &store);
+    if (err == NULL && dev->cluster != NULL) {
+        PGconn *c = PQconnectdb(dev->owner_conninfo);
+        PGresult *r = PQexec(c, "CREATE ROLE " SWF_DEV_RUNTIME_ROLE " LOGIN");
+        if (PQresultStatus(r) != PGRES_COMMAND_OK)
+            err = swf_error_new(SWF_E_DB, NULL, "creating the role %s: %s", SWF_DEV_RUNTIME_ROLE,
+                                PQerrorMessage(c));
+        PQclear(r);
+        PQfinish(c);
+        if (err == NULL)
+            err = swf_history_pg_grant(store, SWF_DEV_RUNTIME_ROLE);
+        if (err == NULL) {
+            /* libpq takes the last of two values of a keyword. */
+            size_t n = strlen(dev->owner_conninfo) + sizeof(" user=" SWF_DEV_RUNTIME_ROLE);
+            free(dev->conninfo);
+            dev->conninfo = malloc(n);
+            if (dev->conninfo == NULL)
+                abort();
+            snprintf(dev->conninfo, n, "%s user=" SWF_DEV_RUNTIME_ROLE, dev->owner_conninfo);
+        }
+    }
+    swf_history_store_free(store);
+    return err;
+}
+
 swf_error_t *swf_dev_start(const swf_dev_options_t *opt, swf_dev_t **out)
 {
     *out = NULL;
@@ -178,6 +225,7 @@ swf_error_t *swf_dev_start(const swf_dev_options_t *opt, swf_dev_t **out)
     } else {
         dev->conninfo = swf_strdup(opt->conninfo);
     }
+    dev->owner_conninfo = swf_strdup(dev->conninfo);
     swf_kafka_names_env(&dev->names);
     if (opt->brokers == NULL) {
         char errstr[256];
@@ -205,10 +253,7 @@ swf_error_t *swf_dev_start(const swf_dev_options_t *opt, swf_dev_t **out)
         dev->brokers = swf_strdup(opt->brokers);
     }
     dev->names.brokers = dev->brokers;
-    /* Migrate once before the daemons race to do it. */
-    swf_history_store_t *store = NULL;
-    err = swf_history_pg_new(dev->conninfo, &store);
-    swf_history_store_free(store);
+    err = dev_migrate(dev);
     if (err == NULL)
         err = swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = dev->brokers},
                                      &dev->producer);
@@ -273,6 +318,7 @@ void swf_dev_stop(swf_dev_t *dev)
         rd_kafka_destroy(dev->mock_rk);
     swf_history_cluster_stop(dev->cluster);
     free(dev->conninfo);
+    free(dev->owner_conninfo);
     free(dev->brokers);
     free(dev);
 }
@@ -641,8 +687,10 @@ int swf_cli_dev(int argc, char **argv)
     fprintf(stderr,
             "swf dev: PostgreSQL, Kafka (mock), swf-history, %d decider(s) and the Step "
             "Functions API (%s) are up; task tokens use the development secret unless "
-            "SWF_TOKEN_SECRET is set. Ctrl-C stops and removes everything.\n",
-            deciders, url);
+            "SWF_TOKEN_SECRET is set. SWF_DATABASE_URL is the runtime role " SWF_DEV_RUNTIME_ROLE
+            ", which cannot rewrite events; the owner, for swf db migrate: %s. "
+            "Ctrl-C stops and removes everything.\n",
+            deciders, url, swf_dev_owner_conninfo(dev));
     while (!dev_signaled)
         usleep(100000);
     fprintf(stderr, "swf dev: stopping\n");
@@ -786,7 +834,7 @@ int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *moc
         err = swf_kafka_producer_new(
             &(swf_kafka_producer_config_t){.brokers = swf_dev_brokers(dev)}, &producer);
     if (err == NULL) {
-        json_object *msg = swf_msg_decide_new(id);
+        json_object *msg = swf_msg_decide_new(NULL, id);
         const char *s = swf_json_str(msg);
         swf_kafka_names_t names_env;
         swf_kafka_names_env(&names_env);

@@ -45,7 +45,10 @@ typedef struct swf_dev_options {
 typedef struct swf_dev swf_dev_t;
 
 swf_error_t *swf_dev_start(const swf_dev_options_t *opt, swf_dev_t **out);
+/* The daemons' conninfo: on a cluster of its own, the runtime role
+ * swf_runtime's (dev.c); the owner's, which migrated, beside it. */
 const char *swf_dev_conninfo(const swf_dev_t *dev);
+const char *swf_dev_owner_conninfo(const swf_dev_t *dev);
 const char *swf_dev_brokers(const swf_dev_t *dev);
 /* The throwaway PostgreSQL cluster and the mock Kafka cluster, NULL when
  * the harness was given a database or brokers. Tests of failures take them

@@ -339,7 +339,7 @@ static void timer_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p
     snprintf(key, sizeof(key), "timer\x1f%s\x1f%s\x1f%lld", x, t, (long long)started);
     if (!due_again(s, seen, key, now))
         return;
-    posts_add(p, r, s->cfg.inbox_topic, x, swf_msg_timer_fired_new(x, t, started));
+    posts_add(p, r, s->cfg.inbox_topic, x, swf_msg_timer_fired_new(s->cfg.secret, x, t, started));
     (*count)++;
 }
 
@@ -351,7 +351,7 @@ static void exec_timeout_row(swf_history_service_t *s, PGresult *res, int r, pos
     snprintf(key, sizeof(key), "timeout\x1f%s", x);
     if (!due_again(s, seen, key, now))
         return;
-    posts_add(p, r, s->cfg.inbox_topic, x, swf_msg_execution_timed_out_new(x));
+    posts_add(p, r, s->cfg.inbox_topic, x, swf_msg_execution_timed_out_new(s->cfg.secret, x));
     (*count)++;
 }
 
@@ -364,7 +364,8 @@ static void activity_timeout_row(swf_history_service_t *s, PGresult *res, int r,
     snprintf(key, sizeof(key), "activity\x1f%s\x1f%lld", x, (long long)sched);
     if (!due_again(s, seen, key, now))
         return;
-    posts_add(p, r, s->cfg.inbox_topic, x, swf_msg_activity_timed_out_new(x, sched, type));
+    posts_add(p, r, s->cfg.inbox_topic, x,
+              swf_msg_activity_timed_out_new(s->cfg.secret, x, sched, type));
     (*count)++;
 }
 
@@ -376,7 +377,7 @@ static void sweep_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p
     snprintf(key, sizeof(key), "decide\x1f%s", x);
     if (!due_again(s, seen, key, now))
         return;
-    posts_add(p, r, s->cfg.inbox_topic, x, swf_msg_decide_new(x));
+    posts_add(p, r, s->cfg.inbox_topic, x, swf_msg_decide_new(s->cfg.secret, x));
     (*count)++;
 }
 
@@ -480,13 +481,14 @@ static void skip_execution(swf_history_service_t *s, PGresult *res, int from, in
         snprintf(key, sizeof(key), "timer\x1f%s\x1f%s\x1f%s", x, t, started);
         if (due_again(s, seen, key, now_ms)) {
             posts_add(p, r, s->cfg.inbox_topic, x,
-                      swf_msg_timer_fired_new(x, t, strtoll(started, NULL, 10)));
+                      swf_msg_timer_fired_new(s->cfg.secret, x, t, strtoll(started, NULL, 10)));
             s->stats.timers_fired++;
         }
     }
     snprintf(key, sizeof(key), "timeout\x1f%s", x);
     if (deadline <= now && due_again(s, seen, key, now_ms)) {
-        posts_add(p, from, s->cfg.inbox_topic, x, swf_msg_execution_timed_out_new(x));
+        posts_add(p, from, s->cfg.inbox_topic, x,
+                  swf_msg_execution_timed_out_new(s->cfg.secret, x));
         s->stats.executions_timed_out++;
     }
 }

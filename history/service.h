@@ -80,7 +80,7 @@ typedef struct swf_history_service_config {
     void *send_ctx;
     const char *inbox_topic; /* swf.inbox */
     const char *task_prefix; /* swf.tasks. */
-    const char *secret;      /* signs republished activity tasks */
+    const char *secret;      /* signs activity tasks and control messages */
     int tick_ms;             /* 200 */
     int outbox_age_ms;       /* 3000 */
     int sweep_age_ms;        /* 5000 */

@@ -521,21 +521,21 @@ static json_object *msg_for(swf_msg_type_t type, const char *execution_id)
     return o;
 }
 
-/* A control message is signed with the deployment's secret, which every
- * swf process that builds one has in its environment (swf_token_secret_env). */
-static json_object *env_signed(json_object *o)
+/* A control message is signed with the deployment's secret: the caller's,
+ * else the one in the environment (swf_token_secret_env). */
+static json_object *signed_with(const char *secret, json_object *o)
 {
-    return swf_msg_sign(o, swf_token_secret_env());
+    return swf_msg_sign(o, secret != NULL ? secret : swf_token_secret_env());
 }
 
-static json_object *signed_for(swf_msg_type_t type, const char *execution_id)
+static json_object *signed_for(const char *secret, swf_msg_type_t type, const char *execution_id)
 {
-    return env_signed(msg_for(type, execution_id));
+    return signed_with(secret, msg_for(type, execution_id));
 }
 
-json_object *swf_msg_decide_new(const char *execution_id)
+json_object *swf_msg_decide_new(const char *secret, const char *execution_id)
 {
-    return signed_for(SWF_MSG_DECIDE, execution_id);
+    return signed_for(secret, SWF_MSG_DECIDE, execution_id);
 }
 
 json_object *swf_msg_activity_completed_new(const char *task_token, json_object *result,
@@ -571,27 +571,27 @@ json_object *swf_msg_activity_heartbeat_new(const char *task_token, json_object 
     return o;
 }
 
-json_object *swf_msg_activity_timed_out_new(const char *execution_id, int64_t scheduled_event_id,
-                                            const char *timeout_type)
+json_object *swf_msg_activity_timed_out_new(const char *secret, const char *execution_id,
+                                            int64_t scheduled_event_id, const char *timeout_type)
 {
     json_object *o = msg_for(SWF_MSG_ACTIVITY_TIMED_OUT, execution_id);
     swf_json_add(o, "scheduledEventId", json_object_new_int64(scheduled_event_id));
     swf_json_add(o, "timeoutType", text(timeout_type));
-    return env_signed(o);
+    return signed_with(secret, o);
 }
 
-json_object *swf_msg_timer_fired_new(const char *execution_id, const char *timer_id,
-                                     int64_t started_event_id)
+json_object *swf_msg_timer_fired_new(const char *secret, const char *execution_id,
+                                     const char *timer_id, int64_t started_event_id)
 {
     json_object *o = msg_for(SWF_MSG_TIMER_FIRED, execution_id);
     swf_json_add(o, "timerId", text(timer_id));
     swf_json_add(o, "startedEventId", json_object_new_int64(started_event_id));
-    return env_signed(o);
+    return signed_with(secret, o);
 }
 
-json_object *swf_msg_execution_timed_out_new(const char *execution_id)
+json_object *swf_msg_execution_timed_out_new(const char *secret, const char *execution_id)
 {
-    return signed_for(SWF_MSG_EXECUTION_TIMED_OUT, execution_id);
+    return signed_for(secret, SWF_MSG_EXECUTION_TIMED_OUT, execution_id);
 }
 
 /* A request id of 128 random bits, in hex; none (no member) when the
@@ -608,26 +608,26 @@ static void request_id_add(json_object *o)
     swf_json_add(o, "requestId", json_object_new_string(hex));
 }
 
-json_object *swf_msg_signal_new(const char *execution_id, const char *signal_name,
-                                json_object *input)
+json_object *swf_msg_signal_new(const char *secret, const char *execution_id,
+                                const char *signal_name, json_object *input)
 {
     json_object *o = msg_for(SWF_MSG_SIGNAL, execution_id);
     swf_json_add(o, "signalName", text(signal_name));
     swf_json_add(o, "input", swf_json_ref(input));
     request_id_add(o);
-    return env_signed(o);
+    return signed_with(secret, o);
 }
 
-json_object *swf_msg_cancel_new(const char *execution_id, const char *cause)
+json_object *swf_msg_cancel_new(const char *secret, const char *execution_id, const char *cause)
 {
     json_object *o = msg_for(SWF_MSG_CANCEL, execution_id);
     if (cause != NULL)
         swf_json_add(o, "cause", text(cause));
     request_id_add(o);
-    return env_signed(o);
+    return signed_with(secret, o);
 }
 
-json_object *swf_msg_terminate_new(const char *execution_id, const char *reason,
+json_object *swf_msg_terminate_new(const char *secret, const char *execution_id, const char *reason,
                                    json_object *details, bool has_details)
 {
     json_object *o = msg_for(SWF_MSG_TERMINATE, execution_id);
@@ -635,7 +635,7 @@ json_object *swf_msg_terminate_new(const char *execution_id, const char *reason,
         swf_json_add(o, "reason", text(reason));
     if (has_details)
         swf_json_add(o, "details", swf_json_ref(details));
-    return env_signed(o);
+    return signed_with(secret, o);
 }
 
 swf_error_t *swf_msg_activity_task_new(const char *secret, const char *execution_id,

@@ -130,9 +130,15 @@ swf_error_t *swf_msg_from_json(json_object *obj, const char *secret, swf_msg_t *
 /* Releases what a parsed message owns and zeroes it; an empty message is fine. */
 void swf_msg_clear(swf_msg_t *msg);
 
-/* ---- builders: each returns a new JSON object carrying "v" and "type". ---- */
+/* ---- builders: each returns a new JSON object carrying "v" and "type". ----
+ *
+ * The control messages' builders (decide, activity.timedOut, timer.fired,
+ * execution.timedOut, signal, cancel, terminate) sign what they build
+ * (swf_msg_sign) with `secret`: a library caller passes its deployment's
+ * secret (swf-history's service its cfg.secret); NULL takes
+ * swf_token_secret_env(), the CLI's and the daemons' default. */
 
-json_object *swf_msg_decide_new(const char *execution_id);
+json_object *swf_msg_decide_new(const char *secret, const char *execution_id);
 /* result may be NULL (JSON null); identity may be NULL. */
 json_object *swf_msg_activity_completed_new(const char *task_token, json_object *result,
                                             const char *identity);
@@ -146,17 +152,17 @@ json_object *swf_msg_activity_failed_new(const char *task_token, const char *err
 json_object *swf_msg_activity_heartbeat_new(const char *task_token, json_object *details,
                                             bool has_details);
 /* timeout_type: "START_TO_CLOSE" or "HEARTBEAT". */
-json_object *swf_msg_activity_timed_out_new(const char *execution_id, int64_t scheduled_event_id,
-                                            const char *timeout_type);
-json_object *swf_msg_timer_fired_new(const char *execution_id, const char *timer_id,
-                                     int64_t started_event_id);
-json_object *swf_msg_execution_timed_out_new(const char *execution_id);
-json_object *swf_msg_signal_new(const char *execution_id, const char *signal_name,
-                                json_object *input);
+json_object *swf_msg_activity_timed_out_new(const char *secret, const char *execution_id,
+                                            int64_t scheduled_event_id, const char *timeout_type);
+json_object *swf_msg_timer_fired_new(const char *secret, const char *execution_id,
+                                     const char *timer_id, int64_t started_event_id);
+json_object *swf_msg_execution_timed_out_new(const char *secret, const char *execution_id);
+json_object *swf_msg_signal_new(const char *secret, const char *execution_id,
+                                const char *signal_name, json_object *input);
 /* cause may be NULL. */
-json_object *swf_msg_cancel_new(const char *execution_id, const char *cause);
+json_object *swf_msg_cancel_new(const char *secret, const char *execution_id, const char *cause);
 /* reason may be NULL; has_details false leaves "details" out. */
-json_object *swf_msg_terminate_new(const char *execution_id, const char *reason,
+json_object *swf_msg_terminate_new(const char *secret, const char *execution_id, const char *reason,
                                    json_object *details, bool has_details);
 
 /*

@@ -277,7 +277,10 @@ static inline void fuzz_slots_of(json_object *v, fuzz_slots_t *s)
 
 /* Replaces or removes one value somewhere in root: with a value of another
  * type, the edge of a range, a word the engine gives meaning to, or a value
- * copied from elsewhere in `other`. */
+ * copied from elsewhere in `other`. The numbers are the edges swf keeps
+ * (json_strict.c): the 64-bit integers' ends, -0, the largest and a tiny
+ * double, more fraction digits than a double holds; those it refuses never
+ * get into a tree (tests/protocol/test_json.c puts them in texts). */
 static inline void fuzz_alter_json(fuzz_t *f, json_object *root, json_object *other)
 {
     static const char *const values[] = {
@@ -286,6 +289,13 @@ static inline void fuzz_alter_json(fuzz_t *f, json_object *root, json_object *ot
         "-1",
         "9007199254740993",
         "1e300",
+        "-0",
+        "-0.0",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "1e-300",
+        "1.7976931348623157e308",
+        "0.1000000000000000000000000000001",
         "0.5",
         "\"\"",
         "\"x\"",

@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "protocol/json.h"
+#include "tests/pg_state.h"
 
 #define T0 1763719200000LL
 
@@ -495,15 +496,7 @@ Test(cli_db, a_file_that_cannot_be_read_exits_3_and_a_malformed_one_1)
 /* Runs sql on conninfo; returns its SQLSTATE ("" when it succeeded). */
 static const char *exec_state(const char *conninfo, const char *sql)
 {
-    static char state[8];
-    PGconn *c = PQconnectdb(conninfo);
-    cr_assert(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
-    PGresult *r = PQexec(c, sql);
-    const char *s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-    snprintf(state, sizeof(state), "%s", s != NULL ? s : "");
-    PQclear(r);
-    PQfinish(c);
-    return state;
+    return pg_state(conninfo, sql, NULL);
 }
 
 /* A fresh database owned by a fresh owner role, and a fresh runtime role:

@@ -133,7 +133,8 @@ static int sh_script_then_clean(const char *script, const char *dir, bool *left)
     "eval \"$(cat \"$d/env\")\"\n"
 
 /* SWF_PG_TMPDIR with a space: `swf dev` failed to start (the conninfo did
- * not parse); its exports must also read back whole through eval. */
+ * not parse); its exports must also read back whole through eval. The
+ * database URL it hands out is the runtime role's (cli/dev.c). */
 Test(dev, exports_eval_back_with_a_space_in_the_folder, .timeout = 300)
 {
     char dir[] = "/tmp/swf dev-XXXXXX";
@@ -142,6 +143,7 @@ Test(dev, exports_eval_back_with_a_space_in_the_folder, .timeout = 300)
     const char *script = DEV_START(
         "") "rc=0\n"
             "case \"$SWF_DATABASE_URL\" in *\"$d/swf-pg-\"*) ;; *) rc=10 ;; esac\n"
+            "case \"$SWF_DATABASE_URL\" in *' user=swf_runtime') ;; *) rc=13 ;; esac\n"
             "[ $rc = 0 ] && { \"$bin/swf\" list --limit 1 >/dev/null 2>>\"$d/err\" || rc=11; }\n"
             "kill -TERM $p 2>/dev/null; wait $p || rc=12\n"
             "[ $rc = 0 ] || cat \"$d/err\" >&2\n"
@@ -150,7 +152,7 @@ Test(dev, exports_eval_back_with_a_space_in_the_folder, .timeout = 300)
     int rc = sh_script_then_clean(script, dir, &left);
     cr_assert_eq(rc, 0,
                  "status %d (10: export not read back, 11: swf list failed, 12: swf dev "
-                 "failed)",
+                 "failed, 13: not the runtime role swf_runtime)",
                  rc);
     cr_assert_not(left, "a cluster folder is left in %s", dir);
 }

@@ -353,3 +353,56 @@ Test(cli_run, output_that_cannot_be_written_fails)
     cr_assert(WIFEXITED(rc));
     cr_assert_eq(WEXITSTATUS(rc), 3);
 }
+
+/* Runs PASS_MACHINE with --local on input, more arguments after. */
+static void run_pass(outcome_t *o, const char *input, const char *more)
+{
+    char args[1024];
+    snprintf(args, sizeof(args), "run --local %s --input %s%s", write_file("d.json", PASS_MACHINE),
+             write_file("i.json", input), more);
+    run(o, args);
+}
+
+/* A 30-digit integer where it enters (the input, a mocked worker's answer,
+ * a definition) is refused with the path, never rewritten; the numbers swf
+ * keeps go from the input through the history to the output as written. */
+Test(cli_run, a_30_digit_integer_is_refused_where_it_enters_and_kept_numbers_come_out_as_written)
+{
+    outcome_t o;
+    char args[1024];
+    run_pass(&o, "{\"order\":{\"id\":123456789012345678901234567890}}", "");
+    cr_assert_eq(o.status, 3, "stderr: %s", o.err);
+    cr_assert_str_eq(o.out, "");
+    cr_assert(strstr(o.err, "$.order.id: the number 123456789012345678901234567890 is outside "
+                            "the 64-bit integer range") != NULL,
+              "%s", o.err);
+
+    const char *task = "{\"StartAt\":\"T\",\"States\":{\"T\":{\"Type\":\"Task\","
+                       "\"Resource\":\"arn:aws:states:::activity:a\",\"End\":true}}}";
+    snprintf(
+        args, sizeof(args), "run --local %s --mocks %s", write_file("t.json", task),
+        write_file("m.json", "{\"T\":[{\"Return\":{\"n\":-123456789012345678901234567890}}]}"));
+    run(&o, args);
+    cr_assert_neq(o.status, 0);
+    cr_assert(strstr(o.err, "the number -123456789012345678901234567890") != NULL, "%s", o.err);
+
+    snprintf(args, sizeof(args), "run --local %s",
+             write_file("r.json", "{\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Pass\","
+                                  "\"Result\":{\"x\":1e400},\"End\":true}}}"));
+    run(&o, args);
+    cr_assert_neq(o.status, 0);
+    cr_assert(strstr(o.err, "$.States.P.Result.x: the number 1e400") != NULL, "%s", o.err);
+
+    const char *kept = "{\"a\":9223372036854775807,\"b\":-9223372036854775808,\"c\":1e-300,"
+                       "\"d\":0.1000000000000000000000000000001,\"e\":1.7976931348623157e308,"
+                       "\"f\":-0.0,\"g\":1E+20}";
+    run_pass(&o, kept, "");
+    cr_assert_eq(o.status, 0, "stderr: %s", o.err);
+    char want[1024];
+    snprintf(want, sizeof(want), "{\"status\":\"SUCCEEDED\",\"output\":%s}\n", kept);
+    cr_assert_str_eq(o.out, want);
+    run_pass(&o, kept, " --history");
+    cr_assert_eq(o.status, 0, "stderr: %s", o.err);
+    char *started = strstr(o.out, "\"input\":");
+    cr_assert(started != NULL && strncmp(started + 8, kept, strlen(kept)) == 0, "%s", o.out);
+}

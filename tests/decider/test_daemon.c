@@ -6,6 +6,9 @@
  * runs the same interpreter on a virtual clock. Answers deliberately sent
  * to another decider's partition still let every execution finish: the
  * owner's cached state, gone stale, is checked before it drops a message.
+ * An answer json-c alone would rewrite (a duplicate key, a lone surrogate,
+ * a 30-digit integer) is dead-lettered and the execution goes on. The
+ * daemons run as the runtime role, which cannot rewrite events.
  */
 #include <criterion/criterion.h>
 #include <librdkafka/rdkafka.h>
@@ -27,6 +30,7 @@
 #include "protocol/token.h"
 #include "tests/dev_cluster.h"
 #include "tests/kafka_props.h"
+#include "tests/pg_state.h"
 
 /* Task with Retry, Wait, Parallel with a Task in each branch, Map over 5 items. */
 static const char *DEF =
@@ -71,16 +75,20 @@ static json_object *local_output(void)
     return out;
 }
 
-static void send_inbox(const char *brokers, const char *key, json_object *msg)
+static void send_inbox_text(const char *brokers, const char *key, const char *text)
 {
     rd_kafka_t *p;
     check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = brokers}, &p));
     swf_kafka_names_t names;
     swf_kafka_names_env(&names);
-    const char *s = swf_json_str(msg);
-    swf_kafka_out_t o = {names.inbox, key, s, strlen(s), 0};
+    swf_kafka_out_t o = {names.inbox, key, text, strlen(text), 0};
     check(swf_kafka_send(p, &o, 1));
     rd_kafka_destroy(p);
+}
+
+static void send_inbox(const char *brokers, const char *key, json_object *msg)
+{
+    send_inbox_text(brokers, key, swf_json_str(msg));
     json_object_put(msg);
 }
 
@@ -99,7 +107,7 @@ static void start_executions(swf_dev_t *dev, swf_history_store_t *store, int n, 
                                   .input = input,
                                   .time_ms = swf_time_now_ms()};
         check(swf_history_pg_execution_start(store, &st, NULL));
-        send_inbox(swf_dev_brokers(dev), id, swf_msg_decide_new(id));
+        send_inbox(swf_dev_brokers(dev), id, swf_msg_decide_new(NULL, id));
     }
     json_object_put(def);
     json_object_put(input);
@@ -207,6 +215,41 @@ static void rig_down(rig_t *r)
     swf_dev_stop(r->dev);
 }
 
+/* The daemons ran the whole execution as the runtime role `swf db migrate
+ * --grant` grants (swf dev does what README "Roles" asks: cli/dev.c), and
+ * that role cannot rewrite events nor touch their triggers or functions:
+ * PostgreSQL refuses for want of privilege (42501), not the trigger. */
+static void expect_runtime_role(swf_dev_t *dev)
+{
+    char v[256];
+    cr_assert_str_eq(pg_state(swf_dev_conninfo(dev), "SELECT current_user", v), "");
+    cr_assert_str_eq(v, "swf_runtime");
+    cr_assert_str_eq(pg_state(swf_dev_owner_conninfo(dev),
+                              "SELECT string_agg(DISTINCT usename, ',') FROM pg_stat_activity"
+                              " WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                              v),
+                     "");
+    cr_assert_str_eq(v, "swf_runtime", "the daemons connected as %s", v);
+    const char *const forbidden[] = {
+        "UPDATE events SET attributes = '{}'",
+        "DELETE FROM events",
+        "TRUNCATE events",
+        "ALTER TABLE events DISABLE TRIGGER ALL",
+        "ALTER TABLE events DISABLE TRIGGER events_chain",
+        "DROP TRIGGER events_append_only ON events",
+        "DROP TRIGGER events_chain ON events",
+        "CREATE OR REPLACE FUNCTION swf_events_append_only() RETURNS trigger"
+        " LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$",
+        "CREATE OR REPLACE FUNCTION swf_events_chain() RETURNS trigger"
+        " LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$",
+        "DROP FUNCTION swf_events_append_only() CASCADE",
+        "DROP TABLE events",
+    };
+    for (size_t i = 0; i < sizeof(forbidden) / sizeof(forbidden[0]); i++)
+        cr_expect_str_eq(pg_state(swf_dev_conninfo(dev), forbidden[i], NULL), "42501", "%s",
+                         forbidden[i]);
+}
+
 Test(daemon, runs_task_retry_wait_parallel_map_like_local, .timeout = 600)
 {
     rig_t rig;
@@ -227,6 +270,7 @@ Test(daemon, runs_task_retry_wait_parallel_map_like_local, .timeout = 600)
                  (unsigned long long)stats.tasks_published);
     json_object_put(out);
     json_object_put(want);
+    expect_runtime_role(dev);
     rig_down(&rig);
 }
 
@@ -341,7 +385,7 @@ Test(daemon, pipelined_batches_keep_each_execution_in_order, .timeout = 600)
         snprintf(name, sizeof(name), "s%03d", k);
         for (int i = 0; i < N; i++) {
             snprintf(ids[i], sizeof(ids[i]), "burst-%d", i);
-            docs[i] = swf_msg_signal_new(ids[i], name, NULL);
+            docs[i] = swf_msg_signal_new(NULL, ids[i], name, NULL);
             const char *s = swf_json_str(docs[i]);
             outs[i] = (swf_kafka_out_t){names.inbox, ids[i], s, strlen(s), 0};
         }
@@ -444,7 +488,7 @@ Test(daemon, leaving_the_group_ends_within_its_bound_when_kafka_does_not_answer,
     rd_kafka_t *p = NULL;
     check(swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = swf_dev_brokers(dev)},
                                  &p));
-    json_object *m = swf_msg_decide_new("no-such-execution");
+    json_object *m = swf_msg_decide_new(NULL, "no-such-execution");
     const char *text = swf_json_str(m);
     swf_kafka_out_t o = {cfg.kafka.inbox, "no-such-execution", text, strlen(text), 0};
     check(swf_kafka_send(p, &o, 1));
@@ -514,7 +558,7 @@ Test(daemon, an_answer_sent_to_another_deciders_partition_strands_nothing, .time
         swf_decider_stats_t s0[2], s1[2];
         swf_decider_stats(d[0], &s0[0]);
         swf_decider_stats(d[1], &s0[1]);
-        inbox_send_to(brokers, q, "probe", swf_msg_decide_new("probe"));
+        inbox_send_to(brokers, q, "probe", swf_msg_decide_new(NULL, "probe"));
         owner[q] = -1;
         for (int i = 0; i < 6000 && owner[q] < 0; i++, usleep(10000)) {
             swf_decider_stats(d[0], &s1[0]);
@@ -538,7 +582,7 @@ Test(daemon, an_answer_sent_to_another_deciders_partition_strands_nothing, .time
                                   .input = input,
                                   .time_ms = swf_time_now_ms()};
         check(swf_history_pg_execution_start(store, &st, NULL));
-        send_inbox(brokers, id, swf_msg_decide_new(id));
+        send_inbox(brokers, id, swf_msg_decide_new(NULL, id));
     }
     /* Each task answered on a partition of the other decider: that one
      * appends the answer and starts the Wait's timer behind the owner's
@@ -584,6 +628,24 @@ Test(daemon, an_answer_sent_to_another_deciders_partition_strands_nothing, .time
     swf_dev_stop(dev);
 }
 
+/* Registers def_text as `machine` and starts execution id on input_text
+ * (no decide is sent). */
+static void start_one(rig_t *r, const char *machine, const char *def_text, const char *id,
+                      const char *input_text)
+{
+    json_object *def = parse(def_text), *input = parse(input_text);
+    int version = 0;
+    check(swf_history_pg_state_machine_register(r->store, machine, def, &version));
+    swf_history_start_t st = {.execution_id = id,
+                              .state_machine = machine,
+                              .version = version,
+                              .input = input,
+                              .time_ms = swf_time_now_ms()};
+    check(swf_history_pg_execution_start(r->store, &st, NULL));
+    json_object_put(def);
+    json_object_put(input);
+}
+
 /* ---- control messages from outside ---------------------------------------- */
 
 static const char *HOUR_DEF = "{\"StartAt\":\"Pause\",\"States\":{"
@@ -598,24 +660,16 @@ Test(daemon, a_forged_or_unsigned_control_message_is_dead_lettered, .timeout = 6
     rig_t rig;
     rig_up(&rig, 1, false);
     const char *b = swf_dev_brokers(rig.dev);
-    json_object *def = parse(HOUR_DEF), *input = parse("{}");
-    int version = 0;
-    check(swf_history_pg_state_machine_register(rig.store, "Hour", def, &version));
-    swf_history_start_t st = {.execution_id = "hour-0",
-                              .state_machine = "Hour",
-                              .version = version,
-                              .input = input,
-                              .time_ms = swf_time_now_ms()};
-    check(swf_history_pg_execution_start(rig.store, &st, NULL));
+    start_one(&rig, "Hour", HOUR_DEF, "hour-0", "{}");
     swf_decider_t *d = swf_dev_decider(rig.dev, 0);
     swf_decider_stats_t s0;
     swf_decider_stats(d, &s0);
-    send_inbox(b, "hour-0", swf_msg_decide_new("hour-0"));
+    send_inbox(b, "hour-0", swf_msg_decide_new(NULL, "hour-0"));
 
     send_inbox(
         b, "hour-0",
-        swf_msg_sign(swf_msg_terminate_new("hour-0", "evil", NULL, false), "not-the-secret"));
-    json_object *fired = swf_msg_timer_fired_new("hour-0", "Pause", 2);
+        swf_msg_sign(swf_msg_terminate_new(NULL, "hour-0", "evil", NULL, false), "not-the-secret"));
+    json_object *fired = swf_msg_timer_fired_new(NULL, "hour-0", "Pause", 2);
     json_object_object_del(fired, "signature");
     send_inbox(b, "hour-0", fired);
     wait_stat(d, f_dead, s0.dead_letters + 2);
@@ -629,7 +683,94 @@ Test(daemon, a_forged_or_unsigned_control_message_is_dead_lettered, .timeout = 6
     check(swf_history_pg_execution_describe(rig.store, "hour-0", &ex));
     cr_assert_str_eq(ex.status, "open");
     swf_history_execution_free(&ex);
-    json_object_put(def);
-    json_object_put(input);
+    rig_down(&rig);
+}
+
+/* ---- answers json-c alone would rewrite ------------------------------------ */
+
+static const char *WAIT_TASK_DEF =
+    "{\"StartAt\":\"Ask\",\"States\":{\"Ask\":{\"Type\":\"Task\","
+    "\"Resource\":\"arn:aws:states:::activity:nobody-serves-this\",\"End\":true}}}";
+
+/* The activityId of the execution's first scheduled task, once scheduled. */
+static char *wait_scheduled(swf_history_store_t *store, const char *id)
+{
+    for (int i = 0; i < 6000; i++) {
+        swf_event_list_t events = {0};
+        check(swf_history_load(store, id, 0, 0, &events));
+        for (size_t k = 0; k < events.count; k++) {
+            json_object *a;
+            if (events.items[k].type == SWF_EVENT_ACTIVITY_TASK_SCHEDULED &&
+                swf_json_get(events.items[k].attrs, "activityId", &a)) {
+                char *aid = strdup(json_object_get_string(a));
+                swf_event_list_free(&events);
+                return aid;
+            }
+        }
+        swf_event_list_free(&events);
+        usleep(50000);
+    }
+    cr_assert_fail("%s scheduled no task", id);
+    return NULL;
+}
+
+/* A worker's answer with a duplicate key, a lone surrogate or a 30-digit
+ * integer in its result, under a genuine task token, goes to the dead
+ * letters with the path and the reason; the execution is unharmed: the
+ * proper answer after them completes it with exactly that result. */
+Test(daemon, an_answer_json_c_would_rewrite_is_dead_lettered_and_the_execution_unharmed,
+     .timeout = 600)
+{
+    rig_t rig;
+    rig_up(&rig, 1, false);
+    const char *b = swf_dev_brokers(rig.dev);
+    start_one(&rig, "Ask", WAIT_TASK_DEF, "ask-0", "{\"n\":1}");
+    swf_decider_t *d = swf_dev_decider(rig.dev, 0);
+    send_inbox(b, "ask-0", swf_msg_decide_new(NULL, "ask-0"));
+    char *aid = wait_scheduled(rig.store, "ask-0");
+    char *tok = swf_token_make(swf_token_secret_env(), "ask-0", aid);
+    swf_decider_stats_t s0;
+    swf_decider_stats(d, &s0);
+
+    static const char *const results[] = {
+        "{\"id\":1,\"id\":2}",
+        "{\"name\":\"\\ud800\"}",
+        "{\"id\":123456789012345678901234567890}",
+    };
+    for (size_t i = 0; i < 3; i++) {
+        char text[1024];
+        snprintf(text, sizeof(text),
+                 "{\"v\":1,\"type\":\"activity.completed\",\"taskToken\":\"%s\",\"result\":%s}",
+                 tok, results[i]);
+        send_inbox_text(b, "ask-0", text);
+    }
+    wait_stat(d, f_dead, s0.dead_letters + 3);
+    swf_kafka_names_t names;
+    swf_kafka_names_env(&names);
+    cr_assert(topic_has(b, names.dlq, "$.result: duplicate key"), "no dead letter for the key");
+    cr_assert(topic_has(b, names.dlq, "$.result.name: lone surrogate"),
+              "no dead letter for the surrogate");
+    cr_assert(topic_has(b, names.dlq,
+                        "$.result.id: the number 123456789012345678901234567890 is outside"),
+              "no dead letter for the number");
+    swf_history_execution_t ex;
+    check(swf_history_pg_execution_describe(rig.store, "ask-0", &ex));
+    cr_assert_str_eq(ex.status, "open");
+    swf_history_execution_free(&ex);
+
+    json_object *r = parse("{\"id\":9223372036854775807,\"name\":\"\\ud83d\\ude00\"}");
+    send_inbox(b, "ask-0", swf_msg_activity_completed_new(tok, r, "test"));
+    char *status = wait_closed(rig.store, "ask-0");
+    cr_assert_str_eq(status, "succeeded");
+    size_t n;
+    json_object *out = replay_checked(rig.store, "ask-0", &n);
+    cr_assert(swf_json_equal(out, r), "got %s", swf_json_str(out));
+    cr_assert_str_eq(swf_json_str(out),
+                     "{\"id\":9223372036854775807,\"name\":\"\xF0\x9F\x98\x80\"}");
+    json_object_put(out);
+    json_object_put(r);
+    free(status);
+    free(tok);
+    free(aid);
     rig_down(&rig);
 }

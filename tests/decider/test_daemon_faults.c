@@ -205,7 +205,7 @@ Test(daemon_faults, a_stopped_decider_commits_what_it_appended_no_signal_twice, 
     mine_t a;
     mine_start(dev, &a, "decider-a", stop_on_receive, &hook);
     hook.d = a.d;
-    inbox_send_to(swf_dev_brokers(dev), -1, "sig-0", swf_msg_decide_new("sig-0"));
+    inbox_send_to(swf_dev_brokers(dev), -1, "sig-0", swf_msg_decide_new(NULL, "sig-0"));
     wait_events(store, "sig-0", SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 1);
     for (int i = 0; i < 200 && !all_committed(swf_dev_brokers(dev), 4); i++)
         usleep(50000);
@@ -213,7 +213,8 @@ Test(daemon_faults, a_stopped_decider_commits_what_it_appended_no_signal_twice, 
 
     /* The signal arrives; the decider is told to stop as it takes it. */
     __atomic_store_n(&hook.armed, 1, __ATOMIC_SEQ_CST);
-    inbox_send_to(swf_dev_brokers(dev), -1, "sig-0", swf_msg_signal_new("sig-0", "hello", NULL));
+    inbox_send_to(swf_dev_brokers(dev), -1, "sig-0",
+                  swf_msg_signal_new(NULL, "sig-0", "hello", NULL));
     pthread_join(a.th, NULL);
     int signals = count_events(store, "sig-0", SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED);
     cr_assert_eq(signals, 1, "the stopped decider recorded %d signals", signals);
@@ -288,7 +289,7 @@ Test(daemon_faults, a_revoke_during_a_gather_leaves_no_stale_state_in_the_cache,
         snprintf(ids[i], sizeof(ids[i]), "win-%d", i);
         start_def3(store, ids[i], &version);
         inbox_send_to(brokers, i, ids[i],
-                      swf_msg_decide_new(ids[i])); /* execution i on partition i */
+                      swf_msg_decide_new(NULL, ids[i])); /* execution i on partition i */
     }
     for (int i = 0; i < NX; i++)
         wait_events(store, ids[i], SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 1);
@@ -402,7 +403,7 @@ Test(daemon_faults, an_unparseable_message_whose_dead_letter_is_too_big_stalls_n
     rd_kafka_destroy(p);
     free(poison);
     /* Then an ordinary message, for the same execution and for another. */
-    inbox_send_to(brokers, -1, "after-poison", swf_msg_decide_new("after-poison"));
+    inbox_send_to(brokers, -1, "after-poison", swf_msg_decide_new(NULL, "after-poison"));
     int scheduled = 0;
     for (int i = 0; i < 600 && scheduled == 0; i++) { /* 30 s */
         scheduled = count_events(store, "after-poison", SWF_EVENT_ACTIVITY_TASK_SCHEDULED);
@@ -436,10 +437,10 @@ Test(daemon_faults, a_request_delivered_twice_is_recorded_once, .timeout = 300)
     mine_t a;
     mine_start(dev, &a, "decider-a", NULL, NULL);
     const char *b = swf_dev_brokers(dev);
-    inbox_send_to(b, -1, "req-0", swf_msg_decide_new("req-0"));
+    inbox_send_to(b, -1, "req-0", swf_msg_decide_new(NULL, "req-0"));
     wait_events(store, "req-0", SWF_EVENT_ACTIVITY_TASK_SCHEDULED, 1);
 
-    json_object *sig = swf_msg_signal_new("req-0", "hello", NULL);
+    json_object *sig = swf_msg_signal_new(NULL, "req-0", "hello", NULL);
     const char *rid = swf_json_get_string(sig, "requestId");
     cr_assert(rid != NULL && strlen(rid) == 32, "signal without a request id: %s",
               swf_json_str(sig));
@@ -447,10 +448,11 @@ Test(daemon_faults, a_request_delivered_twice_is_recorded_once, .timeout = 300)
     snprintf(kept, sizeof(kept), "%s", rid);
     inbox_send_to(b, -1, "req-0", json_object_get(sig));
     wait_events(store, "req-0", SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED, 1);
-    inbox_send_to(b, -1, "req-0", json_object_get(sig));                       /* a later batch */
-    inbox_send_to(b, -1, "req-0", swf_msg_signal_new("req-0", "hello", NULL)); /* another request */
+    inbox_send_to(b, -1, "req-0", json_object_get(sig)); /* a later batch */
+    inbox_send_to(b, -1, "req-0",
+                  swf_msg_signal_new(NULL, "req-0", "hello", NULL)); /* another request */
     wait_events(store, "req-0", SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED, 2);
-    json_object *cancel = swf_msg_cancel_new("req-0", "twice in one batch");
+    json_object *cancel = swf_msg_cancel_new(NULL, "req-0", "twice in one batch");
     inbox_send_to(b, -1, "req-0", json_object_get(cancel));
     inbox_send_to(b, -1, "req-0", json_object_get(cancel));
     wait_events(store, "req-0", SWF_EVENT_WORKFLOW_EXECUTION_CANCELED, 1);

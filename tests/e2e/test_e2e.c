@@ -477,7 +477,7 @@ static void start_orders(int from, int to)
                                   .time_ms = swf_time_now_ms()};
         ok(swf_history_pg_execution_start(E.store, &st, NULL), "starting an execution");
         json_object_put(input);
-        docs[k] = swf_msg_decide_new(keys[k]);
+        docs[k] = swf_msg_decide_new(NULL, keys[k]);
         const char *s = swf_json_str(docs[k]);
         outs[k] = (swf_kafka_out_t){E.names.inbox, keys[k], s, strlen(s), 0};
     }

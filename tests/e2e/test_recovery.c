@@ -312,7 +312,7 @@ static void start_all(void)
                                   .time_ms = swf_time_now_ms()};
         check(swf_history_pg_execution_start(run.store, &st, NULL));
         json_object_put(input);
-        docs[i] = swf_msg_decide_new(ids[i]);
+        docs[i] = swf_msg_decide_new(NULL, ids[i]);
         const char *s = swf_json_str(docs[i]);
         outs[i] = (swf_kafka_out_t){names.inbox, ids[i], s, strlen(s), 0};
     }

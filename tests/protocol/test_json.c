@@ -13,6 +13,7 @@
 
 #include "protocol/json.h"
 #include "protocol/limits.h"
+#include "tests/fuzz.h"
 
 /* Parses text; returns the error's code (SWF_OK on success) and frees all. */
 static swf_code_t parse_code(const char *text, size_t len)
@@ -709,4 +710,156 @@ Test(json_stored, reads_an_integer_past_int64_as_the_double_it_was)
     json_object_put(v);
     size_t n;
     cr_expect_null(swf_json_stored_widen("[1,2,\"x\"]", 9, &n), "nothing to widen");
+}
+
+/* ---- numbers at the edges, put anywhere in a document (tests/fuzz.h) ----
+ *
+ * Each round puts one number in place of a value of a seed document and
+ * parses the text: the number is either refused with the path of the place
+ * it was put (the path a lone surrogate at that place is refused with) and
+ * its text, or kept byte for byte in what swf writes back. The one value
+ * written otherwise is the integer -0, which is 0 (json-c holds integers as
+ * int64_t): equal by value, and checked so. */
+
+static const char *const number_edges[] = {
+    "123456789012345678901234567890",
+    "-123456789012345678901234567890",
+    "-0",
+    "-0.0",
+    "-0e0",
+    "0",
+    "1e400",
+    "-1e400",
+    "1e-400",
+    "-1e-400",
+    "9223372036854775808",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "-9223372036854775809",
+    "18446744073709551616",
+    "1e999999999999999999999999",
+    "1e-999999999999999999999999",
+    "0e999999999999999999999999",
+    "1E+308",
+    "1.7976931348623157e308",
+    "1.7976931348623159e308",
+    "4.9e-324",
+    "2e-324",
+    "1e-300",
+    "1e20",
+    "123456789012345678.5",
+    "0.1000000000000000000000000000000000000000000000000000000000000000000000001",
+    "3.14159265358979323846264338327950288419716939937510582097494459230781640628620899",
+};
+
+/* A number's text (valid JSON) of random shape: sign, 1-40 digits, a
+ * fraction of up to 400 digits, an exponent of up to 25 digits. */
+static void number_random(fuzz_t *f, char *out, size_t cap)
+{
+    size_t o = 0;
+    if (fuzz_below(f, 2))
+        out[o++] = '-';
+    size_t nint = 1 + fuzz_below(f, 40);
+    out[o++] = nint == 1 ? (char)('0' + fuzz_below(f, 10)) : (char)('1' + fuzz_below(f, 9));
+    for (size_t i = 1; i < nint; i++)
+        out[o++] = (char)('0' + fuzz_below(f, 10));
+    if (fuzz_below(f, 2)) {
+        out[o++] = '.';
+        for (size_t i = 1 + fuzz_below(f, fuzz_below(f, 2) ? 20 : 400); i > 0; i--)
+            out[o++] = (char)('0' + fuzz_below(f, 10));
+    }
+    if (fuzz_below(f, 2)) {
+        out[o++] = fuzz_below(f, 2) ? 'e' : 'E';
+        if (fuzz_below(f, 2))
+            out[o++] = fuzz_below(f, 2) ? '-' : '+';
+        for (size_t i = 1 + fuzz_below(f, fuzz_below(f, 2) ? 3 : 25); i > 0; i--)
+            out[o++] = (char)('0' + fuzz_below(f, 10));
+    }
+    cr_assert(o < cap);
+    out[o] = '\0';
+}
+
+/* text with its first "\"@@\"" replaced by what (malloc'd). */
+static char *put_at_mark(const char *text, const char *what)
+{
+    const char *at = strstr(text, "\"@@\"");
+    cr_assert_not_null(at);
+    size_t head = (size_t)(at - text), wl = strlen(what), tl = strlen(at + 4);
+    char *out = malloc(head + wl + tl + 1);
+    memcpy(out, text, head);
+    memcpy(out + head, what, wl);
+    memcpy(out + head + wl, at + 4, tl + 1);
+    return out;
+}
+
+Test(json_fuzz, numbers_at_the_edges_come_out_as_written_or_are_refused_with_the_path)
+{
+    static const char *const seeds[] = {
+        "{\"order\":{\"id\":1,\"lines\":[{\"sku\":\"a\",\"qty\":2,\"price\":9.99}],\"paid\":true}}",
+        "[1,[2,[3,{\"x\":null}]],\"s\",{}]",
+        "{\"type\":\"ActivityTaskCompleted\",\"eventId\":7,"
+        "\"activityTaskCompletedEventAttributes\":"
+        "{\"scheduledEventId\":5,\"result\":{\"total\":12.5,\"ids\":[10,20]}}}",
+        "{\"Comment\":\"c\",\"StartAt\":\"A\",\"States\":{\"A\":{\"Type\":\"Wait\",\"Seconds\":1,"
+        "\"End\":true}}}",
+    };
+    size_t nseeds = sizeof(seeds) / sizeof(seeds[0]);
+    size_t nedges = sizeof(number_edges) / sizeof(number_edges[0]);
+    fuzz_t f = fuzz_start();
+    long rounds = fuzz_rounds(5000), kept = 0, refused = 0;
+    for (long r = 0; r < rounds; r++) {
+        json_object *doc = parse(seeds[fuzz_below(&f, nseeds)]);
+        fuzz_slots_t sl = {0};
+        fuzz_slots_of(doc, &sl);
+        fuzz_slot_t at = sl.v[fuzz_below(&f, sl.n)];
+        if (at.key != NULL)
+            json_object_object_add(at.in, at.key, json_object_new_string("@@"));
+        else
+            json_object_array_put_idx(at.in, at.idx, json_object_new_string("@@"));
+        free(sl.v);
+        char num[1024];
+        if (r < (long)nedges)
+            snprintf(num, sizeof(num), "%s", number_edges[r]);
+        else
+            number_random(&f, num, sizeof(num));
+        char *marked = strdup(swf_json_str(doc));
+        json_object_put(doc);
+        char *text = put_at_mark(marked, num);
+        char *surrogate = put_at_mark(marked, "\"\\ud800\"");
+
+        json_object *v = NULL;
+        swf_error_t *err = swf_json_parse(text, strlen(text), SWF_LIMIT_JSON_BYTES, &v);
+        if (err != NULL) {
+            /* Refused: at the place it was put, naming it. */
+            char *where = parse_message(NULL, surrogate);
+            const char *colon = strstr(where, ": lone surrogate");
+            cr_assert_not_null(colon, "%s", where);
+            char want[1200];
+            snprintf(want, sizeof(want), "%.*s: the number %.40s", (int)(colon - where), where,
+                     num);
+            cr_expect(strncmp(swf_error_message(err), want, strlen(want)) == 0,
+                      "%s: refused with \"%s\", not at \"%s\"", num, swf_error_message(err), want);
+            cr_expect_eq(swf_error_code(err), SWF_E_INPUT);
+            free(where);
+            swf_error_free(err);
+            refused++;
+        } else {
+            /* Kept: written back as it was read, and read back the same. */
+            const char *out = swf_json_str(v);
+            bool minus_zero = strcmp(num, "-0") == 0;
+            char *want = put_at_mark(marked, minus_zero ? "0" : num);
+            cr_expect_str_eq(out, want, "%s came out as %s", text, out);
+            free(want);
+            fuzz_assert_json(v, text);
+            json_object_put(v);
+            kept++;
+        }
+        free(text);
+        free(surrogate);
+        free(marked);
+    }
+    cr_log_info("%ld numbers: %ld kept as written, %ld refused with the path", rounds, kept,
+                refused);
+    cr_expect_gt(kept, rounds / 10);
+    cr_expect_gt(refused, rounds / 10);
 }

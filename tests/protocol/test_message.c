@@ -88,40 +88,40 @@ Test(message, failed_and_heartbeat_round_trip)
 Test(message, execution_messages_round_trip)
 {
     swf_msg_t m;
-    cr_assert_null(parse_obj(swf_msg_decide_new("e"), &m));
+    cr_assert_null(parse_obj(swf_msg_decide_new(NULL, "e"), &m));
     cr_assert_eq(m.type, SWF_MSG_DECIDE);
     cr_assert_str_eq(m.execution_id, "e");
     swf_msg_clear(&m);
-    cr_assert_null(parse_obj(swf_msg_timer_fired_new("e", "t3", 9), &m));
+    cr_assert_null(parse_obj(swf_msg_timer_fired_new(NULL, "e", "t3", 9), &m));
     cr_assert_eq(m.type, SWF_MSG_TIMER_FIRED);
     cr_assert_str_eq(m.timer_id, "t3");
     cr_assert_eq(m.started_event_id, 9);
     swf_msg_clear(&m);
-    cr_assert_null(parse_obj(swf_msg_activity_timed_out_new("e", 4, "HEARTBEAT"), &m));
+    cr_assert_null(parse_obj(swf_msg_activity_timed_out_new(NULL, "e", 4, "HEARTBEAT"), &m));
     cr_assert_eq(m.scheduled_event_id, 4);
     cr_assert_str_eq(m.timeout_type, "HEARTBEAT");
     swf_msg_clear(&m);
-    cr_assert_null(parse_obj(swf_msg_execution_timed_out_new("e"), &m));
+    cr_assert_null(parse_obj(swf_msg_execution_timed_out_new(NULL, "e"), &m));
     cr_assert_eq(m.type, SWF_MSG_EXECUTION_TIMED_OUT);
     swf_msg_clear(&m);
     json_object *in = json_object_new_string("hi");
-    cr_assert_null(parse_obj(swf_msg_signal_new("e", "Go", in), &m));
+    cr_assert_null(parse_obj(swf_msg_signal_new(NULL, "e", "Go", in), &m));
     cr_assert_str_eq(m.signal_name, "Go");
     cr_assert_str_eq(json_object_get_string(m.input), "hi");
     /* Each request gets an id of its own: 128 random bits in hex. */
     cr_assert_not_null(m.request_id);
     cr_assert_eq(strspn(m.request_id, "0123456789abcdef"), 32);
     cr_assert_eq(strlen(m.request_id), 32);
-    json_object *again = swf_msg_signal_new("e", "Go", in);
+    json_object *again = swf_msg_signal_new(NULL, "e", "Go", in);
     cr_assert_str_neq(swf_json_get_string(again, "requestId"), m.request_id);
     json_object_put(again);
     swf_msg_clear(&m);
     json_object_put(in);
-    cr_assert_null(parse_obj(swf_msg_cancel_new("e", "user"), &m));
+    cr_assert_null(parse_obj(swf_msg_cancel_new(NULL, "e", "user"), &m));
     cr_assert_str_eq(m.cause, "user");
     cr_assert_eq(strlen(m.request_id), 32);
     swf_msg_clear(&m);
-    cr_assert_null(parse_obj(swf_msg_terminate_new("e", "stop", NULL, false), &m));
+    cr_assert_null(parse_obj(swf_msg_terminate_new(NULL, "e", "stop", NULL, false), &m));
     cr_assert_str_eq(m.reason, "stop");
     cr_assert(!m.has_details);
     swf_msg_clear(&m);
@@ -308,7 +308,7 @@ Test(message, builders_make_utf8_of_any_text)
     cr_expect_str_eq(m.cause, "segfault \xEF\xBF\xBD\xEF\xBF\xBD in libfoo");
     cr_expect_str_eq(m.identity, "host\xEF\xBF\xBD");
     swf_msg_clear(&m);
-    err = parse_obj(swf_msg_terminate_new("ex-1", "stop \xE2\x82", NULL, false), &m);
+    err = parse_obj(swf_msg_terminate_new(NULL, "ex-1", "stop \xE2\x82", NULL, false), &m);
     cr_assert_null(err, "%s", err ? swf_error_message(err) : "");
     cr_expect_str_eq(m.reason, "stop \xEF\xBF\xBD\xEF\xBF\xBD");
     swf_msg_clear(&m);
@@ -343,21 +343,23 @@ static fuzz_outcome_t message_round(const char *text, void *arg)
     return FUZZ_VALUE;
 }
 
-/* The control messages, one of each type, signed with the test's secret. */
+/* The control messages, one of each type, signed by their builders with
+ * `secret` (NULL: the environment's). */
 #define NCONTROL 7
+static void control_built_with(const char *secret, json_object *input, json_object *out[NCONTROL])
+{
+    out[0] = swf_msg_decide_new(secret, "ex-1");
+    out[1] = swf_msg_activity_timed_out_new(secret, "ex-1", 12, "HEARTBEAT");
+    out[2] = swf_msg_timer_fired_new(secret, "ex-1", "t3", 9);
+    out[3] = swf_msg_execution_timed_out_new(secret, "ex-1");
+    out[4] = swf_msg_signal_new(secret, "ex-1", "approve", input);
+    out[5] = swf_msg_cancel_new(secret, "ex-1", "because");
+    out[6] = swf_msg_terminate_new(secret, "ex-1", "stop", input, true);
+}
+
 static void control_built(json_object *input, json_object *out[NCONTROL])
 {
-    json_object *all[NCONTROL] = {
-        swf_msg_decide_new("ex-1"),
-        swf_msg_activity_timed_out_new("ex-1", 12, "HEARTBEAT"),
-        swf_msg_timer_fired_new("ex-1", "t3", 9),
-        swf_msg_execution_timed_out_new("ex-1"),
-        swf_msg_signal_new("ex-1", "approve", input),
-        swf_msg_cancel_new("ex-1", "because"),
-        swf_msg_terminate_new("ex-1", "stop", input, true),
-    };
-    for (size_t i = 0; i < NCONTROL; i++)
-        out[i] = swf_msg_sign(all[i], SECRET);
+    control_built_with(SECRET, input, out);
 }
 
 Test(message, mutated_messages_are_refused_or_whole)
@@ -551,7 +553,7 @@ Test(message, a_signed_control_message_verifies_after_the_round_trip_through_its
 
 Test(message, an_unsigned_altered_or_wrongly_keyed_control_message_is_refused_with_the_reason)
 {
-    json_object *m = swf_msg_terminate_new("ex-1", "stop", NULL, false);
+    json_object *m = swf_msg_terminate_new(NULL, "ex-1", "stop", NULL, false);
     json_object_object_del(m, "signature");
     swf_error_t *err = check_text(m, SECRET);
     cr_assert_not_null(err);
@@ -570,4 +572,28 @@ Test(message, an_unsigned_altered_or_wrongly_keyed_control_message_is_refused_wi
     cr_assert_str_eq(swf_error_message(err), "forged or altered control message signature");
     swf_error_free(err);
     json_object_put(m);
+}
+
+/* A library caller signs with its own secret; NULL takes SWF_TOKEN_SECRET,
+ * the CLI's and the daemons' default. */
+Test(message, builders_sign_with_the_secret_given_else_the_environment_s)
+{
+    json_object *all[NCONTROL];
+    control_built_with("library-secret", NULL, all);
+    for (size_t i = 0; i < NCONTROL; i++) {
+        cr_expect_null(swf_msg_signature_check(all[i], "library-secret"), "%s",
+                       swf_msg_str(all[i]));
+        swf_error_t *err = swf_msg_signature_check(all[i], swf_token_secret_env());
+        cr_expect_not_null(err, "%s verifies under the environment's secret", swf_msg_str(all[i]));
+        swf_error_free(err);
+        json_object_put(all[i]);
+    }
+    setenv("SWF_TOKEN_SECRET", "environment-secret", 1);
+    control_built_with(NULL, NULL, all);
+    for (size_t i = 0; i < NCONTROL; i++) {
+        cr_expect_null(swf_msg_signature_check(all[i], "environment-secret"), "%s",
+                       swf_msg_str(all[i]));
+        json_object_put(all[i]);
+    }
+    unsetenv("SWF_TOKEN_SECRET");
 }

@@ -293,17 +293,17 @@ Test(schemas, messages_built_by_the_codec_match_their_schemas)
     json_object *in = json_object_new_object();
     json_object_object_add(in, "a", json_object_new_int(1));
     json_object *built[] = {
-        swf_msg_decide_new("e1"),
+        swf_msg_decide_new(NULL, "e1"),
         swf_msg_activity_completed_new("tok", in, "me"),
         swf_msg_activity_completed_new("tok", NULL, NULL),
         swf_msg_activity_failed_new("tok", "my.Error", "why", "me"),
         swf_msg_activity_heartbeat_new("tok", in, true),
-        swf_msg_activity_timed_out_new("e1", 4, "HEARTBEAT"),
-        swf_msg_timer_fired_new("e1", "t1", 7),
-        swf_msg_execution_timed_out_new("e1"),
-        swf_msg_signal_new("e1", "go", in),
-        swf_msg_cancel_new("e1", "because"),
-        swf_msg_terminate_new("e1", "stuck", in, true),
+        swf_msg_activity_timed_out_new(NULL, "e1", 4, "HEARTBEAT"),
+        swf_msg_timer_fired_new(NULL, "e1", "t1", 7),
+        swf_msg_execution_timed_out_new(NULL, "e1"),
+        swf_msg_signal_new(NULL, "e1", "go", in),
+        swf_msg_cancel_new(NULL, "e1", "because"),
+        swf_msg_terminate_new(NULL, "e1", "stuck", in, true),
         swf_msg_dead_letter_new("bad", "swf.inbox", 0, 3, "{x", 2),
     };
     for (size_t i = 0; i < sizeof(built) / sizeof(built[0]); i++) {
