@@ -33,6 +33,8 @@ log=$(mktemp)
 if scripts/example.sh build >"$log" 2>&1; then grep -E 'execution succeeded|SHIPPED' "$log" | head -2
 else cat "$log"; status=1; fi
 rm -f "$log"
+echo "== Serverless Workflow events: 200 event-started loan instances on swf dev, 2 deciders"
+scripts/sw-events-e2e.sh build 200 || status=1
 echo "== docker/ (compose file, Dockerfile steps)"; scripts/check-docker.sh || status=1
 echo "== unit and integration tests, sanitizer build"
 (cd build-asan && ctest --output-on-failure -j 2) || status=1
