@@ -60,8 +60,11 @@ int swf_cli_terminate(int argc, char **argv);
  * status; the execution is started either way (cli/control.c). */
 int swf_cli_decide_post(const char *execution_id);
 
-/* Posts a signal to an execution's inbox (cli/control.c); input borrowed. */
-swf_error_t *swf_cli_signal_post(const char *execution_id, const char *name, json_object *input);
+/* Posts a signal to an execution's inbox (cli/control.c); input borrowed.
+ * request_id: the signal's requestId, which the decider records once per
+ * history however often the message comes (NULL: a random one). */
+swf_error_t *swf_cli_signal_post(const char *execution_id, const char *name, json_object *input,
+                                 const char *request_id);
 
 /* `swf send-event` (cli/send_event.c). */
 int swf_cli_send_event(int argc, char **argv);

@@ -3,7 +3,9 @@
  * structured JSON mode) routed to the instances of a Serverless Workflow
  * (SPEC 11), with a report of where it went.
  *
- * Each open execution of the state machine is replayed from its history to
+ * The instances the event may reach are looked up in the sw_instances
+ * projection (history/pg_sw.c: by state machine, the event's trigger and
+ * its correlation value); each of those is replayed from its history to
  * ask what it would do with the event now (swf_sw_event_fate: a waiting
  * state records it, the instance keeps it as pending, or why it drops it);
  * those that record or keep it get it as a WorkflowExecutionSignaled
@@ -17,10 +19,19 @@
  * that has it, and counts as taken, so a redelivered starting event starts
  * no second instance.
  *
- * Not done here (decider/sw/README.md): the PostgreSQL index of open
- * instances by trigger and correlation value, the swf.events Kafka topic;
- * this command replays every open execution of the state machine, which
- * is fine for development sizes (at most SEND_EVENT_SCAN_MAX of them).
+ * A start by an event is idempotent: the new execution's id is derived from
+ * the state machine's name and the event's source and id (start_id), so two
+ * send-events of one starting event racing each other, or a redelivery
+ * after the instance it started has closed, append the same
+ * WorkflowExecutionStarted under the same id, and PostgreSQL's primary key
+ * lets exactly one of them in; the other reports the instance the event
+ * started. Each signal carries a request id derived the same way, which the
+ * decider records once per history, so an event delivered twice to an
+ * instance is recorded once.
+ *
+ * At most SEND_EVENT_SCAN_MAX candidates are looked at (an event without a
+ * correlation value may reach every instance waiting for its trigger).
+ * Not done here (decider/sw/README.md): the swf.events Kafka topic.
  */
 #include "cli/cli.h"
 
@@ -79,6 +90,49 @@ static swf_error_t *fate_of(swf_history_store_t *s, const char *id, json_object 
     return err;
 }
 
+/* SHA-256 of the state machine's name and the event's source and id,
+ * NUL-separated (none holds a NUL: they are JSON strings read by json-c,
+ * which stops at one): the identity of one event for one workflow. */
+static void event_digest(const char *name, json_object *ce, uint8_t out[SWF_HASH_SHA256_BYTES])
+{
+    const char *source = swf_json_get_string(ce, "source"), *id = swf_json_get_string(ce, "id");
+    size_t ln = strlen(name) + 1, ls = strlen(source) + 1, li = strlen(id) + 1;
+    char *buf = malloc(ln + ls + li);
+    if (buf == NULL)
+        abort();
+    memcpy(buf, name, ln);
+    memcpy(buf + ln, source, ls);
+    memcpy(buf + ln + ls, id, li);
+    swf_hash_digest(SWF_HASH_SHA256, buf, ln + ls + li, out);
+    free(buf);
+}
+
+/* The id of the execution the event starts: its digest laid out as a UUID
+ * (version 8, RFC 9562: the bits are ours). One event starts at most one
+ * execution of a state machine, whoever delivers it and however often. */
+static void start_id(const char *name, json_object *ce, char out[37])
+{
+    uint8_t b[SWF_HASH_SHA256_BYTES];
+    event_digest(name, ce, b);
+    b[6] = (uint8_t)((b[6] & 0x0f) | 0x80);
+    b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
+}
+
+/* The requestId of the cloudevent signal that carries the event: the
+ * decider records a request id once per history (protocol/KAFKA.md), so an
+ * event delivered twice to an instance, by two send-events or a retried
+ * one, is recorded once. 128 bits of its digest in hex, the form of the
+ * random request ids of protocol/message.c. */
+static void request_id(const char *name, json_object *ce, char out[33])
+{
+    uint8_t b[SWF_HASH_SHA256_BYTES];
+    event_digest(name, ce, b);
+    swf_hash_hex_encode(b + 16, 16, out);
+}
+
 int swf_cli_send_event(int argc, char **argv)
 {
     swf_cli_args_t a;
@@ -97,9 +151,11 @@ int swf_cli_send_event(int argc, char **argv)
         return SWF_EXIT_NO;
     }
     swf_history_store_t *s = NULL;
-    swf_history_execution_t *items = NULL;
+    char **ids = NULL;
     size_t count = 0, taken = 0;
     int version = 0;
+    const char *trigger = NULL;
+    json_object *value = NULL;
     err = swf_history_pg_new(swf_history_pg_conninfo_env(), &s);
     if (err == NULL)
         err = swf_history_pg_state_machine_get(s, name, 0, &def, &version);
@@ -108,14 +164,22 @@ int swf_cli_send_event(int argc, char **argv)
                             "%s is an ASL state machine, not a Serverless "
                             "Workflow (events go to Serverless Workflows)",
                             name);
-    swf_history_filter_t filter = {
-        .status = "open", .state_machine = name, .limit = SEND_EVENT_SCAN_MAX};
+    if (err == NULL && !swf_sw_event_trigger(def, ce, &trigger, &value)) {
+        printf("dropped: no trigger of %s fits its source and type, or its trigger's "
+               "correlation-token selects nothing or null in it\n",
+               name);
+        swf_history_store_free(s);
+        json_object_put(def);
+        json_object_put(ce);
+        return SWF_EXIT_NO;
+    }
+    /* The instances it may reach, from the sw_instances projection; each
+     * one's replayed history says what it would do now. */
     if (err == NULL)
-        err = swf_history_pg_executions_list(s, &filter, &items, &count);
-    /* Oldest first: the order instances see a live event in does not
-     * matter (each records it), but a report reads better in start order. */
-    for (size_t k = count; err == NULL && k > 0; k--) {
-        const char *id = items[k - 1].execution_id, *why = NULL;
+        err = swf_history_pg_sw_candidates(s, name, trigger, value, SEND_EVENT_SCAN_MAX, &ids,
+                                           &count);
+    for (size_t k = 0; err == NULL && k < count; k++) {
+        const char *id = ids[k], *why = NULL;
         swf_sw_fate_t fate = SWF_SW_DROPPED;
         err = fate_of(s, id, ce, &fate, &why);
         if (err != NULL)
@@ -127,7 +191,9 @@ int swf_cli_send_event(int argc, char **argv)
             }
             continue;
         }
-        err = swf_cli_signal_post(id, "cloudevent", ce);
+        char rid[33];
+        request_id(name, ce, rid);
+        err = swf_cli_signal_post(id, "cloudevent", ce, rid);
         if (err == NULL) {
             printf("%s: %s\n", id,
                    fate == SWF_SW_RECORDED ? "recorded by a waiting state"
@@ -137,7 +203,7 @@ int swf_cli_send_event(int argc, char **argv)
     }
     if (err == NULL && taken == 0 && swf_sw_event_starts(def, ce)) {
         char id[37];
-        err = swf_uuid_new(id);
+        start_id(name, ce, id);
         json_object *input = json_object_new_object();
         swf_history_start_t req = {.execution_id = id,
                                    .state_machine = name,
@@ -145,10 +211,16 @@ int swf_cli_send_event(int argc, char **argv)
                                    .input = input,
                                    .time_ms = swf_time_now_ms(),
                                    .start_event = ce};
-        if (err == NULL)
-            err = swf_history_pg_execution_start(s, &req, NULL);
+        err = swf_history_pg_execution_start(s, &req, NULL);
         json_object_put(input);
-        if (err == NULL) {
+        if (err != NULL && swf_error_code(err) == SWF_E_CONFLICT) {
+            /* Another delivery of this event started it first (its
+             * instance may have closed since): a duplicate. */
+            swf_error_free(err);
+            err = NULL;
+            printf("%s: already started by this event (a duplicate), dropped\n", id);
+            taken++;
+        } else if (err == NULL) {
             printf("%s: started by the event (its start state records it)\n", id);
             taken++;
             (void)swf_cli_decide_post(id);
@@ -156,9 +228,12 @@ int swf_cli_send_event(int argc, char **argv)
     }
     if (err == NULL && taken == 0)
         printf("dropped: no open instance of %s records it or is correlated with it (%zu "
-               "open), and its start state does not wait for it\n",
+               "looked at), and its start state does not wait for it\n",
                name, count);
-    swf_history_executions_free(items, count);
+    for (size_t k = 0; k < count; k++)
+        free(ids[k]);
+    free(ids);
+    json_object_put(value);
     swf_history_store_free(s);
     json_object_put(def);
     json_object_put(ce);

@@ -21,6 +21,7 @@
  */
 #include "decider/decision.h"
 
+#include "decider/sw/sw.h"
 #include "protocol/json.h"
 
 void swf_decider_decision_init(swf_decider_decision_t *b, swf_decider_state_t *st,
@@ -148,6 +149,11 @@ static swf_error_t *decision_task(swf_decider_decision_t *b)
     a = json_object_new_object();
     swf_json_add(a, "scheduledEventId", json_object_new_int64(scheduled));
     swf_json_add(a, "startedEventId", json_object_new_int64(started));
+    /* A Serverless Workflow instance's routing state after the decision,
+     * for the sw_instances projection (decider/sw/README.md). */
+    json_object *route = swf_sw_route_state(b->st->exec);
+    if (route != NULL)
+        swf_json_add(a, "swRoute", route);
     err = swf_decider_decision_add(b, SWF_EVENT_DECISION_TASK_COMPLETED, a);
     int64_t completed = swf_decider_decision_next_id(b) - 1;
     size_t first = b->events->count;

@@ -109,6 +109,63 @@ static const char migration_chain[] =
     "CREATE TRIGGER events_chain BEFORE INSERT ON events"
     "  FOR EACH ROW EXECUTE FUNCTION swf_events_chain();";
 
+/*
+ * Migration 10: sw_instances, the open Serverless Workflow instances by
+ * state machine, correlation value and the triggers their waiting states
+ * record (decider/sw/README.md), which `swf send-event` looks events up in.
+ * An AFTER INSERT trigger on events keeps it, so it changes in the
+ * transaction of the append that changes it, whichever statement appends:
+ * a WorkflowExecutionStarted of a Serverless Workflow document adds the
+ * row (waits unknown), a DecisionTaskCompleted carrying "swRoute" (the
+ * decider's, decider/decision.c) sets the correlation value and the waits,
+ * a cloudevent signal makes the waits unknown again until the next
+ * decision, a closing event removes the row. The trigger's function runs
+ * as the owner (SECURITY DEFINER, its search_path pinned), so the runtime
+ * role only reads the table and a database migrated without granting again
+ * keeps appending. Unknown waits (NULL) make an
+ * instance a candidate for any event its correlation value allows; the
+ * caller then asks its replayed history.
+ */
+static const char migration_sw_instances[] =
+    "CREATE TABLE sw_instances ("
+    "  execution_id text PRIMARY KEY,"
+    "  state_machine text NOT NULL,"
+    "  correlation jsonb,"
+    "  waits text[]);"
+    "CREATE INDEX sw_instances_route ON sw_instances (state_machine, correlation);"
+    "DO $do$ BEGIN EXECUTE pg_catalog.replace($f$"
+    "CREATE FUNCTION @S.swf_sw_instances_keep() RETURNS trigger LANGUAGE plpgsql"
+    " SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $b$"
+    " BEGIN"
+    "  IF NEW.event_type = 'WorkflowExecutionStarted' THEN"
+    "   INSERT INTO @S.sw_instances (execution_id, state_machine)"
+    "    VALUES (NEW.execution_id, coalesce(NEW.attributes#>>'{workflowType,name}', ''))"
+    "    ON CONFLICT DO NOTHING;"
+    "  ELSIF NEW.event_type = 'DecisionTaskCompleted' THEN"
+    "   UPDATE @S.sw_instances SET"
+    "    correlation = NULLIF(NEW.attributes#>'{swRoute,correlation}',"
+    "     'null'::jsonb),"
+    "    waits = ARRAY(SELECT pg_catalog.jsonb_array_elements_text("
+    "     NEW.attributes#>'{swRoute,waits}'))"
+    "    WHERE execution_id = NEW.execution_id;"
+    "  ELSIF NEW.event_type = 'WorkflowExecutionSignaled' THEN"
+    "   UPDATE @S.sw_instances SET waits = NULL WHERE execution_id = NEW.execution_id;"
+    "  ELSE"
+    "   DELETE FROM @S.sw_instances WHERE execution_id = NEW.execution_id;"
+    "  END IF;"
+    "  RETURN NULL;"
+    " END $b$;"
+    "$f$, '@S', pg_catalog.quote_ident(pg_catalog.current_schema())); END $do$;"
+    "CREATE TRIGGER events_sw_instances AFTER INSERT ON events FOR EACH ROW WHEN ("
+    "  (NEW.event_type = 'WorkflowExecutionStarted' AND NEW.attributes->'definition' ? 'states')"
+    "  OR (NEW.event_type = 'DecisionTaskCompleted' AND NEW.attributes ? 'swRoute')"
+    "  OR (NEW.event_type = 'WorkflowExecutionSignaled'"
+    "   AND NEW.attributes->>'signalName' = 'cloudevent')"
+    "  OR NEW.event_type IN ('WorkflowExecutionCompleted', 'WorkflowExecutionFailed',"
+    "   'WorkflowExecutionTimedOut', 'WorkflowExecutionCanceled', 'WorkflowExecutionTerminated'))"
+    "  EXECUTE FUNCTION swf_sw_instances_keep();"
+    "INSERT INTO sw_instances " SWF_HISTORY__SW_INSTANCES_FROM_EVENTS ";";
+
 static const char *const migrations[] = {
     /* 1: events, projections, state machines. */
     "CREATE TABLE events ("
@@ -217,6 +274,9 @@ static const char *const migrations[] = {
     "  key text NOT NULL,"
     "  value text NOT NULL,"
     "  PRIMARY KEY (resource, key));",
+
+    /* 10: sw_instances, the Serverless Workflow routing index, above. */
+    migration_sw_instances,
 };
 
 #define MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -306,6 +366,10 @@ static const char *const runtime_grants[] = {
     " END IF; END $$",
     "GRANT SELECT, INSERT, UPDATE ON executions TO %s",
     "GRANT SELECT, INSERT, UPDATE, DELETE ON timers, outbox, activity_timeouts TO %s",
+    /* Read by swf send-event; the trigger of migration 10 writes it as the
+     * owner. Schemas behind 10 have no such table. */
+    "DO $g$ BEGIN IF pg_catalog.to_regclass('sw_instances') IS NOT NULL THEN"
+    " GRANT SELECT ON sw_instances TO %s; END IF; END $g$",
     "GRANT SELECT ON schema_migrations TO %s",
 };
 

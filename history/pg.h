@@ -261,4 +261,15 @@ swf_error_t *swf_history_pg_load_batch(swf_history_store_t *store, const char *c
  * which workers and the decider tolerate). */
 swf_error_t *swf_history_pg_commit_async(swf_history_store_t *store);
 
+/* The open Serverless Workflow instances of `state_machine` that a
+ * CloudEvent of trigger `trigger` with correlation value `value` (borrowed;
+ * NULL: its trigger has no token) may reach or be kept by, from the
+ * sw_instances projection (pg_sw.c): those whose correlation value equals
+ * `value`, and those without one (any, when `value` is NULL) whose waiting
+ * states record `trigger` or whose waits are not known yet. Oldest first, at
+ * most `limit`. *ids (count of them) is new: free each and the array. */
+swf_error_t *swf_history_pg_sw_candidates(swf_history_store_t *store, const char *state_machine,
+                                          const char *trigger, json_object *value, size_t limit,
+                                          char ***ids, size_t *count);
+
 #endif

@@ -290,9 +290,10 @@ swf_error_t *swf_history_pg_import_chained(swf_history_store_t *store,
 
 static const char rebuild_sql[] =
     "LOCK TABLE events IN SHARE MODE;"
-    "LOCK TABLE executions, timers, activity_timeouts IN EXCLUSIVE MODE;"
+    "LOCK TABLE executions, timers, activity_timeouts, sw_instances IN EXCLUSIVE MODE;"
     "DELETE FROM timers;"
     "DELETE FROM activity_timeouts;"
+    "DELETE FROM sw_instances;"
     "DELETE FROM executions;"
     "INSERT INTO executions (execution_id, workflow_id, state_machine, state_machine_version,"
     "  status, start_time, close_time, last_event_id)"
@@ -323,7 +324,8 @@ static const char rebuild_sql[] =
     "  ORDER BY execution_id, attributes->>'timerId', event_id DESC) l"
     " WHERE event_type = 'TimerStarted'"
     "  AND execution_id IN (SELECT execution_id FROM executions WHERE status = 'open');"
-    "INSERT INTO activity_timeouts " SWF_HISTORY__ACTIVITY_TIMEOUTS_FROM_EVENTS;
+    "INSERT INTO activity_timeouts " SWF_HISTORY__ACTIVITY_TIMEOUTS_FROM_EVENTS ";"
+    "INSERT INTO sw_instances " SWF_HISTORY__SW_INSTANCES_FROM_EVENTS;
 
 swf_error_t *swf_history_pg_projections_rebuild(swf_history_store_t *store, size_t *executions,
                                                 size_t *timers)

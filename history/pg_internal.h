@@ -83,6 +83,25 @@ extern const char swf_history__outbox_delete_sql[]; /* "swf_outbox_delete" */
     " AND NOT EXISTS (SELECT 1 FROM events c WHERE c.execution_id = s.execution_id"                \
     "   AND c.event_id > s.event_id AND c.event_type IN (" SWF_HISTORY__ACTIVITY_CLOSING ")"       \
     "   AND (c.attributes->>'scheduledEventId')::bigint = s.event_id)"
+/* The rows of the sw_instances projection (migration 10 and the rebuild):
+ * each open execution whose definition is a Serverless Workflow document
+ * (a top-level "states"), with the routing state of its last
+ * DecisionTaskCompleted that has one ("swRoute", decider/decision.c);
+ * waits is NULL (unknown) before its first decision and when a cloudevent
+ * signal came after that decision. */
+#define SWF_HISTORY__SW_INSTANCES_FROM_EVENTS                                                      \
+    "SELECT s.execution_id, x.state_machine,"                                                      \
+    "  nullif(d.attributes#>'{swRoute,correlation}', 'null'::jsonb),"                              \
+    "  CASE WHEN d.event_id IS NULL OR EXISTS (SELECT 1 FROM events g"                             \
+    "    WHERE g.execution_id = s.execution_id AND g.event_id > d.event_id"                        \
+    "    AND g.event_type = 'WorkflowExecutionSignaled'"                                           \
+    "    AND g.attributes->>'signalName' = 'cloudevent') THEN NULL"                                \
+    "  ELSE ARRAY(SELECT jsonb_array_elements_text(d.attributes#>'{swRoute,waits}')) END"          \
+    " FROM executions x JOIN events s ON s.execution_id = x.execution_id AND s.event_id = 1"       \
+    " LEFT JOIN LATERAL (SELECT e.event_id, e.attributes FROM events e"                            \
+    "   WHERE e.execution_id = s.execution_id AND e.event_type = 'DecisionTaskCompleted'"          \
+    "   AND e.attributes ? 'swRoute' ORDER BY e.event_id DESC LIMIT 1) d ON true"                  \
+    " WHERE x.status = 'open' AND s.attributes->'definition' ? 'states'"
 #define SWF_HISTORY__ACTIVITY_CLOSING                                                              \
     "'ActivityTaskCompleted', 'ActivityTaskFailed', 'ActivityTaskTimedOut', "                      \
     "'ActivityTaskCanceled'"

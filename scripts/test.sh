@@ -37,6 +37,8 @@ else cat "$log"; status=1; fi
 rm -f "$log"
 echo "== the Step Functions API: boto3 and the AWS CLI against swf dev (scripts/api-e2e.sh)"
 scripts/api-e2e.sh build || status=1
+echo "== Serverless Workflow events: 200 event-started loan instances on swf dev, 2 deciders"
+scripts/sw-events-e2e.sh build 200 || status=1
 echo "== docker/ (compose file, Dockerfile steps)"; scripts/check-docker.sh || status=1
 echo "== unit and integration tests, sanitizer build"
 (cd build-asan && ctest --output-on-failure -j 2) || status=1

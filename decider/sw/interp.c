@@ -496,6 +496,27 @@ swf_sw_fate_t swf_sw_event_fate(swf_asl_exec_t *ex, json_object *ce, const char 
     return fate;
 }
 
+json_object *swf_sw_route_state(swf_asl_exec_t *ex)
+{
+    if (!ex->sw || swf_asl_exec_status(ex) != SWF_ASL_RUNNING)
+        return NULL;
+    swf_asl_sw_rt_t *rt = rt_get(ex);
+    json_object *waits = json_object_new_array();
+    for (size_t i = 0; rt->triggers && i < json_object_array_length(rt->triggers); i++) {
+        const char *name = swf_json_get_string(json_object_array_get_idx(rt->triggers, i), "name");
+        for (size_t k = 0; name != NULL && k < rt->nwaits; k++) {
+            if (wait_wants(rt->waits[k], name)) {
+                json_object_array_add(waits, json_object_new_string(name));
+                break;
+            }
+        }
+    }
+    json_object *o = json_object_new_object();
+    swf_json_add(o, "correlation", rt->corr != NULL ? swf_json_ref(rt->corr) : NULL);
+    swf_json_add(o, "waits", waits);
+    return o;
+}
+
 void swf_asl__sw_signal(swf_asl_exec_t *ex, json_object *attrs)
 {
     json_object *ce;

@@ -59,6 +59,22 @@ json_object *swf_sw_picture(json_object *doc);
 typedef enum swf_sw_fate { SWF_SW_DROPPED, SWF_SW_RECORDED, SWF_SW_KEPT } swf_sw_fate_t;
 swf_sw_fate_t swf_sw_event_fate(swf_asl_exec_t *ex, json_object *ce, const char **why);
 
+/* Where an open instance stands for routing, for the PostgreSQL
+ * projection sw_instances (history/migrations.c, migration 10): a new
+ * object {"correlation": its correlation value or null, "waits": [the
+ * trigger names a waiting state would record now, in trigger-defs order]},
+ * or NULL when `ex` is not a running Serverless Workflow instance. The
+ * decider puts it in DecisionTaskCompleted as "swRoute". */
+json_object *swf_sw_route_state(swf_asl_exec_t *ex);
+
+/* The trigger a well-formed CloudEvent belongs to in the document (SPEC
+ * 4): true with *name (borrowed from `doc`) and *value (its correlation
+ * value, a new reference, or NULL when the trigger has no token); false
+ * when it belongs to none (malformed, no trigger fits, or its token selects
+ * nothing or null). */
+bool swf_sw_event_trigger(json_object *doc, json_object *ce, const char **name,
+                          json_object **value);
+
 /* True when an event no instance takes would start a new instance of the
  * document: it belongs to a trigger (SPEC 4) named in an expression of the
  * top-level start state, which is an EVENT state (SPEC 11). */

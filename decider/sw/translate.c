@@ -596,12 +596,14 @@ static bool operand_names(const char *name, size_t len, void *ctx)
     return true;
 }
 
-bool swf_sw_event_starts(json_object *doc, json_object *ce)
+bool swf_sw_event_trigger(json_object *doc, json_object *ce, const char **name, json_object **value)
 {
     const char *source = swf_json_get_string(ce, "source"), *type = swf_json_get_string(ce, "type");
-    json_object *defs, *states, *trig = NULL, *v;
+    json_object *defs, *trig = NULL;
+    *name = NULL;
+    *value = NULL;
     if (source == NULL || type == NULL || swf_json_get_string(ce, "id") == NULL ||
-        !swf_json_get(doc, "trigger-defs", &defs) || !swf_json_get(doc, "states", &states))
+        !swf_json_get(doc, "trigger-defs", &defs) || !json_object_is_type(defs, json_type_array))
         return false;
     for (size_t i = 0; i < json_object_array_length(defs) && trig == NULL; i++) {
         json_object *t = json_object_array_get_idx(defs, i);
@@ -617,16 +619,27 @@ bool swf_sw_event_starts(json_object *doc, json_object *ce)
         char *p = path_asl(NULL, token);
         swf_asl_env_t env;
         memset(&env, 0, sizeof(env));
-        json_object *value = NULL;
-        swf_error_t *err = swf_asl_path_eval(p, ce, &env, &value);
+        swf_error_t *err = swf_asl_path_eval(p, ce, &env, value);
         free(p);
-        bool none = err != NULL || value == NULL;
+        bool none = err != NULL || *value == NULL;
         swf_error_free(err);
-        json_object_put(value);
-        if (none)
+        if (none) {
+            json_object_put(*value);
+            *value = NULL;
             return false;
+        }
     }
-    const char *tname = swf_json_get_string(trig, "name");
+    *name = swf_json_get_string(trig, "name");
+    return true;
+}
+
+bool swf_sw_event_starts(json_object *doc, json_object *ce)
+{
+    json_object *states, *v, *value;
+    const char *tname;
+    if (!swf_json_get(doc, "states", &states) || !swf_sw_event_trigger(doc, ce, &tname, &value))
+        return false;
+    json_object_put(value);
     for (size_t i = 0; i < json_object_array_length(states); i++) {
         json_object *s = json_object_array_get_idx(states, i), *events;
         if (!swf_json_get(s, "start", &v) || !json_object_get_boolean(v))

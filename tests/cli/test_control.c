@@ -466,9 +466,18 @@ Test(cli_control, send_event_routes_an_event_to_the_waiting_instance_or_starts_o
     cr_assert_not_null(strstr(output, "dropped: no open instance"), "%s", output);
     cr_assert_eq(swf(db, "send-event", "loans", "{\"id\":\"e3\",\"source\":\"/portal\"}", NULL), 1);
     cr_assert_not_null(strstr(output, "dropped: malformed"), "%s", output);
-    /* The decide message of swf start and the one signal. */
-    inbox_msg_t m[2];
-    inbox_read(m, 2);
+    /* e1 again (no decider has recorded it yet): a signal with the same
+     * request id, which the decider records once. */
+    cr_assert_eq(swf(db, "send-event", "loans",
+                     "{\"id\":\"e1\",\"source\":\"/portal\",\"type\":\"t\",\"data\":{\"loan\":"
+                     "\"L1\"}}",
+                     NULL),
+                 0, "%s", errors);
+    /* The decide message of swf start and the two signals. */
+    inbox_msg_t m[3];
+    inbox_read(m, 3);
+    cr_assert_str_eq(swf_json_get_string(m[1].value, "requestId"),
+                     swf_json_get_string(m[2].value, "requestId"));
     char expect[512];
     snprintf(expect, sizeof(expect),
              "{\"v\":1,\"type\":\"signal\",\"executionId\":\"%s\",\"signalName\":\"cloudevent\","
@@ -476,10 +485,12 @@ Test(cli_control, send_event_routes_an_event_to_the_waiting_instance_or_starts_o
              "\"L1\"}}}",
              id);
     assert_message(&m[1], id, expect);
-    inbox_free(m, 2);
+    assert_message(&m[2], id, expect);
+    inbox_free(m, 3);
 }
 
-Test(cli_control, send_event_starts_an_instance_when_the_start_state_waits_for_it)
+/* A fresh database with loan_definition registered as "loans". */
+static const char *loans_registered(void)
 {
     const char *db = fixture_db();
     char def[] = "/tmp/swf-ctl-def-XXXXXX";
@@ -487,6 +498,12 @@ Test(cli_control, send_event_starts_an_instance_when_the_start_state_waits_for_i
     write_file(def, loan_definition);
     cr_assert_eq(swf(db, "register", "loans", def, NULL), 0, "%s", errors);
     unlink(def);
+    return db;
+}
+
+Test(cli_control, send_event_starts_an_instance_when_the_start_state_waits_for_it)
+{
+    const char *db = loans_registered();
     cr_assert_eq(swf(db, "send-event", "loans",
                      "{\"id\":\"e1\",\"source\":\"/portal\",\"type\":\"t\",\"data\":{\"loan\":"
                      "\"L9\"}}",
@@ -512,6 +529,32 @@ Test(cli_control, send_event_starts_an_instance_when_the_start_state_waits_for_i
                  0, "%s", errors);
     cr_assert_not_null(strstr(output, "already received it"), "%s", output);
     cr_assert_null(strstr(output, "started"), "%s", output);
+}
+
+Test(cli_control, a_starting_event_starts_one_instance_even_after_that_instance_has_closed)
+{
+    const char *db = loans_registered();
+    const char *event =
+        "{\"id\":\"e7\",\"source\":\"/portal\",\"type\":\"t\",\"data\":{\"loan\":\"L7\"}}";
+    cr_assert_eq(swf(db, "send-event", "loans", event, NULL), 0, "%s", errors);
+    cr_assert_not_null(strstr(output, ": started by the event"), "%s", output);
+    char id[64];
+    snprintf(id, sizeof(id), "%.36s", output);
+    /* The instance closes, so no open instance has the event any more:
+     * what a second send-event racing the first would see. */
+    swf_history_store_t *s;
+    cr_assert_null(swf_history_pg_new(db, &s));
+    json_object *attrs = json_object_new_object();
+    swf_event_t closed = {3, SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED, swf_time_now_ms(), attrs};
+    swf_error_t *err = swf_history_append(s, id, 3, &closed, 1);
+    cr_assert_null(err, "%s", swf_error_message(err));
+    json_object_put(attrs);
+    swf_history_store_free(s);
+    cr_assert_eq(swf(db, "send-event", "loans", event, NULL), 0, "%s", errors);
+    char want[128];
+    snprintf(want, sizeof(want), "%s: already started by this event (a duplicate)", id);
+    cr_assert_not_null(strstr(output, want), "%s", output);
+    cr_assert_null(strstr(output, "started by the event"), "%s", output);
 }
 
 Test(cli_control, unknown_or_closed_executions_are_refused_and_nothing_is_produced)
