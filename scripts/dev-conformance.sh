@@ -41,6 +41,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# The files exist before swf dev starts: its redirections happen in the
+# background child, which a loaded machine may run after the loop's first read.
+: >"$dir/env"
+: >"$dir/dev.log"
 SWF_DEV_TIME_SKIP=1 "$build/swf" dev --deciders 2 \
     >"$dir/env" 2>"$dir/dev.log" &
 pid=$!

@@ -25,6 +25,7 @@ trap 'exit 130' INT TERM
 show() { echo "\$ $*"; "$@"; }
 
 echo "\$ swf dev --deciders 2 &    # PostgreSQL, Kafka (mock), swf-history, 2 deciders"
+: >"$dir/env"; : >"$dir/dev.log"  # before swf dev starts: its redirections happen in the child
 SWF_DEV_TIME_SKIP=1 "$build"/swf dev --deciders 2 >"$dir/env" 2>"$dir/dev.log" &
 pids=$!
 for i in $(seq 1 240); do

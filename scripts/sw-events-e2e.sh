@@ -28,6 +28,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 start=$(date +%s)
 
+: >"$dir/env"; : >"$dir/dev.log"  # before swf dev starts: its redirections happen in the child
 "$build"/swf dev --deciders 2 >"$dir/env" 2>"$dir/dev.log" &
 pids=$!
 for i in $(seq 1 240); do
