@@ -169,6 +169,12 @@ json_object *swf_api__time(int64_t ms);
 SWF_API__ACTIONS(SWF_API__DECLARE)
 #undef SWF_API__DECLARE
 
+/* POST /events/NAME (events.c): the CloudEvent of the request (body and
+ * headers, structured or binary mode) routed to NAME's instances; *out
+ * gets the outcome. */
+swf_error_t *swf_api__event_post(swf_api_call_t *call, const char *name, const char *body,
+                                 size_t len, json_object **out);
+
 /* ---- executions (executions.c), for history.c and activities.c ------------ */
 
 /* The execution the request's executionArn names, checked against its

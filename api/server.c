@@ -216,6 +216,30 @@ static const action_t *action_find(const char *target)
     return NULL;
 }
 
+/* POST /events/NAME: a CloudEvent (events.c), signed like every request. */
+static enum MHD_Result run_event(swf_api_t *api, struct MHD_Connection *conn, const char *method,
+                                 const char *url, req_t *r)
+{
+    snprintf(r->action, sizeof(r->action), "PostEvent");
+    swf_error_t *err = authenticate(api, conn, method, url, r);
+    const char *name = url + 8;
+    if (err == NULL && (strlen(name) > SWF_API_NAME_BYTES || strchr(name, '/') != NULL))
+        err = swf_api__err("ValidationException",
+                           "POST /events/NAME: NAME is a state machine's name (1 to %d bytes)",
+                           SWF_API_NAME_BYTES);
+    if (err == NULL && *name == '\0')
+        err = swf_api__err("ValidationException", "POST /events/NAME: NAME is missing");
+    json_object *out = NULL;
+    swf_api_call_t call = {api, r->key, conn, r->waiter};
+    if (err == NULL)
+        err = swf_api__event_post(&call, name, r->body ? r->body : "", r->len, &out);
+    if (err != NULL)
+        return respond_error(api, conn, r, err);
+    enum MHD_Result ret = respond(api, conn, r, 200, out);
+    json_object_put(out);
+    return ret;
+}
+
 static enum MHD_Result run(swf_api_t *api, struct MHD_Connection *conn, const char *method,
                            const char *url, req_t *r)
 {
@@ -224,6 +248,8 @@ static enum MHD_Result run(swf_api_t *api, struct MHD_Connection *conn, const ch
                              swf_api__err("RequestEntityTooLarge",
                                           "the request body is larger than %u bytes",
                                           SWF_API_BODY_BYTES));
+    if (strcmp(method, "POST") == 0 && strncmp(url, "/events/", 8) == 0)
+        return run_event(api, conn, method, url, r);
     if (strcmp(method, "POST") != 0 || strcmp(url, "/") != 0)
         return respond_error(api, conn, r,
                              swf_api__err("UnknownOperationException",

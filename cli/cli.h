@@ -60,11 +60,10 @@ int swf_cli_terminate(int argc, char **argv);
  * status; the execution is started either way (cli/control.c). */
 int swf_cli_decide_post(const char *execution_id);
 
-/* Posts a signal to an execution's inbox (cli/control.c); input borrowed.
- * request_id: the signal's requestId, which the decider records once per
- * history however often the message comes (NULL: a random one). */
-swf_error_t *swf_cli_signal_post(const char *execution_id, const char *name, json_object *input,
-                                 const char *request_id);
+/* Sends one message (borrowed) to the inbox under the execution's key and
+ * waits for its delivery (cli/control.c); ctx is unused. The shape of
+ * decider/sw_route.h's swf_sw_route_send_fn. */
+swf_error_t *swf_cli_inbox_post(void *ctx, const char *execution_id, json_object *msg);
 
 /* `swf send-event` (cli/send_event.c). */
 int swf_cli_send_event(int argc, char **argv);

@@ -437,21 +437,10 @@ int swf_cli_terminate(int argc, char **argv)
 
 /* ---- decide, for swf start ------------------------------------------------------ */
 
-swf_error_t *swf_cli_signal_post(const char *execution_id, const char *name, json_object *input,
-                                 const char *request_id)
+swf_error_t *swf_cli_inbox_post(void *ctx, const char *execution_id, json_object *msg)
 {
-    json_object *m = swf_msg_signal_new(NULL, execution_id, name, input);
-    if (request_id != NULL) {
-        /* The caller's request id, which the decider records once per
-         * history: the message is signed again with it. */
-        json_object_object_del(m, "signature");
-        json_object_object_del(m, "requestId");
-        swf_json_add(m, "requestId", json_object_new_string(request_id));
-        m = swf_msg_sign(m, swf_token_secret_env());
-    }
-    swf_error_t *err = inbox_send(execution_id, m);
-    json_object_put(m);
-    return err;
+    (void)ctx;
+    return inbox_send(execution_id, msg);
 }
 
 int swf_cli_decide_post(const char *execution_id)

@@ -48,6 +48,7 @@
 #include "decider/asl/validate.h"
 #include "decider/mocks.h"
 #include "decider/sw/sw.h"
+#include "decider/sw_events.h"
 #include "history/cluster.h"
 #include "history/pg.h"
 #include "kafka/kafka.h"
@@ -88,7 +89,18 @@ struct swf_dev {
     bool svc_running;
     dev_decider_t deciders[DEV_DECIDERS_MAX];
     int ndeciders;
+    /* The swf.events consumer (decider/sw_events.h): one for the
+     * environment, as one per swf-decider would be in its group. */
+    swf_sw_events_t *events;
+    pthread_t events_thread;
+    bool events_running;
 };
+
+static void *events_main(void *arg)
+{
+    swf_sw_events_run(arg);
+    return NULL;
+}
 
 static void *decider_main(void *arg)
 {
@@ -249,6 +261,7 @@ swf_error_t *swf_dev_start(const swf_dev_options_t *opt, swf_dev_t **out)
         dev->brokers = swf_strdup(rd_kafka_mock_cluster_bootstraps(dev->mock));
         rd_kafka_mock_topic_create(dev->mock, dev->names.inbox, 4, 1);
         rd_kafka_mock_topic_create(dev->mock, dev->names.dlq, 1, 1);
+        rd_kafka_mock_topic_create(dev->mock, swf_sw_events_topic_env(), 4, 1);
     } else {
         dev->brokers = swf_strdup(opt->brokers);
     }
@@ -283,6 +296,16 @@ swf_error_t *swf_dev_start(const swf_dev_options_t *opt, swf_dev_t **out)
     }
     for (int i = 0; i < opt->deciders && err == NULL; i++)
         err = swf_dev_decider_add(dev, NULL);
+    if (err == NULL && opt->deciders > 0) {
+        err = swf_sw_events_new(&(swf_sw_events_config_t){.conninfo = dev->conninfo,
+                                                          .kafka = dev->names,
+                                                          .secret = swf_token_secret_env(),
+                                                          .log = opt->log},
+                                &dev->events);
+        if (err == NULL && pthread_create(&dev->events_thread, NULL, events_main, dev->events) != 0)
+            err = swf_error_new(SWF_E_INTERNAL, NULL, "cannot start a thread");
+        dev->events_running = err == NULL;
+    }
     if (err != NULL)
         goto fail;
     *out = dev;
@@ -300,6 +323,11 @@ void swf_dev_stop(swf_dev_t *dev)
         if (dev->deciders[i].d != NULL)
             swf_decider_stop(dev->deciders[i].d);
     }
+    if (dev->events_running) {
+        swf_sw_events_stop(dev->events);
+        pthread_join(dev->events_thread, NULL);
+    }
+    swf_sw_events_free(dev->events);
     if (dev->svc_running) {
         swf_history_service_stop(dev->svc);
         pthread_join(dev->svc_thread, NULL);

@@ -1,9 +1,13 @@
 #!/bin/sh
 # sw-events-e2e.sh - N loan-approval instances (examples/loan.sw.json)
 # started by CloudEvents on `swf dev` with 2 deciders, each receiving its own
-# approval event, through `swf send-event` (decider/sw/README.md): every
-# instance must end with its own data, no event may be recorded twice in a
-# history, none may be lost.
+# approval event (decider/sw/README.md): every instance must end with its own
+# data, no event may be recorded twice in a history, none may be lost. The
+# requests and the early approvals go through `swf send-event`; the other
+# approvals and their duplicates are published to the swf.events topic
+# (CloudEvents Kafka binding, structured mode, the key naming the state
+# machine; decider/sw_events.h) by /usr/bin/python3 with confluent-kafka,
+# together with two malformed events that must reach the dead letters.
 #
 # usage: scripts/sw-events-e2e.sh [BUILD_DIR] [N]     (N: 200)
 #
@@ -12,7 +16,7 @@
 # a pending event); every 5th request and every 5th approval are sent
 # twice, the second copy concurrently with other sends. Sends run 4 at a
 # time. Real time (no SWF_DEV_TIME_SKIP): the Decision's day-long timeout
-# must not be skipped. Not yet: the events through the swf.events topic.
+# must not be skipped.
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -80,18 +84,31 @@ batch $((q + 1)) $((2 * q)) & b2=$!
 batch $((2 * q + 1)) $((3 * q)) & b3=$!
 batch $((3 * q + 1)) "$n" & b4=$!
 wait $b1 && wait $b2 && wait $b3 && wait $b4
-# The other approvals, and the duplicates of every 5th.
-approvals() {
-    for i in $(seq "$1" "$2"); do
-        [ $((i % 4)) -ne 0 ] && send "$dir/d$i"
-        [ $((i % 5)) -eq 0 ] && cp "$dir/d$i" "$dir/d$i.dup" && send "$dir/d$i.dup"
-    done
-}
-approvals 1 "$q" & b1=$!
-approvals $((q + 1)) $((2 * q)) & b2=$!
-approvals $((2 * q + 1)) $((3 * q)) & b3=$!
-approvals $((3 * q + 1)) "$n" & b4=$!
-wait $b1 && wait $b2 && wait $b3 && wait $b4
+# The other approvals, and the duplicates of every 5th, on the topic, with
+# two malformed events (not JSON; no source).
+for i in $(seq 1 "$n"); do
+    [ $((i % 4)) -ne 0 ] && cat "$dir/d$i"
+    [ $((i % 5)) -eq 0 ] && cat "$dir/d$i"
+done >"$dir/topic"
+echo '{"not json' >>"$dir/topic"
+echo '{"specversion":"1.0","id":"x1","type":"loan.decision"}' >>"$dir/topic"
+/usr/bin/python3 - "$SWF_KAFKA_BROKERS" "${SWF_EVENTS_TOPIC:-swf.events}" "$dir/topic" <<'PY'
+import sys
+from confluent_kafka import Producer
+brokers, topic, path = sys.argv[1:4]
+p = Producer({"bootstrap.servers": brokers, "acks": "all"})
+failed = []
+def report(err, msg):
+    if err is not None:
+        failed.append(str(err))
+for line in open(path, "rb"):
+    p.produce(topic, key=b"loans", value=line.rstrip(b"\n"),
+              headers=[("content-type", b"application/cloudevents+json")], on_delivery=report)
+    p.poll(0)
+left = p.flush(30)
+if left or failed:
+    sys.exit("produce to %s: %d not delivered %s" % (topic, left, failed[:3]))
+PY
 sent=$(date +%s)
 
 sql() { psql "$SWF_DATABASE_URL" -XAtq -c "$1"; }
@@ -121,6 +138,32 @@ check "no event recorded twice (one cloudevent signal per history, its own appro
 check "no other cloudevent signal" \
     "SELECT count(*) FROM events WHERE event_type = 'WorkflowExecutionSignaled'" "$n"
 check "the projection is empty (every instance closed)" "SELECT count(*) FROM sw_instances" "0"
+# The dead letters of the events topic: the two malformed events, each
+# with its reason.
+dead=$(/usr/bin/python3 - "$SWF_KAFKA_BROKERS" "${SWF_DLQ_TOPIC:-swf.dlq}" "${SWF_EVENTS_TOPIC:-swf.events}" <<'PY'
+import json, sys, time
+from confluent_kafka import Consumer
+brokers, dlq, topic = sys.argv[1:4]
+c = Consumer({"bootstrap.servers": brokers, "group.id": "sw-events-e2e", "auto.offset.reset": "earliest"})
+c.subscribe([dlq])
+reasons, end = [], time.time() + 10
+while time.time() < end:
+    m = c.poll(0.5)
+    if m is None or m.error():
+        continue
+    d = json.loads(m.value())
+    if d.get("topic") == topic:
+        reasons.append(d["reason"])
+    if len(reasons) >= 2:
+        break
+c.close()
+print(" | ".join(sorted(reasons)))
+PY
+)
+case $dead in
+*"malformed"*" | not JSON"*) echo "ok: the two malformed events went to the dead letters ($dead)" ;;
+*) echo "FAILED: the dead letters of the events topic: $dead"; status=1 ;;
+esac
 echo "sent in $((sent - start)) s, all closed $(($(date +%s) - sent)) s later ($n instances)"
 [ $status -eq 0 ] || { tail -20 "$dir/dev.log" >&2; }
 exit $status

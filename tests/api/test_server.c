@@ -4,7 +4,8 @@
  * action and what is refused before, with AWS's error names and statuses;
  * a fuzz round over request bytes (headers and bodies) that must never
  * crash or hang the server (the suite runs under the sanitizers too); the
- * idle timeout; the long poll's empty answer and its bound.
+ * idle timeout; the long poll's empty answer and its bound; a CloudEvent
+ * POSTed to /events/NAME in structured and binary mode.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -21,6 +22,7 @@
 #include "api/api.h"
 #include "api/sigv4.h"
 #include "cli/dev.h"
+#include "history/pg.h"
 
 #define KEY "AKIDTEST"
 #define SECRET "test-secret"
@@ -465,5 +467,84 @@ Test(server, answers_every_action_with_mutated_signed_bodies_as_a_client_error, 
         free(m);
     }
     fuzz_corpus_free(&seeds);
+    sys_stop(&s);
+}
+
+/* ---- POST /events/NAME (api/events.c) ------------------------------------------ */
+
+/* A signed POST of a CloudEvent to path: content type ct, extra (unsigned)
+ * header lines, the body. Returns the answer's body after checking the
+ * status. */
+static const char *event_post(int port, const char *path, const char *ct, const char *extra,
+                              const char *body, int status)
+{
+    char date[17], host[32];
+    time_t now = time(NULL);
+    strftime(date, sizeof(date), "%Y%m%dT%H%M%SZ", gmtime(&now));
+    snprintf(host, sizeof(host), "127.0.0.1:%d", port);
+    swf_api_header_t h[] = {{"Content-Type", ct}, {"Host", host}, {"X-Amz-Date", date}};
+    char sha[65], sig[65] = "";
+    swf_api_sha256_hex(body, strlen(body), sha);
+    swf_api_sigv4_request_t r = {"POST", path, NULL, h, 3, sha};
+    swf_api_sigv4_auth_t a = {.region = "us-east-1", .service = "states"};
+    snprintf(a.access_key, sizeof(a.access_key), "%s", KEY);
+    memcpy(a.date, date, 8);
+    strcpy(a.signed_headers, "content-type;host;x-amz-date");
+    check(swf_api_sigv4_sign(&r, SECRET, date, &a, sig));
+    char req[8192];
+    snprintf(req, sizeof(req),
+             "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nX-Amz-Date: %s\r\n%s"
+             "Authorization: AWS4-HMAC-SHA256 Credential=%s/%.8s/us-east-1/states/"
+             "aws4_request, SignedHeaders=%s, Signature=%s\r\nContent-Length: %zu\r\n"
+             "Connection: close\r\n\r\n%s",
+             path, host, ct, date, extra, KEY, date, a.signed_headers, sig, strlen(body), body);
+    static char resp[65536];
+    size_t n = exchange(port, req, strlen(req), resp, sizeof(resp) - 1, 10000);
+    resp[n] = '\0';
+    int got = 0;
+    sscanf(resp, "HTTP/1.1 %d", &got);
+    cr_assert_eq(got, status, "%d, not %d: %s", got, status, resp);
+    const char *b = strstr(resp, "\r\n\r\n");
+    cr_assert_not_null(b);
+    return b + 4;
+}
+
+Test(server, routes_a_posted_cloudevent_in_structured_and_binary_mode, .timeout = 300)
+{
+    sys_t s;
+    sys_start(&s, 1, 8, 30);
+    int port = swf_api_port(s.api);
+    swf_history_store_t *store = NULL;
+    check(swf_history_pg_new(swf_dev_conninfo(s.dev), &store));
+    json_object *def =
+        parse("{\"trigger-defs\":[{\"name\":\"Req\",\"source\":\"/portal\",\"correlation-token\":"
+              "\"$.data.loan\"}],\"states\":[{\"name\":\"Start\",\"type\":\"EVENT\",\"start\":true,"
+              "\"events\":[{\"event-expression\":\"Req\",\"next-state\":\"Done\"}]},"
+              "{\"name\":\"Done\",\"type\":\"END\"}]}");
+    int version = 0;
+    check(swf_history_pg_state_machine_register(store, "loans", def, &version));
+    json_object_put(def);
+    swf_history_store_free(store);
+    const char *ev = "{\"specversion\":\"1.0\",\"id\":\"e1\",\"source\":\"/portal\",\"type\":\"t\","
+                     "\"data\":{\"loan\":\"L1\"}}";
+    const char *b = event_post(port, "/events/loans", "application/cloudevents+json", "", ev, 200);
+    cr_assert_not_null(strstr(b, "\"outcome\":\"started\""), "%s", b);
+    b = event_post(port, "/events/loans", "application/cloudevents+json", "", ev, 200);
+    cr_assert_not_null(strstr(b, "\"outcome\":\"duplicate\""), "%s", b);
+    /* Binary mode: the attributes in ce-* headers, the body the data. */
+    b = event_post(port, "/events/loans", "application/json",
+                   "ce-specversion: 1.0\r\nce-id: e2\r\nce-source: /portal\r\nce-type: t\r\n",
+                   "{\"loan\":\"L2\"}", 200);
+    cr_assert_not_null(strstr(b, "\"outcome\":\"started\""), "%s", b);
+    b = event_post(port, "/events/loans", "text/plain",
+                   "ce-specversion: 1.0\r\nce-id: e3\r\nce-source: /elsewhere\r\nce-type: t\r\n",
+                   "hello", 200);
+    cr_assert_not_null(strstr(b, "\"dropped\":\"no trigger of loans fits"), "%s", b);
+    b = event_post(port, "/events/loans", "application/json", "ce-id: e4\r\n", "{}", 200);
+    cr_assert_not_null(strstr(b, "\"dropped\":\"malformed"), "%s", b);
+    b = event_post(port, "/events/nope", "application/cloudevents+json", "", ev, 400);
+    cr_assert_not_null(strstr(b, "StateMachineDoesNotExist"), "%s", b);
+    b = event_post(port, "/events/loans", "application/cloudevents+json", "", "{\"id\":", 400);
+    cr_assert_not_null(strstr(b, "SerializationException"), "%s", b);
     sys_stop(&s);
 }
