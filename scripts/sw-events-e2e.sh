@@ -3,19 +3,18 @@
 # started by CloudEvents on `swf dev` with 2 deciders, each receiving its own
 # approval event (decider/sw/README.md): every instance must end with its own
 # data, no event may be recorded twice in a history, none may be lost. The
-# requests and the early approvals go through `swf send-event`; the other
-# approvals and their duplicates are published to the swf.events topic
-# (CloudEvents Kafka binding, structured mode, the key naming the state
-# machine; decider/sw_events.h) by /usr/bin/python3 with confluent-kafka,
-# together with two malformed events that must reach the dead letters.
+# events are published to the swf.events topic (CloudEvents Kafka binding,
+# structured mode, the key naming the state machine; decider/sw_events.h) by
+# /usr/bin/python3 with confluent-kafka, together with two malformed events
+# that must reach the dead letters; every 10th late approval goes through
+# `swf send-event` instead.
 #
 # usage: scripts/sw-events-e2e.sh [BUILD_DIR] [N]     (N: 200)
 #
 # Every 4th approval is sent right after its request, while the instance
 # still runs loan-check (before it reaches its Decision EVENT state: kept as
 # a pending event); every 5th request and every 5th approval are sent
-# twice, the second copy concurrently with other sends. Sends run 4 at a
-# time. Real time (no SWF_DEV_TIME_SKIP): the Decision's day-long timeout
+# twice. Real time (no SWF_DEV_TIME_SKIP): the Decision's day-long timeout
 # must not be skipped.
 set -eu
 cd "$(dirname "$0")/.."
@@ -66,30 +65,26 @@ send() { # send FILE: one send-event; its report in FILE.out. A duplicate may
     }
 }
 
-# Requests (some approvals right behind them), 4 sends at a time.
+# Every event goes to the topic, in one stream keyed by the state machine, so
+# that an approval sent right behind its request cannot overtake it: the
+# requests, every 4th approval right behind its request (early: kept pending),
+# the duplicate of every 5th request; then the other approvals and the
+# duplicate of every 5th approval; and two malformed events (not JSON; no
+# source). Every 10th late approval goes through `swf send-event` instead,
+# 4 at a time, so the command's path runs here too.
 for i in $(seq 1 "$n"); do
     request "$i" >"$dir/r$i"
     approval "$i" >"$dir/d$i"
 done
-batch() { # batch FIRST LAST: the requests of FIRST..LAST, then early approvals
-    for i in $(seq "$1" "$2"); do
-        send "$dir/r$i"
-        [ $((i % 4)) -eq 0 ] && send "$dir/d$i"
-        [ $((i % 5)) -eq 0 ] && cp "$dir/r$i" "$dir/r$i.dup" && send "$dir/r$i.dup"
-    done
-}
-q=$((n / 4))
-batch 1 "$q" & b1=$!
-batch $((q + 1)) $((2 * q)) & b2=$!
-batch $((2 * q + 1)) $((3 * q)) & b3=$!
-batch $((3 * q + 1)) "$n" & b4=$!
-wait $b1 && wait $b2 && wait $b3 && wait $b4
-# The other approvals, and the duplicates of every 5th, on the topic, with
-# two malformed events (not JSON; no source).
 for i in $(seq 1 "$n"); do
-    [ $((i % 4)) -ne 0 ] && cat "$dir/d$i"
-    [ $((i % 5)) -eq 0 ] && cat "$dir/d$i"
+    cat "$dir/r$i"
+    [ $((i % 4)) -eq 0 ] && cat "$dir/d$i"
+    [ $((i % 5)) -eq 0 ] && cat "$dir/r$i"
 done >"$dir/topic"
+for i in $(seq 1 "$n"); do
+    [ $((i % 4)) -ne 0 ] && [ $((i % 10)) -ne 1 ] && cat "$dir/d$i"
+    [ $((i % 5)) -eq 0 ] && cat "$dir/d$i"
+done >>"$dir/topic"
 echo '{"not json' >>"$dir/topic"
 echo '{"specversion":"1.0","id":"x1","type":"loan.decision"}' >>"$dir/topic"
 /usr/bin/python3 - "$SWF_KAFKA_BROKERS" "${SWF_EVENTS_TOPIC:-swf.events}" "$dir/topic" <<'PY'
@@ -109,6 +104,24 @@ left = p.flush(30)
 if left or failed:
     sys.exit("produce to %s: %d not delivered %s" % (topic, left, failed[:3]))
 PY
+late() { # late FIRST STEP: the send-event approvals FIRST, FIRST+STEP, ...
+    for i in $(seq "$1" "$2" "$n"); do
+        [ $((i % 10)) -eq 1 ] && [ $((i % 4)) -ne 0 ] && { send "$dir/d$i" || return 1; }
+    done
+    return 0
+}
+# The late approvals by send-event only once the topic's requests have
+# started every instance (the consumer works through the topic meanwhile).
+for _ in $(seq 1 600); do
+    started=$(psql "$SWF_DATABASE_URL" -XAtq -c "SELECT count(*) FROM executions WHERE state_machine = 'loans'")
+    [ "$started" -ge "$n" ] && break
+    sleep 0.5
+done
+late 1 40 & l1=$!
+late 11 40 & l2=$!
+late 21 40 & l3=$!
+late 31 40 & l4=$!
+wait $l1 && wait $l2 && wait $l3 && wait $l4
 sent=$(date +%s)
 
 sql() { psql "$SWF_DATABASE_URL" -XAtq -c "$1"; }
