@@ -21,7 +21,9 @@
  * stays in its group however long the tasks take. A message that was
  * already fetched when the partitions were paused is not handed out; its
  * partition is rewound to it (rd_kafka_seek), so it comes again after the
- * resume.
+ * resume. Every assignment is paused or resumed as it arrives, to match the
+ * worker's state: librdkafka keeps a pause across a revoke, and a
+ * partition paused before a lost session otherwise came back paused.
  *
  * Deliberately not done: verifying task tokens (workers have no secret),
  * retrying refused answers by hand (librdkafka retries until
@@ -256,11 +258,17 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     swf_error_t *failed = NULL;
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
         failed = swf_kafka_rebalance_apply(rk, err, parts);
+        /* Paused or resumed, always: librdkafka (2.0) keeps a partition's
+         * pause across an unassign, so one paused before a revoke comes
+         * back paused, and a resume between the two (a slot freed while
+         * nothing was assigned) did not reach it: the worker stalled. */
         pthread_mutex_lock(&w->lock);
         bool paused = w->paused;
         pthread_mutex_unlock(&w->lock);
         if (paused)
             rd_kafka_pause_partitions(rk, parts);
+        else
+            rd_kafka_resume_partitions(rk, parts);
     } else {
         /* Revoked (or an error): commit what is acknowledged, then forget
          * the partitions; their open tasks are still answered, and the

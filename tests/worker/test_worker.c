@@ -943,3 +943,55 @@ Test(worker, a_failure_that_is_not_utf8_stays_within_the_deciders_bounds)
     swf_worker_free(w);
     fx_kafka_stop(&k);
 }
+
+/* Polls n times (200 ms each), failing if a task is handed out; errors
+ * (a broker that does not answer) are expected and ignored. */
+static void poll_none(swf_worker_t *w, int n)
+{
+    for (int i = 0; i < n; i++) {
+        swf_worker_task_t *x = NULL;
+        swf_error_free(swf_worker_poll(w, 200, &x));
+        cr_assert_null(x, "a task was handed out at the in-flight limit or without partitions");
+    }
+}
+
+/* The storm's stall: a full worker (its partitions paused) loses its
+ * session, a slot frees while it has no assignment, and it is assigned
+ * its partitions again. librdkafka keeps a partition's pause across an
+ * unassign, so the resume of the empty assignment missed them, and the
+ * new assignment stayed paused for good: the worker took no task again. */
+Test(worker, a_worker_paused_when_its_session_was_lost_takes_tasks_after_the_rejoin)
+{
+    fx_kafka_t k;
+    fx_kafka_start(&k, LIST);
+    publish(&k, "exec-s1", "1", "{}", 0);
+    swf_worker_t *w = worker_new(&k, 1);
+    swf_worker_task_t *t = poll_task(w, 60000);
+    cr_assert_not_null(t);
+    /* Full past the wait for a slot: the partitions are paused. */
+    poll_none(w, 10);
+    /* The coordinator stops answering: the session (6 s) times out and
+     * the worker's assignment is revoked while it is still full. */
+    cr_assert_eq(rd_kafka_mock_broker_set_rtt(k.mock, 1, 100000), 0);
+    poll_none(w, 50);
+    /* The slot frees while the worker has no partitions. */
+    cr_assert_null(swf_worker_complete(w, t, NULL));
+    swf_worker_task_free(t);
+    poll_none(w, 5);
+    /* The coordinator answers again (the held requests are dropped with
+     * the connections): the worker rejoins and must take new tasks, on
+     * either partition. */
+    cr_assert_eq(rd_kafka_mock_broker_set_rtt(k.mock, 1, 0), 0);
+    cr_assert_eq(rd_kafka_mock_broker_set_down(k.mock, 1), 0);
+    cr_assert_eq(rd_kafka_mock_broker_set_up(k.mock, 1), 0);
+    publish(&k, "exec-s2", "2", "{}", 0);
+    publish(&k, "exec-s3", "3", "{}", 0);
+    swf_worker_task_t *got = NULL;
+    for (int i = 0; i < 300 && got == NULL; i++)
+        swf_error_free(swf_worker_poll(w, 200, &got));
+    cr_assert_not_null(got, "the worker took no task for 60 s after it rejoined its group");
+    cr_assert_null(swf_worker_complete(w, got, NULL));
+    swf_worker_task_free(got);
+    swf_worker_free(w);
+    fx_kafka_stop(&k);
+}
