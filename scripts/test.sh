@@ -16,38 +16,43 @@ scripts/build.sh --asan
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 status=0
-echo "== conformance corpus (swf run --local)"
+t0=$(date +%s)
+say() { # each part's heading, with the seconds since the tests began
+    echo "== [$(($(date +%s) - t0)) s] $*"
+}
+say "conformance corpus (swf run --local)"
 scripts/conformance.sh build/swf || status=1
-echo "== conformance corpus under the sanitizers"
+say "conformance corpus under the sanitizers"
 scripts/conformance.sh build-asan/swf || status=1
-echo "== Serverless Workflow corpus (swf run --local), plain and under the sanitizers"
+say "Serverless Workflow corpus (swf run --local), plain and under the sanitizers"
 scripts/sw-conformance.sh build/swf || status=1
 scripts/sw-conformance.sh build-asan/swf || status=1
-echo "== conformance corpus through the distributed path (swf run --dev), compared with --local"
+say "conformance corpus through the distributed path (swf run --dev), compared with --local"
 scripts/dev-conformance.sh build || status=1
-echo "== the same under the sanitizers"
+say "the same under the sanitizers"
 scripts/dev-conformance.sh build-asan || status=1
-echo "== Serverless Workflow corpus through swf run --dev, compared with --local (plain, sanitizers)"
+say "Serverless Workflow corpus through swf run --dev, compared with --local (plain, sanitizers)"
 SWF_CASES=../shared/serverless-workflow/cases scripts/dev-conformance.sh build || status=1
 SWF_CASES=../shared/serverless-workflow/cases scripts/dev-conformance.sh build-asan || status=1
-echo "== the main job: scripts/example.sh (the order workflow on swf dev with swf-workers)"
+say "the main job: scripts/example.sh (the order workflow on swf dev with swf-workers)"
 log=$(mktemp)
 if scripts/example.sh build >"$log" 2>&1; then grep -E 'execution succeeded|SHIPPED' "$log" | head -2
 else cat "$log"; status=1; fi
 rm -f "$log"
-echo "== the Step Functions API: boto3 and the AWS CLI against swf dev (scripts/api-e2e.sh)"
+say "the Step Functions API: boto3 and the AWS CLI against swf dev (scripts/api-e2e.sh)"
 scripts/api-e2e.sh build || status=1
-echo "== Serverless Workflow events: 200 event-started loan instances on swf dev, 2 deciders"
+say "Serverless Workflow events: 200 event-started loan instances on swf dev, 2 deciders"
 scripts/sw-events-e2e.sh build 200 || status=1
-echo "== docker/ (compose file, Dockerfile steps)"; scripts/check-docker.sh || status=1
-echo "== unit and integration tests, sanitizer build"
+say "docker/ (compose file, Dockerfile steps)"; scripts/check-docker.sh || status=1
+say "unit and integration tests, sanitizer build"
 (cd build-asan && ctest --output-on-failure -j 2) || status=1
-echo "== unit and integration tests"
+say "unit and integration tests"
 (cd build && ctest --output-on-failure -j 2) || status=1
-echo "== the e2e and recovery suites again, on a real Apache Kafka (scripts/real-kafka-e2e.sh)"
+say "the e2e and recovery suites again, on a real Apache Kafka (scripts/real-kafka-e2e.sh)"
 scripts/real-kafka-e2e.sh build || status=1
-echo "== the short storm: kills, pauses, broker and PostgreSQL crashes, then the checker (scripts/storm.sh)"
+say "the short storm: kills, pauses, broker and PostgreSQL crashes, then the checker (scripts/storm.sh)"
 scripts/storm.sh build --short || status=1
-echo "== 2 and 3 deciders, workers on kafkajs and Kafka's Java client, a timer-heavy workflow (scripts/storm.sh --done-when)"
+say "2 and 3 deciders, workers on kafkajs and Kafka's Java client, a timer-heavy workflow (scripts/storm.sh --done-when)"
 scripts/storm.sh build --done-when || status=1
+say "done"
 exit $status
