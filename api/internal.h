@@ -198,7 +198,10 @@ void swf_api__hub_stop(swf_api_t *api);
 /* A poll slot's size, for the connection to hold one. */
 size_t swf_api__waiter_size(void);
 /* Whether the slot was filled (the connection was resumed with an answer);
- * *out gets the answer (a new reference). */
-bool swf_api__waiter_done(void *waiter, json_object **out);
+ * *out gets the answer (a new reference). A task answer is reported started
+ * here (activity.started), in the request's thread. */
+bool swf_api__waiter_done(swf_api_t *api, void *waiter, json_object **out);
+/* Drops what a filled slot still holds (its connection ended unanswered). */
+void swf_api__waiter_clear(void *waiter);
 
 #endif

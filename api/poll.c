@@ -24,11 +24,15 @@
  * ActivityWorkerLimitExceeded, AWS's error for it); at most
  * SWF_API_PENDING_MAX tasks kept per activity.
  *
- * What is not done (api/README.md): a task is recorded as started only
- * when its answer arrives (no ActivityTaskStarted at hand-out), and a
- * poller whose client went away while it waited is found out only when
- * the task is written to its closed connection, when the task is lost
- * until its timeout (HeartbeatSeconds or TimeoutSeconds) fires.
+ * A task handed out is reported started (activity.started, with the
+ * poller's workerName, by the request's thread once it answers): the
+ * decider records ActivityTaskStarted then, and HeartbeatSeconds counts
+ * from there, as in AWS.
+ *
+ * What is not done (api/README.md): a poller whose client went away while
+ * it waited is found out only when the task is written to its closed
+ * connection, when the task is lost until its timeout (HeartbeatSeconds
+ * or TimeoutSeconds) fires.
  */
 #include "api/internal.h"
 
@@ -51,7 +55,9 @@ typedef struct waiter {
     struct MHD_Connection *conn;
     int64_t deadline_ms;
     json_object *answer; /* set with done */
+    char *execution_id;  /* the task's, set with a task answer */
     bool done;
+    char worker[SWF_MSG_NAME_BYTES]; /* the workerName, or swf-api:<key> */
 } waiter_t;
 
 typedef struct act {
@@ -79,36 +85,72 @@ size_t swf_api__waiter_size(void)
     return sizeof(waiter_t);
 }
 
-bool swf_api__waiter_done(void *w, json_object **out)
+/* Reports the task of `answer` started by `worker` (activity.started);
+ * frees execution_id. A send that fails is logged: the answer records the
+ * start then. */
+static void started_send(swf_api_t *api, json_object *answer, char *execution_id,
+                         const char *worker)
+{
+    const char *token = swf_json_get_string(answer, "taskToken");
+    if (token != NULL && execution_id != NULL) {
+        json_object *m = swf_msg_activity_started_new(token, worker);
+        swf_error_t *err = swf_api__inbox_send(api, execution_id, m);
+        json_object_put(m);
+        if (err != NULL && api->cfg.log != NULL)
+            fprintf(api->cfg.log, "swf-api: activity.started of execution %s: %s\n", execution_id,
+                    swf_error_message(err));
+        swf_error_free(err);
+    }
+    free(execution_id);
+}
+
+bool swf_api__waiter_done(swf_api_t *api, void *w, json_object **out)
 {
     waiter_t *waiter = w;
     if (!waiter->done)
         return false;
     *out = waiter->answer;
     waiter->answer = NULL;
+    started_send(api, *out, waiter->execution_id, waiter->worker);
+    waiter->execution_id = NULL;
     return true;
 }
 
-/* The answer of a task message: {"taskToken", "input"}; NULL when the
- * message is not a task (it is skipped and committed: a worker would
- * dead-letter it). */
-static json_object *task_answer(swf_api_t *api, const rd_kafka_message_t *m)
+void swf_api__waiter_clear(void *w)
+{
+    waiter_t *waiter = w;
+    if (!waiter->done)
+        return;
+    json_object_put(waiter->answer);
+    waiter->answer = NULL;
+    free(waiter->execution_id);
+    waiter->execution_id = NULL;
+}
+
+/* The answer of a task message: {"taskToken", "input"}, and its execution
+ * id in *execution_id (the caller frees it); NULL when the message is not a
+ * task (it is skipped and committed: a worker would dead-letter it). */
+static json_object *task_answer(swf_api_t *api, const rd_kafka_message_t *m, char **execution_id)
 {
     swf_msg_t msg = {0};
     swf_error_t *err = swf_msg_parse(m->payload, m->len, api->secret, &msg);
     json_object *o = NULL;
+    *execution_id = NULL;
     if (err == NULL && msg.type == SWF_MSG_ACTIVITY_TASK) {
         o = json_object_new_object();
         swf_json_add(o, "taskToken", json_object_new_string(msg.task_token));
         swf_json_add(o, "input", json_object_new_string(swf_json_str(msg.input)));
+        *execution_id = msg.execution_id;
+        msg.execution_id = NULL;
     }
     swf_error_free(err);
     swf_msg_clear(&msg);
     return o;
 }
 
-/* Hands `answer` (taken) to the oldest waiter of a; the lock is held. */
-static void hand(swf_api__hub_t *h, act_t *a, json_object *answer)
+/* Hands `answer` and the task's execution_id (both taken; NULL for an
+ * empty answer) to the oldest waiter of a; the lock is held. */
+static void hand(swf_api__hub_t *h, act_t *a, json_object *answer, char *execution_id)
 {
     waiter_t *w = a->head;
     a->head = w->next;
@@ -117,6 +159,7 @@ static void hand(swf_api__hub_t *h, act_t *a, json_object *answer)
     a->nwaiters--;
     h->nwaiters--;
     w->answer = answer;
+    w->execution_id = execution_id;
     w->done = true;
     MHD_resume_connection(w->conn);
 }
@@ -135,9 +178,21 @@ static act_t *act_get(swf_api__hub_t *h, const char *name)
     return a;
 }
 
+/* The identity a task is started with: the poller's workerName, else
+ * swf-api:<access key>, as the answers of swf-api name themselves. */
+static const char *worker_name(swf_api_call_t *call, const char *worker,
+                               char buf[SWF_MSG_NAME_BYTES])
+{
+    if (worker != NULL && *worker != '\0')
+        return worker;
+    snprintf(buf, SWF_MSG_NAME_BYTES, "swf-api:%s", call->key);
+    return buf;
+}
+
 swf_error_t *swf_api__activity_task_get(swf_api_call_t *call, json_object *in, json_object **out)
 {
-    const char *arn, *worker;
+    const char *arn, *worker = NULL;
+    char wname[SWF_MSG_NAME_BYTES];
     char name[SWF_API_NAME_BYTES + 1];
     swf_error_t *err = swf_api__str(in, "activityArn", true, SWF_API_ARN_BYTES, &arn);
     if (err == NULL)
@@ -160,12 +215,14 @@ swf_error_t *swf_api__activity_task_get(swf_api_call_t *call, json_object *in, j
     if (a->npending > 0 && a->consumer != NULL) {
         rd_kafka_message_t *m = a->pending[0];
         memmove(a->pending, a->pending + 1, --a->npending * sizeof(a->pending[0]));
-        *out = task_answer(call->api, m);
+        char *execution_id;
+        *out = task_answer(call->api, m, &execution_id);
         swf_error_free(swf_kafka_commit(a->consumer, &m, 1, true));
         rd_kafka_message_destroy(m);
         pthread_mutex_unlock(&h->lock);
         if (*out == NULL)
             *out = json_object_new_object();
+        started_send(call->api, *out, execution_id, worker_name(call, worker, wname));
         return NULL;
     }
     if (h->nwaiters >= call->api->cfg.max_pollers) {
@@ -176,6 +233,7 @@ swf_error_t *swf_api__activity_task_get(swf_api_call_t *call, json_object *in, j
     }
     waiter_t *w = call->waiter;
     memset(w, 0, sizeof(*w));
+    snprintf(w->worker, sizeof(w->worker), "%s", worker_name(call, worker, wname));
     w->conn = call->conn;
     w->deadline_ms = swf_time_now_ms() + (int64_t)call->api->cfg.poll_s * 1000;
     if (a->tail != NULL)
@@ -223,7 +281,7 @@ static bool act_tick(swf_api__hub_t *h, act_t *a, int64_t now)
     bool busy = false;
     pthread_mutex_lock(&h->lock);
     while (a->head != NULL && a->head->deadline_ms <= now)
-        hand(h, a, json_object_new_object());
+        hand(h, a, json_object_new_object(), NULL);
     size_t want = a->nwaiters;
     bool idle = want == 0 && a->npending == 0 && now - a->last_wait_ms > SWF_API_POLL_IDLE_MS;
     pthread_mutex_unlock(&h->lock);
@@ -245,17 +303,19 @@ static bool act_tick(swf_api__hub_t *h, act_t *a, int64_t now)
     swf_error_free(err);
     for (size_t i = 0; i < n; i++) {
         busy = true;
-        json_object *answer = task_answer(api, msgs[i]);
+        char *execution_id;
+        json_object *answer = task_answer(api, msgs[i], &execution_id);
         pthread_mutex_lock(&h->lock);
         if (answer == NULL) {
             swf_error_free(swf_kafka_commit(a->consumer, &msgs[i], 1, true));
             rd_kafka_message_destroy(msgs[i]);
         } else if (a->head != NULL) {
-            hand(h, a, answer);
+            hand(h, a, answer, execution_id);
             swf_error_free(swf_kafka_commit(a->consumer, &msgs[i], 1, true));
             rd_kafka_message_destroy(msgs[i]);
         } else {
             json_object_put(answer);
+            free(execution_id);
             a->pending[a->npending++] = msgs[i];
         }
         pthread_mutex_unlock(&h->lock);
@@ -265,8 +325,9 @@ static bool act_tick(swf_api__hub_t *h, act_t *a, int64_t now)
     while (a->npending > 0 && a->head != NULL) {
         rd_kafka_message_t *m = a->pending[0];
         memmove(a->pending, a->pending + 1, --a->npending * sizeof(a->pending[0]));
-        json_object *answer = task_answer(api, m);
-        hand(h, a, answer ? answer : json_object_new_object());
+        char *execution_id;
+        json_object *answer = task_answer(api, m, &execution_id);
+        hand(h, a, answer ? answer : json_object_new_object(), execution_id);
         swf_error_free(swf_kafka_commit(a->consumer, &m, 1, true));
         rd_kafka_message_destroy(m);
     }
@@ -325,7 +386,7 @@ void swf_api__hub_stop(swf_api_t *api)
     pthread_mutex_lock(&h->lock);
     for (act_t *a = h->acts; a != NULL; a = a->next)
         while (a->head != NULL)
-            hand(h, a, json_object_new_object());
+            hand(h, a, json_object_new_object(), NULL);
     pthread_mutex_unlock(&h->lock);
     for (act_t *a = h->acts, *next; a != NULL; a = next) {
         next = a->next;

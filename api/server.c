@@ -316,7 +316,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     }
     if (r->state == REQ_SUSPENDED) {
         json_object *out = NULL;
-        if (!swf_api__waiter_done(r->waiter, &out))
+        if (!swf_api__waiter_done(api, r->waiter, &out))
             return MHD_YES;
         enum MHD_Result ret = respond(api, conn, r, 200, out);
         json_object_put(out);
@@ -355,6 +355,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     req_t *r = *con_cls;
     if (r == NULL)
         return;
+    swf_api__waiter_clear(r->waiter);
     free(r->body);
     free(r);
     *con_cls = NULL;

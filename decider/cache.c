@@ -120,12 +120,17 @@ swf_error_t *swf_decider_state_apply(swf_decider_state_t *st, const swf_event_t 
         json_object_object_add(index_of(&st->scheduled), key, json_object_new_string(aid));
         break;
     }
+    case SWF_EVENT_ACTIVITY_TASK_STARTED:
     case SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED: {
         snprintf(key, sizeof(key), "%lld", (long long)get_i64(ev->attrs, "scheduledEventId"));
         const char *aid = swf_json_get_string(st->scheduled, key);
         json_object *a;
-        if (aid != NULL && swf_json_get(st->activities, aid, &a))
-            json_object_object_add(a, "t", json_object_new_int64(ev->time_ms));
+        if (aid == NULL || !swf_json_get(st->activities, aid, &a))
+            break;
+        /* A start counts as a heartbeat (swf-history counts from it). */
+        json_object_object_add(a, "t", json_object_new_int64(ev->time_ms));
+        if (ev->type == SWF_EVENT_ACTIVITY_TASK_STARTED)
+            json_object_object_add(a, "st", json_object_new_int64(ev->id));
         break;
     }
     case SWF_EVENT_ACTIVITY_TASK_COMPLETED:

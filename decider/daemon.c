@@ -233,6 +233,23 @@ static json_object *open_activity(work_t *w, const char *activity_id, int64_t *s
     return a;
 }
 
+/* The ActivityTaskStarted id of an open activity, 0 before its start. */
+static int64_t started_id(json_object *act)
+{
+    json_object *v;
+    return swf_json_get(act, "st", &v) ? json_object_get_int64(v) : 0;
+}
+
+/* Records ActivityTaskStarted for the open activity scheduled at `sched`,
+ * with the worker's identity. */
+static swf_error_t *started_add(work_t *w, int64_t sched, const char *identity)
+{
+    json_object *a = obj();
+    swf_json_add(a, "scheduledEventId", json_object_new_int64(sched));
+    swf_json_add(a, "identity", json_object_new_string(identity ? identity : ""));
+    return work_add(w, SWF_EVENT_ACTIVITY_TASK_STARTED, a);
+}
+
 /* Turns one message into events. *wake says whether a decision is due. */
 static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *m, bool *wake)
 {
@@ -251,17 +268,21 @@ static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *
         return NULL;
     case SWF_MSG_ACTIVITY_COMPLETED:
     case SWF_MSG_ACTIVITY_FAILED: {
-        if (open_activity(w, m->activity_id, &sched) == NULL)
+        json_object *act = open_activity(w, m->activity_id, &sched);
+        if (act == NULL)
             goto ignored;
+        /* Started already (activity.started), or now: workers that do not
+         * send activity.started get the start recorded with the answer. */
+        int64_t started = started_id(act);
+        if (started == 0) {
+            err = started_add(w, sched, m->identity);
+            if (err != NULL)
+                return err;
+            started = last_id(w);
+        }
         a = obj();
         swf_json_add(a, "scheduledEventId", json_object_new_int64(sched));
-        swf_json_add(a, "identity", json_object_new_string(m->identity ? m->identity : ""));
-        err = work_add(w, SWF_EVENT_ACTIVITY_TASK_STARTED, a);
-        if (err != NULL)
-            return err;
-        a = obj();
-        swf_json_add(a, "scheduledEventId", json_object_new_int64(sched));
-        swf_json_add(a, "startedEventId", json_object_new_int64(last_id(w)));
+        swf_json_add(a, "startedEventId", json_object_new_int64(started));
         if (m->type == SWF_MSG_ACTIVITY_COMPLETED) {
             swf_json_add(a, "result", swf_json_ref(m->result));
             err = work_add(w, SWF_EVENT_ACTIVITY_TASK_COMPLETED, a);
@@ -272,6 +293,14 @@ static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *
         }
         *wake = true;
         return err;
+    }
+    case SWF_MSG_ACTIVITY_STARTED: {
+        /* A worker took the task. Delivered again, or after the answer
+         * (the activity is closed then), it changes nothing. */
+        json_object *act = open_activity(w, m->activity_id, &sched);
+        if (act == NULL || started_id(act) != 0)
+            goto ignored;
+        return started_add(w, sched, m->identity);
     }
     case SWF_MSG_ACTIVITY_HEARTBEAT: {
         json_object *act = open_activity(w, m->activity_id, &sched);

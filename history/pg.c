@@ -364,13 +364,15 @@ swf_error_t *swf_history_pg_new(const char *conninfo, swf_history_store_t **out)
  * it returns one, so every projection write waits for all the events rows
  * of the statement (the lock order at append_sql).
  */
+/* The events the heartbeat timeout counts from (besides the scheduling):
+ * a recorded heartbeat, and the start a worker reported (activity.started). */
+#define BEATS "'ActivityTaskHeartbeatRecorded', 'ActivityTaskStarted'"
 #define APPEND_PROJECTIONS                                                                         \
     "  RETURNING execution_id AS x, event_id AS i, event_type AS t, event_time AS tm,"             \
     "    attributes AS a),"                                                                        \
     " iv AS MATERIALIZED (SELECT * FROM ins WHERE t IN ('TimerStarted', 'TimerFired',"             \
-    "  'TimerCanceled', 'ActivityTaskScheduled', "                                                 \
-    "'ActivityTaskHeartbeatRecorded', " SWF_HISTORY__ACTIVITY_CLOSING ", " CLOSING                 \
-    ") ORDER BY x, i),"                                                                            \
+    "  'TimerCanceled', 'ActivityTaskScheduled', " BEATS ", " SWF_HISTORY__ACTIVITY_CLOSING        \
+    ", " CLOSING ") ORDER BY x, i),"                                                               \
     " xc AS MATERIALIZED (SELECT DISTINCT x FROM iv WHERE t IN (" CLOSING ")),"                    \
     " tl AS MATERIALIZED ("                                                                        \
     "  SELECT DISTINCT ON (x, a->>'timerId') x, a->>'timerId' AS timer_id, t, i,"                  \
@@ -399,11 +401,10 @@ swf_error_t *swf_history_pg_new(const char *conninfo, swf_history_store_t **out)
     "     FILTER (WHERE t = 'ActivityTaskScheduled') AS stc,"                                      \
     "   min((a->>'heartbeatTimeout')::float8)"                                                     \
     "     FILTER (WHERE t = 'ActivityTaskScheduled') AS hb,"                                       \
-    "   max(tm) FILTER (WHERE t = 'ActivityTaskHeartbeatRecorded') AS beat,"                       \
+    "   max(tm) FILTER (WHERE t IN (" BEATS ")) AS beat,"                                          \
     "   (array_agg(tm ORDER BY i DESC)"                                                            \
-    "     FILTER (WHERE t = 'ActivityTaskHeartbeatRecorded'))[1] AS last_beat"                     \
-    "  FROM iv WHERE t IN ('ActivityTaskScheduled', "                                              \
-    "'ActivityTaskHeartbeatRecorded', " SWF_HISTORY__ACTIVITY_CLOSING ")"                          \
+    "     FILTER (WHERE t IN (" BEATS ")))[1] AS last_beat"                                        \
+    "  FROM iv WHERE t IN ('ActivityTaskScheduled', " BEATS ", " SWF_HISTORY__ACTIVITY_CLOSING ")" \
     "  GROUP BY 1, 2),"                                                                            \
     " ob AS ("                                                                                     \
     "  INSERT INTO outbox (execution_id, event_id, topic)"                                         \
@@ -714,7 +715,7 @@ static const char append_one_sql[] =
 /*
  * A plain event changes no projection but the history itself (and so the
  * executions row's lazy last_event_id): not a first or closing event, not a
- * timer event, not an activity's scheduling, close or heartbeat (the
+ * timer event, not an activity's scheduling, start, close or heartbeat (the
  * activity_timeouts projection). Keep in step with the projections
  * append_sql writes.
  */
@@ -736,6 +737,7 @@ static bool plain(swf_event_type_t type)
     case SWF_EVENT_ACTIVITY_TASK_TIMED_OUT:
     case SWF_EVENT_ACTIVITY_TASK_CANCELED:
     case SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED:
+    case SWF_EVENT_ACTIVITY_TASK_STARTED: /* the heartbeat timeout counts from it */
         return false;
     default:
         return true;
@@ -766,6 +768,13 @@ static append_needs_t append_needs(const swf_history_append_t *a)
         case SWF_EVENT_TIMER_CANCELED:
         case SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED:
             needs = NEEDS_STEP;
+            break;
+        case SWF_EVENT_ACTIVITY_TASK_STARTED:
+            /* A start alone (activity.started) is a heartbeat; one the
+             * answer follows at once changes no projection. */
+            if (k + 1 == a->count || (a->events[k + 1].type != SWF_EVENT_ACTIVITY_TASK_COMPLETED &&
+                                      a->events[k + 1].type != SWF_EVENT_ACTIVITY_TASK_FAILED))
+                needs = NEEDS_STEP;
             break;
         default:
             break;

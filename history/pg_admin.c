@@ -324,7 +324,7 @@ static const char rebuild_sql[] =
     "  ORDER BY execution_id, attributes->>'timerId', event_id DESC) l"
     " WHERE event_type = 'TimerStarted'"
     "  AND execution_id IN (SELECT execution_id FROM executions WHERE status = 'open');"
-    "INSERT INTO activity_timeouts " SWF_HISTORY__ACTIVITY_TIMEOUTS_FROM_EVENTS ";"
+    "INSERT INTO activity_timeouts " SWF_HISTORY__ACTIVITY_TIMEOUTS_FROM_EVENTS_AND_STARTS ";"
     "INSERT INTO sw_instances " SWF_HISTORY__SW_INSTANCES_FROM_EVENTS;
 
 swf_error_t *swf_history_pg_projections_rebuild(swf_history_store_t *store, size_t *executions,

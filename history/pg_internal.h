@@ -69,13 +69,21 @@ extern const char swf_history__outbox_delete_sql[]; /* "swf_outbox_delete" */
 /* The rows of the activity_timeouts projection, computed from the events
  * (migration 4 and the rebuild): ActivityTaskScheduled events with a
  * timeout, of open executions, that no ActivityTask{Completed, Failed,
- * TimedOut, Canceled} closed, with their last heartbeat. */
+ * TimedOut, Canceled} closed, with their last heartbeat: the last event
+ * BEAT (an SQL condition on h.event_type) matches. Migration 4 counted
+ * recorded heartbeats only (its text must not change); the rebuild counts
+ * a reported start too, as appends do (pg.c, BEATS). */
 #define SWF_HISTORY__ACTIVITY_TIMEOUTS_FROM_EVENTS                                                 \
+    SWF_HISTORY__ACTIVITY_TIMEOUTS_BEATING("h.event_type = 'ActivityTaskHeartbeatRecorded'")
+#define SWF_HISTORY__ACTIVITY_TIMEOUTS_FROM_EVENTS_AND_STARTS                                      \
+    SWF_HISTORY__ACTIVITY_TIMEOUTS_BEATING(                                                        \
+        "h.event_type IN ('ActivityTaskHeartbeatRecorded', 'ActivityTaskStarted')")
+#define SWF_HISTORY__ACTIVITY_TIMEOUTS_BEATING(BEAT)                                               \
     "SELECT s.execution_id, s.event_id, s.event_time,"                                             \
     "  (s.attributes->>'startToCloseTimeout')::float8, "                                           \
     "(s.attributes->>'heartbeatTimeout')::float8,"                                                 \
     "  (SELECT max(h.event_time) FROM events h WHERE h.execution_id = s.execution_id"              \
-    "    AND h.event_id > s.event_id AND h.event_type = 'ActivityTaskHeartbeatRecorded'"           \
+    "    AND h.event_id > s.event_id AND " BEAT                                                    \
     "    AND (h.attributes->>'scheduledEventId')::bigint = s.event_id)"                            \
     " FROM executions x JOIN events s ON s.execution_id = x.execution_id"                          \
     " WHERE x.status = 'open' AND s.event_type = 'ActivityTaskScheduled'"                          \

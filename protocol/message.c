@@ -43,6 +43,7 @@ static const struct {
     {SWF_MSG_CANCEL, "cancel"},
     {SWF_MSG_TERMINATE, "terminate"},
     {SWF_MSG_ACTIVITY_TASK, "activity.task"},
+    {SWF_MSG_ACTIVITY_STARTED, "activity.started"},
 };
 
 #define NNAMES (sizeof(msg_names) / sizeof(msg_names[0]))
@@ -256,6 +257,11 @@ swf_error_t *swf_msg_from_json(json_object *obj, const char *secret, swf_msg_t *
             err = get_str(obj, "error", true, SWF_MSG_NAME_BYTES, &m.error);
         if (err == NULL)
             err = get_str_cut(obj, "cause", SWF_MSG_CAUSE_BYTES, &m.cause);
+        if (err == NULL)
+            err = get_str(obj, "identity", false, SWF_MSG_NAME_BYTES, &m.identity);
+        break;
+    case SWF_MSG_ACTIVITY_STARTED:
+        err = get_token(obj, secret, &m);
         if (err == NULL)
             err = get_str(obj, "identity", false, SWF_MSG_NAME_BYTES, &m.identity);
         break;
@@ -568,6 +574,15 @@ json_object *swf_msg_activity_heartbeat_new(const char *task_token, json_object 
     swf_json_add(o, "taskToken", text(task_token));
     if (has_details)
         swf_json_add(o, "details", swf_json_ref(details));
+    return o;
+}
+
+json_object *swf_msg_activity_started_new(const char *task_token, const char *identity)
+{
+    json_object *o = msg_new(SWF_MSG_ACTIVITY_STARTED);
+    swf_json_add(o, "taskToken", text(task_token));
+    if (identity != NULL)
+        swf_json_add(o, "identity", text(identity));
     return o;
 }
 

@@ -55,6 +55,7 @@ typedef enum swf_msg_type {
     SWF_MSG_CANCEL,              /* "cancel" */
     SWF_MSG_TERMINATE,           /* "terminate" */
     SWF_MSG_ACTIVITY_TASK,       /* "activity.task" (the task topics, not the inbox) */
+    SWF_MSG_ACTIVITY_STARTED,    /* "activity.started" */
 } swf_msg_type_t;
 
 /*
@@ -69,8 +70,8 @@ typedef struct swf_msg {
      * as does activity_id. */
     char *execution_id;
     char *activity_id;
-    char *task_token;     /* activity.completed/failed/heartbeat, activity.task */
-    char *identity;       /* activity.completed/failed (optional) */
+    char *task_token;     /* activity.completed/failed/heartbeat/started, activity.task */
+    char *identity;       /* activity.completed/failed/started (optional) */
     json_object *result;  /* activity.completed (may be JSON null) */
     char *error;          /* activity.failed: the error name */
     char *cause;          /* activity.failed (optional: ""), cancel (optional) */
@@ -151,6 +152,9 @@ json_object *swf_msg_activity_failed_new(const char *task_token, const char *err
 /* has_details false leaves "details" out. */
 json_object *swf_msg_activity_heartbeat_new(const char *task_token, json_object *details,
                                             bool has_details);
+/* A worker took the task (identity may be NULL): the decider records
+ * ActivityTaskStarted then, and the heartbeat timeout counts from there. */
+json_object *swf_msg_activity_started_new(const char *task_token, const char *identity);
 /* timeout_type: "START_TO_CLOSE" or "HEARTBEAT". */
 json_object *swf_msg_activity_timed_out_new(const char *secret, const char *execution_id,
                                             int64_t scheduled_event_id, const char *timeout_type);

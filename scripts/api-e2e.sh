@@ -2,10 +2,12 @@
 # api-e2e.sh - the Step Functions API against `swf dev`, with the clients
 # people use: boto3 (tests/api/e2e_boto3.py: create, start, describe, list,
 # history, stop, an activity worker, a .waitForTaskToken callback, AWS's
-# error names) and the AWS CLI v2 (the same calls a shell script makes).
+# error names), the AWS CLI v2 (the same calls a shell script makes) and an
+# activity worker on the AWS SDK for JavaScript v3 (worker/examples/js).
 #
 # usage: scripts/api-e2e.sh [BUILD_DIR]     (default build)
-# Needs python3-boto3 and awscli (scripts/install-deps.sh). Debian's
+# Needs python3-boto3, awscli and the npm packages of worker/examples/js
+# (scripts/install-deps.sh). Debian's
 # /usr/bin/python3 and /usr/bin/aws are used, not whatever else is first on
 # the PATH, so the versions tested are the packaged ones.
 set -eu
@@ -54,6 +56,14 @@ ex=$(sfn start-execution --state-machine-arn "$arn" --name cli-1 --input '{"a":1
     --query executionArn --output text) || fail start-execution
 task=$(sfn get-activity-task --activity-arn "$act" --worker-name cli) || fail get-activity-task
 token=$(printf '%s' "$task" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["taskToken"])')
+# The hand-out is recorded at once (activity.started), with the workerName.
+i=0
+until sfn get-execution-history --execution-arn "$ex" --output text \
+    --query 'events[?type==`ActivityStarted`].activityStartedEventDetails.workerName' |
+    grep -qw cli; do
+    i=$((i + 1)); [ $i -lt 100 ] || { fail "no ActivityStarted with workerName cli"; break; }
+    sleep 0.2
+done
 sfn send-task-success --task-token "$token" --task-output '{"hi":true}' >/dev/null ||
     fail send-task-success
 i=0
@@ -77,5 +87,33 @@ expect_error InvalidToken sfn send-task-success --task-token bad --task-output '
 expect_error ExecutionAlreadyExists sfn start-execution --state-machine-arn "$arn" --name cli-1 \
     --input '{"a":2}'
 AWS_SECRET_ACCESS_KEY=wrong expect_error InvalidSignatureException sfn list-state-machines
-if [ $status = 0 ]; then echo "AWS CLI: all checks held"; else cat "$dir/log"; fi
+[ $status != 0 ] || echo "AWS CLI: all checks held"
+
+echo "== AWS SDK for JavaScript v3"
+# The activity worker of worker/examples/js/sfn_worker.js (@aws-sdk/client-sfn,
+# pinned by its package-lock.json) answers one task of an execution the CLI
+# starts; the history names it as the worker that started the task.
+js_status=0
+jsdef='{"StartAt":"Greet","States":{"Greet":{"Type":"Task","Resource":"arn:aws:states:us-east-1:123456789012:activity:js-greet","End":true}}}'
+jsarn=$(sfn create-state-machine --name js-hello --definition "$jsdef" \
+    --role-arn arn:aws:iam::123456789012:role/x --query stateMachineArn --output text) ||
+    { fail "js: create"; js_status=1; }
+jsact=$(sfn create-activity --name js-greet --query activityArn --output text) ||
+    { fail "js: create-activity"; js_status=1; }
+node worker/examples/js/sfn_worker.js "$jsact" --max-tasks 1 &
+jsw=$!
+jsex=$(sfn start-execution --state-machine-arn "$jsarn" --name js-1 --input '{"who":"ada"}' \
+    --query executionArn --output text) || { fail "js: start-execution"; js_status=1; }
+wait $jsw || { fail "js: sfn_worker.js did not answer its task"; js_status=1; }
+i=0
+until [ "$(sfn describe-execution --execution-arn "$jsex" --query status --output text)" = SUCCEEDED ]; do
+    i=$((i + 1)); [ $i -lt 100 ] || { fail "js-1 did not succeed"; js_status=1; break; }; sleep 0.2
+done
+sfn describe-execution --execution-arn "$jsex" --query output --output text |
+    grep -q '"greeting": *"hello ada"' || { fail "js: the worker's output"; js_status=1; }
+sfn get-execution-history --execution-arn "$jsex" --output text \
+    --query 'events[?type==`ActivityStarted`].activityStartedEventDetails.workerName' |
+    grep -qx sfn_worker.js || { fail "js: ActivityStarted names sfn_worker.js"; js_status=1; }
+[ $js_status != 0 ] || echo "AWS SDK for JavaScript v3: all checks held"
+[ $status = 0 ] || cat "$dir/log"
 exit $status

@@ -37,7 +37,8 @@ if [ -n "$missing" ]; then
 fi
 [ "${1:-}" != "--build" ] || exit 0
 # The example workers' Kafka clients (worker/examples): Python's comes from Debian
-# above, JavaScript's (kafkajs, pinned by package-lock.json) from npm, Java's
+# above, JavaScript's (kafkajs, and @aws-sdk/client-sfn for the Step Functions
+# API's activity worker, pinned by package-lock.json) from npm, Java's
 # (kafka-clients, pinned by worker/examples/java/pom.xml) from Maven when
 # scripts/storm.sh builds the worker.
 if ! command -v npm >/dev/null 2>&1; then
@@ -46,6 +47,7 @@ if ! command -v npm >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null
 fi
 js="$(dirname "$0")/../worker/examples/js"
-if [ ! -f "$js/node_modules/kafkajs/package.json" ]; then
+if [ ! -f "$js/node_modules/kafkajs/package.json" ] ||
+    [ ! -f "$js/node_modules/@aws-sdk/client-sfn/package.json" ]; then
     npm ci --prefix "$js" --no-audit --no-fund >/dev/null
 fi

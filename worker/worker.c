@@ -13,6 +13,9 @@
  * committing, and a restart redelivers from there. Duplicates are harmless
  * (the decider ignores a second answer); losses are not.
  *
+ * Each task handed out is reported with activity.started (best effort, no
+ * offset waits for it): the decider records the start then.
+ *
  * Back-pressure is the in-flight count: at the limit poll hands out nothing.
  * It first waits for a slot without touching the consumer (up to a second
  * since it last polled it); what librdkafka fetched meanwhile stays in its
@@ -610,6 +613,17 @@ static swf_error_t *dead_letter(swf_worker_t *w, const rd_kafka_message_t *m, co
     return err;
 }
 
+/* Tells swf the task was taken (activity.started, with the worker's
+ * identity): the decider records ActivityTaskStarted now, and the heartbeat
+ * timeout counts from here. Best effort: when it cannot be queued, the
+ * answer records the start, as it does for workers that never send one. */
+static void started_send(swf_worker_t *w, swf_worker_task_t *t)
+{
+    json_object *m = swf_msg_activity_started_new(t->msg.task_token, w->identity);
+    swf_error_free(queue_send(w, w->inbox_topic, t->msg.execution_id, m, NULL));
+    json_object_put(m);
+}
+
 /* Handles one consumed message: a task for *out, or a dead letter. */
 static swf_error_t *take(swf_worker_t *w, const rd_kafka_message_t *m, swf_worker_task_t **out)
 {
@@ -713,5 +727,7 @@ swf_error_t *swf_worker_poll(swf_worker_t *w, int timeout_ms, swf_worker_task_t 
         if (err != NULL)
             break;
     }
+    if (*out != NULL)
+        started_send(w, *out);
     return err;
 }

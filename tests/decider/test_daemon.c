@@ -7,7 +7,8 @@
  * to another decider's partition still let every execution finish: the
  * owner's cached state, gone stale, is checked before it drops a message.
  * An answer json-c alone would rewrite (a duplicate key, a lone surrogate,
- * a 30-digit integer) is dead-lettered and the execution goes on. The
+ * a 30-digit integer) is dead-lettered and the execution goes on.
+ * activity.started records the start once, when the worker takes it. The
  * daemons run as the runtime role, which cannot rewrite events.
  */
 #include <criterion/criterion.h>
@@ -714,6 +715,17 @@ static char *wait_scheduled(swf_history_store_t *store, const char *id)
     return NULL;
 }
 
+/* A rig with one decider and the execution `id` of `def` (input {"n":1})
+ * started and decided: the activityId of its first task, once scheduled
+ * (nobody serves it). */
+static char *task_open(rig_t *rig, const char *machine, const char *def, const char *id)
+{
+    rig_up(rig, 1, false);
+    start_one(rig, machine, def, id, "{\"n\":1}");
+    send_inbox(swf_dev_brokers(rig->dev), id, swf_msg_decide_new(NULL, id));
+    return wait_scheduled(rig->store, id);
+}
+
 /* A worker's answer with a duplicate key, a lone surrogate or a 30-digit
  * integer in its result, under a genuine task token, goes to the dead
  * letters with the path and the reason; the execution is unharmed: the
@@ -722,12 +734,9 @@ Test(daemon, an_answer_json_c_would_rewrite_is_dead_lettered_and_the_execution_u
      .timeout = 600)
 {
     rig_t rig;
-    rig_up(&rig, 1, false);
+    char *aid = task_open(&rig, "Ask", WAIT_TASK_DEF, "ask-0");
     const char *b = swf_dev_brokers(rig.dev);
-    start_one(&rig, "Ask", WAIT_TASK_DEF, "ask-0", "{\"n\":1}");
     swf_decider_t *d = swf_dev_decider(rig.dev, 0);
-    send_inbox(b, "ask-0", swf_msg_decide_new(NULL, "ask-0"));
-    char *aid = wait_scheduled(rig.store, "ask-0");
     char *tok = swf_token_make(swf_token_secret_env(), "ask-0", aid);
     swf_decider_stats_t s0;
     swf_decider_stats(d, &s0);
@@ -770,6 +779,98 @@ Test(daemon, an_answer_json_c_would_rewrite_is_dead_lettered_and_the_execution_u
     json_object_put(out);
     json_object_put(r);
     free(status);
+    free(tok);
+    free(aid);
+    rig_down(&rig);
+}
+
+/* The first event of `type` in the execution's history (its id, 0 when
+ * none) and how many there are; *attrs gets the first one's attributes. */
+static int64_t event_find(swf_history_store_t *store, const char *id, swf_event_type_t type,
+                          int *count, json_object **attrs)
+{
+    swf_event_list_t events = {0};
+    check(swf_history_load(store, id, 0, 0, &events));
+    int64_t first = 0;
+    *count = 0;
+    for (size_t k = 0; k < events.count; k++) {
+        if (events.items[k].type != type)
+            continue;
+        if ((*count)++ == 0) {
+            first = events.items[k].id;
+            if (attrs != NULL)
+                *attrs = swf_json_ref(events.items[k].attrs);
+        }
+    }
+    swf_event_list_free(&events);
+    return first;
+}
+
+static const char *HEARTBEAT_TASK_DEF =
+    "{\"StartAt\":\"Ask\",\"States\":{\"Ask\":{\"Type\":\"Task\","
+    "\"Resource\":\"arn:aws:states:::activity:nobody-serves-this\","
+    "\"HeartbeatSeconds\":3600,\"TimeoutSeconds\":7200,\"End\":true}}}";
+
+/* activity.started records ActivityTaskStarted when the worker takes the
+ * task, with its identity, once however often it comes; the heartbeat
+ * timeout counts from it (activity_timeouts.last_heartbeat); the answer
+ * names that start and records no other; a start after the answer, or
+ * under a forged token, changes nothing. */
+Test(daemon, activity_started_records_the_start_once_when_the_worker_takes_the_task, .timeout = 600)
+{
+    rig_t rig;
+    char *aid = task_open(&rig, "Beat", HEARTBEAT_TASK_DEF, "beat-0");
+    const char *b = swf_dev_brokers(rig.dev);
+    swf_decider_t *d = swf_dev_decider(rig.dev, 0);
+    char *tok = swf_token_make(swf_token_secret_env(), "beat-0", aid);
+    char *forged = swf_token_make("not-the-secret", "beat-0", aid);
+    swf_decider_stats_t s0;
+    swf_decider_stats(d, &s0);
+
+    send_inbox(b, "beat-0", swf_msg_activity_started_new(forged, "evil"));
+    send_inbox(b, "beat-0", swf_msg_activity_started_new(tok, "worker-1"));
+    send_inbox(b, "beat-0", swf_msg_activity_started_new(tok, "worker-2")); /* redelivered */
+    wait_stat(d, f_dead, s0.dead_letters + 1);
+    wait_stat(d, f_ignored, s0.ignored + 1);
+    int n = 0;
+    json_object *a = NULL;
+    int64_t started = event_find(rig.store, "beat-0", SWF_EVENT_ACTIVITY_TASK_STARTED, &n, &a);
+    cr_assert_eq(n, 1, "%d ActivityTaskStarted", n);
+    cr_assert_str_eq(swf_json_get_string(a, "identity"), "worker-1");
+    json_object_put(a);
+    char v[256];
+    cr_assert_str_eq(pg_state(swf_dev_conninfo(rig.dev),
+                              "SELECT count(*) FROM activity_timeouts"
+                              " WHERE execution_id = 'beat-0' AND last_heartbeat IS NOT NULL",
+                              v),
+                     "");
+    cr_assert_str_eq(v, "1", "the heartbeat timeout does not count from the start");
+
+    json_object *r = parse("{\"ok\":true}");
+    send_inbox(b, "beat-0", swf_msg_activity_completed_new(tok, r, "worker-1"));
+    char *status = wait_closed(rig.store, "beat-0");
+    cr_assert_str_eq(status, "succeeded");
+    free(status);
+    event_find(rig.store, "beat-0", SWF_EVENT_ACTIVITY_TASK_STARTED, &n, NULL);
+    cr_assert_eq(n, 1, "the answer recorded another start");
+    event_find(rig.store, "beat-0", SWF_EVENT_ACTIVITY_TASK_COMPLETED, &n, &a);
+    json_object *sid = NULL;
+    cr_assert(swf_json_get(a, "startedEventId", &sid));
+    cr_assert_eq(json_object_get_int64(sid), started);
+    json_object_put(a);
+
+    size_t before, after;
+    json_object *out = replay_checked(rig.store, "beat-0", &before);
+    json_object_put(out);
+    swf_decider_stats(d, &s0);
+    send_inbox(b, "beat-0", swf_msg_activity_started_new(tok, "late"));
+    wait_stat(d, f_ignored, s0.ignored + 1);
+    out = replay_checked(rig.store, "beat-0", &after);
+    cr_assert_eq(after, before, "a start after the answer grew the history");
+    cr_assert(swf_json_equal(out, r));
+    json_object_put(out);
+    json_object_put(r);
+    free(forged);
     free(tok);
     free(aid);
     rig_down(&rig);

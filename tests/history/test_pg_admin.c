@@ -218,8 +218,8 @@ static char *projections(const char *db)
             " E'\\n' ORDER BY execution_id), '') FROM executions x) || E'\\n--\\n' ||"
             " (SELECT coalesce(string_agg(format('%s|%s|%s|%s', execution_id, timer_id, fire_at,"
             " started_event_id), E'\\n' ORDER BY execution_id, timer_id), '') FROM timers) ||"
-            " E'\\n--\\n' || (SELECT coalesce(string_agg(format('%s|%s|%s|%s', execution_id,"
-            " scheduled_event_id, scheduled_time, start_to_close), E'\\n'"
+            " E'\\n--\\n' || (SELECT coalesce(string_agg(format('%s|%s|%s|%s|%s', execution_id,"
+            " scheduled_event_id, scheduled_time, start_to_close, last_heartbeat), E'\\n'"
             " ORDER BY execution_id, scheduled_event_id), '') FROM activity_timeouts)");
     cr_assert(v != NULL, "%s", fixture_value);
     return strdup(v);
@@ -273,6 +273,13 @@ Test(history_pg_admin, rebuild_reproduces_the_live_projections)
         swf_event_t more = {0, SWF_EVENT_TIMER_CANCELED, T0 + 40, parse("{\"timerId\":\"t2\"}")};
         ok(swf_history_append(s, id, e % 2 ? 8 : 6, &more, 1));
         json_object_put(more.attrs);
+        if (closes[e] == NULL) {
+            /* A start a worker reported (activity.started) is a heartbeat. */
+            swf_event_t started = {0, SWF_EVENT_ACTIVITY_TASK_STARTED, T0 + 45,
+                                   parse("{\"scheduledEventId\":5,\"identity\":\"w\"}")};
+            ok(swf_history_append(s, id, e % 2 ? 9 : 7, &started, 1));
+            json_object_put(started.attrs);
+        }
         if (closes[e] != NULL) {
             char attrs[64];
             snprintf(attrs, sizeof(attrs), "{\"reason\":\"r%d\"}", e);
@@ -286,6 +293,10 @@ Test(history_pg_admin, rebuild_reproduces_the_live_projections)
     /* The open executions' activities are watched, the closed ones' not. */
     cr_assert(strstr(live, "ex-5|5|") != NULL && strstr(live, "ex-6|5|") != NULL, "%s", live);
     cr_assert(strstr(live, "ex-0|5|") == NULL, "%s", live);
+    /* Its reported start is its last heartbeat (the row does not end in "|"). */
+    const char *row = strstr(live, "ex-5|5|");
+    size_t row_len = strcspn(row, "\n");
+    cr_assert(row[row_len - 1] != '|', "no heartbeat from the start: %s", live);
     size_t executions = 0, timers = 0;
     cr_assert_gt(inexact_last_ids(db), 0, "open executions' rows lag behind their histories");
     ok(swf_history_pg_projections_rebuild(s, &executions, &timers));

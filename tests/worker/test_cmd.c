@@ -52,6 +52,11 @@ static void read_answers(rd_kafka_t *inbox, const char *exec, const char *const 
     for (int i = 0; i < 200 && got < n; i++) {
         json_object *m = fx_read(inbox, 60000, NULL);
         cr_assert_not_null(m, "only %zu of %zu answers came", got, n);
+        if (strcmp(swf_json_get_string(m, "type"), "activity.started") == 0) {
+            cr_assert_not_null(fx_answer_activity(m, exec, ids, n), "a start of another task");
+            json_object_put(m);
+            continue;
+        }
         if (strcmp(swf_json_get_string(m, "type"), "activity.heartbeat") == 0) {
             if (heartbeats)
                 (*heartbeats)++;
@@ -317,6 +322,10 @@ static json_object *next_answer(rd_kafka_t *inbox, int max_ms, int *heartbeats)
 {
     for (;;) {
         json_object *m = fx_read(inbox, max_ms, NULL);
+        if (m != NULL && strcmp(swf_json_get_string(m, "type"), "activity.started") == 0) {
+            json_object_put(m); /* swf-worker took the task */
+            continue;
+        }
         if (m == NULL || strcmp(swf_json_get_string(m, "type"), "activity.heartbeat") != 0)
             return m;
         if (heartbeats)
