@@ -197,7 +197,10 @@ num.recovery.threads.per.data.dir=2
 EOF
     done
     # One cluster id for every node's storage: 16 random bytes, base64url.
-    id=$(python3 -c 'import base64, uuid; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')
+    # (coreutils only: the python3 first on PATH may not be Debian's, and once
+    # printed nothing here.)
+    id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+    [ ${#id} -eq 22 ] || { echo "real-kafka.sh: could not make a cluster id" >&2; return 1; }
     for i in $(seq 1 "$nodes"); do
         java -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
             -Dlog4j2.configurationFile="$dir/log4j2.properties" -Dkafka.logs.dir="$dir/node$i" \
