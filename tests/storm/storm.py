@@ -510,7 +510,7 @@ class Storm:
                     self.count("swf cancel sent")
             if ex.kind == "signal" and ex.signals < 2 and now - ex.started_at > 1 + 2 * ex.signals:
                 ex.signal_tries += 1
-                r = self.swf("signal", ex.id, "poke", "--input", '{"n": %d}' % ex.signals,
+                r = self.swf("signal", ex.id, "poke", "--force", "--input", '{"n": %d}' % ex.signals,
                              timeout=60)
                 if r.returncode == 0:
                     ex.signals += 1
