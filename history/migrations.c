@@ -368,8 +368,8 @@ static const char *const runtime_grants[] = {
     "GRANT SELECT, INSERT, UPDATE, DELETE ON timers, outbox, activity_timeouts TO %s",
     /* Read by swf send-event; the trigger of migration 10 writes it as the
      * owner. Schemas behind 10 have no such table. */
-    "DO $g$ BEGIN IF pg_catalog.to_regclass('sw_instances') IS NOT NULL THEN"
-    " GRANT SELECT ON sw_instances TO %s; END IF; END $g$",
+    ("DO $g$ BEGIN IF pg_catalog.to_regclass('sw_instances') IS NOT NULL THEN"
+     " GRANT SELECT ON sw_instances TO %s; END IF; END $g$"),
     "GRANT SELECT ON schema_migrations TO %s",
 };
 

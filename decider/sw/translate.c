@@ -204,6 +204,8 @@ static void action_task(json_object *states, const char *name, const char *owner
 static void action_list(json_object *states, const char *owner, const char *first,
                         json_object *holder, const char *next, json_object *targets)
 {
+    if (first == NULL) /* never: callers name the state (GCC -O3 cannot tell) */
+        return;
     json_object *actions;
     swf_json_get(holder, "actions", &actions);
     size_t n = json_object_array_length(actions);
