@@ -114,6 +114,28 @@ Test(sw_interp, a_wait_with_no_events_left_times_out)
     run_free(&r);
 }
 
+/* An interpreter that has applied an execution's first three events
+ * (started with doc, borrowed, and input, taken; its first decision task
+ * started), before it decides. */
+static swf_asl_exec_t *started(const char *id, json_object *doc, json_object *input)
+{
+    swf_asl_exec_t *ex = swf_asl_exec_new();
+    json_object *sa = json_object_new_object();
+    swf_json_add(sa, "executionId", json_object_new_string(id));
+    swf_json_add(sa, "definition", swf_json_ref(doc));
+    swf_json_add(sa, "input", input);
+    swf_event_t evs[] = {
+        {1, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, 1000, sa},
+        {2, SWF_EVENT_DECISION_TASK_SCHEDULED, 1000, json_object_new_object()},
+        {3, SWF_EVENT_DECISION_TASK_STARTED, 1000, json_object_new_object()},
+    };
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_null(swf_asl_exec_apply(ex, &evs[i]));
+    for (size_t i = 0; i < 3; i++)
+        json_object_put(evs[i].attrs);
+    return ex;
+}
+
 /* The events of a history by hand: a started execution waits at Start; a
  * signal carrying a CloudEvent fires it. */
 Test(sw_interp, a_signalled_cloudevent_reaches_the_waiting_state)
@@ -122,18 +144,8 @@ Test(sw_interp, a_signalled_cloudevent_reaches_the_waiting_state)
                              "{\"name\":\"W\",\"type\":\"EVENT\",\"start\":true,\"events\":[{"
                              "\"event-expression\":\"Go\",\"next-state\":\"Done\"}]},"
                              "{\"name\":\"Done\",\"type\":\"END\"}]}");
-    swf_asl_exec_t *ex = swf_asl_exec_new();
-    json_object *sa = json_object_new_object();
-    swf_json_add(sa, "executionId", json_object_new_string("sig-1"));
-    swf_json_add(sa, "definition", doc);
-    swf_json_add(sa, "input", parse("{\"a\":1}"));
-    swf_event_t evs[] = {
-        {1, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, 1000, sa},
-        {2, SWF_EVENT_DECISION_TASK_SCHEDULED, 1000, json_object_new_object()},
-        {3, SWF_EVENT_DECISION_TASK_STARTED, 1000, json_object_new_object()},
-    };
-    for (size_t i = 0; i < 3; i++)
-        cr_assert_null(swf_asl_exec_apply(ex, &evs[i]));
+    swf_asl_exec_t *ex = started("sig-1", doc, parse("{\"a\":1}"));
+    json_object_put(doc);
     swf_asl_decisions_t d = {0};
     cr_assert_null(swf_asl_exec_decide(ex, &d));
     cr_assert_eq(d.count, 0, "the state waits");
@@ -162,8 +174,6 @@ Test(sw_interp, a_signalled_cloudevent_reaches_the_waiting_state)
     cr_assert_str_eq(swf_json_str(res), "{\"a\":1,\"b\":2}", "the event data is merged");
     swf_asl_decisions_free(&d);
     swf_asl_exec_free(ex);
-    for (size_t i = 0; i < 3; i++)
-        json_object_put(evs[i].attrs);
     for (size_t i = 0; i < 4; i++)
         json_object_put(more[i].attrs);
 }
@@ -173,23 +183,10 @@ Test(sw_interp, a_signalled_cloudevent_reaches_the_waiting_state)
 static swf_asl_exec_t *waiting_at_start(json_object **doc_out)
 {
     json_object *doc = parse(LOAN);
-    swf_asl_exec_t *ex = swf_asl_exec_new();
-    json_object *sa = json_object_new_object();
-    swf_json_add(sa, "executionId", json_object_new_string("fate-1"));
-    swf_json_add(sa, "definition", swf_json_ref(doc));
-    swf_json_add(sa, "input", json_object_new_object());
-    swf_event_t evs[] = {
-        {1, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, 1000, sa},
-        {2, SWF_EVENT_DECISION_TASK_SCHEDULED, 1000, json_object_new_object()},
-        {3, SWF_EVENT_DECISION_TASK_STARTED, 1000, json_object_new_object()},
-    };
-    for (size_t i = 0; i < 3; i++)
-        cr_assert_null(swf_asl_exec_apply(ex, &evs[i]));
+    swf_asl_exec_t *ex = started("fate-1", doc, json_object_new_object());
     swf_asl_decisions_t d = {0};
     cr_assert_null(swf_asl_exec_decide(ex, &d));
     swf_asl_decisions_free(&d);
-    for (size_t i = 0; i < 3; i++)
-        json_object_put(evs[i].attrs);
     *doc_out = doc;
     return ex;
 }
