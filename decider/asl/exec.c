@@ -196,6 +196,8 @@ static void info_free(struct lh_entry *e)
     state_info_t *info = (state_info_t *)lh_entry_v(e);
     json_object_put(info->activity_type);
     json_object_put(info->task_list);
+    json_object_put(info->writer_activity_type);
+    json_object_put(info->writer_task_list);
     free(info);
 }
 
@@ -266,6 +268,8 @@ void swf_asl__frame_clear_children(frame_t *f)
     }
     free(f->children);
     free(f->results);
+    free(f->failed_at);
+    f->failed_at = NULL;
     json_object_put(f->items);
     free(f->child_error);
     free(f->child_cause);
@@ -282,6 +286,7 @@ static void frame_free(frame_t *f)
     swf_asl__sw_frame_free(f);
     frame_clear_outcome(f);
     swf_asl__frame_clear_children(f);
+    json_object_put(f->written);
     json_object_put(f->input);
     json_object_put(f->vars);
     json_object_put(f->effective);
@@ -535,6 +540,8 @@ static step_t step_outcome(swf_asl_exec_t *ex, frame_t *f)
         s = STEP_CONTINUE;
     } else if (f->phase == PH_TIMER) {
         s = swf_asl__wait_fired(ex, f);
+    } else if (f->info->type == ST_MAP && f->written != NULL) {
+        s = swf_asl__map_written(ex, f, ok, error, cause); /* its ResultWriter's task answered */
     } else if (ok && f->info->type == ST_MAP) {
         s = swf_asl__map_items_read(ex, f, result); /* its ItemReader's task answered */
     } else if (ok) {

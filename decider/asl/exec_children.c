@@ -19,6 +19,7 @@
 
 #include "decider/asl/exec_internal.h"
 #include "decider/asl/reader.h"
+#include "decider/asl/writer.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 
@@ -164,6 +165,8 @@ static step_t map_begin(swf_asl_exec_t *ex, frame_t *f, json_object *read)
 {
     swf_asl_io_t io;
     json_object *eff = NULL, *items = NULL, *reader;
+    json_object_put(f->written); /* a Retry runs the Map again, writer included */
+    f->written = NULL;
     swf_asl__io_open(&io, ex, f, NULL);
     swf_error_t *err = swf_asl__io_input(&io, &eff);
     if (err == NULL && read == NULL && swf_json_get(f->state, "ItemReader", &reader)) {
@@ -224,6 +227,7 @@ static step_t map_begin(swf_asl_exec_t *ex, frame_t *f, json_object *read)
     f->nchildren = n;
     f->children = xcalloc(n, sizeof(frame_t *));
     f->results = xcalloc(n, sizeof(json_object *));
+    f->failed_at = xcalloc(n, 1);
     f->max_running = has_max ? (size_t)maxc : 0;
     f->tolerance = has_count || has_pct;
     f->tolerated_count = has_count ? (size_t)tcount : (size_t)-1;
@@ -243,13 +247,83 @@ step_t swf_asl__map_enter(swf_asl_exec_t *ex, frame_t *f)
 
 step_t swf_asl__map_items_read(swf_asl_exec_t *ex, frame_t *f, json_object *result)
 {
-    json_object *reader = NULL, *items = NULL;
+    json_object *reader = NULL, *items = NULL, *eff = NULL;
     swf_json_get(f->state, "ItemReader", &reader);
     /* One past the limit, so that the Map's own check names it. */
-    swf_error_t *err = swf_asl_reader_items(reader, result, SWF_LIMIT_MAP_ITEMS + 1, &items);
+    size_t limit = SWF_LIMIT_MAP_ITEMS + 1;
+    swf_asl_io_t io;
+    swf_asl__io_open(&io, ex, f, NULL);
+    swf_error_t *err = swf_asl__io_input(&io, &eff);
+    if (err == NULL)
+        err = swf_asl__io_reader_max_items(&io, eff, reader, &limit);
+    swf_asl__io_close(&io);
+    json_object_put(eff);
+    if (err == NULL)
+        err = swf_asl_reader_items(reader, result, limit, &items);
     if (err != NULL)
         return swf_asl__state_fail_with(ex, f, err);
     return map_begin(ex, f, items);
+}
+
+/* The Map's iterations are done (results): with a ResultWriter, transforms
+ * them as its WriterConfig says and, when it has a task, schedules it with
+ * them (the Map's output waits in f->written); else the Map's result. */
+static step_t map_results(swf_asl_exec_t *ex, frame_t *f, json_object *arr)
+{
+    json_object *writer = NULL;
+    if (!swf_json_get(f->state, "ResultWriter", &writer) ||
+        !json_object_is_type(writer, json_type_object)) {
+        swf_asl__frame_clear_children(f);
+        return swf_asl__state_result(ex, f, arr);
+    }
+    json_object *results =
+        swf_asl_writer_results(writer, f->results, f->items, f->failed_at, f->nchildren);
+    if (!swf_asl_writer_has_task(writer)) {
+        swf_asl__frame_clear_children(f);
+        step_t s = swf_asl__state_result(ex, f, results);
+        json_object_put(results);
+        return s;
+    }
+    json_object *args = NULL, *input = NULL, *output = NULL;
+    swf_asl_io_t io;
+    swf_asl__io_open(&io, ex, f, NULL);
+    swf_error_t *err = swf_asl__io_reader_arguments(&io, f->effective, writer, &args);
+    swf_asl__io_close(&io);
+    if (err == NULL) {
+        /* The run's id is the writer task's activity id in this execution:
+         * the same on every replay, unique in the bucket's prefix. */
+        const char *label = swf_json_get_string(f->state, "Label");
+        char *run_id = xprintf("%s-%lld", ex->execution_id, (long long)(ex->last_seq + 1));
+        char *arn = xprintf("arn:aws:states:local:000000000000:mapRun:%s/%s:%s", ex->machine_name,
+                            label ? label : f->name, run_id);
+        err = swf_asl_writer_task(writer, args, run_id, arn, results, &input, &output);
+        free(run_id);
+        free(arn);
+    }
+    json_object_put(args);
+    json_object_put(results);
+    swf_asl__frame_clear_children(f);
+    if (err != NULL)
+        return swf_asl__state_fail_with(ex, f, err);
+    f->written = output;
+    return swf_asl__activity_schedule(ex, f, writer, input, NULL, 0, 0);
+}
+
+step_t swf_asl__map_written(swf_asl_exec_t *ex, frame_t *f, bool ok, const char *error,
+                            const char *cause)
+{
+    json_object *output = f->written;
+    f->written = NULL;
+    step_t s;
+    if (ok)
+        s = swf_asl__state_result(ex, f, output);
+    else
+        s = swf_asl__state_fail_with(ex, f,
+                                     swf_error_states(SWF_ASL_ERR_WRITER,
+                                                      "the ResultWriter's task failed: %s: %s",
+                                                      error ? error : "", cause ? cause : ""));
+    json_object_put(output);
+    return s;
 }
 
 static bool tolerated(frame_t *f)
@@ -288,13 +362,16 @@ step_t swf_asl__children_step(swf_asl_exec_t *ex, frame_t *f)
     if (f->finished < f->nchildren)
         return STEP_BLOCKED;
     json_object *arr = json_object_new_array_ext((int)f->nchildren);
-    for (size_t i = 0; i < f->nchildren; i++) {
-        json_object_array_add(arr, f->results[i]);
-        f->results[i] = NULL;
+    for (size_t i = 0; i < f->nchildren; i++)
+        json_object_array_add(arr, swf_json_ref(f->results[i]));
+    step_t s;
+    if (f->info->type == ST_MAP && !swf_asl__sw_is_route(ex, f)) {
+        s = map_results(ex, f, arr); /* clears the children */
+    } else {
+        swf_asl__frame_clear_children(f);
+        s = swf_asl__sw_is_route(ex, f) ? swf_asl__sw_route(ex, f, arr)
+                                        : swf_asl__state_result(ex, f, arr);
     }
-    swf_asl__frame_clear_children(f);
-    step_t s = swf_asl__sw_is_route(ex, f) ? swf_asl__sw_route(ex, f, arr)
-                                           : swf_asl__state_result(ex, f, arr);
     json_object_put(arr);
     return s;
 }
@@ -311,6 +388,8 @@ void swf_asl__child_done(swf_asl_exec_t *ex, frame_t *c)
         c->output = NULL;
     } else {
         p->failed++;
+        if (p->failed_at != NULL)
+            p->failed_at[c->index] = 1;
         p->results[c->index] = swf_asl__error_object(c->error, c->cause);
         if (!p->child_failed && !tolerated(p)) {
             /* Stop the siblings now, before any of them starts more work:

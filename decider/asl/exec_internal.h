@@ -90,6 +90,10 @@ typedef struct state_info {
     bool jsonata;               /* QueryLanguage JSONata (its own or the machine's) */
     json_object *activity_type; /* Task: {name, version}, shared by its decisions */
     json_object *task_list;     /* Task: {name} */
+    /* A Map's ResultWriter task: its own activity type and task list (the
+     * two above are its ItemReader's). */
+    json_object *writer_activity_type;
+    json_object *writer_task_list;
 } state_info_t;
 
 typedef struct frame frame_t;
@@ -126,7 +130,9 @@ struct frame {
     double tolerated_pct;
     bool tolerance;
     json_object *items;
-    bool batched; /* items are ItemBatcher batches, already selected */
+    unsigned char *failed_at; /* Map: which iterations failed (ResultWriter's NONE) */
+    json_object *written;     /* Map: its output once its ResultWriter's task answers */
+    bool batched;             /* items are ItemBatcher batches, already selected */
     char *child_error;
     char *child_cause;
     bool child_failed;
@@ -327,6 +333,10 @@ step_t swf_asl__map_enter(swf_asl_exec_t *ex, frame_t *f);
 /* A Map's ItemReader answered with result (the object's content): its items,
  * after ReaderConfig, start the iterations. */
 step_t swf_asl__map_items_read(swf_asl_exec_t *ex, frame_t *f, json_object *result);
+/* A Map's ResultWriter task answered (ok, or failed with error and cause):
+ * the Map ends with f->written, or fails with States.ResultWriterFailed. */
+step_t swf_asl__map_written(swf_asl_exec_t *ex, frame_t *f, bool ok, const char *error,
+                            const char *cause);
 /* Schedules the activity of a Task, or of a Map's ItemReader (holder: the
  * object with the Resource); takes params and token_buf (may be NULL). */
 step_t swf_asl__activity_schedule(swf_asl_exec_t *ex, frame_t *f, json_object *holder,
@@ -376,6 +386,11 @@ swf_error_t *swf_asl__io_input(swf_asl_io_t *io, json_object **eff);
 swf_error_t *swf_asl__io_arguments(swf_asl_io_t *io, json_object *eff, json_object **args);
 /* The arguments of a Map's ItemReader: its Parameters over eff (JSONPath) or
  * its Arguments (JSONata); {} when it has none. */
+/* Lowers *limit to the ItemReader's MaxItems, or to the number its
+ * ReaderConfig's MaxItemsPath selects in eff (a non-negative integer, or one
+ * written as a string: "10"); 0 is no limit. */
+swf_error_t *swf_asl__io_reader_max_items(swf_asl_io_t *io, json_object *eff, json_object *reader,
+                                          size_t *limit);
 swf_error_t *swf_asl__io_reader_arguments(swf_asl_io_t *io, json_object *eff, json_object *reader,
                                           json_object **args);
 /* A Pass state's result: Result, or Parameters applied to eff (JSONPath);

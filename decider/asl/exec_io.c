@@ -508,18 +508,20 @@ static void string_as_number(json_object **val, bool decimal)
     }
 }
 
-static swf_error_t *map_number(frame_t *f, json_object *eff, const char *field,
+/* A number of holder (a Map state, or its ReaderConfig): field, or what
+ * path_field selects in eff. */
+static swf_error_t *map_number(json_object *holder, json_object *eff, const char *field,
                                const char *path_field, const swf_asl_env_t *env, double *out,
                                bool *present)
 {
     json_object *v, *val = NULL;
     *present = false;
-    if (swf_json_get(f->state, field, &v)) {
+    if (swf_json_get(holder, field, &v)) {
         *out = json_object_get_double(v);
         *present = true;
         return NULL;
     }
-    if (!swf_json_get(f->state, path_field, &v))
+    if (!swf_json_get(holder, path_field, &v))
         return NULL;
     swf_error_t *err = swf_asl_path_eval(json_object_get_string(v), eff, env, &val);
     if (err)
@@ -546,7 +548,21 @@ swf_error_t *swf_asl__io_map_number(swf_asl_io_t *io, json_object *eff, const ch
                                     const char *path_field, double *out, bool *present)
 {
     /* Both languages read these as JSONPath does: a number, or a path. */
-    return map_number(io->f, eff, field, path_field, io_env(io), out, present);
+    return map_number(io->f->state, eff, field, path_field, io_env(io), out, present);
+}
+
+swf_error_t *swf_asl__io_reader_max_items(swf_asl_io_t *io, json_object *eff, json_object *reader,
+                                          size_t *limit)
+{
+    json_object *config = NULL;
+    double n = 0;
+    bool present = false;
+    swf_json_get(reader, "ReaderConfig", &config);
+    swf_error_t *err =
+        map_number(config, eff, "MaxItems", "MaxItemsPath", io_env(io), &n, &present);
+    if (err == NULL && present && n > 0 && n < (double)*limit)
+        *limit = (size_t)n;
+    return err;
 }
 
 swf_error_t *swf_asl__io_batcher_limit(swf_asl_io_t *io, json_object *batcher, const char *field,

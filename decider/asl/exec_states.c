@@ -81,8 +81,13 @@ step_t swf_asl__activity_schedule(swf_asl_exec_t *ex, frame_t *f, json_object *h
                                "the task's input is %zu bytes; an activity task carries at most %u",
                                bytes, SWF_LIMIT_TASK_INPUT_BYTES);
     state_info_t *info = (state_info_t *)f->info;
+    /* A Map's ResultWriter has its own task list (the state's is its reader's). */
+    json_object *w = NULL;
+    bool writer = swf_json_get(f->state, "ResultWriter", &w) && w == holder;
+    json_object **type_slot = writer ? &info->writer_activity_type : &info->activity_type;
+    json_object **list_slot = writer ? &info->writer_task_list : &info->task_list;
     char list[SWF_TASK_LIST_BYTES];
-    if (err == NULL && info->activity_type == NULL)
+    if (err == NULL && *type_slot == NULL)
         err = task_list_of(ex, f, holder, resource, list, sizeof(list));
     if (err != NULL) {
         json_object_put(params);
@@ -94,21 +99,21 @@ step_t swf_asl__activity_schedule(swf_asl_exec_t *ex, frame_t *f, json_object *h
     int64_t got = swf_asl__waiter_add(ex, W_ACTIVITY, f);
     assert(got == seq);
     (void)got;
-    if (info->activity_type == NULL) {
-        info->activity_type = json_object_new_object();
-        swf_json_add(info->activity_type, "name", json_object_new_string(list));
-        swf_json_add(info->activity_type, "version", json_object_new_string("1"));
-        info->task_list = json_object_new_object();
+    if (*type_slot == NULL) {
+        *type_slot = json_object_new_object();
+        swf_json_add(*type_slot, "name", json_object_new_string(list));
+        swf_json_add(*type_slot, "version", json_object_new_string("1"));
+        *list_slot = json_object_new_object();
         /* The execution's prefix (swf run --dev's own task lists) goes
          * before the list: the activity type stays the resource's. */
         char *prefixed = xprintf("%s%s", ex->task_list_prefix ? ex->task_list_prefix : "", list);
-        swf_json_add(info->task_list, "name", json_object_new_string(prefixed));
+        swf_json_add(*list_slot, "name", json_object_new_string(prefixed));
         free(prefixed);
     }
     json_object *a = json_object_new_object();
     swf_json_add(a, "activityId", json_object_new_string(activity_id));
-    swf_json_add(a, "activityType", swf_json_ref(info->activity_type));
-    swf_json_add(a, "taskList", swf_json_ref(info->task_list));
+    swf_json_add(a, "activityType", swf_json_ref(*type_slot));
+    swf_json_add(a, "taskList", swf_json_ref(*list_slot));
     swf_json_add(a, "input", swf_json_ref(params));
     json_object *c = swf_asl__control_new(f);
     swf_json_add(c, "attempt", json_object_new_int(f->retry_total));

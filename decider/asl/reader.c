@@ -34,7 +34,10 @@ const char *swf_asl_reader_config_problem(json_object *config)
         const char *t = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
         if (strcmp(key, "InputType") == 0) {
             if (strcmp(t, "MANIFEST") == 0)
-                return "InputType MANIFEST (an S3 inventory) is not supported yet";
+                return "InputType MANIFEST (an S3 inventory: a manifest.json naming gzip CSV, "
+                       "ORC or Parquet files whose rows are the items) is not supported: swf "
+                       "would need a reader task per data file; read each CSV file with "
+                       "InputType CSV, or list the objects with s3:listObjectsV2";
             if (strcmp(t, "JSON") != 0 && strcmp(t, "JSONL") != 0 && strcmp(t, "CSV") != 0)
                 return "InputType must be JSON, JSONL or CSV";
         } else if (strcmp(key, "CSVHeaderLocation") == 0) {
@@ -58,12 +61,16 @@ const char *swf_asl_reader_config_problem(json_object *config)
                 json_object_get_int64(v) > 100000000)
                 return "MaxItems must be an integer from 0 to 100000000";
         } else if (strcmp(key, "MaxItemsPath") == 0) {
-            return "MaxItemsPath is not supported yet; give MaxItems";
+            if (!json_object_is_type(v, json_type_string))
+                return "MaxItemsPath must be a reference path (a string)";
         } else {
-            return "ReaderConfig takes InputType, CSVHeaderLocation, CSVHeaders, CSVDelimiter "
-                   "and MaxItems";
+            return "ReaderConfig takes InputType, CSVHeaderLocation, CSVHeaders, CSVDelimiter, "
+                   "MaxItems and MaxItemsPath";
         }
     }
+    if (json_object_object_get_ex(config, "MaxItems", NULL) &&
+        json_object_object_get_ex(config, "MaxItemsPath", NULL))
+        return "MaxItems and MaxItemsPath are mutually exclusive";
     const char *loc = config_str(config, "CSVHeaderLocation", "FIRST_ROW");
     bool given = strcmp(loc, "GIVEN") == 0;
     if (given != json_object_object_get_ex(config, "CSVHeaders", NULL))

@@ -151,7 +151,7 @@ static bool is_jsonata(json_object *obj, bool inherited)
 }
 
 /* Adds {path, state, resource, taskList or error} for one task: a Task
- * state, or a Map's ItemReader (holder). */
+ * state, or a Map's ItemReader or ResultWriter (holder). */
 static void add_task(json_object *out, json_object *holder, bool jsonata, json_object *map,
                      const char *path, const char *state)
 {
@@ -190,12 +190,17 @@ static void walk(json_object *machine, const char *prefix, bool jsonata, json_ob
         const char *type = swf_json_get_string(st, "Type");
         if (type != NULL && strcmp(type, "Task") == 0)
             add_task(out, st, lang, map, path, name);
-        if (type != NULL && strcmp(type, "Map") == 0 && swf_json_get(st, "ItemReader", &v) &&
-            json_object_is_type(v, json_type_object)) {
+        /* A Map's reader and writer are tasks too (a writer with only
+         * WriterConfig has none). */
+        const char *holders[] = {"ItemReader", "ResultWriter"};
+        for (size_t i = 0; i < 2 && type != NULL && strcmp(type, "Map") == 0; i++) {
+            json_object *res;
+            if (!swf_json_get(st, holders[i], &v) || !swf_json_get(v, "Resource", &res))
+                continue;
             char *sub = malloc(strlen(path) + 16);
             if (sub == NULL)
                 abort();
-            sprintf(sub, "%s.ItemReader", path);
+            sprintf(sub, "%s.%s", path, holders[i]);
             add_task(out, v, lang, map, sub, name);
             free(sub);
         }

@@ -42,7 +42,7 @@ swf_error_t *swf_asl_task_list(json_object *state, bool jsonata, json_object *ma
                                size_t size);
 
 /* Every task of a definition: Task states (Parallel branches and Map
- * processors included) and Map ItemReaders, as a JSON array of {"path",
+ * processors included) and Map ItemReaders and ResultWriters, as a JSON array of {"path",
  * "state", "resource", "taskList"}, or "error" instead of "taskList" for one
  * swf cannot serve. */
 json_object *swf_asl_task_lists(json_object *definition, json_object *map);

@@ -35,6 +35,7 @@
 #include "decider/asl/jsonata.h"
 #include "decider/asl/path.h"
 #include "decider/asl/reader.h"
+#include "decider/asl/writer.h"
 #include "decider/asl/resource.h"
 #include "protocol/alloc.h"
 #include "protocol/json.h"
@@ -1155,35 +1156,54 @@ static void check_label(vctx_t *c, const char *label)
         json_object_object_add(c->labels, label, NULL);
 }
 
-/* A Map's ItemReader: a task (its Resource maps to a task list whose worker
- * returns the object's content, resource.h) and a ReaderConfig swf applies
- * to that content (reader.h). */
-static void check_item_reader(vctx_t *c, const state_t *s, json_object *reader)
+/* A Map's ItemReader or ResultWriter (name): a task (its Resource maps to a
+ * task list, resource.h; for the writer the Resource may be absent) with
+ * Parameters or Arguments, and a configuration (config: ReaderConfig or
+ * WriterConfig) swf applies (reader.h, writer.h). */
+static void check_map_task(vctx_t *c, const state_t *s, json_object *holder, const char *name,
+                           const char *config)
 {
-    size_t mark = pb_key(&c->pb, "ItemReader");
-    json_object_object_foreach(reader, key, val)
+    size_t mark = pb_key(&c->pb, name);
+    json_object_object_foreach(holder, key, val)
     {
-        bool ok = strcmp(key, "Resource") == 0 || strcmp(key, "ReaderConfig") == 0 ||
+        bool ok = strcmp(key, "Resource") == 0 || strcmp(key, config) == 0 ||
                   strcmp(key, s->lang == LANG_JSONATA ? "Arguments" : "Parameters") == 0;
         if (!ok)
-            problem_at(c, key, "field \"%s\" is not allowed in ItemReader", key);
+            problem_at(c, key, "field \"%s\" is not allowed in %s", key, name);
         else if (strcmp(key, "Parameters") == 0)
             check_template(c, val);
         else if (strcmp(key, "Arguments") == 0)
             check_jsonata_value(c, val);
     }
-    json_object *res = NULL, *config = NULL;
+    bool reader = strcmp(name, "ItemReader") == 0;
+    json_object *res = NULL, *cfg = NULL;
     char list[SWF_TASK_LIST_BYTES];
     swf_error_t *err = NULL;
-    if (!json_object_object_get_ex(reader, "Resource", &res) || !is_string(res))
+    bool has_res = json_object_object_get_ex(holder, "Resource", &res);
+    if (reader && (!has_res || !is_string(res)))
         problem(c, "ItemReader needs a Resource (a string), the task that reads the items");
-    else if ((err = swf_asl_task_list(reader, s->lang == LANG_JSONATA, NULL, list, sizeof list)))
+    else if (has_res && !is_string(res))
+        problem_at(c, "Resource", "Resource must be a string, the task that writes the results");
+    else if (has_res &&
+             (err = swf_asl_task_list(holder, s->lang == LANG_JSONATA, NULL, list, sizeof list)))
         problem_at(c, "Resource", "%s", swf_error_message(err));
     swf_error_free(err);
-    json_object_object_get_ex(reader, "ReaderConfig", &config);
-    const char *why = swf_asl_reader_config_problem(config);
-    if (why != NULL)
-        problem_at(c, "ReaderConfig", "%s", why);
+    json_object_object_get_ex(holder, config, &cfg);
+    const char *why = reader ? swf_asl_reader_config_problem(cfg) : swf_asl_writer_problem(holder);
+    json_object *mp = NULL;
+    if (why == NULL && reader && json_object_object_get_ex(cfg, "MaxItemsPath", &mp)) {
+        size_t m2 = pb_key(&c->pb, config);
+        pb_key(&c->pb, "MaxItemsPath");
+        if (s->lang == LANG_JSONATA)
+            problem(c, "MaxItemsPath is a JSONPath field; in JSONata give MaxItems");
+        else
+            check_path_value(c, mp, "MaxItemsPath", SWF_ASL_PATH_REFERENCE, false);
+        pb_cut(&c->pb, m2);
+    }
+    if (why != NULL && reader)
+        problem_at(c, config, "%s", why);
+    else if (why != NULL)
+        problem(c, "%s", why);
     pb_cut(&c->pb, mark);
 }
 
@@ -1255,11 +1275,9 @@ static void check_map(vctx_t *c, const state_t *s)
     }
     /* Refused here rather than accepted and failed at run time. */
     if (field_get(s, "ItemReader", &v) && is_object(v))
-        check_item_reader(c, s, v);
-    if (field_get(s, "ResultWriter", &v))
-        problem_at(c, "ResultWriter",
-                   "ResultWriter is not supported yet: swf does not write a Map's results to a "
-                   "store; the Map's output is its results");
+        check_map_task(c, s, v, "ItemReader", "ReaderConfig");
+    if (field_get(s, "ResultWriter", &v) && is_object(v))
+        check_map_task(c, s, v, "ResultWriter", "WriterConfig");
     if (field_get(s, "Label", &v)) {
         if (!is_string(v))
             problem_at(c, "Label", "Label must be a string, not %s", swf_json_type_name(v));

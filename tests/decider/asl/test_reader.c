@@ -84,7 +84,7 @@ Test(reader, content_that_does_not_read_fails_saying_where)
 Test(reader, reader_config_problems_are_named)
 {
     json_object *c = parse("{\"InputType\":\"MANIFEST\"}");
-    cr_expect(strstr(swf_asl_reader_config_problem(c), "not supported yet") != NULL);
+    cr_expect(strstr(swf_asl_reader_config_problem(c), "MANIFEST") != NULL);
     json_object_put(c);
     c = parse("{\"InputType\":null}");
     cr_expect_not_null(swf_asl_reader_config_problem(c));

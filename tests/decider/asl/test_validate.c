@@ -372,7 +372,16 @@ Test(validate, refuses_what_swf_cannot_serve_with_the_reason)
     expect_problem(ONE("{\"Type\":\"Map\",\"ResultWriter\":{\"Resource\":\"arn:aws:states:::s3:"
                        "putObject\"},\"ItemProcessor\":{\"StartAt\":\"P\",\"States\":{\"P\":{"
                        "\"Type\":\"Pass\",\"End\":true}}},\"End\":true}"),
-                   "$.States.S.ResultWriter", "not supported yet");
+                   "$.States.S.ResultWriter", "needs Parameters");
+    expect_problem(ONE("{\"Type\":\"Map\",\"ResultWriter\":{\"WriterConfig\":{\"Transformation\":"
+                       "\"SQUASH\"}},\"ItemProcessor\":{\"StartAt\":\"P\",\"States\":{\"P\":{"
+                       "\"Type\":\"Pass\",\"End\":true}}},\"End\":true}"),
+                   "$.States.S.ResultWriter", "NONE, COMPACT or FLATTEN");
+    expect_problem(ONE("{\"Type\":\"Map\",\"ItemReader\":{\"Resource\":\"arn:aws:states:::s3:"
+                       "getObject\",\"ReaderConfig\":{\"InputType\":\"JSON\",\"MaxItemsPath\":"
+                       "\"$.a[\"}},\"ItemProcessor\":{\"StartAt\":\"P\",\"States\":{\"P\":{"
+                       "\"Type\":\"Pass\",\"End\":true}}},\"End\":true}"),
+                   "$.States.S.ItemReader.ReaderConfig.MaxItemsPath", "");
 }
 
 Test(validate, checks_retriers)
