@@ -289,6 +289,46 @@ int swf_history_pg_schema_latest(void)
     return MIGRATIONS;
 }
 
+/* Migrations run as the role that owns the schema's tables (or one that
+ * has its privileges); any other role, such as the runtime role made by
+ * `swf db migrate --grant`, gets this error naming the owner, rather than
+ * PostgreSQL's "permission denied" from the middle of a migration. On an
+ * empty schema the role must be able to create tables in it. */
+static swf_error_t *migrate_role_check(PGconn *conn)
+{
+    PGresult *res = NULL;
+    swf_error_t *err = swf_history__pg_query(
+        conn,
+        "SELECT current_user::text, current_schema(),"
+        " (SELECT pg_get_userbyid(c.relowner) FROM pg_class c"
+        "   WHERE c.oid = coalesce(to_regclass('events'), to_regclass('schema_migrations'))),"
+        " coalesce((SELECT pg_has_role(c.relowner, 'USAGE') FROM pg_class c"
+        "   WHERE c.oid = coalesce(to_regclass('events'), to_regclass('schema_migrations'))),"
+        "   has_schema_privilege(current_schema(), 'CREATE'))",
+        0, NULL, &res);
+    if (err != NULL)
+        return err;
+    if (strcmp(PQgetvalue(res, 0, 3), "t") != 0) {
+        const char *user = PQgetvalue(res, 0, 0), *schema = PQgetvalue(res, 0, 1);
+        if (PQgetisnull(res, 0, 2))
+            err = swf_error_new(SWF_E_DB, NULL,
+                                "connected as role \"%s\", which cannot create tables in schema "
+                                "\"%s\": migrations must run as the role that is to own swf's "
+                                "tables (the runtime role is made by swf db migrate --grant ROLE, "
+                                "run as that owner)",
+                                user, schema);
+        else
+            err = swf_error_new(SWF_E_DB, NULL,
+                                "connected as role \"%s\", but swf's tables in schema \"%s\" "
+                                "belong to role \"%s\": migrations must run as the owner (set "
+                                "SWF_DATABASE_URL's user to %s); a runtime role, made by swf db "
+                                "migrate --grant ROLE, can read and append events but not migrate",
+                                user, schema, PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 2));
+    }
+    swf_history__pg_clear(res);
+    return err;
+}
+
 swf_error_t *swf_history_pg_migrate(swf_history_store_t *store, int target, int *from, int *to)
 {
     swf_history__pg_t *pg = swf_history__pg(store);
@@ -296,7 +336,13 @@ swf_error_t *swf_history_pg_migrate(swf_history_store_t *store, int target, int 
         target = MIGRATIONS;
     PGresult *res = NULL;
     int version = 0;
-    swf_error_t *err = swf_history__pg_begin(pg->conn);
+    swf_error_t *err = migrate_role_check(pg->conn);
+    if (err != NULL) {
+        if (to != NULL)
+            *to = -1;
+        return err;
+    }
+    err = swf_history__pg_begin(pg->conn);
     if (err != NULL)
         return err;
     err = swf_history__pg_query(pg->conn,

@@ -636,6 +636,36 @@ Test(cli_db, a_runtime_role_refuses_a_schema_behind_and_names_db_migrate)
     cr_assert_eq(swf(runtime, "list", NULL), 0, "%s", errors);
 }
 
+Test(cli_db, db_migrate_as_the_runtime_role_names_the_owner_instead_of_permission_denied)
+{
+    char owner[640], runtime[640], role[64];
+    two_roles(owner, runtime, role, sizeof(owner));
+    /* An empty schema the runtime role cannot create tables in. */
+    cr_assert_eq(swf(runtime, "db", "migrate", NULL), 3, "%s", output);
+    cr_assert(strstr(errors, "cannot create tables in schema \"public\"") != NULL, "%s", errors);
+    cr_assert(strstr(errors, "permission denied") == NULL, "%s", errors);
+    cr_assert_eq(swf(owner, "db", "migrate", "--grant", role, NULL), 0, "%s", errors);
+    char owner_role[64];
+    const char *user = owner; /* the last user= is two_roles' */
+    for (const char *p = owner; (p = strstr(p, "user=")) != NULL; p++)
+        user = p + 5;
+    snprintf(owner_role, sizeof(owner_role), "%.63s", user);
+    /* Up to date or not, the runtime role does not migrate: the message
+     * names it, the owner, and how runtime roles are made. */
+    cr_assert_eq(swf(runtime, "db", "migrate", NULL), 3, "%s", output);
+    char want[256];
+    snprintf(want, sizeof(want),
+             "connected as role \"%s\", but swf's tables in schema \"public\" "
+             "belong to role \"%s\": migrations must run as the owner",
+             role, owner_role);
+    cr_assert(strstr(errors, want) != NULL, "%s", errors);
+    cr_assert(strstr(errors, "swf db migrate --grant ROLE") != NULL, "%s", errors);
+    cr_assert(strstr(errors, "permission denied") == NULL, "%s", errors);
+    cr_assert_eq(swf(runtime, "db", "migrate", "--grant", role, NULL), 3, "%s", output);
+    cr_assert(strstr(errors, want) != NULL, "%s", errors);
+    cr_assert_eq(swf(owner, "db", "migrate", NULL), 0, "%s", errors);
+}
+
 /* Migrates db and registers `hello` (the definition written to def, a
  * mkstemp template the caller unlinks). */
 static void hello_db(const char *db, char *def)
