@@ -243,7 +243,7 @@ static swf_error_t *parse(const char *name, const char *buf, size_t len, size_t 
         }
         goto done;
     }
-    *out = v;
+    *out = is_strict ? swf_json_minus_zero_keep(buf, len, v) : v;
 done:
     json_tokener_free(tok);
     return err;

@@ -69,6 +69,13 @@ swf_error_t *swf_json_parse_named(const char *name, const char *buf, size_t len,
  * len; thread-safe (protocol/json_strict.c). swf_json_parse* run it. */
 size_t swf_json_strict_check(const char *buf, size_t len, char *what, size_t what_cap);
 
+/* For the well-formed text buf[0..len) and the tree v json-c made of it
+ * (strict-checked): each integer written -0, which json-c holds as the
+ * integer 0, becomes the double -0.0 written "-0", so that it is written
+ * back as it came. Takes v; returns the tree (v, or a new root). Linear in
+ * len; only walks when the text has a "-0" (protocol/json_strict.c). */
+json_object *swf_json_minus_zero_keep(const char *buf, size_t len, json_object *v);
+
 /* The offset of the first byte of s[0..n) that does not belong to a
  * well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,
  * nothing above U+10FFFF), or n when there is none. */

@@ -20,7 +20,10 @@
  * does not read as 0 unless it is 0: 1e400 (infinity to json-c) and 1e-400
  * are refused as well. A number with more digits than a double holds
  * (0.1000000000000000000001) is kept: json-c and jsonb both keep its text;
- * only arithmetic on it rounds. jsonb writes 1e20 back as
+ * only arithmetic on it rounds. The integer -0, which json-c holds as the
+ * integer 0, is kept as a negative zero written "-0" (swf_json_minus_zero_keep,
+ * at the end of this file); jsonb has no negative zero and stores -0 and
+ * -0.0 as 0 and 0.0, equal values. jsonb writes 1e20 back as
  * 100000000000000000000, which is why what swf reads back from PostgreSQL
  * goes through swf_json_parse_stored instead (json.h).
  *
@@ -499,4 +502,115 @@ char *swf_json_stored_widen(const char *buf, size_t len, size_t *out_len)
     }
     *out_len = o;
     return out;
+}
+
+/* ---- the integer -0 ---------------------------------------------------------
+ *
+ * json-c reads the integer -0 as the int64_t 0, which it writes as 0. The
+ * value is kept instead as the double -0.0 written "-0" (json-c's number
+ * with its own text, as it keeps -0.0's): the same value for equality and
+ * arithmetic, and the same text back. One walk over the text beside the
+ * tree finds them, in the order json-c made the members (no duplicates:
+ * the strict check has run), and only when the text has a "-0" that could
+ * be one. */
+
+/* True when buf has a "-0" not followed by a digit, '.', 'e' or 'E' (in a
+ * string or not: the walk tells). */
+static bool minus_zero_maybe(const char *buf, size_t len)
+{
+    for (const char *p = buf; (p = memchr(p, '-', (size_t)(buf + len - p))) != NULL; p++) {
+        if (p + 1 < buf + len && p[1] == '0' &&
+            (p + 2 == buf + len || strchr("0123456789.eE", p[2]) == NULL || p[2] == '\0'))
+            return true;
+    }
+    return false;
+}
+
+static void mz_skip_string(const char *b, size_t n, size_t *i)
+{
+    for ((*i)++; *i < n && b[*i] != '"'; (*i)++) {
+        if (b[*i] == '\\')
+            (*i)++;
+    }
+    (*i)++;
+}
+
+static void mz_skip_space(const char *b, size_t n, size_t *i)
+{
+    while (*i < n && strchr(" \t\r\n", b[*i]) != NULL && b[*i] != '\0')
+        (*i)++;
+}
+
+/* Walks the value at b[*i] beside v; returns what takes v's place (v
+ * itself, or a new -0 for the integer -0). */
+static json_object *mz_value(const char *b, size_t n, size_t *i, json_object *v)
+{
+    mz_skip_space(b, n, i);
+    if (*i >= n)
+        return v;
+    char c = b[*i];
+    if (c == '{') {
+        struct lh_entry *e =
+            json_object_is_type(v, json_type_object) ? json_object_get_object(v)->head : NULL;
+        for ((*i)++;;) {
+            mz_skip_space(b, n, i);
+            if (*i >= n || b[*i] == '}')
+                break;
+            if (b[*i] == ',') {
+                (*i)++;
+                continue;
+            }
+            mz_skip_string(b, n, i); /* the member's name */
+            mz_skip_space(b, n, i);
+            (*i)++; /* ':' */
+            if (e == NULL)
+                return v; /* not the tree of this text: leave it */
+            json_object *old = (json_object *)lh_entry_v(e);
+            json_object *r = mz_value(b, n, i, old);
+            if (r != old)
+                json_object_object_add(v, (const char *)lh_entry_k(e), r);
+            e = e->next;
+        }
+        (*i)++;
+    } else if (c == '[') {
+        size_t k = 0;
+        for ((*i)++;;) {
+            mz_skip_space(b, n, i);
+            if (*i >= n || b[*i] == ']')
+                break;
+            if (b[*i] == ',') {
+                (*i)++;
+                continue;
+            }
+            if (!json_object_is_type(v, json_type_array) || k >= json_object_array_length(v))
+                return v;
+            json_object *old = json_object_array_get_idx(v, k);
+            json_object *r = mz_value(b, n, i, old);
+            if (r != old)
+                json_object_array_put_idx(v, k, r);
+            k++;
+        }
+        (*i)++;
+    } else if (c == '"') {
+        mz_skip_string(b, n, i);
+    } else {
+        size_t at = *i;
+        while (*i < n && b[*i] != '\0' && strchr(",]} \t\r\n", b[*i]) == NULL)
+            (*i)++;
+        if (*i - at == 2 && b[at] == '-' && b[at + 1] == '0' &&
+            json_object_is_type(v, json_type_int))
+            return json_object_new_double_s(-0.0, "-0");
+    }
+    return v;
+}
+
+json_object *swf_json_minus_zero_keep(const char *buf, size_t len, json_object *v)
+{
+    if (v == NULL || !minus_zero_maybe(buf, len))
+        return v;
+    size_t i = 0;
+    json_object *r = mz_value(buf, len, &i, v);
+    if (r != v)
+        json_object_put(v);
+    return r;
 }

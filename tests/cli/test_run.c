@@ -395,7 +395,7 @@ Test(cli_run, a_30_digit_integer_is_refused_where_it_enters_and_kept_numbers_com
 
     const char *kept = "{\"a\":9223372036854775807,\"b\":-9223372036854775808,\"c\":1e-300,"
                        "\"d\":0.1000000000000000000000000000001,\"e\":1.7976931348623157e308,"
-                       "\"f\":-0.0,\"g\":1E+20}";
+                       "\"f\":-0.0,\"g\":1E+20,\"h\":-0,\"i\":[-0]}";
     run_pass(&o, kept, "");
     cr_assert_eq(o.status, 0, "stderr: %s", o.err);
     char want[1024];
