@@ -65,6 +65,15 @@ int swf_cli_decide_post(const char *execution_id);
  * decider/sw_route.h's swf_sw_route_send_fn. */
 swf_error_t *swf_cli_inbox_post(void *ctx, const char *execution_id, json_object *msg);
 
+/* The tasks an execution's definition schedules, each with the task list it
+ * uses, as swf validate lists them ({"path", "state", "resource",
+ * "taskList"}, the execution's prefix included), for swf describe
+ * (cli/tasks.c); NULL for an execution recorded before task lists had a rule
+ * (or on *err). The store is borrowed; the array is the caller's. */
+struct swf_history_store;
+json_object *swf_cli_execution_tasks(struct swf_history_store *s, const char *execution_id,
+                                     swf_error_t **err);
+
 /* `swf send-event` (cli/send_event.c). */
 int swf_cli_send_event(int argc, char **argv);
 

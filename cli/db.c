@@ -274,7 +274,8 @@ static json_object *execution_json(const swf_history_execution_t *ex)
 
 static const swf_cli_cmd_t describe_cmd = {
     "swf describe", "(ID | --workflow-id WORKFLOW_ID) [--json]",
-    "Show one execution: its workflow id, state machine, status, times and number of events.",
+    "Show one execution: its workflow id, state machine, status, times, number of events, and "
+    "the task list each of its tasks uses.",
     (const swf_cli_opt_t[]){SWF_CLI_OPTS_EXECUTION("describe"),
                             {"--json", NULL, 0, "one JSON object instead of text",
                              "swf describe --workflow-id order-7 --json"},
@@ -291,16 +292,23 @@ int swf_cli_describe(int argc, char **argv)
     bool json = swf_cli_args_has(&a, "--json");
     swf_history_store_t *s;
     swf_error_t *err = store_open(&s);
-    swf_history_execution_t ex;
+    swf_history_execution_t ex = {0};
+    json_object *tasks = NULL; /* the task lists its tasks use (cli/tasks.c) */
     if (err == NULL) {
         err = swf_history_pg_execution_describe(s, id, &ex);
+        if (err == NULL)
+            tasks = swf_cli_execution_tasks(s, id, &err);
         swf_history_store_free(s);
     }
     free(id);
-    if (err != NULL)
+    if (err != NULL) {
+        swf_history_execution_free(&ex);
         return fail("describe", err);
+    }
     if (json) {
         json_object *o = execution_json(&ex);
+        if (tasks != NULL)
+            json_object_object_add(o, "tasks", json_object_get(tasks));
         printf("%s\n", swf_json_str(o));
         json_object_put(o);
     } else {
@@ -311,7 +319,14 @@ int swf_cli_describe(int argc, char **argv)
                "status         %s\nstarted        %s\nclosed         %s\nevents         %lld\n",
                ex.execution_id, ex.workflow_id, ex.state_machine, ex.state_machine_version,
                ex.status, st, ct, (long long)ex.last_event_id);
+        for (size_t i = 0; tasks != NULL && i < json_object_array_length(tasks); i++) {
+            json_object *t = json_object_array_get_idx(tasks, i);
+            const char *list = swf_json_get_string(t, "taskList");
+            printf("task list      %s (%s)\n", list ? list : "(none)",
+                   swf_json_get_string(t, "path"));
+        }
     }
+    json_object_put(tasks);
     swf_history_execution_free(&ex);
     return SWF_EXIT_OK;
 }

@@ -491,6 +491,39 @@ Test(cli_db, a_file_that_cannot_be_read_exits_3_and_a_malformed_one_1)
     unlink(f);
 }
 
+Test(cli_db, describe_names_the_task_list_each_task_uses)
+{
+    const char *db = fixture_db();
+    char def[] = "/tmp/swf-cli-def-XXXXXX";
+    close(mkstemp(def));
+    write_file(def, "{\"StartAt\":\"Charge\",\"States\":{\"Charge\":{\"Type\":\"Task\","
+                    "\"Resource\":\"arn:aws:states:::sqs:sendMessage.waitForTaskToken\","
+                    "\"Next\":\"M\"},\"M\":{\"Type\":\"Map\",\"ResultWriter\":{"
+                    "\"Resource\":\"arn:aws:states:::s3:putObject\",\"Parameters\":{"
+                    "\"Bucket\":\"b\"}},\"ItemProcessor\":{\"StartAt\":\"P\",\"States\":{"
+                    "\"P\":{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::activity:"
+                    "pack\",\"End\":true}}},\"End\":true}}}");
+    cr_assert_eq(swf(db, "register", "tasks", def, NULL), 0, "%s", errors);
+    unlink(def);
+    cr_assert_eq(swf(db, "start", "tasks", NULL), 0, "%s", errors);
+    char id[64];
+    snprintf(id, sizeof(id), "%.63s", output);
+    trim(id);
+    cr_assert_eq(swf(db, "describe", id, NULL), 0, "%s", errors);
+    /* In the order of the stored definition (jsonb's: shorter names first). */
+    cr_assert(strstr(output, "task list      s3.putObject ($.States.M.ResultWriter)\n"
+                             "task list      pack ($.States.M.ItemProcessor.States.P)\n"
+                             "task list      sqs.sendMessage ($.States.Charge)\n") != NULL,
+              "%s", output);
+    cr_assert_eq(swf(db, "describe", id, "--json", NULL), 0);
+    json_object *o = json_tokener_parse(output), *tasks = NULL;
+    cr_assert(swf_json_get(o, "tasks", &tasks) && json_object_array_length(tasks) == 3, "%s",
+              output);
+    cr_assert_str_eq(swf_json_get_string(json_object_array_get_idx(tasks, 0), "taskList"),
+                     "s3.putObject");
+    json_object_put(o);
+}
+
 /* ---- roles: the owner migrates, the runtime role cannot rewrite ---------- */
 
 /* Runs sql on conninfo; returns its SQLSTATE ("" when it succeeded). */
