@@ -287,6 +287,7 @@ static void frame_free(frame_t *f)
     frame_clear_outcome(f);
     swf_asl__frame_clear_children(f);
     json_object_put(f->written);
+    swf_asl__map_manifest_clear(f);
     json_object_put(f->input);
     json_object_put(f->vars);
     json_object_put(f->effective);

@@ -167,6 +167,7 @@ static step_t map_begin(swf_asl_exec_t *ex, frame_t *f, json_object *read)
     json_object *eff = NULL, *items = NULL, *reader;
     json_object_put(f->written); /* a Retry runs the Map again, writer included */
     f->written = NULL;
+    swf_asl__map_manifest_clear(f);
     swf_asl__io_open(&io, ex, f, NULL);
     swf_error_t *err = swf_asl__io_input(&io, &eff);
     if (err == NULL && read == NULL && swf_json_get(f->state, "ItemReader", &reader)) {
@@ -245,6 +246,42 @@ step_t swf_asl__map_enter(swf_asl_exec_t *ex, frame_t *f)
     return map_begin(ex, f, NULL);
 }
 
+void swf_asl__map_manifest_clear(frame_t *f)
+{
+    json_object_put(f->manifest_files);
+    json_object_put(f->manifest_schema);
+    json_object_put(f->manifest_items);
+    f->manifest_files = f->manifest_schema = f->manifest_items = NULL;
+    f->manifest_next = 0;
+}
+
+/* An S3 inventory (InputType MANIFEST): the reader's first answer is the
+ * manifest, each next one a data file's content; one task per file, on the
+ * reader's task list, one at a time, until the files or MaxItems run out. */
+static step_t map_inventory_read(swf_asl_exec_t *ex, frame_t *f, json_object *reader,
+                                 json_object *result, size_t limit)
+{
+    swf_error_t *err;
+    if (f->manifest_files == NULL) {
+        err = swf_asl_reader_manifest(result, &f->manifest_files, &f->manifest_schema);
+        f->manifest_items = json_object_new_array();
+    } else {
+        err = swf_asl_reader_inventory_rows(f->manifest_schema, result, limit, f->manifest_items);
+    }
+    if (err != NULL) {
+        swf_asl__map_manifest_clear(f);
+        return swf_asl__state_fail_with(ex, f, err);
+    }
+    if (f->manifest_next < json_object_array_length(f->manifest_files) &&
+        json_object_array_length(f->manifest_items) < limit) {
+        json_object *in = json_object_array_get_idx(f->manifest_files, f->manifest_next++);
+        return swf_asl__activity_schedule(ex, f, reader, json_object_get(in), NULL, 0, 0);
+    }
+    json_object *items = json_object_get(f->manifest_items);
+    swf_asl__map_manifest_clear(f);
+    return map_begin(ex, f, items);
+}
+
 step_t swf_asl__map_items_read(swf_asl_exec_t *ex, frame_t *f, json_object *result)
 {
     json_object *reader = NULL, *items = NULL, *eff = NULL;
@@ -258,6 +295,8 @@ step_t swf_asl__map_items_read(swf_asl_exec_t *ex, frame_t *f, json_object *resu
         err = swf_asl__io_reader_max_items(&io, eff, reader, &limit);
     swf_asl__io_close(&io);
     json_object_put(eff);
+    if (err == NULL && swf_asl_reader_is_manifest(reader))
+        return map_inventory_read(ex, f, reader, result, limit);
     if (err == NULL)
         err = swf_asl_reader_items(reader, result, limit, &items);
     if (err != NULL)

@@ -132,7 +132,13 @@ struct frame {
     json_object *items;
     unsigned char *failed_at; /* Map: which iterations failed (ResultWriter's NONE) */
     json_object *written;     /* Map: its output once its ResultWriter's task answers */
-    bool batched;             /* items are ItemBatcher batches, already selected */
+    /* Map with an S3 inventory (InputType MANIFEST): the data files' task
+     * inputs, the manifest's columns, the items read so far, the next file. */
+    json_object *manifest_files;
+    json_object *manifest_schema;
+    json_object *manifest_items;
+    size_t manifest_next;
+    bool batched; /* items are ItemBatcher batches, already selected */
     char *child_error;
     char *child_cause;
     bool child_failed;
@@ -333,6 +339,8 @@ step_t swf_asl__map_enter(swf_asl_exec_t *ex, frame_t *f);
 /* A Map's ItemReader answered with result (the object's content): its items,
  * after ReaderConfig, start the iterations. */
 step_t swf_asl__map_items_read(swf_asl_exec_t *ex, frame_t *f, json_object *result);
+/* Forgets a Map's S3 inventory reading (InputType MANIFEST). */
+void swf_asl__map_manifest_clear(frame_t *f);
 /* A Map's ResultWriter task answered (ok, or failed with error and cause):
  * the Map ends with f->written, or fails with States.ResultWriterFailed. */
 step_t swf_asl__map_written(swf_asl_exec_t *ex, frame_t *f, bool ok, const char *error,

@@ -33,13 +33,9 @@ const char *swf_asl_reader_config_problem(json_object *config)
     {
         const char *t = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
         if (strcmp(key, "InputType") == 0) {
-            if (strcmp(t, "MANIFEST") == 0)
-                return "InputType MANIFEST (an S3 inventory: a manifest.json naming gzip CSV, "
-                       "ORC or Parquet files whose rows are the items) is not supported: swf "
-                       "would need a reader task per data file; read each CSV file with "
-                       "InputType CSV, or list the objects with s3:listObjectsV2";
-            if (strcmp(t, "JSON") != 0 && strcmp(t, "JSONL") != 0 && strcmp(t, "CSV") != 0)
-                return "InputType must be JSON, JSONL or CSV";
+            if (strcmp(t, "JSON") != 0 && strcmp(t, "JSONL") != 0 && strcmp(t, "CSV") != 0 &&
+                strcmp(t, "MANIFEST") != 0)
+                return "InputType must be JSON, JSONL, CSV or MANIFEST";
         } else if (strcmp(key, "CSVHeaderLocation") == 0) {
             if (strcmp(t, "FIRST_ROW") != 0 && strcmp(t, "GIVEN") != 0)
                 return "CSVHeaderLocation must be FIRST_ROW or GIVEN";
@@ -71,6 +67,12 @@ const char *swf_asl_reader_config_problem(json_object *config)
     if (json_object_object_get_ex(config, "MaxItems", NULL) &&
         json_object_object_get_ex(config, "MaxItemsPath", NULL))
         return "MaxItems and MaxItemsPath are mutually exclusive";
+    if (strcmp(config_str(config, "InputType", ""), "MANIFEST") == 0 &&
+        (json_object_object_get_ex(config, "CSVHeaderLocation", NULL) ||
+         json_object_object_get_ex(config, "CSVHeaders", NULL) ||
+         json_object_object_get_ex(config, "CSVDelimiter", NULL)))
+        return "InputType MANIFEST takes no CSV settings: an inventory's columns are its "
+               "manifest's fileSchema";
     const char *loc = config_str(config, "CSVHeaderLocation", "FIRST_ROW");
     bool given = strcmp(loc, "GIVEN") == 0;
     if (given != json_object_object_get_ex(config, "CSVHeaders", NULL))
@@ -262,5 +264,117 @@ swf_error_t *swf_asl_reader_items(json_object *reader, json_object *result, size
         json_object_put(*items);
         *items = NULL;
     }
+    return err;
+}
+
+/* ---- InputType MANIFEST: an S3 inventory ---------------------------------- */
+
+bool swf_asl_reader_is_manifest(json_object *reader)
+{
+    json_object *config = NULL;
+    swf_json_get(reader, "ReaderConfig", &config);
+    const char *t = swf_json_get_string(config, "InputType");
+    return t != NULL && strcmp(t, "MANIFEST") == 0;
+}
+
+/* The content of a reader task's result: the string itself or its Body. */
+static json_object *content_of(json_object *result)
+{
+    json_object *v;
+    if (json_object_is_type(result, json_type_object) && swf_json_get(result, "Body", &v))
+        return v;
+    return result;
+}
+
+swf_error_t *swf_asl_reader_manifest(json_object *result, json_object **files, json_object **schema)
+{
+    *files = *schema = NULL;
+    json_object *content = content_of(result), *m = NULL, *list;
+    if (json_object_is_type(content, json_type_string)) {
+        swf_error_t *err = swf_json_parse(json_object_get_string(content),
+                                          (size_t)json_object_get_string_len(content),
+                                          SWF_LIMIT_PAYLOAD_BYTES, &m);
+        if (err != NULL) {
+            swf_error_free(err);
+            return swf_error_states(SWF_ASL_ERR_READER, "the manifest is not JSON");
+        }
+    } else {
+        m = json_object_get(content);
+    }
+    swf_error_t *err = NULL;
+    const char *format = swf_json_get_string(m, "fileFormat");
+    const char *dest = swf_json_get_string(m, "destinationBucket");
+    const char *cols = swf_json_get_string(m, "fileSchema");
+    if (!json_object_is_type(m, json_type_object))
+        err = swf_error_states(SWF_ASL_ERR_READER, "the manifest is %s, not an object",
+                               swf_json_type_name(m));
+    else if (format == NULL || strcmp(format, "CSV") != 0)
+        err = swf_error_states(SWF_ASL_ERR_READER,
+                               "the manifest's fileFormat is %s: swf reads CSV inventories "
+                               "(not ORC or Parquet)",
+                               format ? format : "missing");
+    else if (dest == NULL || strncmp(dest, "arn:aws:s3:::", 13) != 0 || dest[13] == '\0')
+        err = swf_error_states(SWF_ASL_ERR_READER,
+                               "the manifest's destinationBucket is not a bucket's ARN "
+                               "(arn:aws:s3:::NAME)");
+    else if (cols == NULL || cols[0] == '\0')
+        err = swf_error_states(SWF_ASL_ERR_READER, "the manifest has no fileSchema");
+    else if (!swf_json_get(m, "files", &list) || !json_object_is_type(list, json_type_array))
+        err = swf_error_states(SWF_ASL_ERR_READER, "the manifest has no files array");
+    if (err != NULL) {
+        json_object_put(m);
+        return err;
+    }
+    /* fileSchema: "Bucket, Key, Size, LastModifiedDate". */
+    *schema = json_object_new_array();
+    for (const char *p = cols; *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        const char *e = p;
+        while (*e && *e != ',')
+            e++;
+        const char *t = e;
+        while (t > p && t[-1] == ' ')
+            t--;
+        if (t > p)
+            json_object_array_add(*schema, json_object_new_string_len(p, (int)(t - p)));
+        p = e;
+    }
+    *files = json_object_new_array();
+    for (size_t i = 0; err == NULL && i < json_object_array_length(list); i++) {
+        const char *key = swf_json_get_string(json_object_array_get_idx(list, i), "key");
+        if (key == NULL) {
+            err = swf_error_states(SWF_ASL_ERR_READER, "the manifest's files[%zu] has no key", i);
+            break;
+        }
+        json_object *in = json_object_new_object();
+        swf_json_add(in, "Bucket", json_object_new_string(dest + 13));
+        swf_json_add(in, "Key", json_object_new_string(key));
+        json_object_array_add(*files, in);
+    }
+    json_object_put(m);
+    if (err != NULL) {
+        json_object_put(*files);
+        json_object_put(*schema);
+        *files = *schema = NULL;
+    }
+    return err;
+}
+
+swf_error_t *swf_asl_reader_inventory_rows(json_object *schema, json_object *result, size_t limit,
+                                           json_object *items)
+{
+    json_object *content = content_of(result);
+    if (!json_object_is_type(content, json_type_string))
+        return swf_error_states(SWF_ASL_ERR_READER,
+                                "the reader's task returned %s for an inventory file, not its "
+                                "content (a string, decompressed)",
+                                swf_json_type_name(content));
+    json_object *config = json_object_new_object();
+    swf_json_add(config, "CSVHeaderLocation", json_object_new_string("GIVEN"));
+    swf_json_add(config, "CSVHeaders", json_object_get(schema));
+    swf_error_t *err = read_csv(config, json_object_get_string(content),
+                                (size_t)json_object_get_string_len(content), limit, items);
+    json_object_put(config);
     return err;
 }

@@ -358,12 +358,12 @@ Test(validate, refuses_what_swf_cannot_serve_with_the_reason)
     expect_problem(ONE("{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::sqs:sendMessage.x\","
                        "\"End\":true}"),
                    "$.States.S.Resource", "integration pattern");
-    expect_problem(
-        ONE("{\"Type\":\"Map\",\"ItemReader\":{\"Resource\":\"arn:aws:states:::s3:"
-            "getObject\",\"ReaderConfig\":{\"InputType\":\"MANIFEST\"}},\"ItemProcessor\":{"
-            "\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}},"
-            "\"End\":true}"),
-        "$.States.S.ItemReader.ReaderConfig", "not supported yet");
+    expect_problem(ONE("{\"Type\":\"Map\",\"ItemReader\":{\"Resource\":\"arn:aws:states:::s3:"
+                       "getObject\",\"ReaderConfig\":{\"InputType\":\"MANIFEST\",\"CSVDelimiter\":"
+                       "\"PIPE\"}},\"ItemProcessor\":{"
+                       "\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}},"
+                       "\"End\":true}"),
+                   "$.States.S.ItemReader.ReaderConfig", "MANIFEST takes no CSV settings");
     expect_problem(ONE("{\"Type\":\"Map\",\"ItemReader\":{\"Resource\":\"arn:aws:states:::s3:"
                        "getObject\",\"ReaderConfig\":{\"InputType\":\"CSV\",\"CSVHeaderLocation\":"
                        "\"GIVEN\"}},\"ItemProcessor\":{\"StartAt\":\"P\",\"States\":{\"P\":{"
