@@ -9,8 +9,8 @@
  * had a version (no taskListRule) has no such list: its task lists are the
  * names in its ActivityTaskScheduled events (`swf history`).
  */
+#include <json-c/printbuf.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cli/cli.h"
 #include "decider/asl/resource.h"
@@ -41,13 +41,11 @@ json_object *swf_cli_execution_tasks(swf_history_store_t *s, const char *executi
         const char *list = swf_json_get_string(t, "taskList");
         if (list == NULL)
             continue;
-        size_t n = strlen(prefix) + strlen(list) + 1;
-        char *full = malloc(n);
-        if (full == NULL)
+        struct printbuf *full = printbuf_new();
+        if (full == NULL || sprintbuf(full, "%s%s", prefix, list) < 0)
             abort();
-        snprintf(full, n, "%s%s", prefix, list);
-        json_object_object_add(t, "taskList", json_object_new_string(full));
-        free(full);
+        json_object_object_add(t, "taskList", json_object_new_string(full->buf));
+        printbuf_free(full);
     }
 done:
     swf_event_list_free(&first);

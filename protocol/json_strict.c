@@ -541,6 +541,22 @@ static void mz_skip_space(const char *b, size_t n, size_t *i)
         (*i)++;
 }
 
+/* Moves *i to the next member or element of the object or array closed by
+ * `close`, past white space and a comma; false at its end (*i then past it). */
+static bool mz_next(const char *b, size_t n, size_t *i, char close)
+{
+    for (;;) {
+        mz_skip_space(b, n, i);
+        if (*i >= n || b[*i] == close) {
+            (*i)++;
+            return false;
+        }
+        if (b[*i] != ',')
+            return true;
+        (*i)++;
+    }
+}
+
 /* Walks the value at b[*i] beside v; returns what takes v's place (v
  * itself, or a new -0 for the integer -0). */
 static json_object *mz_value(const char *b, size_t n, size_t *i, json_object *v)
@@ -552,14 +568,7 @@ static json_object *mz_value(const char *b, size_t n, size_t *i, json_object *v)
     if (c == '{') {
         struct lh_entry *e =
             json_object_is_type(v, json_type_object) ? json_object_get_object(v)->head : NULL;
-        for ((*i)++;;) {
-            mz_skip_space(b, n, i);
-            if (*i >= n || b[*i] == '}')
-                break;
-            if (b[*i] == ',') {
-                (*i)++;
-                continue;
-            }
+        for ((*i)++; mz_next(b, n, i, '}');) {
             mz_skip_string(b, n, i); /* the member's name */
             mz_skip_space(b, n, i);
             (*i)++; /* ':' */
@@ -571,26 +580,16 @@ static json_object *mz_value(const char *b, size_t n, size_t *i, json_object *v)
                 json_object_object_add(v, (const char *)lh_entry_k(e), r);
             e = e->next;
         }
-        (*i)++;
     } else if (c == '[') {
         size_t k = 0;
-        for ((*i)++;;) {
-            mz_skip_space(b, n, i);
-            if (*i >= n || b[*i] == ']')
-                break;
-            if (b[*i] == ',') {
-                (*i)++;
-                continue;
-            }
+        for ((*i)++; mz_next(b, n, i, ']'); k++) {
             if (!json_object_is_type(v, json_type_array) || k >= json_object_array_length(v))
                 return v;
             json_object *old = json_object_array_get_idx(v, k);
             json_object *r = mz_value(b, n, i, old);
             if (r != old)
                 json_object_array_put_idx(v, k, r);
-            k++;
         }
-        (*i)++;
     } else if (c == '"') {
         mz_skip_string(b, n, i);
     } else {
