@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "protocol/json.h"
+
 #define SWF SWF_BINARY_DIR "/swf"
 
 typedef struct outcome {
@@ -405,4 +407,73 @@ Test(cli_run, a_30_digit_integer_is_refused_where_it_enters_and_kept_numbers_com
     cr_assert_eq(o.status, 0, "stderr: %s", o.err);
     char *started = strstr(o.out, "\"input\":");
     cr_assert(started != NULL && strncmp(started + 8, kept, strlen(kept)) == 0, "%s", o.out);
+}
+
+/* What a Map's ResultWriter task receives (decider/asl/PORTING.md): the
+ * writer's Parameters with Key, MapRunArn, OutputType, Transformation and
+ * Results, on the task list s3.putObject, after the reader's task (on
+ * s3.getObject); and what the Map then outputs. */
+Test(cli_run, a_result_writer_task_gets_the_results_and_the_map_outputs_the_manifest)
+{
+    const char *def =
+        "{\"StartAt\":\"M\",\"States\":{\"M\":{\"Type\":\"Map\",\"Label\":\"Orders\","
+        "\"ItemReader\":{\"Resource\":\"arn:aws:states:::s3:getObject\",\"ReaderConfig\":{"
+        "\"InputType\":\"JSON\"},\"Parameters\":{\"Bucket\":\"in\",\"Key\":\"k\"}},"
+        "\"ResultWriter\":{\"Resource\":\"arn:aws:states:::s3:putObject\",\"Parameters\":{"
+        "\"Bucket\":\"out\",\"Prefix.$\":\"$.prefix\"},\"WriterConfig\":{\"OutputType\":\"JSONL\","
+        "\"Transformation\":\"FLATTEN\"}},\"ItemProcessor\":{\"StartAt\":\"P\",\"States\":{\"P\":{"
+        "\"Type\":\"Pass\",\"End\":true}}},\"End\":true}}}";
+    outcome_t o;
+    char args[1024];
+    snprintf(args, sizeof(args), "run --local %s --input %s --mocks %s --history",
+             write_file("d.json", def), write_file("i.json", "{\"prefix\":\"runs\"}"),
+             write_file("m.json", "{\"M\":[{\"Return\":\"[[1,2],[3]]\"},{\"Return\":{}}]}"));
+    run(&o, args);
+    cr_assert_eq(o.status, 0, "stderr: %s", o.err);
+    json_object *writer = NULL, *result = NULL;
+    int scheduled = 0;
+    for (char *line = strtok(o.out, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        json_object *ev = json_tokener_parse(line), *attrs;
+        const char *type = swf_json_get_string(ev, "eventType");
+        if (strcmp(type, "ActivityTaskScheduled") == 0 &&
+            swf_json_get(ev, "activityTaskScheduledEventAttributes", &attrs)) {
+            json_object *at = NULL;
+            swf_json_get(attrs, "activityType", &at);
+            cr_expect_str_eq(swf_json_get_string(at, "name"),
+                             scheduled++ == 0 ? "s3.getObject" : "s3.putObject");
+            json_object_put(writer);
+            json_object *in = NULL;
+            swf_json_get(attrs, "input", &in);
+            writer = json_object_get(in);
+        } else if (strcmp(type, "WorkflowExecutionCompleted") == 0 &&
+                   swf_json_get(ev, "workflowExecutionCompletedEventAttributes", &attrs)) {
+            json_object *r = NULL;
+            swf_json_get(attrs, "result", &r);
+            result = json_object_get(r);
+        }
+        json_object_put(ev);
+    }
+    cr_assert_eq(scheduled, 2);
+    const char *key = swf_json_get_string(writer, "Key");
+    cr_assert(key != NULL && strncmp(key, "runs/local-", 11) == 0 &&
+                  strcmp(key + strlen(key) - 14, "/manifest.json") == 0,
+              "%s", swf_json_str(writer));
+    char want[1024];
+    snprintf(want, sizeof(want),
+             "{\"Bucket\":\"out\",\"Prefix\":\"runs\",\"Key\":\"%s\",\"MapRunArn\":"
+             "\"arn:aws:states:local:000000000000:mapRun:StateMachine/Orders:%.*s\","
+             "\"OutputType\":\"JSONL\",\"Transformation\":\"FLATTEN\",\"Results\":[1,2,3]}",
+             key, (int)(strlen(key) - 5 - 14), key + 5);
+    json_object *w = json_tokener_parse(want);
+    cr_expect(json_object_equal(writer, w), "the writer got %s, not %s", swf_json_str(writer),
+              want);
+    snprintf(want, sizeof(want),
+             "{\"MapRunArn\":\"%s\",\"ResultWriterDetails\":{\"Bucket\":\"out\",\"Key\":\"%s\"}}",
+             swf_json_get_string(writer, "MapRunArn"), key);
+    json_object_put(w);
+    w = json_tokener_parse(want);
+    cr_expect(json_object_equal(result, w), "the Map output %s", swf_json_str(result));
+    json_object_put(w);
+    json_object_put(writer);
+    json_object_put(result);
 }
