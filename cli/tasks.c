@@ -24,6 +24,10 @@ json_object *swf_cli_execution_tasks(swf_history_store_t *s, const char *executi
     swf_event_list_t first = {0};
     json_object *def, *map = NULL, *rule, *out = NULL;
     *err = swf_history_load(s, execution_id, 0, 1, &first);
+    if (*err != NULL && swf_error_code(*err) == SWF_E_NOTFOUND) {
+        swf_error_free(*err); /* a row without events (imported, rebuilt): none to show */
+        *err = NULL;
+    }
     if (*err != NULL || first.count == 0 ||
         first.items[0].type != SWF_EVENT_WORKFLOW_EXECUTION_STARTED)
         goto done;
