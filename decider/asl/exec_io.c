@@ -558,8 +558,11 @@ swf_error_t *swf_asl__io_reader_max_items(swf_asl_io_t *io, json_object *eff, js
     double n = 0;
     bool present = false;
     swf_json_get(reader, "ReaderConfig", &config);
+    /* In JSONata MaxItems may be an expression (and there is no MaxItemsPath). */
     swf_error_t *err =
-        map_number(config, eff, "MaxItems", "MaxItemsPath", io_env(io), &n, &present);
+        io->f->info->jsonata
+            ? jsonata_number(config, "MaxItems", io_bindings(io), &n, &present)
+            : map_number(config, eff, "MaxItems", "MaxItemsPath", io_env(io), &n, &present);
     if (err == NULL && present && n > 0 && n < (double)*limit)
         *limit = (size_t)n;
     return err;

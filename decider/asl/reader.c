@@ -53,9 +53,11 @@ const char *swf_asl_reader_config_problem(json_object *config)
             if (!found)
                 return "CSVDelimiter must be COMMA, PIPE, SEMICOLON, SPACE or TAB";
         } else if (strcmp(key, "MaxItems") == 0) {
-            if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0 ||
-                json_object_get_int64(v) > 100000000)
-                return "MaxItems must be an integer from 0 to 100000000";
+            bool expr = t[0] == '{' && t[1] == '%'; /* JSONata's; validate checks it */
+            if (!expr && (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0 ||
+                          json_object_get_int64(v) > 100000000))
+                return "MaxItems must be an integer from 0 to 100000000 (in JSONata, or an "
+                       "expression {% ... %})";
         } else if (strcmp(key, "MaxItemsPath") == 0) {
             if (!json_object_is_type(v, json_type_string))
                 return "MaxItemsPath must be a reference path (a string)";

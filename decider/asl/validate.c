@@ -1191,6 +1191,15 @@ static void check_map_task(vctx_t *c, const state_t *s, json_object *holder, con
     json_object_object_get_ex(holder, config, &cfg);
     const char *why = reader ? swf_asl_reader_config_problem(cfg) : swf_asl_writer_problem(holder);
     json_object *mp = NULL;
+    if (why == NULL && reader && json_object_object_get_ex(cfg, "MaxItems", &mp) && is_string(mp)) {
+        size_t m2 = pb_key(&c->pb, config);
+        pb_key(&c->pb, "MaxItems");
+        if (s->lang != LANG_JSONATA)
+            problem(c, "MaxItems is an expression only in JSONata; in JSONPath give MaxItemsPath");
+        else if (!jsonata_expr(c, mp))
+            problem(c, "MaxItems must be an integer or a JSONata expression \"{%% ... %%}\"");
+        pb_cut(&c->pb, m2);
+    }
     if (why == NULL && reader && json_object_object_get_ex(cfg, "MaxItemsPath", &mp)) {
         size_t m2 = pb_key(&c->pb, config);
         pb_key(&c->pb, "MaxItemsPath");
