@@ -271,6 +271,7 @@ swf_error_t *swf_api__execution_describe(swf_api_call_t *call, json_object *in, 
                     swf_json_add(o, "cause", json_object_new_string(cause));
             }
         }
+        swf_api__redrive_describe(call, &ex, o);
         *out = o;
     }
     json_object_put(input);

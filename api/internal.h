@@ -1,7 +1,8 @@
 /*
  * internal.h - what the files of api/ share: the server, a call's context,
  * AWS's errors and ARNs, and the actions (one function each, grouped by
- * resource: machines.c, executions.c, history.c, activities.c, poll.c).
+ * resource: machines.c, executions.c, redrive.c, history.c, activities.c,
+ * poll.c).
  *
  * An action takes the request's JSON object (borrowed) and on success puts
  * its answer in *out (a new reference). On failure it returns an error
@@ -160,6 +161,7 @@ json_object *swf_api__time(int64_t ms);
     X(UntagResource, untag_resource)                                                               \
     X(ListTagsForResource, tags_list)                                                              \
     X(StartSyncExecution, execution_start_sync)                                                    \
+    X(RedriveExecution, execution_redrive)                                                         \
     X(DescribeMapRun, map_run)                                                                     \
     X(ListMapRuns, map_run)                                                                        \
     X(UpdateMapRun, map_run)
@@ -185,6 +187,9 @@ swf_error_t *swf_api__execution_find(swf_api_call_t *call, json_object *in,
                                      swf_history_execution_t *out);
 /* AWS's status of a row of the executions projection. */
 const char *swf_api__execution_status(const char *status);
+/* DescribeExecution's redrive fields of ex, added to o (redrive.c). */
+void swf_api__redrive_describe(swf_api_call_t *call, const swf_history_execution_t *ex,
+                               json_object *o);
 
 /* The "tags" member of a Create request, set on kind:name (tags.c). */
 swf_error_t *swf_api__tags_apply(swf_api_call_t *call, const char *kind, const char *name,

@@ -90,4 +90,9 @@ swf_error_t *swf_history_pg_tags_list(swf_history_store_t *store, const char *re
                                       swf_history_tag_t **tags, size_t *n);
 void swf_history_tags_free(swf_history_tag_t *tags, size_t n);
 
+/* An execution's redrives (WorkflowExecutionRedriven events): how many,
+ * and the time of the last in ms (-1 when none). */
+swf_error_t *swf_history_pg_execution_redrives(swf_history_store_t *store, const char *execution_id,
+                                               int64_t *count, int64_t *last_ms);
+
 #endif

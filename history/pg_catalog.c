@@ -367,3 +367,26 @@ swf_error_t *swf_history_pg_tags_list(swf_history_store_t *store, const char *re
     swf_history__pg_clear(res);
     return NULL;
 }
+
+swf_error_t *swf_history_pg_execution_redrives(swf_history_store_t *store, const char *execution_id,
+                                               int64_t *count, int64_t *last_ms)
+{
+    *count = 0;
+    *last_ms = -1;
+    swf_history__pg_t *pg = swf_history__pg(store);
+    swf_error_t *err = swf_history__pg_ready(pg);
+    PGresult *res = NULL;
+    const char *params[1] = {execution_id};
+    if (err == NULL)
+        err = swf_history__pg_query(
+            pg->conn,
+            "SELECT count(*), coalesce(max((extract(epoch FROM event_time) * 1000)::bigint), -1)"
+            " FROM events WHERE execution_id = $1 AND event_type = 'WorkflowExecutionRedriven'",
+            1, params, &res);
+    if (err != NULL)
+        return err;
+    *count = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    *last_ms = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+    swf_history__pg_clear(res);
+    return NULL;
+}
