@@ -82,6 +82,9 @@ swf_error_t *swf_api__arn_parse(const char *arn, const char *kind,
  * getting N (0: none); an alias is InvalidArn (not supported). */
 swf_error_t *swf_api__machine_arn(swf_api_call_t *call, json_object *in, const char *key,
                                   char name[SWF_API_NAME_BYTES + 1], int *version);
+/* InvalidDefinition listing the problems swf's validator finds in def,
+ * with their JSON paths (machines.c). */
+swf_error_t *swf_api__definition_check(json_object *def);
 /* InvalidName unless name is 1 to 80 characters AWS allows in a name. */
 swf_error_t *swf_api__name_check(const char *name);
 
@@ -162,6 +165,7 @@ json_object *swf_api__time(int64_t ms);
     X(ListTagsForResource, tags_list)                                                              \
     X(StartSyncExecution, execution_start_sync)                                                    \
     X(RedriveExecution, execution_redrive)                                                         \
+    X(TestState, state_test)                                                                       \
     X(DescribeMapRun, map_run)                                                                     \
     X(ListMapRuns, map_run)                                                                        \
     X(UpdateMapRun, map_run)

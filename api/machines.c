@@ -47,6 +47,17 @@ static swf_error_t *definition_read(const char *text, json_object **out)
         return swf_api__err("InvalidDefinition",
                             "Invalid State Machine Definition: not a JSON object");
     }
+    err = swf_api__definition_check(def);
+    if (err != NULL) {
+        json_object_put(def);
+        return err;
+    }
+    *out = def;
+    return NULL;
+}
+
+swf_error_t *swf_api__definition_check(json_object *def)
+{
     swf_asl_problems_t problems = {0};
     if (swf_asl_validate(def, &problems) > 0) {
         char msg[900] = "";
@@ -55,11 +66,9 @@ static swf_error_t *definition_read(const char *text, json_object **out)
             n += (size_t)snprintf(msg + n, sizeof(msg) - n, "%s%s: %s", i ? "; " : "",
                                   problems.items[i].where, problems.items[i].message);
         swf_asl_problems_free(&problems);
-        json_object_put(def);
         return swf_api__err("InvalidDefinition", "Invalid State Machine Definition: %s", msg);
     }
     swf_asl_problems_free(&problems);
-    *out = def;
     return NULL;
 }
 

@@ -157,6 +157,11 @@ const char *swf_asl_exec_not_redrivable(const swf_asl_exec_t *exec);
 /* The WorkflowExecutionRedriven events applied. */
 int64_t swf_asl_exec_redrive_count(const swf_asl_exec_t *exec);
 
+/* Whether a Retry's or Catch's ErrorEquals (an array of names) takes
+ * `error`, by AWS's rules (exec_retry.c): States.ALL, States.TaskFailed,
+ * States.Timeout and States.Runtime as the interpreter reads them. */
+bool swf_asl_error_equals(json_object *error_equals, const char *error);
+
 /* A JSON picture of the execution's state now: active states with their
  * inputs, open activities and timers, retry counters, Map progress. A new
  * reference. Used by `swf replay --until`. */

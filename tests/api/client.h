@@ -18,7 +18,9 @@
 #include <unistd.h>
 
 #include "../dev_cluster.h"
+#include "api/api.h"
 #include "api/sigv4.h"
+#include "cli/dev.h"
 
 #define KEY "AKIDTEST"
 #define SECRET "test-secret"
@@ -34,6 +36,27 @@ static inline void creds_file(char path[64])
     const char line[] = KEY " " SECRET " *\nAKIDNARROW narrow-secret activity:only\n";
     cr_assert_eq(write(fd, line, sizeof(line) - 1), (ssize_t)sizeof(line) - 1);
     close(fd);
+}
+
+/* swf-api on dev's PostgreSQL and Kafka, with a new credentials file
+ * (creds) and cfg's other settings (zero: the defaults; 2 threads). */
+static inline swf_api_t *api_up(swf_dev_t *dev, char creds[64], swf_api_config_t cfg)
+{
+    creds_file(creds);
+    cfg.conninfo = swf_dev_conninfo(dev);
+    cfg.brokers = swf_dev_brokers(dev);
+    cfg.credentials = creds;
+    if (cfg.threads == 0)
+        cfg.threads = 2;
+    swf_api_t *api = NULL;
+    check(swf_api_start(&cfg, &api));
+    return api;
+}
+
+static inline void api_down(swf_api_t *api, const char *creds)
+{
+    swf_api_stop(api);
+    unlink(creds);
 }
 
 static inline int connect_to(int port)

@@ -39,12 +39,7 @@ static void sys_up(sys_t *s)
                              .time_scale = 1,
                              .log = getenv("SWF_TEST_LOG") ? stderr : NULL};
     check(swf_dev_start(&opt, &s->dev));
-    creds_file(s->creds);
-    swf_api_config_t cfg = {.conninfo = swf_dev_conninfo(s->dev),
-                            .brokers = swf_dev_brokers(s->dev),
-                            .credentials = s->creds,
-                            .threads = 2};
-    check(swf_api_start(&cfg, &s->api));
+    s->api = api_up(s->dev, s->creds, (swf_api_config_t){0});
     check(swf_history_pg_new(swf_dev_conninfo(s->dev), &s->store));
     s->port = swf_api_port(s->api);
 }
@@ -52,8 +47,7 @@ static void sys_up(sys_t *s)
 static void sys_down(sys_t *s)
 {
     swf_history_store_free(s->store);
-    swf_api_stop(s->api);
-    unlink(s->creds);
+    api_down(s->api, s->creds);
     swf_dev_stop(s->dev);
 }
 

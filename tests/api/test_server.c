@@ -35,21 +35,14 @@ static void sys_start(sys_t *s, int poll_s, int max_pollers, int idle_s)
 {
     swf_dev_options_t opt = {.deciders = 0, .time_scale = 1};
     check(swf_dev_start(&opt, &s->dev));
-    creds_file(s->creds);
-    swf_api_config_t cfg = {.conninfo = swf_dev_conninfo(s->dev),
-                            .brokers = swf_dev_brokers(s->dev),
-                            .credentials = s->creds,
-                            .threads = 2,
-                            .poll_s = poll_s,
-                            .max_pollers = max_pollers,
-                            .idle_timeout_s = idle_s};
-    check(swf_api_start(&cfg, &s->api));
+    s->api = api_up(
+        s->dev, s->creds,
+        (swf_api_config_t){.poll_s = poll_s, .max_pollers = max_pollers, .idle_timeout_s = idle_s});
 }
 
 static void sys_stop(sys_t *s)
 {
-    swf_api_stop(s->api);
-    unlink(s->creds);
+    api_down(s->api, s->creds);
     swf_dev_stop(s->dev);
 }
 
