@@ -59,6 +59,27 @@ static inline void api_down(swf_api_t *api, const char *creds)
     unlink(creds);
 }
 
+/* The fixture of a suite (no decider): each test gets a dev system and
+ * swf-api on it, in the statics dev, api, creds and port. */
+#define SWF_API_TEST_SUITE(suite)                                                                  \
+    static swf_dev_t *dev;                                                                         \
+    static swf_api_t *api;                                                                         \
+    static char creds[64];                                                                         \
+    static int port;                                                                               \
+    static void suite_up(void)                                                                     \
+    {                                                                                              \
+        swf_dev_options_t opt = {.deciders = 0, .time_scale = 1};                                  \
+        check(swf_dev_start(&opt, &dev));                                                          \
+        api = api_up(dev, creds, (swf_api_config_t){0});                                           \
+        port = swf_api_port(api);                                                                  \
+    }                                                                                              \
+    static void suite_down(void)                                                                   \
+    {                                                                                              \
+        api_down(api, creds);                                                                      \
+        swf_dev_stop(dev);                                                                         \
+    }                                                                                              \
+    TestSuite(suite, .init = suite_up, .fini = suite_down, .timeout = 300)
+
 static inline int connect_to(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);

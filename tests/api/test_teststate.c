@@ -15,27 +15,8 @@
 #include "client.h"
 #include "history/pg.h"
 
-/* One dev system and swf-api for the suite: TestState writes nothing. */
-static swf_dev_t *dev;
-static swf_api_t *api;
-static char creds[64];
-static int port;
-
-static void suite_up(void)
-{
-    swf_dev_options_t opt = {.deciders = 0, .time_scale = 1};
-    check(swf_dev_start(&opt, &dev));
-    api = api_up(dev, creds, (swf_api_config_t){0});
-    port = swf_api_port(api);
-}
-
-static void suite_down(void)
-{
-    api_down(api, creds);
-    swf_dev_stop(dev);
-}
-
-TestSuite(teststate, .init = suite_up, .fini = suite_down, .timeout = 300);
+/* A dev system and swf-api for each test: TestState writes nothing. */
+SWF_API_TEST_SUITE(teststate);
 
 /* TestState of the state (JSON text), on input (JSON text), with the other
  * request members `extra` ("" or ",\"k\":v..."). */
