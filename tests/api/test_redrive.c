@@ -293,3 +293,30 @@ Test(redrive, a_stopped_execution_goes_on_at_its_task_with_swf_redrive, .timeout
     cr_assert_eq(swf_cli_redrive(2, argv), SWF_EXIT_NO);
     sys_down(&s);
 }
+
+static const char *TIMEOUT_DEF = "{\"TimeoutSeconds\":8,\"StartAt\":\"T\",\"States\":{"
+                                 "\"T\":{\"Type\":\"Task\"," ACT("redo-t") ",\"End\":true}}}";
+
+/* TIMED_OUT, redriven: its TimeoutSeconds counts from the redrive, so it
+ * runs again (not timed out at swf-history's next tick) and can finish. */
+Test(redrive, a_timed_out_execution_gets_its_timeout_again_from_the_redrive, .timeout = 300)
+{
+    sys_t s;
+    sys_up(&s);
+    create_and_start(&s, "Slow", TIMEOUT_DEF, "slow-1");
+    json_object *d = describe_when(&s, "Slow", "slow-1", "TIMED_OUT");
+    cr_assert_str_eq(swf_json_get_string(d, "redriveStatus"), "REDRIVABLE");
+    json_object_put(d);
+    json_object_put(call_ok(s.port, SFN "RedriveExecution",
+                            "{\"executionArn\":\"" ARN "execution:Slow:slow-1\"}"));
+    usleep(5000000); /* swf-history ticks in the meantime: a timeout counted from the start would
+                        have fired */
+    d = describe_when(&s, "Slow", "slow-1", "RUNNING");
+    json_object_put(d);
+    answer(&s, "slow-1", "T", 2, "{\"late\":true}");
+    d = describe_when(&s, "Slow", "slow-1", "SUCCEEDED");
+    cr_assert_str_eq(swf_json_get_string(d, "output"), "{\"late\":true}");
+    json_object_put(d);
+    cr_assert_eq(replayed(&s, "slow-1"), SWF_ASL_SUCCEEDED);
+    sys_down(&s);
+}
