@@ -115,6 +115,13 @@ swf_error_t *swf_api__execution_redrive(swf_api_call_t *call, json_object *in, j
         err = swf_api__store(call, &s);
     if (err == NULL)
         err = replay_check(s, ex.execution_id, &next);
+    char *other = NULL;
+    if (err == NULL)
+        err = swf_history_pg_workflow_taken(s, ex.execution_id, &other);
+    if (err == NULL && other != NULL)
+        err = swf_api__err("ExecutionNotRedrivable",
+                           "Execution cannot be redriven: its workflow id is running as %s", other);
+    free(other);
     if (err == NULL) {
         json_object *m = swf_msg_redrive_new(call->api->secret, ex.execution_id, next);
         err = swf_api__inbox_send(call->api, ex.execution_id, m);

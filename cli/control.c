@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "decider/replay.h"
+#include "history/catalog.h"
 #include "history/pg.h"
 #include "kafka/kafka.h"
 #include "protocol/json.h"
@@ -456,7 +457,10 @@ static int redrive_check(const char *execution_id, int64_t *next)
     swf_event_list_t events = {0};
     swf_decider_replay_result_t r = {0};
     swf_decider_replay_options_t opt = {0};
+    char *other = NULL; /* another open execution of its workflow id */
     err = swf_history_load(s, execution_id, 0, 0, &events);
+    if (err == NULL)
+        err = swf_history_pg_workflow_taken(s, execution_id, &other);
     swf_history_store_free(s);
     if (err == NULL && events.count == 0)
         err = swf_error_new(SWF_E_NOTFOUND, NULL, "no execution %s", execution_id);
@@ -468,6 +472,9 @@ static int redrive_check(const char *execution_id, int64_t *next)
     }
     int code = err != NULL ? fail("redrive", err) : SWF_EXIT_OK;
     const char *why = code == SWF_EXIT_OK ? swf_asl_exec_not_redrivable(r.exec) : NULL;
+    if (why == NULL && code == SWF_EXIT_OK && other != NULL)
+        why = "its workflow id is running as another execution";
+    free(other);
     if (why != NULL) {
         fprintf(stderr, "swf redrive: execution %s cannot be redriven: %s; nothing was sent\n",
                 execution_id, why);

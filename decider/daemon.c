@@ -41,6 +41,7 @@
 
 #include "decider/cache.h"
 #include "decider/decision.h"
+#include "history/catalog.h"
 #include "history/pg.h"
 #include "history/service.h"
 #include "protocol/alloc.h"
@@ -380,6 +381,17 @@ static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *
         if (swf_asl_exec_not_redrivable(w->st->exec) != NULL ||
             m->redrive_count != swf_asl_exec_redrive_count(w->st->exec) + 1)
             goto ignored;
+        /* At most one open execution per workflow id: a redrive does not
+         * open a second one (swf redrive and RedriveExecution say so first). */
+        char *other = NULL;
+        err = swf_history_pg_workflow_taken(d->store, w->id, &other);
+        if (err != NULL)
+            return err;
+        if (other != NULL) {
+            logf_(d, "execution %s: not redriven, its workflow id is running as %s", w->id, other);
+            free(other);
+            goto ignored;
+        }
         a = obj();
         swf_json_add(a, "redriveCount", json_object_new_int64(m->redrive_count));
         *wake = true;

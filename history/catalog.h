@@ -132,6 +132,12 @@ swf_error_t *swf_history_pg_execution_target_get(swf_history_store_t *store,
                                                  const char *execution_id, int *version,
                                                  char **alias);
 
+/* Another open execution of the workflow id of execution_id (*other
+ * malloc'd), or NULL: a redrive would open a second one, which the
+ * executions projection does not allow. */
+swf_error_t *swf_history_pg_workflow_taken(swf_history_store_t *store, const char *execution_id,
+                                           char **other);
+
 /* An execution's redrives (WorkflowExecutionRedriven events): how many,
  * and the time of the last in ms (-1 when none). */
 swf_error_t *swf_history_pg_execution_redrives(swf_history_store_t *store, const char *execution_id,

@@ -89,6 +89,12 @@ static swf_error_t *items_query(swf_history_store_t *store, const char *sql, int
     return err;
 }
 
+static swf_error_t *text_row(PGresult *res, int r, void *item)
+{
+    *(char **)item = swf_history__strdup(PQgetvalue(res, r, 0));
+    return NULL;
+}
+
 static swf_error_t *entry_row(PGresult *res, int r, void *item)
 {
     entry_fill(res, r, item);
@@ -571,4 +577,27 @@ swf_error_t *swf_history_pg_execution_target_get(swf_history_store_t *store,
     }
     swf_history__pg_clear(res);
     return NULL;
+}
+
+swf_error_t *swf_history_pg_workflow_taken(swf_history_store_t *store, const char *execution_id,
+                                           char **other)
+{
+    *other = NULL;
+    const char *params[1] = {execution_id};
+    char **ids = NULL;
+    size_t n = 0;
+    swf_error_t *err = items_query(store,
+                                   "SELECT o.execution_id FROM executions x JOIN executions o"
+                                   " ON o.workflow_id = x.workflow_id AND o.status = 'open'"
+                                   " AND o.execution_id <> x.execution_id"
+                                   " WHERE x.execution_id = $1 LIMIT 1",
+                                   1, params, sizeof(char *), text_row, (void **)&ids, &n);
+    if (err == NULL && n == 1) {
+        *other = ids[0];
+        ids[0] = NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+    return err;
 }

@@ -136,6 +136,22 @@ static json_object *describe_when(sys_t *s, const char *machine, const char *id,
     return NULL;
 }
 
+/* A redrive message for id (with that count) reaches the decider, which
+ * ignores it (bounded: 30 s). */
+static void redrive_ignored(sys_t *s, const char *id, int64_t count)
+{
+    swf_decider_stats_t st0, st1;
+    swf_decider_stats(swf_dev_decider(s->dev, 0), &st0);
+    inbox_send(s, id, swf_msg_redrive_new(NULL, id, count));
+    for (int i = 0; i < 600; i++) {
+        swf_decider_stats(swf_dev_decider(s->dev, 0), &st1);
+        if (st1.ignored > st0.ignored)
+            return;
+        usleep(50000);
+    }
+    cr_assert_fail("the redrive of %s was not ignored", id);
+}
+
 static int64_t get_int(json_object *o, const char *key)
 {
     json_object *v = NULL;
@@ -235,16 +251,7 @@ Test(redrive, reruns_only_the_failed_branch_and_keeps_what_succeeded, .timeout =
     check(swf_history_load(s.store, "redo-1", 0, 0, &ev));
     before = ev.count;
     swf_event_list_free(&ev);
-    swf_decider_stats_t st0, st1;
-    swf_decider_stats(swf_dev_decider(s.dev, 0), &st0);
-    inbox_send(&s, "redo-1", swf_msg_redrive_new(NULL, "redo-1", 1));
-    for (int i = 0; i < 600; i++) {
-        swf_decider_stats(swf_dev_decider(s.dev, 0), &st1);
-        if (st1.ignored > st0.ignored)
-            break;
-        usleep(50000);
-    }
-    cr_assert_gt(st1.ignored, st0.ignored, "the message again was not ignored");
+    redrive_ignored(&s, "redo-1", 1);
     check(swf_history_load(s.store, "redo-1", 0, 0, &ev));
     cr_assert_eq(ev.count, before);
     swf_event_list_free(&ev);
@@ -318,5 +325,48 @@ Test(redrive, a_timed_out_execution_gets_its_timeout_again_from_the_redrive, .ti
     cr_assert_str_eq(swf_json_get_string(d, "output"), "{\"late\":true}");
     json_object_put(d);
     cr_assert_eq(replayed(&s, "slow-1"), SWF_ASL_SUCCEEDED);
+    sys_down(&s);
+}
+
+/* Starts execution `id` of machine `machine` (created by the API) with
+ * workflow id `wid`, as `swf start --workflow-id` does. */
+static void start_with_workflow_id(sys_t *s, const char *machine, const char *id, const char *wid)
+{
+    json_object *input = parse("{}");
+    swf_history_start_t st = {.execution_id = id,
+                              .workflow_id = wid,
+                              .state_machine = machine,
+                              .input = input,
+                              .time_ms = swf_time_now_ms()};
+    check(swf_history_pg_execution_start(s->store, &st, NULL));
+    inbox_send(s, id, swf_msg_decide_new(NULL, id));
+    json_object_put(input);
+}
+
+/* At most one open execution per workflow id: an execution whose workflow
+ * id runs again as another is not redriven, by the API, the command line
+ * or a redrive message sent anyway. */
+Test(redrive, not_while_its_workflow_id_runs_as_another_execution, .timeout = 300)
+{
+    sys_t s;
+    sys_up(&s);
+    create_and_start(&s, "Wf", WAIT_DEF, "wf-0");
+    answer(&s, "wf-0", "A", 1, NULL);
+    json_object_put(describe_when(&s, "Wf", "wf-0", "FAILED"));
+    start_with_workflow_id(&s, "Wf", "wf-1", "order-9");
+    answer(&s, "wf-1", "A", 1, NULL);
+    json_object_put(describe_when(&s, "Wf", "wf-1", "FAILED"));
+    start_with_workflow_id(&s, "Wf", "wf-2", "order-9"); /* runs: nobody answers A */
+    expect_signed(s.port, SFN "RedriveExecution", "{\"executionArn\":\"" ARN "execution:Wf:wf-1\"}",
+                  KEY, SECRET, 400, "ExecutionNotRedrivable");
+    setenv("SWF_DATABASE_URL", swf_dev_conninfo(s.dev), 1);
+    setenv("SWF_KAFKA_BROKERS", swf_dev_brokers(s.dev), 1);
+    char *argv[] = {"redrive", "wf-1", NULL};
+    cr_assert_eq(swf_cli_redrive(2, argv), SWF_EXIT_NO);
+    redrive_ignored(&s, "wf-1", 1);
+    json_object_put(describe_when(&s, "Wf", "wf-1", "FAILED"));
+    /* wf-0's workflow id (its name) is free: it is redriven. */
+    cr_assert_eq(swf_cli_redrive(2, (char *[]){"redrive", "wf-0", NULL}), SWF_EXIT_OK);
+    json_object_put(describe_when(&s, "Wf", "wf-0", "RUNNING"));
     sys_down(&s);
 }
