@@ -8,7 +8,9 @@
  * history shows the redrive, replays without a difference, and a second
  * redrive, or the same redrive message delivered again, changes nothing.
  * An execution stopped while its Task waited is redriven from the command
- * line and goes on at that Task.
+ * line and goes on at that Task; a Map runs again only the iteration that
+ * failed; a TIMED_OUT execution gets its timeout again from the redrive;
+ * nothing reopens a workflow id another execution runs as.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -65,7 +67,9 @@ static const char *DEF =
                                     "{\"StartAt\":\"Y\",\"States\":{\"Y\":{\"Type\":\"Task\"," ACT(
                                         "redo-y") ",\"End\":true}}}]}}}";
 
-/* The activityIds of the execution's tasks scheduled for `state`, in order. */
+/* The activityIds of the execution's tasks scheduled for `state`, in
+ * order; "STATE@PATH" takes only those at that path ("Work@Each[1]": the
+ * state Work of the Map Each's iteration 1). */
 static size_t scheduled(sys_t *s, const char *id, const char *state, char ids[8][32])
 {
     swf_event_list_t events = {0};
@@ -77,8 +81,11 @@ static size_t scheduled(sys_t *s, const char *id, const char *state, char ids[8]
         if (ev->type != SWF_EVENT_ACTIVITY_TASK_SCHEDULED ||
             !swf_json_get(ev->attrs, "control", &c))
             continue;
-        const char *st = swf_json_get_string(c, "state");
-        if (st != NULL && strcmp(st, state) == 0)
+        const char *st = swf_json_get_string(c, "state"), *path = swf_json_get_string(c, "path");
+        const char *at = strchr(state, '@');
+        size_t len = at ? (size_t)(at - state) : strlen(state);
+        if (st != NULL && strlen(st) == len && strncmp(st, state, len) == 0 &&
+            (at == NULL || (path != NULL && strcmp(path, at + 1) == 0)))
             snprintf(ids[n++], 32, "%s", swf_json_get_string(ev->attrs, "activityId"));
     }
     swf_event_list_free(&events);
@@ -368,5 +375,55 @@ Test(redrive, not_while_its_workflow_id_runs_as_another_execution, .timeout = 30
     /* wf-0's workflow id (its name) is free: it is redriven. */
     cr_assert_eq(swf_cli_redrive(2, (char *[]){"redrive", "wf-0", NULL}), SWF_EXIT_OK);
     json_object_put(describe_when(&s, "Wf", "wf-0", "RUNNING"));
+    sys_down(&s);
+}
+
+static const char *MAP_DEF =
+    "{\"StartAt\":\"Make\",\"States\":{"
+    "\"Make\":{\"Type\":\"Pass\",\"Result\":[1,2,3],\"ResultPath\":\"$.items\",\"Next\":\"Each\"},"
+    "\"Each\":{\"Type\":\"Map\",\"ItemsPath\":\"$.items\",\"End\":true,\"ItemProcessor\":{"
+    "\"StartAt\":\"Work\",\"States\":{\"Work\":{\"Type\":\"Task\"," ACT(
+        "redo-map") ",\"End\":true}}}}}}";
+
+/* The events of `type` in the history reach n (bounded: 60 s). */
+static void wait_events(sys_t *s, const char *id, swf_event_type_t type, size_t n)
+{
+    for (int i = 0; i < 1200; i++) {
+        swf_event_list_t events = {0};
+        check(swf_history_load(s->store, id, 0, 0, &events));
+        size_t got = 0;
+        for (size_t k = 0; k < events.count; k++)
+            got += events.items[k].type == type;
+        swf_event_list_free(&events);
+        if (got >= n)
+            return;
+        usleep(50000);
+    }
+    cr_assert_fail("%s: fewer than %zu %s", id, n, swf_event_type_name(type));
+}
+
+/* A Map whose iteration 1 failed after 0 and 2 succeeded: the redrive runs
+ * iteration 1 alone and the Map's result keeps the others'. */
+Test(redrive, a_map_runs_again_only_the_iteration_that_failed, .timeout = 300)
+{
+    sys_t s;
+    sys_up(&s);
+    create_and_start(&s, "Each", MAP_DEF, "map-1");
+    answer(&s, "map-1", "Work@Each[0]", 1, "\"a\"");
+    answer(&s, "map-1", "Work@Each[2]", 1, "\"c\"");
+    wait_events(&s, "map-1", SWF_EVENT_ACTIVITY_TASK_COMPLETED, 2);
+    answer(&s, "map-1", "Work@Each[1]", 1, NULL);
+    json_object_put(describe_when(&s, "Each", "map-1", "FAILED"));
+    json_object_put(call_ok(s.port, SFN "RedriveExecution",
+                            "{\"executionArn\":\"" ARN "execution:Each:map-1\"}"));
+    answer(&s, "map-1", "Work@Each[1]", 2, "\"b\"");
+    json_object *d = describe_when(&s, "Each", "map-1", "SUCCEEDED");
+    cr_assert_str_eq(swf_json_get_string(d, "output"), "[\"a\",\"b\",\"c\"]");
+    json_object_put(d);
+    char ids[8][32];
+    cr_assert_eq(scheduled(&s, "map-1", "Work@Each[0]", ids), 1);
+    cr_assert_eq(scheduled(&s, "map-1", "Work@Each[1]", ids), 2);
+    cr_assert_eq(scheduled(&s, "map-1", "Work@Each[2]", ids), 1);
+    cr_assert_eq(replayed(&s, "map-1"), SWF_ASL_SUCCEEDED);
     sys_down(&s);
 }
