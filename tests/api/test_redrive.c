@@ -198,6 +198,17 @@ static void create_and_start(sys_t *s, const char *machine, const char *def_text
     json_object_put(call_ok(s->port, SFN "StartExecution", body));
 }
 
+/* The three states' tasks were scheduled times[i] times each (scheduled's
+ * STATE[@PATH]), and the history, succeeded, replays without a difference. */
+static void expect_runs(sys_t *s, const char *id, const char *const states[3],
+                        const size_t times[3])
+{
+    char ids[8][32];
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(scheduled(s, id, states[i], ids), times[i], "%s: %s", id, states[i]);
+    cr_assert_eq(replayed(s, id), SWF_ASL_SUCCEEDED);
+}
+
 Test(redrive, reruns_only_the_failed_branch_and_keeps_what_succeeded, .timeout = 300)
 {
     sys_t s;
@@ -235,11 +246,7 @@ Test(redrive, reruns_only_the_failed_branch_and_keeps_what_succeeded, .timeout =
     json_object_put(d);
 
     /* The Tasks that had succeeded did not run again. */
-    char ids[8][32];
-    cr_assert_eq(scheduled(&s, "redo-1", "First", ids), 1);
-    cr_assert_eq(scheduled(&s, "redo-1", "X", ids), 1);
-    cr_assert_eq(scheduled(&s, "redo-1", "Y", ids), 2);
-    cr_assert_eq(replayed(&s, "redo-1"), SWF_ASL_SUCCEEDED);
+    expect_runs(&s, "redo-1", (const char *const[]){"First", "X", "Y"}, (const size_t[]){1, 1, 2});
 
     json_object *h = call_ok(s.port, SFN "GetExecutionHistory",
                              "{\"executionArn\":\"" ARN "execution:Redo:redo-1\","
@@ -420,10 +427,7 @@ Test(redrive, a_map_runs_again_only_the_iteration_that_failed, .timeout = 300)
     json_object *d = describe_when(&s, "Each", "map-1", "SUCCEEDED");
     cr_assert_str_eq(swf_json_get_string(d, "output"), "[\"a\",\"b\",\"c\"]");
     json_object_put(d);
-    char ids[8][32];
-    cr_assert_eq(scheduled(&s, "map-1", "Work@Each[0]", ids), 1);
-    cr_assert_eq(scheduled(&s, "map-1", "Work@Each[1]", ids), 2);
-    cr_assert_eq(scheduled(&s, "map-1", "Work@Each[2]", ids), 1);
-    cr_assert_eq(replayed(&s, "map-1"), SWF_ASL_SUCCEEDED);
+    expect_runs(&s, "map-1", (const char *const[]){"Work@Each[0]", "Work@Each[1]", "Work@Each[2]"},
+                (const size_t[]){1, 2, 1});
     sys_down(&s);
 }
