@@ -37,6 +37,10 @@ int swf_api__status(const swf_error_t *err)
         return 413;
     if (name != NULL && strcmp(name, "ServiceUnavailable") == 0)
         return 503;
+    if (name != NULL && strcmp(name, "ConflictException") == 0)
+        return 409; /* AWS's, for aliases and versions */
+    if (name != NULL && strcmp(name, "ServiceQuotaExceededException") == 0)
+        return 402;
     if (name != NULL)
         return 400;
     return swf_error_retriable(err) ? 503 : 500;
@@ -117,7 +121,7 @@ swf_error_t *swf_api__machine_arn(swf_api_call_t *call, json_object *in, const c
         char *end;
         long v = sub[0] ? strtol(sub, &end, 10) : 0;
         if (sub[0] != '\0' && (*end != '\0' || v < 1 || v > 99999999))
-            err = swf_api__err("InvalidArn", "Invalid Arn: '%s': swf has no aliases", arn);
+            err = swf_api__err("InvalidArn", "Invalid Arn: '%s': a version is wanted here", arn);
         else
             *version = (int)v;
     }

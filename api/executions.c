@@ -123,9 +123,10 @@ static swf_error_t *start_again(swf_api_call_t *call, swf_history_store_t *s, co
 swf_error_t *swf_api__execution_start(swf_api_call_t *call, json_object *in, json_object **out)
 {
     const char *name, *input_text;
-    char machine[SWF_API_NAME_BYTES + 1];
+    char machine[SWF_API_NAME_BYTES + 1], alias[SWF_API_NAME_BYTES + 1];
     int version = 0;
-    swf_error_t *err = swf_api__machine_arn(call, in, "stateMachineArn", machine, &version);
+    swf_error_t *err =
+        swf_api__machine_target(call, in, "stateMachineArn", machine, &version, alias);
     if (err == NULL)
         err = swf_api__str(in, "name", false, SWF_API_NAME_BYTES, &name);
     if (err == NULL)
@@ -195,6 +196,7 @@ swf_error_t *swf_api__execution_start(swf_api_call_t *call, json_object *in, jso
     json_object_put(input);
     if (err != NULL)
         return err;
+    swf_api__execution_target_record(call, name, version, alias); /* aliases.c */
     json_object *m = swf_msg_decide_new(call->api->secret, name);
     swf_error_t *serr = swf_api__inbox_send(call->api, name, m);
     json_object_put(m);
@@ -271,6 +273,8 @@ swf_error_t *swf_api__execution_describe(swf_api_call_t *call, json_object *in, 
                     swf_json_add(o, "cause", json_object_new_string(cause));
             }
         }
+        swf_api__execution_target_describe(call, &ex, o); /* aliases.c */
+        swf_api__redrive_describe(call, &ex, o);
         *out = o;
     }
     json_object_put(input);

@@ -294,6 +294,13 @@ static void event_emit(out_t *o, const swf_event_t *ev, const swf_event_list_t *
         json_object_object_add(ev_new(o, "ExecutionTimedOut", ev->time_ms),
                                "executionTimedOutEventDetails", det);
         break;
+    case SWF_EVENT_WORKFLOW_EXECUTION_REDRIVEN: /* RedriveExecution (redrive.c) */
+        det = json_object_new_object();
+        if (swf_json_get(ev->attrs, "redriveCount", &v))
+            json_object_object_add(det, "redriveCount", swf_json_ref(v));
+        json_object_object_add(ev_new(o, "ExecutionRedriven", ev->time_ms),
+                               "executionRedrivenEventDetails", det);
+        break;
     case SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED:
     case SWF_EVENT_WORKFLOW_EXECUTION_CANCELED:
         det = json_object_new_object();

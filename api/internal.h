@@ -1,7 +1,8 @@
 /*
  * internal.h - what the files of api/ share: the server, a call's context,
  * AWS's errors and ARNs, and the actions (one function each, grouped by
- * resource: machines.c, executions.c, history.c, activities.c, poll.c).
+ * resource: machines.c, aliases.c, executions.c, redrive.c, teststate.c,
+ * history.c, activities.c, poll.c).
  *
  * An action takes the request's JSON object (borrowed) and on success puts
  * its answer in *out (a new reference). On failure it returns an error
@@ -81,6 +82,9 @@ swf_error_t *swf_api__arn_parse(const char *arn, const char *kind,
  * getting N (0: none); an alias is InvalidArn (not supported). */
 swf_error_t *swf_api__machine_arn(swf_api_call_t *call, json_object *in, const char *key,
                                   char name[SWF_API_NAME_BYTES + 1], int *version);
+/* InvalidDefinition listing the problems swf's validator finds in def,
+ * with their JSON paths (machines.c). */
+swf_error_t *swf_api__definition_check(json_object *def);
 /* InvalidName unless name is 1 to 80 characters AWS allows in a name. */
 swf_error_t *swf_api__name_check(const char *name);
 
@@ -116,6 +120,11 @@ typedef json_object *(*swf_api__item_fn)(swf_api_call_t *call,
 swf_error_t *swf_api__names_page(swf_api_call_t *call, json_object *in, const char *kind,
                                  swf_api__list_fn list, swf_api__item_fn item, const char *member,
                                  json_object **out);
+
+/* The catalogue's entry of state machine name; StateMachineDoesNotExist
+ * when there is none (machines.c). */
+swf_error_t *swf_api__machine_entry(swf_api_call_t *call, const char *name,
+                                    swf_history_catalog_entry_t *e);
 
 /* AccessDeniedException unless the call's key may use kind:name. */
 swf_error_t *swf_api__allowed(swf_api_call_t *call, const char *kind, const char *name);
@@ -160,6 +169,13 @@ json_object *swf_api__time(int64_t ms);
     X(UntagResource, untag_resource)                                                               \
     X(ListTagsForResource, tags_list)                                                              \
     X(StartSyncExecution, execution_start_sync)                                                    \
+    X(RedriveExecution, execution_redrive)                                                         \
+    X(TestState, state_test)                                                                       \
+    X(CreateStateMachineAlias, alias_create)                                                       \
+    X(DescribeStateMachineAlias, alias_describe)                                                   \
+    X(UpdateStateMachineAlias, alias_update)                                                       \
+    X(DeleteStateMachineAlias, alias_delete)                                                       \
+    X(ListStateMachineAliases, aliases_list)                                                       \
     X(DescribeMapRun, map_run)                                                                     \
     X(ListMapRuns, map_run)                                                                        \
     X(UpdateMapRun, map_run)
@@ -185,6 +201,23 @@ swf_error_t *swf_api__execution_find(swf_api_call_t *call, json_object *in,
                                      swf_history_execution_t *out);
 /* AWS's status of a row of the executions projection. */
 const char *swf_api__execution_status(const char *status);
+/* The state machine, and the version to run (0: the latest), that the
+ * member `key` names: a machine, version or alias ARN; an alias draws its
+ * version by its weights and alias gets its name ("" otherwise)
+ * (aliases.c). */
+swf_error_t *swf_api__machine_target(swf_api_call_t *call, json_object *in, const char *key,
+                                     char machine[SWF_API_NAME_BYTES + 1], int *version,
+                                     char alias[SWF_API_NAME_BYTES + 1]);
+/* Records that an execution started through a version (and alias) ARN;
+ * nothing for version 0. */
+void swf_api__execution_target_record(swf_api_call_t *call, const char *execution_id, int version,
+                                      const char *alias);
+/* DescribeExecution's stateMachineVersionArn and stateMachineAliasArn. */
+void swf_api__execution_target_describe(swf_api_call_t *call, const swf_history_execution_t *ex,
+                                        json_object *o);
+/* DescribeExecution's redrive fields of ex, added to o (redrive.c). */
+void swf_api__redrive_describe(swf_api_call_t *call, const swf_history_execution_t *ex,
+                               json_object *o);
 
 /* The "tags" member of a Create request, set on kind:name (tags.c). */
 swf_error_t *swf_api__tags_apply(swf_api_call_t *call, const char *kind, const char *name,

@@ -47,6 +47,17 @@ static swf_error_t *definition_read(const char *text, json_object **out)
         return swf_api__err("InvalidDefinition",
                             "Invalid State Machine Definition: not a JSON object");
     }
+    err = swf_api__definition_check(def);
+    if (err != NULL) {
+        json_object_put(def);
+        return err;
+    }
+    *out = def;
+    return NULL;
+}
+
+swf_error_t *swf_api__definition_check(json_object *def)
+{
     swf_asl_problems_t problems = {0};
     if (swf_asl_validate(def, &problems) > 0) {
         char msg[900] = "";
@@ -55,11 +66,9 @@ static swf_error_t *definition_read(const char *text, json_object **out)
             n += (size_t)snprintf(msg + n, sizeof(msg) - n, "%s%s: %s", i ? "; " : "",
                                   problems.items[i].where, problems.items[i].message);
         swf_asl_problems_free(&problems);
-        json_object_put(def);
         return swf_api__err("InvalidDefinition", "Invalid State Machine Definition: %s", msg);
     }
     swf_asl_problems_free(&problems);
-    *out = def;
     return NULL;
 }
 
@@ -70,8 +79,8 @@ static swf_error_t *machine_arn(swf_api_call_t *call, json_object *in,
     return swf_api__machine_arn(call, in, "stateMachineArn", name, NULL);
 }
 
-static swf_error_t *entry_get(swf_api_call_t *call, const char *name,
-                              swf_history_catalog_entry_t *e)
+swf_error_t *swf_api__machine_entry(swf_api_call_t *call, const char *name,
+                                    swf_history_catalog_entry_t *e)
 {
     swf_history_store_t *s;
     swf_error_t *err = swf_api__store(call, &s);
@@ -209,7 +218,7 @@ swf_error_t *swf_api__machine_describe(swf_api_call_t *call, json_object *in, js
     swf_error_t *err = swf_api__machine_arn(call, in, "stateMachineArn", name, &version);
     swf_history_catalog_entry_t e = {0};
     if (err == NULL)
-        err = entry_get(call, name, &e);
+        err = swf_api__machine_entry(call, name, &e);
     swf_history_store_t *s;
     json_object *def = NULL;
     if (err == NULL)
@@ -250,7 +259,7 @@ swf_error_t *swf_api__machine_update(swf_api_call_t *call, json_object *in, json
                            "either the definition or the roleArn must be given");
     swf_history_catalog_entry_t e = {0};
     if (err == NULL)
-        err = entry_get(call, name, &e);
+        err = swf_api__machine_entry(call, name, &e);
     json_object *def = NULL;
     if (err == NULL && text != NULL)
         err = definition_read(text, &def);
@@ -264,7 +273,7 @@ swf_error_t *swf_api__machine_update(swf_api_call_t *call, json_object *in, json
     json_object_put(def);
     entry_clear(&e);
     if (err == NULL)
-        err = entry_get(call, name, &e);
+        err = swf_api__machine_entry(call, name, &e);
     if (err == NULL) {
         *out = json_object_new_object();
         swf_json_add(*out, "updateDate", swf_api__time(e.updated_ms));
@@ -396,7 +405,7 @@ swf_error_t *swf_api__version_publish(swf_api_call_t *call, json_object *in, jso
     swf_error_t *err = machine_arn(call, in, name);
     swf_history_catalog_entry_t e = {0};
     if (err == NULL)
-        err = entry_get(call, name, &e);
+        err = swf_api__machine_entry(call, name, &e);
     if (err == NULL) {
         char arn[SWF_API_ARN_BYTES], vs[16];
         snprintf(vs, sizeof(vs), "%d", e.version);
@@ -462,6 +471,16 @@ swf_error_t *swf_api__version_delete(swf_api_call_t *call, json_object *in, json
     swf_history_store_t *s;
     if (err == NULL)
         err = swf_api__store(call, &s);
+    swf_history_alias_t *aliases = NULL;
+    size_t n = 0;
+    if (err == NULL)
+        err = swf_history_pg_aliases_list(s, name, version, &aliases, &n);
+    if (err == NULL && n > 0)
+        err = swf_api__err("ConflictException",
+                           "version %d of %s is routed to by alias %s: update or delete the "
+                           "alias first",
+                           version, name, aliases[0].name);
+    swf_history_aliases_free(aliases, n);
     if (err == NULL)
         err = swf_history_pg_state_machine_version_delete(s, name, version);
     if (err == NULL)

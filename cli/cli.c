@@ -42,6 +42,7 @@ static const command_t commands[] = {
     {"send-event", swf_cli_send_event},
     {"cancel", swf_cli_cancel},
     {"terminate", swf_cli_terminate},
+    {"redrive", swf_cli_redrive},
 };
 
 /* `swf help`: each form of a command and what it does, in the order above. */
@@ -85,6 +86,7 @@ static const struct {
      "route a CloudEvent to a Serverless Workflow's instances, or start one"},
     {"cancel ID [--cause TEXT]", "ask an open execution to cancel"},
     {"terminate ID [--reason R] [--details D]", "end an open execution now"},
+    {"redrive ID", "run a failed, timed-out or terminated execution again from where it stopped"},
 };
 
 /* Descriptions start in this column; a longer synopsis has its

@@ -54,6 +54,7 @@ int swf_cli_task_heartbeat(int argc, char **argv);
 int swf_cli_signal(int argc, char **argv);
 int swf_cli_cancel(int argc, char **argv);
 int swf_cli_terminate(int argc, char **argv);
+int swf_cli_redrive(int argc, char **argv);
 
 /* Posts the `decide` message of a newly started execution to the inbox when
  * SWF_KAFKA_BROKERS is set (says on stderr when it is not). Returns an exit

@@ -1,8 +1,8 @@
 /*
  * control.c - the commands that talk to a running execution through its
  * inbox: task-success, task-failure, task-heartbeat (the answers of an
- * activity, usually a .waitForTaskToken callback), signal, cancel and
- * terminate; and the `decide` message that `swf start` posts.
+ * activity, usually a .waitForTaskToken callback), signal, cancel,
+ * terminate and redrive; and the `decide` message that `swf start` posts.
  *
  * Each command builds exactly one inbox message of protocol/KAFKA.md, sends
  * it to the inbox topic ($SWF_INBOX_TOPIC, default swf.inbox) keyed by the
@@ -36,6 +36,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "decider/replay.h"
+#include "history/catalog.h"
 #include "history/pg.h"
 #include "kafka/kafka.h"
 #include "protocol/json.h"
@@ -431,6 +433,70 @@ int swf_cli_terminate(int argc, char **argv)
                                swf_msg_terminate_new(NULL, id, reason, d, details != NULL));
         json_object_put(d);
     }
+    free(id);
+    return code;
+}
+
+/* ---- redrive ------------------------------------------------------------------- */
+
+static const swf_cli_cmd_t redrive_cmd = {
+    "swf redrive", "(ID | --workflow-id WORKFLOW_ID)",
+    "Run again an execution that failed, timed out or was terminated, from where it stopped: "
+    "the states that succeeded are not run again (AWS Step Functions' RedriveExecution). The "
+    "history shows a WorkflowExecutionRedriven event.",
+    (const swf_cli_opt_t[]){SWF_CLI_OPTS_EXECUTION("redrive"), SWF_CLI_OPTS_END}, NULL};
+
+/* Replays the execution as a decider would: the redrive count the redrive
+ * makes, or SWF_EXIT_NO with the reason it cannot be redriven. */
+static int redrive_check(const char *execution_id, int64_t *next)
+{
+    swf_history_store_t *s;
+    swf_error_t *err = swf_history_pg_new(swf_history_pg_conninfo_env(), &s);
+    if (err != NULL)
+        return fail("redrive", err);
+    swf_event_list_t events = {0};
+    swf_decider_replay_result_t r = {0};
+    swf_decider_replay_options_t opt = {0};
+    char *other = NULL; /* another open execution of its workflow id */
+    err = swf_history_load(s, execution_id, 0, 0, &events);
+    if (err == NULL)
+        err = swf_history_pg_workflow_taken(s, execution_id, &other);
+    swf_history_store_free(s);
+    if (err == NULL && events.count == 0)
+        err = swf_error_new(SWF_E_NOTFOUND, NULL, "no execution %s", execution_id);
+    if (err == NULL)
+        err = swf_decider_replay_run(&events, &opt, &r);
+    if (err == NULL && r.error != NULL) {
+        err = r.error;
+        r.error = NULL;
+    }
+    int code = err != NULL ? fail("redrive", err) : SWF_EXIT_OK;
+    const char *why = code == SWF_EXIT_OK ? swf_asl_exec_not_redrivable(r.exec) : NULL;
+    if (why == NULL && code == SWF_EXIT_OK && other != NULL)
+        why = "its workflow id is running as another execution";
+    free(other);
+    if (why != NULL) {
+        fprintf(stderr, "swf redrive: execution %s cannot be redriven: %s; nothing was sent\n",
+                execution_id, why);
+        code = SWF_EXIT_NO;
+    } else if (code == SWF_EXIT_OK) {
+        *next = swf_asl_exec_redrive_count(r.exec) + 1;
+    }
+    swf_decider_replay_result_free(&r);
+    swf_event_list_free(&events);
+    return code;
+}
+
+int swf_cli_redrive(int argc, char **argv)
+{
+    swf_cli_args_t a;
+    char *id = NULL;
+    if (!swf_cli_args_parse(&redrive_cmd, argc, argv, &a) || !swf_cli_args_execution(&a, NULL, &id))
+        return a.status;
+    int64_t next = 0;
+    int code = redrive_check(id, &next);
+    if (code == SWF_EXIT_OK)
+        code = send_and_report("redrive", id, swf_msg_redrive_new(NULL, id, next));
     free(id);
     return code;
 }

@@ -351,7 +351,9 @@ static swf_error_t *check_events(const swf_event_list_t *events, swf_decider_che
         else if (i > 0 && ev->type == SWF_EVENT_WORKFLOW_EXECUTION_STARTED)
             problem(&p, ev->id, "a second WorkflowExecutionStarted");
 
-        if (p.closed_at != 0) {
+        if (p.closed_at != 0 && ev->type == SWF_EVENT_WORKFLOW_EXECUTION_REDRIVEN) {
+            p.closed_at = 0; /* redriven: it runs again */
+        } else if (p.closed_at != 0) {
             if (swf_event_type_is_close(ev->type))
                 problem(&p, ev->id, "a second close event (%s): the execution closed at event %lld",
                         swf_event_type_name(ev->type), (long long)p.closed_at);

@@ -41,6 +41,7 @@
 
 #include "decider/cache.h"
 #include "decider/decision.h"
+#include "history/catalog.h"
 #include "history/pg.h"
 #include "history/service.h"
 #include "protocol/alloc.h"
@@ -374,6 +375,27 @@ static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *
         swf_json_add(a, "details",
                      m->has_details ? swf_json_ref(m->details) : json_object_new_string(""));
         return work_add(w, SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED, a);
+    case SWF_MSG_REDRIVE:
+        /* Once: the count it brings must be the next one (a message
+         * delivered again, or a second redrive, finds it taken). */
+        if (swf_asl_exec_not_redrivable(w->st->exec) != NULL ||
+            m->redrive_count != swf_asl_exec_redrive_count(w->st->exec) + 1)
+            goto ignored;
+        /* At most one open execution per workflow id: a redrive does not
+         * open a second one (swf redrive and RedriveExecution say so first). */
+        char *other = NULL;
+        err = swf_history_pg_workflow_taken(d->store, w->id, &other);
+        if (err != NULL)
+            return err;
+        if (other != NULL) {
+            logf_(d, "execution %s: not redriven, its workflow id is running as %s", w->id, other);
+            free(other);
+            goto ignored;
+        }
+        a = obj();
+        swf_json_add(a, "redriveCount", json_object_new_int64(m->redrive_count));
+        *wake = true;
+        return work_add(w, SWF_EVENT_WORKFLOW_EXECUTION_REDRIVEN, a);
     case SWF_MSG_NONE:
     case SWF_MSG_ACTIVITY_TASK:
         break;
@@ -416,7 +438,10 @@ static swf_error_t *work_prepare(swf_decider_t *d, work_t *w, const swf_event_li
     if (err != NULL)
         return err;
     w->next_id = swf_asl_exec_last_event_id(w->st->exec) + 1;
-    if (swf_asl_exec_status(w->st->exec) != SWF_ASL_RUNNING) {
+    bool redrive = false; /* a closed execution hears only of a redrive */
+    for (size_t i = 0; i < w->nmsgs; i++)
+        redrive = redrive || w->msgs[i]->type == SWF_MSG_REDRIVE;
+    if (swf_asl_exec_status(w->st->exec) != SWF_ASL_RUNNING && !redrive) {
         for (size_t i = 0; i < w->nmsgs; i++) {
             if (w->msgs[i]->type != SWF_MSG_DECIDE)
                 stat_add(&d->stats.ignored, 1);
@@ -429,7 +454,8 @@ static swf_error_t *work_prepare(swf_decider_t *d, work_t *w, const swf_event_li
         swf_decider_decision_skip(&w->dec, wall_ms);
     bool wake = false;
     for (size_t i = 0; err == NULL && i < w->nmsgs; i++) {
-        if (swf_asl_exec_status(w->st->exec) == SWF_ASL_RUNNING)
+        if (swf_asl_exec_status(w->st->exec) == SWF_ASL_RUNNING ||
+            w->msgs[i]->type == SWF_MSG_REDRIVE)
             err = message_apply(d, w, w->msgs[i], &wake);
     }
     /* Past DECISIONS_PER_BATCH tasks, the rest waits for the next "decide"

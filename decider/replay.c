@@ -66,7 +66,9 @@ swf_error_t *swf_decider_replay_run(const swf_event_list_t *events,
         /* Nothing happens to a closed execution: an event after its close
          * is a history no engine wrote (the interpreter would pass over it
          * and the report would say all is well). */
-        if (closed_at > 0) {
+        if (closed_at > 0 && ev->type == SWF_EVENT_WORKFLOW_EXECUTION_REDRIVEN) {
+            closed_at = 0; /* it runs again (the interpreter says whether it may) */
+        } else if (closed_at > 0) {
             err = swf_error_new(
                 SWF_E_INPUT, NULL, "event %lld (%s) comes after the execution closed at event %lld",
                 (long long)ev->id, swf_event_type_name(ev->type), (long long)closed_at);

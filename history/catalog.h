@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <json-c/json.h>
+
 #include "history/store.h"
 #include "protocol/error.h"
 
@@ -89,5 +91,56 @@ swf_error_t *swf_history_pg_tags_remove(swf_history_store_t *store, const char *
 swf_error_t *swf_history_pg_tags_list(swf_history_store_t *store, const char *resource,
                                       swf_history_tag_t **tags, size_t *n);
 void swf_history_tags_free(swf_history_tag_t *tags, size_t n);
+
+/* A state machine's alias (CreateStateMachineAlias): routing is
+ * [{"version": N, "weight": W}, ...], one or two entries. */
+typedef struct swf_history_alias {
+    char *machine;
+    char *name;
+    char *description;
+    json_object *routing; /* owned */
+    int64_t created_ms, updated_ms;
+} swf_history_alias_t;
+
+void swf_history_aliases_free(swf_history_alias_t *items, size_t count);
+
+/* Creates an alias: SWF_E_CONFLICT (nothing written) when machine:name
+ * exists, SWF_E_LIMIT when the machine has SWF_HISTORY_ALIASES already. */
+#define SWF_HISTORY_ALIASES 100
+swf_error_t *swf_history_pg_alias_create(swf_history_store_t *store, const char *machine,
+                                         const char *name, const char *description,
+                                         json_object *routing);
+/* Changes the description and/or the routing (NULL: kept); SWF_E_NOTFOUND
+ * when there is no such alias. */
+swf_error_t *swf_history_pg_alias_update(swf_history_store_t *store, const char *machine,
+                                         const char *name, const char *description,
+                                         json_object *routing);
+/* SWF_E_NOTFOUND when there is no such alias. */
+swf_error_t *swf_history_pg_alias_get(swf_history_store_t *store, const char *machine,
+                                      const char *name, swf_history_alias_t *out);
+swf_error_t *swf_history_pg_alias_delete(swf_history_store_t *store, const char *machine,
+                                         const char *name);
+/* The aliases of machine by name; version > 0: only those routing to it. */
+swf_error_t *swf_history_pg_aliases_list(swf_history_store_t *store, const char *machine,
+                                         int version, swf_history_alias_t **items, size_t *count);
+/* The version (and alias, NULL for none) an execution was started through
+ * by the API; *version 0 when it was started otherwise. */
+swf_error_t *swf_history_pg_execution_target_set(swf_history_store_t *store,
+                                                 const char *execution_id, int version,
+                                                 const char *alias);
+swf_error_t *swf_history_pg_execution_target_get(swf_history_store_t *store,
+                                                 const char *execution_id, int *version,
+                                                 char **alias);
+
+/* Another open execution of the workflow id of execution_id (*other
+ * malloc'd), or NULL: a redrive would open a second one, which the
+ * executions projection does not allow. */
+swf_error_t *swf_history_pg_workflow_taken(swf_history_store_t *store, const char *execution_id,
+                                           char **other);
+
+/* An execution's redrives (WorkflowExecutionRedriven events): how many,
+ * and the time of the last in ms (-1 when none). */
+swf_error_t *swf_history_pg_execution_redrives(swf_history_store_t *store, const char *execution_id,
+                                               int64_t *count, int64_t *last_ms);
 
 #endif

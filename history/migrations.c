@@ -277,6 +277,25 @@ static const char *const migrations[] = {
 
     /* 10: sw_instances, the Serverless Workflow routing index, above. */
     migration_sw_instances,
+
+    /* 11: the API's state machine aliases (CreateStateMachineAlias,
+     * history/pg_catalog.c): each routes StartExecution to one or two
+     * versions by weight, routing [{"version": N, "weight": W}, ...]; and
+     * the version or alias an execution was started through
+     * (DescribeExecution's stateMachineVersionArn, stateMachineAliasArn),
+     * a row only for those started so. */
+    "CREATE TABLE state_machine_aliases ("
+    "  machine text NOT NULL,"
+    "  name text NOT NULL,"
+    "  description text NOT NULL DEFAULT '',"
+    "  routing jsonb NOT NULL,"
+    "  created timestamptz NOT NULL DEFAULT now(),"
+    "  updated timestamptz NOT NULL DEFAULT now(),"
+    "  PRIMARY KEY (machine, name));"
+    "CREATE TABLE execution_targets ("
+    "  execution_id text PRIMARY KEY,"
+    "  version integer NOT NULL,"
+    "  alias text);",
 };
 
 #define MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -409,6 +428,9 @@ static const char *const runtime_grants[] = {
     " END IF; END $$",
     "DO $$ BEGIN IF to_regclass('tags') IS NOT NULL THEN"
     " GRANT SELECT, INSERT, UPDATE, DELETE ON tags TO %s;"
+    " END IF; END $$",
+    "DO $$ BEGIN IF to_regclass('state_machine_aliases') IS NOT NULL THEN"
+    " GRANT SELECT, INSERT, UPDATE, DELETE ON state_machine_aliases, execution_targets TO %s;"
     " END IF; END $$",
     "GRANT SELECT, INSERT, UPDATE ON executions TO %s",
     "GRANT SELECT, INSERT, UPDATE, DELETE ON timers, outbox, activity_timeouts TO %s",

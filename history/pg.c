@@ -323,9 +323,11 @@ swf_error_t *swf_history_pg_new(const char *conninfo, swf_history_store_t **out)
     "  SELECT r.x, r.i, r.t, timestamptz 'epoch' + r.ms * interval '1 millisecond' AS tm, r.a"     \
     "  FROM jsonb_to_recordset($1) AS r(x text, i bigint, t text, ms bigint, a jsonb)),"           \
     " ap AS MATERIALIZED (SELECT x, min(i) AS first_id, max(i) AS last_id,"                        \
-    "  bool_or(t IN (" CLOSING ")) AS closes FROM ev GROUP BY x),"
-/* The events that close an execution: the only ones after its first that
+    "  bool_or(t IN (" CLOSING ", " REDRIVEN ")) AS closes FROM ev GROUP BY x),"
+/* The events that close an execution, and the one that opens it again (a
+ * redrive, which "closes" here too): the only ones after its first that
  * rewrite its executions row (status, close_time). */
+#define REDRIVEN "'WorkflowExecutionRedriven'"
 #define CLOSING                                                                                    \
     "'WorkflowExecutionCompleted', 'WorkflowExecutionFailed', 'WorkflowExecutionTimedOut',"        \
     " 'WorkflowExecutionCanceled', 'WorkflowExecutionTerminated'"
@@ -458,21 +460,24 @@ static const char append_sql[] = APPEND_INPUT
     "    WHEN 'WorkflowExecutionFailed' THEN 'failed'"
     "    WHEN 'WorkflowExecutionTimedOut' THEN 'timed_out'"
     "    WHEN 'WorkflowExecutionCanceled' THEN 'canceled'"
+    "    WHEN " REDRIVEN " THEN 'open'"
     "    ELSE 'terminated' END AS status"
-    "  FROM ev WHERE t IN (" CLOSING ")"
+    "  FROM ev WHERE t IN (" CLOSING ", " REDRIVEN ")"
     "  ORDER BY x, i DESC),"
     " created AS ("
     "  INSERT INTO executions AS e (execution_id, workflow_id, state_machine,"
     "    state_machine_version, status, start_time, close_time, last_event_id)"
     "  SELECT ev.x, coalesce(ev.a->>'workflowId', ev.x),"
     "    coalesce(ev.a#>>'{workflowType,name}', ''), coalesce(ev.a#>>'{workflowType,version}', ''),"
-    "    coalesce(cl.status, 'open'), ev.tm, cl.tm, ap.last_id"
+    "    coalesce(cl.status, 'open'), ev.tm, CASE WHEN cl.status <> 'open' THEN cl.tm END,"
+    "    ap.last_id"
     "  FROM ap JOIN ev ON ev.x = ap.x AND ev.i = 1 LEFT JOIN cl ON cl.x = ap.x"
     "  WHERE ap.first_id = 1 ORDER BY ev.x"
     "  ON CONFLICT DO NOTHING RETURNING e.execution_id),"
     " advanced AS ("
     "  UPDATE executions e SET last_event_id = ap.last_id,"
-    "    status = coalesce(cl.status, e.status), close_time = coalesce(cl.tm, e.close_time)"
+    "    status = coalesce(cl.status, e.status),"
+    "    close_time = CASE WHEN cl.status = 'open' THEN NULL ELSE coalesce(cl.tm, e.close_time) END"
     "  FROM ap LEFT JOIN cl ON cl.x = ap.x"
     "  WHERE e.execution_id = ap.x AND ap.first_id > 1 AND ap.closes"
     "    AND e.last_event_id < ap.first_id AND " APPEND_FITS
@@ -728,6 +733,7 @@ static bool plain(swf_event_type_t type)
     case SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT:
     case SWF_EVENT_WORKFLOW_EXECUTION_CANCELED:
     case SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED:
+    case SWF_EVENT_WORKFLOW_EXECUTION_REDRIVEN:
     case SWF_EVENT_TIMER_STARTED:
     case SWF_EVENT_TIMER_FIRED:
     case SWF_EVENT_TIMER_CANCELED:
@@ -762,6 +768,7 @@ static append_needs_t append_needs(const swf_history_append_t *a)
         case SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT:
         case SWF_EVENT_WORKFLOW_EXECUTION_CANCELED:
         case SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED:
+        case SWF_EVENT_WORKFLOW_EXECUTION_REDRIVEN:
             return NEEDS_ANY;
         case SWF_EVENT_TIMER_STARTED:
         case SWF_EVENT_TIMER_FIRED:

@@ -53,31 +53,60 @@ static void entry_fill(PGresult *res, int r, swf_history_catalog_entry_t *e)
         e->type = swf_history__strdup(PQgetisnull(res, r, 5) ? "STANDARD" : PQgetvalue(res, r, 5));
 }
 
+/* Runs a query on the store's connection; *res gets its rows. */
+static swf_error_t *rows_query(swf_history_store_t *store, const char *sql, int n,
+                               const char *const *params, PGresult **res)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    *res = NULL;
+    swf_error_t *err = swf_history__pg_ready(pg);
+    if (err == NULL)
+        err = swf_history__pg_query(pg->conn, sql, n, params, res);
+    return err;
+}
+
+/* Runs a query and makes each row an item of `size` bytes with fill. */
+typedef swf_error_t *(*row_fill_fn)(PGresult *res, int r, void *item);
+static swf_error_t *items_query(swf_history_store_t *store, const char *sql, int n,
+                                const char *const *params, size_t size, row_fill_fn fill,
+                                void **items, size_t *count)
+{
+    *items = NULL;
+    *count = 0;
+    PGresult *res = NULL;
+    swf_error_t *err = rows_query(store, sql, n, params, &res);
+    if (err != NULL)
+        return err;
+    int rows = PQntuples(res);
+    *items = calloc(rows > 0 ? (size_t)rows : 1, size);
+    if (*items == NULL)
+        abort();
+    for (int r = 0; r < rows && err == NULL; r++) {
+        err = fill(res, r, (char *)*items + (size_t)r * size);
+        *count = (size_t)r + 1;
+    }
+    swf_history__pg_clear(res);
+    return err;
+}
+
+static swf_error_t *text_row(PGresult *res, int r, void *item)
+{
+    *(char **)item = swf_history__strdup(PQgetvalue(res, r, 0));
+    return NULL;
+}
+
+static swf_error_t *entry_row(PGresult *res, int r, void *item)
+{
+    entry_fill(res, r, item);
+    return NULL;
+}
+
 /* Runs a query whose rows are entries. */
 static swf_error_t *entries_query(swf_history_store_t *store, const char *sql, int n,
                                   const char *const *params, swf_history_catalog_entry_t **items,
                                   size_t *count)
 {
-    swf_history__pg_t *pg = swf_history__pg(store);
-    *items = NULL;
-    *count = 0;
-    swf_error_t *err = swf_history__pg_ready(pg);
-    PGresult *res = NULL;
-    if (err == NULL)
-        err = swf_history__pg_query(pg->conn, sql, n, params, &res);
-    if (err != NULL)
-        return err;
-    int rows = PQntuples(res);
-    if (rows > 0) {
-        *items = calloc((size_t)rows, sizeof(**items));
-        if (*items == NULL)
-            abort();
-        for (int r = 0; r < rows; r++)
-            entry_fill(res, r, &(*items)[r]);
-    }
-    *count = (size_t)rows;
-    swf_history__pg_clear(res);
-    return NULL;
+    return items_query(store, sql, n, params, sizeof(**items), entry_row, (void **)items, count);
 }
 
 /* A page of a listing by name: sql takes $1 the name after which it
@@ -175,7 +204,8 @@ swf_error_t *swf_history_pg_state_machine_delete(swf_history_store_t *store, con
     /* One statement, so a crash leaves both or neither. */
     return exec(store,
                 "WITH s AS (DELETE FROM state_machine_settings WHERE name = $1),"
-                " t AS (DELETE FROM tags WHERE resource = 'stateMachine:' || $1)"
+                " t AS (DELETE FROM tags WHERE resource = 'stateMachine:' || $1),"
+                " a AS (DELETE FROM state_machine_aliases WHERE machine = $1)"
                 " DELETE FROM state_machines WHERE name = $1",
                 1, params);
 }
@@ -366,4 +396,208 @@ swf_error_t *swf_history_pg_tags_list(swf_history_store_t *store, const char *re
     *n = (size_t)rows;
     swf_history__pg_clear(res);
     return NULL;
+}
+
+swf_error_t *swf_history_pg_execution_redrives(swf_history_store_t *store, const char *execution_id,
+                                               int64_t *count, int64_t *last_ms)
+{
+    *count = 0;
+    *last_ms = -1;
+    PGresult *res = NULL;
+    const char *params[1] = {execution_id};
+    swf_error_t *err = rows_query(
+        store,
+        "SELECT count(*), coalesce(max((extract(epoch FROM event_time) * 1000)::bigint), -1)"
+        " FROM events WHERE execution_id = $1 AND event_type = 'WorkflowExecutionRedriven'",
+        1, params, &res);
+    if (err != NULL)
+        return err;
+    *count = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    *last_ms = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+    swf_history__pg_clear(res);
+    return NULL;
+}
+
+/* ---- aliases ---------------------------------------------------------------- */
+
+void swf_history_aliases_free(swf_history_alias_t *items, size_t count)
+{
+    for (size_t i = 0; items != NULL && i < count; i++) {
+        free(items[i].machine);
+        free(items[i].name);
+        free(items[i].description);
+        json_object_put(items[i].routing);
+    }
+    free(items);
+}
+
+#define ALIAS_COLUMNS                                                                              \
+    "SELECT machine, name, description, routing::text,"                                            \
+    " (extract(epoch FROM created) * 1000)::bigint, (extract(epoch FROM updated) * 1000)::bigint"  \
+    " FROM state_machine_aliases "
+
+static swf_error_t *alias_row(PGresult *res, int r, void *item)
+{
+    swf_history_alias_t *a = item;
+    a->machine = swf_history__strdup(PQgetvalue(res, r, 0));
+    a->name = swf_history__strdup(PQgetvalue(res, r, 1));
+    a->description = swf_history__strdup(PQgetvalue(res, r, 2));
+    a->created_ms = strtoll(PQgetvalue(res, r, 4), NULL, 10);
+    a->updated_ms = strtoll(PQgetvalue(res, r, 5), NULL, 10);
+    const char *routing = PQgetvalue(res, r, 3);
+    return swf_json_parse(routing, strlen(routing), SWF_LIMIT_DEFINITION_BYTES, &a->routing);
+}
+
+static swf_error_t *aliases_query(swf_history_store_t *store, const char *sql, int n,
+                                  const char *const *params, swf_history_alias_t **items,
+                                  size_t *count)
+{
+    return items_query(store, sql, n, params, sizeof(**items), alias_row, (void **)items, count);
+}
+
+swf_error_t *swf_history_pg_alias_create(swf_history_store_t *store, const char *machine,
+                                         const char *name, const char *description,
+                                         json_object *routing)
+{
+    char limit[16];
+    snprintf(limit, sizeof(limit), "%d", SWF_HISTORY_ALIASES);
+    const char *params[5] = {machine, name, description ? description : "", swf_json_str(routing),
+                             limit};
+    swf_history_alias_t *items;
+    size_t count;
+    /* Inserted unless it exists or the machine has its quota; the row
+     * returned says which. */
+    swf_error_t *err = aliases_query(
+        store,
+        "WITH n AS (SELECT count(*) AS c FROM state_machine_aliases WHERE machine = $1),"
+        " i AS (INSERT INTO state_machine_aliases (machine, name, description, routing)"
+        "  SELECT $1, $2, $3, $4::jsonb FROM n WHERE n.c < $5::int"
+        "  ON CONFLICT DO NOTHING RETURNING machine)"
+        " SELECT (SELECT count(*) FROM i)::text, (SELECT c FROM n)::text, '', '[]', 0, 0",
+        5, params, &items, &count);
+    if (err == NULL && count == 1 && strcmp(items[0].machine, "1") != 0)
+        err = atoi(items[0].name) >= SWF_HISTORY_ALIASES
+                  ? swf_error_new(SWF_E_LIMIT, NULL, "state machine %s has %d aliases already",
+                                  machine, SWF_HISTORY_ALIASES)
+                  : swf_error_new(SWF_E_CONFLICT, NULL, "alias %s:%s exists", machine, name);
+    swf_history_aliases_free(items, count);
+    return err;
+}
+
+swf_error_t *swf_history_pg_alias_update(swf_history_store_t *store, const char *machine,
+                                         const char *name, const char *description,
+                                         json_object *routing)
+{
+    const char *params[4] = {machine, name, description, routing ? swf_json_str(routing) : NULL};
+    swf_history_alias_t *items;
+    size_t count;
+    swf_error_t *err =
+        aliases_query(store,
+                      "UPDATE state_machine_aliases SET description = coalesce($3, description),"
+                      " routing = coalesce($4::jsonb, routing), updated = now()"
+                      " WHERE machine = $1 AND name = $2"
+                      " RETURNING machine, name, description, routing::text, 0, 0",
+                      4, params, &items, &count);
+    if (err == NULL && count == 0)
+        err = swf_error_new(SWF_E_NOTFOUND, NULL, "no alias %s:%s", machine, name);
+    swf_history_aliases_free(items, count);
+    return err;
+}
+
+swf_error_t *swf_history_pg_alias_get(swf_history_store_t *store, const char *machine,
+                                      const char *name, swf_history_alias_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    const char *params[2] = {machine, name};
+    swf_history_alias_t *items;
+    size_t count;
+    swf_error_t *err = aliases_query(store, ALIAS_COLUMNS "WHERE machine = $1 AND name = $2", 2,
+                                     params, &items, &count);
+    if (err == NULL && count == 0)
+        err = swf_error_new(SWF_E_NOTFOUND, NULL, "no alias %s:%s", machine, name);
+    if (err == NULL) {
+        *out = items[0];
+        memset(&items[0], 0, sizeof(items[0]));
+    }
+    swf_history_aliases_free(items, count);
+    return err;
+}
+
+swf_error_t *swf_history_pg_alias_delete(swf_history_store_t *store, const char *machine,
+                                         const char *name)
+{
+    const char *params[2] = {machine, name};
+    return exec(store, "DELETE FROM state_machine_aliases WHERE machine = $1 AND name = $2", 2,
+                params);
+}
+
+swf_error_t *swf_history_pg_aliases_list(swf_history_store_t *store, const char *machine,
+                                         int version, swf_history_alias_t **items, size_t *count)
+{
+    char v[16];
+    snprintf(v, sizeof(v), "%d", version);
+    const char *params[2] = {machine, v};
+    return aliases_query(store,
+                         ALIAS_COLUMNS "WHERE machine = $1 AND ($2::int = 0 OR routing @>"
+                                       " jsonb_build_array(jsonb_build_object('version', $2::int)))"
+                                       " ORDER BY name",
+                         2, params, items, count);
+}
+
+swf_error_t *swf_history_pg_execution_target_set(swf_history_store_t *store,
+                                                 const char *execution_id, int version,
+                                                 const char *alias)
+{
+    char v[16];
+    snprintf(v, sizeof(v), "%d", version);
+    const char *params[3] = {execution_id, v, alias};
+    return exec(store,
+                "INSERT INTO execution_targets (execution_id, version, alias)"
+                " VALUES ($1, $2::int, $3) ON CONFLICT DO NOTHING",
+                3, params);
+}
+
+swf_error_t *swf_history_pg_execution_target_get(swf_history_store_t *store,
+                                                 const char *execution_id, int *version,
+                                                 char **alias)
+{
+    *version = 0;
+    *alias = NULL;
+    PGresult *res = NULL;
+    const char *params[1] = {execution_id};
+    swf_error_t *err =
+        rows_query(store, "SELECT version, alias FROM execution_targets WHERE execution_id = $1", 1,
+                   params, &res);
+    if (err != NULL)
+        return err;
+    if (PQntuples(res) == 1) {
+        *version = atoi(PQgetvalue(res, 0, 0));
+        if (!PQgetisnull(res, 0, 1))
+            *alias = swf_history__strdup(PQgetvalue(res, 0, 1));
+    }
+    swf_history__pg_clear(res);
+    return NULL;
+}
+
+swf_error_t *swf_history_pg_workflow_taken(swf_history_store_t *store, const char *execution_id,
+                                           char **other)
+{
+    *other = NULL;
+    const char *params[1] = {execution_id};
+    char **ids = NULL;
+    size_t n = 0;
+    swf_error_t *err = items_query(store,
+                                   "SELECT o.execution_id FROM executions x JOIN executions o"
+                                   " ON o.workflow_id = x.workflow_id AND o.status = 'open'"
+                                   " AND o.execution_id <> x.execution_id"
+                                   " WHERE x.execution_id = $1 LIMIT 1",
+                                   1, params, sizeof(char *), text_row, (void **)&ids, &n);
+    if (err == NULL && n == 1) {
+        *other = ids[0];
+        ids[0] = NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+    return err;
 }

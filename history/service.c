@@ -194,6 +194,11 @@ static const char exec_timeouts_sql[] =
     " JOIN events e ON e.execution_id = x.execution_id AND e.event_id = 1"
     " WHERE x.status = 'open' AND e.attributes ? 'executionStartToCloseTimeout'"
     " AND x.start_time + " EXECUTION_TIMEOUT " * $1::float8 * interval '1 second' <= now()"
+    /* A redriven execution's timeout counts from its last redrive (looked
+     * for only once the start's deadline has passed). */
+    " AND NOT EXISTS (SELECT 1 FROM events r WHERE r.execution_id = x.execution_id"
+    "  AND r.event_type = 'WorkflowExecutionRedriven'"
+    "  AND r.event_time + " EXECUTION_TIMEOUT " * $1::float8 * interval '1 second' > now())"
     " LIMIT $2 FOR UPDATE OF x SKIP LOCKED";
 
 /* Open activities past a deadline, from the activity_timeouts projection

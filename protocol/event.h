@@ -53,7 +53,8 @@
     X(TIMER_STARTED, TimerStarted)                                                                 \
     X(TIMER_FIRED, TimerFired)                                                                     \
     X(TIMER_CANCELED, TimerCanceled)                                                               \
-    X(MARKER_RECORDED, MarkerRecorded)
+    X(MARKER_RECORDED, MarkerRecorded)                                                             \
+    X(WORKFLOW_EXECUTION_REDRIVEN, WorkflowExecutionRedriven)
 
 typedef enum swf_event_type {
     SWF_EVENT_NONE = 0,

@@ -42,6 +42,7 @@ static const struct {
     {SWF_MSG_SIGNAL, "signal"},
     {SWF_MSG_CANCEL, "cancel"},
     {SWF_MSG_TERMINATE, "terminate"},
+    {SWF_MSG_REDRIVE, "redrive"},
     {SWF_MSG_ACTIVITY_TASK, "activity.task"},
     {SWF_MSG_ACTIVITY_STARTED, "activity.started"},
 };
@@ -210,7 +211,7 @@ static bool is_control(swf_msg_type_t t)
 {
     return t == SWF_MSG_DECIDE || t == SWF_MSG_ACTIVITY_TIMED_OUT || t == SWF_MSG_TIMER_FIRED ||
            t == SWF_MSG_EXECUTION_TIMED_OUT || t == SWF_MSG_SIGNAL || t == SWF_MSG_CANCEL ||
-           t == SWF_MSG_TERMINATE;
+           t == SWF_MSG_TERMINATE || t == SWF_MSG_REDRIVE;
 }
 
 swf_error_t *swf_msg_from_json(json_object *obj, const char *secret, swf_msg_t *out)
@@ -315,6 +316,11 @@ swf_error_t *swf_msg_from_json(json_object *obj, const char *secret, swf_msg_t *
             m.has_details = true;
         }
         break;
+    case SWF_MSG_REDRIVE:
+        err = get_str(obj, "executionId", true, SWF_MSG_NAME_BYTES, &m.execution_id);
+        if (err == NULL)
+            err = get_int(obj, "redriveCount", 1, &m.redrive_count);
+        break;
     case SWF_MSG_ACTIVITY_TASK:
         err = parse_activity_task(obj, secret, &m);
         break;
@@ -404,10 +410,10 @@ void swf_msg_clear(swf_msg_t *m)
 /* The members a signature covers, in the order they are signed. A member
  * not listed is not covered, and the parser ignores it. */
 static const char *const signed_keys[] = {
-    "v",           "type",      "executionId",    "scheduledEventId",
-    "timeoutType", "timerId",   "startedEventId", "signalName",
-    "input",       "requestId", "cause",          "reason",
-    "details",
+    "v",           "type",         "executionId",    "scheduledEventId",
+    "timeoutType", "timerId",      "startedEventId", "signalName",
+    "input",       "requestId",    "cause",          "reason",
+    "details",     "redriveCount",
 };
 
 /* The canonical bytes of msg: for each signed member present, its name, '=',
@@ -650,6 +656,14 @@ json_object *swf_msg_terminate_new(const char *secret, const char *execution_id,
         swf_json_add(o, "reason", text(reason));
     if (has_details)
         swf_json_add(o, "details", swf_json_ref(details));
+    return signed_with(secret, o);
+}
+
+json_object *swf_msg_redrive_new(const char *secret, const char *execution_id,
+                                 int64_t redrive_count)
+{
+    json_object *o = msg_for(SWF_MSG_REDRIVE, execution_id);
+    swf_json_add(o, "redriveCount", json_object_new_int64(redrive_count));
     return signed_with(secret, o);
 }
 

@@ -56,6 +56,7 @@ typedef enum swf_msg_type {
     SWF_MSG_TERMINATE,           /* "terminate" */
     SWF_MSG_ACTIVITY_TASK,       /* "activity.task" (the task topics, not the inbox) */
     SWF_MSG_ACTIVITY_STARTED,    /* "activity.started" */
+    SWF_MSG_REDRIVE,             /* "redrive" */
 } swf_msg_type_t;
 
 /*
@@ -85,6 +86,7 @@ typedef struct swf_msg {
     char *request_id;           /* signal, cancel (optional): the same request again */
     json_object *input;         /* signal (may be JSON null), activity.task */
     char *reason;               /* terminate (optional) */
+    int64_t redrive_count;      /* redrive: the execution's redrive count after it */
     /* activity.task only. */
     char *activity_type;    /* activityType.name */
     char *activity_version; /* activityType.version */
@@ -101,7 +103,7 @@ swf_msg_type_t swf_msg_type_parse(const char *name);
 
 /*
  * Control messages (decide, timer.fired, execution.timedOut,
- * activity.timedOut, signal, cancel, terminate) may be sent only by swf's
+ * activity.timedOut, signal, cancel, terminate, redrive) may be sent only by swf's
  * own processes, which hold the deployment's secret (SWF_TOKEN_SECRET).
  * swf_msg_sign() adds to such a message a "signature" member: the
  * base64url (no padding) HMAC-SHA256, under the secret, of the message's
@@ -168,6 +170,13 @@ json_object *swf_msg_cancel_new(const char *secret, const char *execution_id, co
 /* reason may be NULL; has_details false leaves "details" out. */
 json_object *swf_msg_terminate_new(const char *secret, const char *execution_id, const char *reason,
                                    json_object *details, bool has_details);
+
+/* Redrives a closed execution that did not succeed (decider/asl/exec.h,
+ * swf_asl_exec_redrivable): redrive_count is the count it will have (1 for
+ * the first), so a message delivered again, or a second redrive racing
+ * the first, changes nothing. */
+json_object *swf_msg_redrive_new(const char *secret, const char *execution_id,
+                                 int64_t redrive_count);
 
 /*
  * The activity.task message of an ActivityTaskScheduled event, given its

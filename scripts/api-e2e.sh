@@ -42,6 +42,8 @@ unset AWS_PROFILE AWS_SESSION_TOKEN
 status=0
 echo "== boto3"
 "$PY" tests/api/e2e_boto3.py || status=1
+echo "== RedriveExecution, TestState, aliases (boto3, or signed by hand)"
+"$PY" tests/api/e2e_actions.py || status=1
 
 echo "== AWS CLI"
 sfn() { "$AWS" stepfunctions --endpoint-url "$SWF_API_URL" --output json "$@"; }

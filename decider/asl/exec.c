@@ -270,6 +270,8 @@ void swf_asl__frame_clear_children(frame_t *f)
     free(f->results);
     free(f->failed_at);
     f->failed_at = NULL;
+    free(f->child_ok);
+    f->child_ok = NULL;
     json_object_put(f->items);
     free(f->child_error);
     free(f->child_cause);
@@ -292,6 +294,7 @@ static void frame_free(frame_t *f)
     json_object_put(f->vars);
     json_object_put(f->effective);
     json_object_put(f->output);
+    json_object_put(f->redrive_memo);
     free(f->retry_counts);
     free(f->error);
     free(f->cause);
@@ -332,6 +335,9 @@ void swf_asl__frame_set_state(swf_asl_exec_t *ex, frame_t *f, const char *name)
     free(f->retry_counts);
     f->retry_counts = NULL;
     f->retry_total = 0;
+    json_object_put(f->redrive_memo);
+    f->redrive_memo = NULL;
+    f->redriving = false;
 }
 
 frame_t *swf_asl__frame_new(swf_asl_exec_t *ex, frame_t *parent, size_t index, char *path,
@@ -352,12 +358,9 @@ frame_t *swf_asl__frame_new(swf_asl_exec_t *ex, frame_t *parent, size_t index, c
 
 static waiter_t *waiter_find(swf_asl_exec_t *ex, int64_t seq);
 
-/* Stops a frame and everything below it: open activities are cancelled and
- * timers cancelled, by decisions. */
-void swf_asl__frame_abandon(swf_asl_exec_t *ex, frame_t *f)
+/* Cancels, by a decision, the activity or timer a frame waits for. */
+void swf_asl__frame_drop_wait(swf_asl_exec_t *ex, frame_t *f)
 {
-    if (f->dead)
-        return;
     if ((f->phase == PH_ACTIVITY || f->phase == PH_TIMER || f->phase == PH_RETRY) &&
         !f->has_outcome && f->wait_seq > 0) {
         waiter_t *w = waiter_find(ex, f->wait_seq);
@@ -377,6 +380,17 @@ void swf_asl__frame_abandon(swf_asl_exec_t *ex, frame_t *f)
         }
         w->frame = NULL;
     }
+    frame_clear_outcome(f);
+    f->wait_seq = 0;
+}
+
+/* Stops a frame and everything below it: open activities are cancelled and
+ * timers cancelled, by decisions. */
+void swf_asl__frame_abandon(swf_asl_exec_t *ex, frame_t *f)
+{
+    if (f->dead)
+        return;
+    swf_asl__frame_drop_wait(ex, f);
     for (size_t i = 0; i < f->nchildren; i++) {
         if (f->children[i] != NULL) {
             swf_asl__frame_abandon(ex, f->children[i]);
@@ -699,6 +713,8 @@ swf_error_t *swf_asl_exec_decide(swf_asl_exec_t *ex, swf_asl_decisions_t *out)
             swf_asl__decisions_push(ex->out, SWF_EVENT_WORKFLOW_EXECUTION_CANCELED, a);
             ex->close_decided = true;
         } else {
+            if (ex->redrive_pending)
+                swf_asl__redrive(ex); /* exec_redrive.c */
             do {
                 while (ex->qhead < ex->qtail) {
                     frame_t *f = ex->queue[ex->qhead++];
@@ -1171,6 +1187,8 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *ex, const swf_event_t *ev)
         ex->cause = swf_strdup(details ? details : "");
         break;
     }
+    case SWF_EVENT_WORKFLOW_EXECUTION_REDRIVEN:
+        return swf_asl__redrive_apply(ex, ev); /* exec_redrive.c */
     case SWF_EVENT_COMPLETE_WORKFLOW_EXECUTION_FAILED:
     case SWF_EVENT_FAIL_WORKFLOW_EXECUTION_FAILED:
     case SWF_EVENT_CANCEL_WORKFLOW_EXECUTION_FAILED:

@@ -147,6 +147,21 @@ json_object *swf_asl_exec_output(const swf_asl_exec_t *exec);
 const char *swf_asl_exec_error(const swf_asl_exec_t *exec);
 const char *swf_asl_exec_cause(const swf_asl_exec_t *exec);
 
+/* Redrive (exec_redrive.c; Step Functions' RedriveExecution): NULL when a
+ * WorkflowExecutionRedriven event may be applied now (the execution failed,
+ * timed out or was stopped, and ran a state), else why not. Applying one
+ * makes the execution RUNNING; the decision task that follows enters again
+ * every state that did not end well, keeping the results of those that
+ * did. */
+const char *swf_asl_exec_not_redrivable(const swf_asl_exec_t *exec);
+/* The WorkflowExecutionRedriven events applied. */
+int64_t swf_asl_exec_redrive_count(const swf_asl_exec_t *exec);
+
+/* Whether a Retry's or Catch's ErrorEquals (an array of names) takes
+ * `error`, by AWS's rules (exec_retry.c): States.ALL, States.TaskFailed,
+ * States.Timeout and States.Runtime as the interpreter reads them. */
+bool swf_asl_error_equals(json_object *error_equals, const char *error);
+
 /* A JSON picture of the execution's state now: active states with their
  * inputs, open activities and timers, retry counters, Map progress. A new
  * reference. Used by `swf replay --until`. */

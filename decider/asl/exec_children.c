@@ -65,6 +65,11 @@ step_t swf_asl__parallel_enter(swf_asl_exec_t *ex, frame_t *f)
     f->max_running = 0;
     f->tolerance = false;
     for (size_t i = 0; i < n; i++) {
+        if (swf_asl__redrive_memo_take(f, i, &f->results[i])) {
+            f->started++; /* a redrive keeps what the branch returned */
+            f->finished++;
+            continue;
+        }
         frame_t *c = swf_asl__frame_new(ex, f, i, child_path(f, i),
                                         json_object_array_get_idx(branches, i), params);
         c->entered_ms = ex->now_ms;
@@ -73,12 +78,17 @@ step_t swf_asl__parallel_enter(swf_asl_exec_t *ex, frame_t *f)
         f->running++;
         swf_asl__enqueue(ex, c);
     }
-    return n == 0 ? STEP_CONTINUE : STEP_BLOCKED;
+    return f->finished == n ? STEP_CONTINUE : STEP_BLOCKED;
 }
 
 static swf_error_t *map_start_child(swf_asl_exec_t *ex, frame_t *f)
 {
     size_t i = f->started;
+    if (swf_asl__redrive_memo_take(f, i, &f->results[i])) {
+        f->started++; /* a redrive keeps what the iteration returned */
+        f->finished++;
+        return NULL;
+    }
     json_object *item = json_object_array_get_idx(f->items, i), *input = NULL;
     json_object *processor;
     if (!swf_json_get(f->state, "ItemProcessor", &processor))
@@ -380,6 +390,7 @@ step_t swf_asl__children_step(swf_asl_exec_t *ex, frame_t *f)
 {
     if (f->child_failed) {
         children_abandon(ex, f);
+        swf_asl__redrive_memo_save(f);
         char *error = f->child_error, *cause = f->child_cause;
         f->child_error = f->child_cause = NULL;
         swf_asl__frame_clear_children(f);
@@ -425,6 +436,7 @@ void swf_asl__child_done(swf_asl_exec_t *ex, frame_t *c)
     if (c->ok) {
         p->results[c->index] = c->output;
         c->output = NULL;
+        swf_asl__redrive_child_ok(p, c->index);
     } else {
         p->failed++;
         if (p->failed_at != NULL)

@@ -147,6 +147,13 @@ struct frame {
     json_object *output;
     char *error;
     char *cause;
+    bool *child_ok; /* which children ended well, while they run (NULL: none yet) */
+    /* Redrive (exec_redrive.c): after its branches or iterations failed,
+     * the results of those that succeeded, [{"ok": result} or null, ...];
+     * used when the frame is redriven (redriving), dropped when it moves
+     * on. */
+    json_object *redrive_memo;
+    bool redriving;
     bool queued;
     bool dead;
     frame_t *next_dead;
@@ -229,6 +236,9 @@ struct swf_asl_exec {
     json_object *output;
     char *error;
     char *cause;
+    int64_t redrive_count; /* WorkflowExecutionRedriven events applied */
+    int64_t redrive_ms;    /* the time of the last one */
+    bool redrive_pending;  /* one was applied: the next decision redrives */
     swf_asl_trace_fn trace_fn;
     void *trace_ctx;
     bool trusted; /* the definition was validated by the caller */
@@ -306,6 +316,9 @@ void swf_asl__frame_set_state(swf_asl_exec_t *ex, frame_t *f, const char *name);
 void swf_asl__frame_clear_children(frame_t *f);
 /* Marks a frame dead; it is freed at the end of the decision. */
 void swf_asl__frame_bury(swf_asl_exec_t *ex, frame_t *f);
+/* Cancels, by a decision, the activity or timer f waits for, and forgets
+ * an outcome delivered. */
+void swf_asl__frame_drop_wait(swf_asl_exec_t *ex, frame_t *f);
 /* Stops a frame and everything below it; its open activity or timer is
  * cancelled by a decision. */
 void swf_asl__frame_abandon(swf_asl_exec_t *ex, frame_t *f);
@@ -321,6 +334,22 @@ int64_t swf_asl__waiter_add(swf_asl_exec_t *ex, waiter_kind_t kind, frame_t *f);
 json_object *swf_asl__control_new(frame_t *f);
 /* Decides a StartTimer for f; returns the timer's sequence number. */
 int64_t swf_asl__timer_start(swf_asl_exec_t *ex, frame_t *f, double seconds, const char *reason);
+
+/* ----------------------------------------------------- exec_redrive.c */
+
+/* Applies WorkflowExecutionRedriven: the execution runs again. */
+swf_error_t *swf_asl__redrive_apply(swf_asl_exec_t *ex, const swf_event_t *ev);
+/* In the decision after it: puts every frame that did not end well back
+ * at the state where it stopped. */
+void swf_asl__redrive(swf_asl_exec_t *ex);
+/* A child of f ended well (its index). */
+void swf_asl__redrive_child_ok(frame_t *f, size_t index);
+/* f fails because a child failed: keeps the results of those that ended
+ * well, for a redrive (before its children are cleared). */
+void swf_asl__redrive_memo_save(frame_t *f);
+/* In a redriven f: the kept result of child i (a new reference), or false
+ * when the child must run. */
+bool swf_asl__redrive_memo_take(frame_t *f, size_t i, json_object **result);
 
 /* ------------------------------------------------------ exec_states.c */
 

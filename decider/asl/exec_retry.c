@@ -51,6 +51,11 @@ static bool names_match(json_object *error_equals, const char *error)
     return false;
 }
 
+bool swf_asl_error_equals(json_object *error_equals, const char *error)
+{
+    return json_object_is_type(error_equals, json_type_array) && names_match(error_equals, error);
+}
+
 /* Retries the state if a retrier takes the error: STEP_BLOCKED on its
  * back-off timer. STEP_DONE when none does. */
 static step_t retry(swf_asl_exec_t *ex, frame_t *f, const char *error, const char *why)

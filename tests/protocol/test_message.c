@@ -125,6 +125,10 @@ Test(message, execution_messages_round_trip)
     cr_assert_str_eq(m.reason, "stop");
     cr_assert(!m.has_details);
     swf_msg_clear(&m);
+    cr_assert_null(parse_obj(swf_msg_redrive_new(NULL, "e", 3), &m));
+    cr_assert_eq(m.type, SWF_MSG_REDRIVE);
+    cr_assert_eq(m.redrive_count, 3);
+    swf_msg_clear(&m);
 }
 
 Test(message, activity_task_from_scheduled_event)
@@ -345,7 +349,7 @@ static fuzz_outcome_t message_round(const char *text, void *arg)
 
 /* The control messages, one of each type, signed by their builders with
  * `secret` (NULL: the environment's). */
-#define NCONTROL 7
+#define NCONTROL 8
 static void control_built_with(const char *secret, json_object *input, json_object *out[NCONTROL])
 {
     out[0] = swf_msg_decide_new(secret, "ex-1");
@@ -355,6 +359,7 @@ static void control_built_with(const char *secret, json_object *input, json_obje
     out[4] = swf_msg_signal_new(secret, "ex-1", "approve", input);
     out[5] = swf_msg_cancel_new(secret, "ex-1", "because");
     out[6] = swf_msg_terminate_new(secret, "ex-1", "stop", input, true);
+    out[7] = swf_msg_redrive_new(secret, "ex-1", 2);
 }
 
 static void control_built(json_object *input, json_object *out[NCONTROL])

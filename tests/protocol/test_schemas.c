@@ -32,6 +32,7 @@ static const char *message_types[] = {"activity.task",
                                       "signal",
                                       "cancel",
                                       "terminate",
+                                      "redrive",
                                       "dead-letter",
                                       NULL};
 
@@ -307,6 +308,7 @@ Test(schemas, messages_built_by_the_codec_match_their_schemas)
         swf_msg_signal_new(NULL, "e1", "go", in),
         swf_msg_cancel_new(NULL, "e1", "because"),
         swf_msg_terminate_new(NULL, "e1", "stuck", in, true),
+        swf_msg_redrive_new(NULL, "e1", 1),
         swf_msg_dead_letter_new("bad", "swf.inbox", 0, 3, "{x", 2),
     };
     for (size_t i = 0; i < sizeof(built) / sizeof(built[0]); i++) {
