@@ -33,4 +33,12 @@ for _ in $(seq 1 600); do
 done
 . "$work/env"
 echo "machine: $(nproc) cores, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)"
-/usr/bin/python3 "$root/bench/api.py" "$build/swf-worker" "$@"
+status=0
+/usr/bin/python3 "$root/bench/api.py" "$build/swf-worker" "$@" || status=$?
+if [ $status -ne 0 ]; then
+    kill -0 "$dev" 2>/dev/null || echo "bench-api: swf dev is gone ($(wait "$dev"; echo "exit status $?"))"
+    dev=
+    echo "bench-api: the end of swf dev's log:"
+    tail -40 "$work/dev.log"
+fi
+exit $status

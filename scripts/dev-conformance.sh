@@ -37,6 +37,8 @@ filter=${2:-}
 cases=${SWF_CASES:-}
 via=${SWF_VIA:-dev}
 case $via in dev | api) ;; *) echo "dev-conformance: SWF_VIA is dev or api" >&2; exit 2 ;; esac
+[ "$via" = dev ] || [ -z "$cases" ] ||
+    { echo "dev-conformance: SWF_VIA=api runs the ASL corpus only (CreateStateMachine takes ASL)" >&2; exit 2; }
 corpus=${SWF_CONFORMANCE:-../shared/conformance}
 [ -x "$corpus/run" ] || { echo "dev-conformance: no corpus at $corpus" >&2; exit 1; }
 [ -x "$build/swf" ] || { echo "dev-conformance: no $build/swf: build first" >&2; exit 2; }
@@ -148,4 +150,9 @@ print(f"{label} against swf run --local: {same} identical, {differ} different, "
       f"{len(nondet)} not deterministic locally (compared by verdict only: {', '.join(n.replace('__', '/') for n in nondet)})")
 sys.exit(1 if differ or not keys else 0)
 PY
+if [ -n "$adapter" ]; then
+    { kill -TERM "$adapter" && wait "$adapter"; } 2>/dev/null || true
+    adapter=
+    tail -1 "$dir/adapter.log"
+fi
 exit $status

@@ -35,6 +35,7 @@ float is not re-printed by Python).
 import base64
 import json
 import os
+import signal
 import socket
 import socketserver
 import sys
@@ -107,7 +108,7 @@ class Adapter:
         self.cases = {}  # execution name -> Case
         self.activities = {}  # activity name -> ARN
         self.seq = 0
-        self.unrouted = 0
+        self.answered = self.unrouted = 0
 
     def activity(self, name):
         """The ARN of a shared activity, made (with its pollers) on first use."""
@@ -143,6 +144,8 @@ class Adapter:
                 self.unrouted += 1
                 continue
             ans = case.answer(case.states[index], task.get("input", "{}"))
+            with self.lock:
+                self.answered += 1
             if ans[0] == "success":
                 self.api.call("SendTaskSuccess", {"taskToken": token, "output": ans[1]})
             else:
@@ -258,6 +261,13 @@ def serve(path):
     if not isinstance(res, str) or '"SUCCEEDED"' not in res:
         print("corpus_adapter: the warm-up did not succeed: %s" % (res,), file=sys.stderr)
         sys.exit(1)
+    def stop(_sig, _frame):
+        print("corpus_adapter: %d cases, %d tasks answered, %d tasks of no running case"
+              % (adapter.seq - 1, adapter.answered - ACTIVITIES, adapter.unrouted),
+              file=sys.stderr, flush=True)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
     srv = Server(path + ".tmp", Handler)
     srv.adapter = adapter
     os.rename(path + ".tmp", path)  # the socket appears when it is served
