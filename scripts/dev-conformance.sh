@@ -99,19 +99,25 @@ if [ "$via" = api ]; then
 fi
 
 # The engine the harness calls: prints the --dev (or API) result, records it
-# and two --local results beside it.
+# and two --local results beside it. Through the API, the two local runs go
+# on while the case waits for its execution (the CPU is otherwise idle then);
+# --dev keeps them after, as before.
+local_runs='env -u SWF_DATABASE_URL -u SWF_KAFKA_BROKERS "'$PWD/$build/swf'" run --local "$@" >"'$dir/out/'$key.local1" 2>/dev/null
+env -u SWF_DATABASE_URL -u SWF_KAFKA_BROKERS "'$PWD/$build/swf'" run --local "$@" >"'$dir/out/'$key.local2" 2>/dev/null'
+before= after=$local_runs jobs=4
+[ "$via" = dev ] || { before="( $local_runs ) & l=\$!" after='wait $l' jobs=6; }
 cat >"$dir/engine" <<ENGINE
 #!/bin/sh
 key=\$(printf '%s' "\$1" | sed 's|.*/cases/||; s|/definition.json\$||; s|/|__|g')
+$before
 $run_one "\$@" >"$dir/out/\$key.dev" 2>"$dir/out/\$key.err"
-env -u SWF_DATABASE_URL -u SWF_KAFKA_BROKERS "$PWD/$build/swf" run --local "\$@" >"$dir/out/\$key.local1" 2>/dev/null
-env -u SWF_DATABASE_URL -u SWF_KAFKA_BROKERS "$PWD/$build/swf" run --local "\$@" >"$dir/out/\$key.local2" 2>/dev/null
+$after
 cat "$dir/out/\$key.dev"
 ENGINE
 chmod +x "$dir/engine"
 
 status=0
-"$corpus/run" ${cases:+--cases "$cases"} ${filter:+--filter "$filter"} --jobs 4 -- "$dir/engine" >"$dir/harness" 2>&1 || status=1
+"$corpus/run" ${cases:+--cases "$cases"} ${filter:+--filter "$filter"} --jobs "$jobs" -- "$dir/engine" >"$dir/harness" 2>&1 || status=1
 grep '^FAIL' "$dir/harness" || true
 label="swf run --dev"
 [ "$via" = dev ] || label="the API adapter"

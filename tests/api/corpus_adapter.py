@@ -262,7 +262,7 @@ def serve(path):
         print("corpus_adapter: the warm-up did not succeed: %s" % (res,), file=sys.stderr)
         sys.exit(1)
     def stop(_sig, _frame):
-        print("corpus_adapter: %d cases, %d tasks answered, %d tasks of no running case"
+        print("corpus_adapter: %d executions, %d tasks answered, %d tasks of no running case"
               % (adapter.seq - 1, adapter.answered - ACTIVITIES, adapter.unrouted),
               file=sys.stderr, flush=True)
         os._exit(0)
