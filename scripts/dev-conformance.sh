@@ -90,11 +90,12 @@ run_one="\"$PWD/$build/swf\" run --dev"
 if [ "$via" = api ]; then
     /usr/bin/python3 tests/api/corpus_adapter.py serve "$dir/adapter.sock" 2>"$dir/adapter.log" &
     adapter=$!
-    for _ in $(seq 1 240); do
+    for _ in $(seq 1 400); do # its warm-up is bounded by 120 s
         [ -S "$dir/adapter.sock" ] && break
         kill -0 "$adapter" 2>/dev/null || { cat "$dir/adapter.log" >&2; exit 1; }
         sleep 0.5
     done
+    [ -S "$dir/adapter.sock" ] || { echo "dev-conformance: the adapter did not start" >&2; exit 1; }
     run_one="/usr/bin/python3 \"$PWD/tests/api/corpus_adapter.py\" run \"$dir/adapter.sock\""
 fi
 
