@@ -265,8 +265,13 @@ swf_error_t *swf_api__execution_describe(swf_api_call_t *call, json_object *in, 
             } else {
                 const char *error = swf_json_get_string(ev->attrs, "reason");
                 const char *cause = swf_json_get_string(ev->attrs, "details");
-                if (ev->type == SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT)
+                /* The words the interpreter closes a timed-out execution
+                 * with (decider/asl/exec.c): swf run --local says the same. */
+                if (ev->type == SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT) {
                     error = "States.Timeout";
+                    if (cause == NULL)
+                        cause = "the execution ran longer than its TimeoutSeconds";
+                }
                 if (error != NULL)
                     swf_json_add(o, "error", json_object_new_string(error));
                 if (cause != NULL)
