@@ -214,7 +214,17 @@ int swf_cli_run(int argc, char **argv)
         }
     }
     store = swf_history_mem_new();
+    /* A nested execution's state machine is a file beside the definition
+     * (decider/local.h). */
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", def_path);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof(dir), ".");
     swf_local_options_t opt = {
+        .machine_dir = dir,
         .definition = def,
         .input = input,
         .mocks = mocks,

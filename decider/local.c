@@ -18,6 +18,7 @@
 
 #include "decider/decision.h"
 #include "decider/mocks.h"
+#include "decider/nested.h"
 #include "decider/sw/sw.h"
 #include "protocol/alloc.h"
 #include "protocol/json.h"
@@ -91,7 +92,12 @@ typedef struct local_run {
     timer_heap_t timers;
     int64_t timer_order;
     int64_t tasks; /* decision tasks so far */
+    int depth;     /* 0 at the top; a child runs at its parent's + 1 */
 } local_run_t;
+
+static swf_error_t *run_execution(const swf_local_options_t *opt, swf_history_store_t *store,
+                                  swf_decider_mocks_t *mocks, int depth,
+                                  swf_local_result_t *result);
 
 /* Appends the batch to the store (the state has it already) and starts
  * the next one at the current time. The timers and activities it started
@@ -119,11 +125,173 @@ static swf_error_t *batch_commit(local_run_t *r)
     return err;
 }
 
+/* Records an activity's start and its answer: a result, or an error
+ * and a cause. */
+static swf_error_t *activity_close(local_run_t *r, const swf_event_t *sched, const char *identity,
+                                   json_object *result, const char *error, const char *cause)
+{
+    json_object *started = json_object_new_object();
+    swf_json_add(started, "scheduledEventId", json_object_new_int64(sched->id));
+    swf_json_add(started, "identity", json_object_new_string(identity));
+    swf_error_t *err = swf_decider_decision_add(&r->dec, SWF_EVENT_ACTIVITY_TASK_STARTED, started);
+    if (err != NULL)
+        return err;
+    json_object *a = json_object_new_object();
+    swf_json_add(a, "scheduledEventId", json_object_new_int64(sched->id));
+    swf_json_add(a, "startedEventId",
+                 json_object_new_int64(swf_decider_decision_next_id(&r->dec) - 1));
+    if (error != NULL) {
+        swf_json_add(a, "reason", json_object_new_string(error));
+        swf_json_add(a, "details", json_object_new_string(cause ? cause : ""));
+        return swf_decider_decision_add(&r->dec, SWF_EVENT_ACTIVITY_TASK_FAILED, a);
+    }
+    swf_json_add(a, "result", swf_json_ref(result));
+    return swf_decider_decision_add(&r->dec, SWF_EVENT_ACTIVITY_TASK_COMPLETED, a);
+}
+
+/* The definition of a child's state machine: MACHINE.asl.json, then
+ * MACHINE.json, in the folder of the top definition. NULL when there is
+ * none (the child then fails to start, as on AWS for a machine that does
+ * not exist). */
+static json_object *child_definition(const local_run_t *r, const char *machine)
+{
+    const char *exts[] = {".asl.json", ".json"};
+    const char *dir = r->opt->machine_dir ? r->opt->machine_dir : ".";
+    for (size_t i = 0; i < 2; i++) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s%s", dir, machine, exts[i]);
+        json_object *def = NULL;
+        swf_error_t *err = swf_json_read_file(path, SWF_LIMIT_DEFINITION_BYTES, &def);
+        if (err == NULL)
+            return def;
+        swf_error_free(err);
+    }
+    return NULL;
+}
+
+static const char *status_aws(swf_asl_status_t s)
+{
+    switch (s) {
+    case SWF_ASL_SUCCEEDED:
+        return "SUCCEEDED";
+    case SWF_ASL_TIMED_OUT:
+        return "TIMED_OUT";
+    case SWF_ASL_CANCELED:
+    case SWF_ASL_TERMINATED:
+        return "ABORTED";
+    default:
+        return "FAILED";
+    }
+}
+
+/* A nested execution (decider/nested.h): the child runs here, to its end,
+ * on the same virtual clock and mocks, and its answer is the parent's.
+ * .waitForTaskToken: nobody else can send the token back in-process, so
+ * the Task's mock answers when it has one, else the child's output does
+ * (as a child that sends its output with SendTaskSuccess would). */
+static swf_error_t *answer_nested(local_run_t *r, const swf_event_t *sched,
+                                  swf_nested_pattern_t pattern)
+{
+    json_object *params = NULL, *control = NULL;
+    swf_json_get(sched->attrs, "input", &params);
+    swf_json_get(sched->attrs, "control", &control);
+    const char *activity_id = swf_json_get_string(sched->attrs, "activityId");
+    swf_nested_request_t req;
+    swf_error_t *err = swf_nested_request_read(params, r->id, activity_id ? activity_id : "", &req);
+    if (err != NULL) {
+        swf_error_t *e = activity_close(r, sched, "swf-nested", NULL, swf_error_name(err),
+                                        swf_error_message(err));
+        swf_error_free(err);
+        return e;
+    }
+    json_object *def = child_definition(r, req.machine);
+    if (def == NULL || r->depth + 1 >= SWF_LIMIT_NESTED_DEPTH) {
+        char msg[600];
+        if (def == NULL)
+            snprintf(msg, sizeof(msg),
+                     "State Machine Does Not Exist: '%s' (swf run --local looks for %s.asl.json "
+                     "or %s.json beside the definition)",
+                     req.machine, req.machine, req.machine);
+        else
+            snprintf(msg, sizeof(msg), "'%s' would nest more than %d executions deep", req.machine,
+                     SWF_LIMIT_NESTED_DEPTH);
+        json_object_put(def);
+        swf_nested_request_clear(&req);
+        return activity_close(r, sched, "swf-nested", NULL,
+                              def == NULL ? "StepFunctions.StateMachineDoesNotExistException"
+                                          : "StepFunctions.ExecutionLimitExceeded",
+                              msg);
+    }
+    swf_local_options_t child = {.definition = def,
+                                 .input = req.input,
+                                 .machine_name = req.machine,
+                                 .execution_id = req.name,
+                                 .machine_dir = r->opt->machine_dir,
+                                 .start_ms = r->now_ms,
+                                 .parent_id = r->id,
+                                 .parent_event_id = sched->id,
+                                 .trusted = false};
+    swf_local_result_t res;
+    err = run_execution(&child, r->store, r->mocks, r->depth + 1, &res);
+    if (err == NULL) {
+        char identity[128];
+        snprintf(identity, sizeof(identity), "swf-nested:%s", req.name);
+        json_object *result = NULL;
+        const char *error = NULL;
+        char *cause = NULL;
+        if (pattern == SWF_NESTED_REQUEST) {
+            result = swf_nested_started_result(req.machine, req.name, r->now_ms);
+        } else if (pattern == SWF_NESTED_CALLBACK) {
+            swf_decider_mock_answer_t ans;
+            const char *state = swf_json_get_string(control, "state");
+            if (swf_decider_mocks_has(r->mocks, state)) {
+                err = swf_decider_mocks_answer(r->mocks, state, params, &ans);
+                if (err == NULL && ans.failed) {
+                    error = ans.error;
+                    cause = strdup(ans.cause);
+                } else if (err == NULL) {
+                    result = swf_json_ref(ans.result);
+                }
+            } else if (res.status == SWF_ASL_SUCCEEDED) {
+                result = swf_json_ref(res.output);
+            } else {
+                error = res.error ? res.error : "States.TaskFailed";
+                cause = strdup(res.cause ? res.cause : "");
+            }
+        } else {
+            swf_nested_child_t c = {.machine = req.machine,
+                                    .id = req.name,
+                                    .input = req.input,
+                                    .start_ms = r->now_ms,
+                                    .stop_ms = res.stop_ms,
+                                    .status = status_aws(res.status),
+                                    .output = res.output,
+                                    .error = res.error,
+                                    .cause = res.cause};
+            swf_nested_close_answer(pattern, &c, &result, &error, &cause);
+        }
+        /* The parent's clock goes on from where the child's stopped. */
+        if (res.stop_ms > r->now_ms && pattern != SWF_NESTED_REQUEST)
+            r->now_ms = r->dec.now_ms = res.stop_ms;
+        if (err == NULL)
+            err = activity_close(r, sched, identity, result, error, cause);
+        json_object_put(result);
+        free(cause);
+        swf_local_result_free(&res);
+    }
+    json_object_put(def);
+    swf_nested_request_clear(&req);
+    return err;
+}
+
 /* Answers one scheduled activity from the mocks. */
 static swf_error_t *answer_activity(local_run_t *r, const swf_event_t *sched)
 {
     json_object *control, *input;
     swf_json_get(sched->attrs, "control", &control);
+    swf_nested_pattern_t nested = swf_nested_pattern_of_scheduled(sched->attrs);
+    if (nested != SWF_NESTED_NONE && !swf_sw_is_document(r->opt->definition))
+        return answer_nested(r, sched, nested);
     /* ASL mocks are per Task state, Serverless Workflow mocks per function
      * (SPEC 14), which is the Task's resource in the translation. */
     const char *state =
@@ -134,23 +302,8 @@ static swf_error_t *answer_activity(local_run_t *r, const swf_event_t *sched)
     swf_error_t *err = swf_decider_mocks_answer(r->mocks, state, input, &ans);
     if (err != NULL)
         return err;
-    json_object *started = json_object_new_object();
-    swf_json_add(started, "scheduledEventId", json_object_new_int64(sched->id));
-    swf_json_add(started, "identity", json_object_new_string("local-mock-worker"));
-    err = swf_decider_decision_add(&r->dec, SWF_EVENT_ACTIVITY_TASK_STARTED, started);
-    if (err != NULL)
-        return err;
-    json_object *a = json_object_new_object();
-    swf_json_add(a, "scheduledEventId", json_object_new_int64(sched->id));
-    swf_json_add(a, "startedEventId",
-                 json_object_new_int64(swf_decider_decision_next_id(&r->dec) - 1));
-    if (ans.failed) {
-        swf_json_add(a, "reason", json_object_new_string(ans.error));
-        swf_json_add(a, "details", json_object_new_string(ans.cause));
-        return swf_decider_decision_add(&r->dec, SWF_EVENT_ACTIVITY_TASK_FAILED, a);
-    }
-    swf_json_add(a, "result", swf_json_ref(ans.result));
-    return swf_decider_decision_add(&r->dec, SWF_EVENT_ACTIVITY_TASK_COMPLETED, a);
+    return activity_close(r, sched, "local-mock-worker", ans.failed ? NULL : ans.result,
+                          ans.failed ? ans.error : NULL, ans.cause);
 }
 
 /* Whether a timer of the heap is still pending (not fired or cancelled). */
@@ -250,11 +403,22 @@ static swf_error_t *local_loop(local_run_t *r, int64_t deadline_ms)
 swf_error_t *swf_local_run(const swf_local_options_t *opt, swf_history_store_t *store,
                            swf_local_result_t *result)
 {
+    swf_decider_mocks_t *mocks = swf_decider_mocks_new(opt->mocks);
+    swf_error_t *err = run_execution(opt, store, mocks, 0, result);
+    swf_decider_mocks_free(mocks);
+    return err;
+}
+
+/* One execution, the top one or a child (which shares the mocks handle:
+ * a Task's answers are consumed in order across the whole run). */
+static swf_error_t *run_execution(const swf_local_options_t *opt, swf_history_store_t *store,
+                                  swf_decider_mocks_t *mocks, int depth, swf_local_result_t *result)
+{
     memset(result, 0, sizeof(*result));
-    local_run_t r = {.opt = opt, .store = store, .now_ms = opt->start_ms};
+    local_run_t r = {.opt = opt, .store = store, .now_ms = opt->start_ms, .depth = depth};
     r.id = opt->execution_id ? opt->execution_id : "local";
     r.st = swf_decider_state_new(NULL);
-    r.mocks = swf_decider_mocks_new(opt->mocks);
+    r.mocks = mocks;
     swf_asl_exec_set_trusted(r.st->exec, opt->trusted);
     swf_asl_exec_set_history_limit(r.st->exec, opt->history_limit);
     swf_decider_decision_init(&r.dec, r.st, &r.batch, r.now_ms, "local-decider");
@@ -267,6 +431,8 @@ swf_error_t *swf_local_run(const swf_local_options_t *opt, swf_history_store_t *
     swf_json_add(sa, "workflowType", wt);
     swf_json_add(sa, "definition", swf_json_ref(opt->definition));
     swf_json_add(sa, "input", swf_json_ref(opt->input));
+    if (opt->parent_id != NULL) /* a nested execution names its parent */
+        swf_nested_parent_record(sa, opt->parent_id, opt->parent_event_id);
     if (swf_sw_is_document(opt->definition)) /* the events the run delivers (SPEC 14) */
         swf_json_add(sa, "cloudEvents",
                      opt->events ? swf_json_ref(opt->events) : json_object_new_array());
@@ -292,11 +458,11 @@ swf_error_t *swf_local_run(const swf_local_options_t *opt, swf_history_store_t *
         result->error = e ? strdup(e) : NULL;
         result->cause = c ? strdup(c) : NULL;
         result->events = swf_asl_exec_last_event_id(r.st->exec);
+        result->stop_ms = r.now_ms;
     }
     swf_event_list_free(&r.batch);
     swf_event_list_free(&r.scheduled);
     free(r.timers.items);
-    swf_decider_mocks_free(r.mocks);
     swf_decider_state_free(r.st);
     return err;
 }

@@ -1,0 +1,263 @@
+/*
+ * nested.c - the shapes of nested executions, for every driver.
+ *
+ * A nested execution's Task talks AWS's StartExecution API: its Parameters
+ * are StartExecution's request (StateMachineArn, Input, Name) and what the
+ * parent gets back is AWS's answer, which differs by pattern: the
+ * request-response form gets StartExecution's {ExecutionArn, StartDate},
+ * .sync and .sync:2 get DescribeExecution's shape once the child closed
+ * (.sync with Input and Output as the JSON strings the API returns, .sync:2
+ * with them parsed), and a child that did not succeed fails the Task with
+ * States.TaskFailed and that same shape, as a string, for the cause. Dates
+ * are epoch milliseconds, as AWS's integrations print them.
+ *
+ * The child's name defaults to one derived from the parent's id and the
+ * activity's: a start that is tried again (a redelivered message, a decider
+ * that crashed after the start and before its append) names the same
+ * child, so the store's uniqueness of execution ids is what makes a start
+ * happen once.
+ */
+#include "decider/nested.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/hash.h"
+#include "protocol/json.h"
+#include "protocol/limits.h"
+
+static const char prefix[] = "arn:aws:states:::states:startExecution";
+
+swf_nested_pattern_t swf_nested_pattern(const char *resource)
+{
+    if (resource == NULL || strncmp(resource, prefix, sizeof(prefix) - 1) != 0)
+        return SWF_NESTED_NONE;
+    const char *rest = resource + sizeof(prefix) - 1;
+    if (*rest == '\0')
+        return SWF_NESTED_REQUEST;
+    if (strcmp(rest, ".sync") == 0)
+        return SWF_NESTED_SYNC;
+    if (strcmp(rest, ".sync:2") == 0)
+        return SWF_NESTED_SYNC2;
+    if (strcmp(rest, ".waitForTaskToken") == 0)
+        return SWF_NESTED_CALLBACK;
+    return SWF_NESTED_NONE;
+}
+
+swf_nested_pattern_t swf_nested_pattern_of_scheduled(json_object *attrs)
+{
+    json_object *control;
+    if (!swf_json_get(attrs, "control", &control))
+        return SWF_NESTED_NONE;
+    return swf_nested_pattern(swf_json_get_string(control, "resource"));
+}
+
+static bool name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > SWF_NESTED_NAME_BYTES)
+        return false;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p <= 0x20 || *p == 0x7f || strchr("?*\"#%\\^|~`$&,;:/<>{}[]", *p) != NULL)
+            return false;
+    return true;
+}
+
+static swf_error_t *refuse(const char *name, const char *fmt, const char *arg)
+{
+    return swf_error_new(SWF_E_STATES, name, fmt, arg);
+}
+
+/* StateMachineArn: a bare name, or arn:aws:states:REGION:ACCOUNT:
+ * stateMachine:NAME[:VERSION]. */
+static swf_error_t *machine_read(const char *arn, swf_nested_request_t *out)
+{
+    static const char invalid[] = "StepFunctions.InvalidArnException";
+    const char *name = arn;
+    if (strncmp(arn, "arn:", 4) == 0) {
+        const char *p = arn;
+        for (int i = 0; i < 6 && p != NULL; i++)
+            p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL;
+        if (p == NULL || strncmp(arn, "arn:aws:states:", 15) != 0 ||
+            strncmp(p - strlen("stateMachine:"), "stateMachine:", 13) != 0)
+            return refuse(invalid, "Invalid Arn: '%s' is not a state machine ARN", arn);
+        name = p;
+    }
+    const char *colon = strchr(name, ':');
+    size_t n = colon ? (size_t)(colon - name) : strlen(name);
+    if (n == 0 || n > SWF_NESTED_NAME_BYTES)
+        return refuse(invalid, "Invalid Arn: '%s' names no state machine", arn);
+    memcpy(out->machine, name, n);
+    out->machine[n] = '\0';
+    if (!name_ok(out->machine))
+        return refuse(invalid, "Invalid Arn: '%s' names no state machine", arn);
+    if (colon != NULL) {
+        char *end;
+        long v = strtol(colon + 1, &end, 10);
+        if (*end != '\0' || v < 1 || v > 1000000 || colon[1] < '1' || colon[1] > '9')
+            return refuse(invalid,
+                          "Invalid Arn: '%s': swf runs a version (NAME:N) of a state machine, "
+                          "not an alias",
+                          arn);
+        out->version = (int)v;
+    }
+    return NULL;
+}
+
+swf_error_t *swf_nested_request_read(json_object *params, const char *parent_id,
+                                     const char *activity_id, swf_nested_request_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    static const char validation[] = "StepFunctions.ValidationException";
+    if (!json_object_is_type(params, json_type_object))
+        return refuse(validation, "the Parameters of startExecution must be an object%s", "");
+    const char *arn = swf_json_get_string(params, "StateMachineArn");
+    if (arn == NULL)
+        return refuse(validation, "startExecution needs a StateMachineArn (a string)%s", "");
+    swf_error_t *err = machine_read(arn, out);
+    if (err != NULL)
+        return err;
+    json_object *v;
+    if (swf_json_get(params, "Name", &v)) {
+        const char *name =
+            json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+        if (!name_ok(name))
+            return refuse("StepFunctions.InvalidNameException",
+                          "Invalid Name: '%s' (1 to 80 characters, no whitespace nor "
+                          "?*\"#%%\\^|~`$&,;:/<>{}[])",
+                          name);
+        snprintf(out->name, sizeof(out->name), "%s", name);
+    } else if (strlen(parent_id) + 1 + strlen(activity_id) <= SWF_NESTED_NAME_BYTES) {
+        size_t np = strlen(parent_id);
+        memcpy(out->name, parent_id, np);
+        out->name[np] = '-';
+        memcpy(out->name + np + 1, activity_id, strlen(activity_id) + 1);
+    } else {
+        /* The first 64 bytes of the parent's id would not tell children of
+         * two parents apart: a digest of both does. */
+        char both[1024];
+        snprintf(both, sizeof(both), "%s/%s", parent_id, activity_id);
+        uint8_t d[SWF_HASH_SHA256_BYTES];
+        char hex[2 * SWF_HASH_SHA256_BYTES + 1];
+        swf_hash_digest(SWF_HASH_SHA256, both, strlen(both), d);
+        swf_hash_hex_encode(d, 32, hex);
+        snprintf(out->name, sizeof(out->name), "child-%.64s", hex);
+    }
+    if (!swf_json_get(params, "Input", &v) || v == NULL) {
+        out->input = json_object_new_object();
+    } else if (json_object_is_type(v, json_type_string)) {
+        const char *s = json_object_get_string(v);
+        err = swf_json_parse(s, strlen(s), SWF_LIMIT_PAYLOAD_BYTES, &out->input);
+        if (err != NULL) {
+            swf_error_t *e = swf_error_new(SWF_E_STATES, "StepFunctions.InvalidExecutionInput",
+                                           "Invalid Input: %s", swf_error_message(err));
+            swf_error_free(err);
+            return e;
+        }
+    } else if (json_object_is_type(v, json_type_object)) {
+        out->input = swf_json_ref(v);
+    } else {
+        return refuse("StepFunctions.InvalidExecutionInput",
+                      "Invalid Input: the Input of startExecution must be an object or a string "
+                      "holding JSON, not %s",
+                      swf_json_type_name(v));
+    }
+    return NULL;
+}
+
+void swf_nested_request_clear(swf_nested_request_t *req)
+{
+    json_object_put(req->input);
+    req->input = NULL;
+}
+
+void swf_nested_execution_arn(const char *machine, const char *id, char buf[SWF_NESTED_ARN_BYTES])
+{
+    snprintf(buf, SWF_NESTED_ARN_BYTES, "arn:aws:states:local:000000000000:execution:%s:%s",
+             machine, id);
+}
+
+void swf_nested_machine_arn(const char *machine, char buf[SWF_NESTED_ARN_BYTES])
+{
+    snprintf(buf, SWF_NESTED_ARN_BYTES, "arn:aws:states:local:000000000000:stateMachine:%s",
+             machine);
+}
+
+json_object *swf_nested_started_result(const char *machine, const char *id, int64_t start_ms)
+{
+    char arn[SWF_NESTED_ARN_BYTES];
+    swf_nested_execution_arn(machine, id, arn);
+    json_object *o = json_object_new_object();
+    swf_json_add(o, "ExecutionArn", json_object_new_string(arn));
+    swf_json_add(o, "StartDate", json_object_new_int64(start_ms));
+    return o;
+}
+
+/* A JSON value, or its text when `as_string` (.sync). */
+static json_object *payload(json_object *v, bool as_string)
+{
+    return as_string ? json_object_new_string(swf_json_str(v)) : swf_json_ref(v);
+}
+
+void swf_nested_close_answer(swf_nested_pattern_t pattern, const swf_nested_child_t *child,
+                             json_object **result, const char **error, char **cause)
+{
+    bool text = pattern != SWF_NESTED_SYNC2;
+    char arn[SWF_NESTED_ARN_BYTES];
+    json_object *o = json_object_new_object(), *details = json_object_new_object();
+    swf_json_add(details, "Included", json_object_new_boolean(1));
+    swf_nested_execution_arn(child->machine, child->id, arn);
+    swf_json_add(o, "ExecutionArn", json_object_new_string(arn));
+    swf_json_add(o, "Input", payload(child->input, text));
+    swf_json_add(o, "InputDetails", details);
+    swf_json_add(o, "Name", json_object_new_string(child->id));
+    bool ok = strcmp(child->status, "SUCCEEDED") == 0;
+    if (ok) {
+        swf_json_add(o, "Output", payload(child->output, text));
+        swf_json_add(o, "OutputDetails", swf_json_ref(details));
+    }
+    swf_json_add(o, "StartDate", json_object_new_int64(child->start_ms));
+    swf_nested_machine_arn(child->machine, arn);
+    swf_json_add(o, "StateMachineArn", json_object_new_string(arn));
+    swf_json_add(o, "Status", json_object_new_string(child->status));
+    swf_json_add(o, "StopDate", json_object_new_int64(child->stop_ms));
+    if (!ok) {
+        if (child->error != NULL)
+            swf_json_add(o, "Error", json_object_new_string(child->error));
+        if (child->cause != NULL)
+            swf_json_add(o, "Cause", json_object_new_string(child->cause));
+    }
+    *result = NULL;
+    *error = NULL;
+    *cause = NULL;
+    if (ok) {
+        *result = o;
+        return;
+    }
+    *error = "States.TaskFailed";
+    *cause = strdup(swf_json_str(o));
+    if (*cause == NULL)
+        abort();
+    json_object_put(o);
+}
+
+void swf_nested_parent_record(json_object *started_attrs, const char *parent_id,
+                              int64_t initiated_event_id)
+{
+    json_object *p = json_object_new_object();
+    swf_json_add(p, "workflowId", json_object_new_string(parent_id));
+    swf_json_add(started_attrs, "parentWorkflowExecution", p);
+    swf_json_add(started_attrs, "parentInitiatedEventId",
+                 json_object_new_int64(initiated_event_id));
+}
+
+const char *swf_nested_parent_of(json_object *started_attrs, int64_t *initiated_event_id)
+{
+    json_object *p, *v;
+    if (!swf_json_get(started_attrs, "parentWorkflowExecution", &p))
+        return NULL;
+    *initiated_event_id =
+        swf_json_get(started_attrs, "parentInitiatedEventId", &v) ? json_object_get_int64(v) : 0;
+    return swf_json_get_string(p, "workflowId");
+}
