@@ -227,8 +227,12 @@ int swf_cli_start(int argc, char **argv)
     err = store_open(&s);
     char *running = NULL;
     if (err == NULL) {
-        swf_history_start_t req = {id,   workflow_id, name, (int)version, input, swf_time_now_ms(),
-                                   NULL, NULL,        NULL};
+        swf_history_start_t req = {.execution_id = id,
+                                   .workflow_id = workflow_id,
+                                   .state_machine = name,
+                                   .version = (int)version,
+                                   .input = input,
+                                   .time_ms = swf_time_now_ms()};
         err = swf_history_pg_execution_start(s, &req, &running);
         swf_history_store_free(s);
     }

@@ -46,6 +46,7 @@
 #include "decider/asl/exec.h"
 #include "decider/asl/resource.h"
 #include "decider/asl/validate.h"
+#include "decider/local.h"
 #include "decider/mocks.h"
 #include "decider/sw/sw.h"
 #include "decider/sw_events.h"
@@ -763,7 +764,7 @@ int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *moc
 {
     int rc = SWF_EXIT_ERROR;
     json_object *def = NULL, *input = NULL, *mocks = NULL, *lists = NULL, *line = NULL;
-    json_object *events = NULL;
+    json_object *events = NULL, *children = NULL;
     swf_dev_t *dev = NULL;
     swf_dev_worker_t *worker = NULL;
     swf_history_store_t *store = NULL;
@@ -827,6 +828,29 @@ int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *moc
     char prefix[sizeof(id) + 1];
     snprintf(prefix, sizeof(prefix), "%s.", id);
     lists = swf_dev_task_lists(def);
+    /* The state machines its nested Tasks name, from the files beside it
+     * (decider/local.h, as swf run --local reads them), registered below
+     * under their names; the worker serves their tasks too. */
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", def_path);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof(dir), ".");
+    children = swf_local_machines_read(dir, def);
+    json_object_object_foreach(children, child_name, child_def)
+    {
+        swf_asl_problems_t problems = {0};
+        if (err == NULL && swf_sw_validate_any(child_def, &problems) != 0)
+            err = swf_error_new(SWF_E_INPUT, NULL, "%s/%s: %s: %s", dir, child_name,
+                                problems.items[0].where, problems.items[0].message);
+        swf_asl_problems_free(&problems);
+        json_object *more = swf_dev_task_lists(child_def);
+        for (size_t i = 0; i < json_object_array_length(more); i++)
+            json_object_array_add(lists, swf_json_ref(json_object_array_get_idx(more, i)));
+        json_object_put(more);
+    }
     size_t nl = json_object_array_length(lists);
     char **names = calloc(nl ? nl : 1, sizeof(*names));
     for (size_t i = 0; i < nl; i++) {
@@ -847,6 +871,11 @@ int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *moc
     if (err == NULL)
         err = swf_history_pg_new(swf_dev_conninfo(dev), &store);
     int version = 0;
+    json_object_object_foreach(children, cname, cdef)
+    {
+        if (err == NULL)
+            err = swf_history_pg_state_machine_register(store, cname, cdef, NULL);
+    }
     if (err == NULL)
         err = swf_history_pg_state_machine_register(store, SWF_DEV_RUN_NAME, def, &version);
     swf_history_start_t start = {.execution_id = id,
@@ -914,6 +943,7 @@ done:
     json_object_put(mocks);
     json_object_put(events);
     json_object_put(lists);
+    json_object_put(children);
     json_object_put(line);
     return rc;
 }

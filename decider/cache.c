@@ -16,7 +16,9 @@
 
 #include "decider/asl/validate.h"
 #include "decider/sw/sw.h"
+#include "protocol/alloc.h"
 #include "protocol/json.h"
+#include "protocol/started.h"
 
 swf_decider_state_t *swf_decider_state_new(const char *token_secret)
 {
@@ -39,6 +41,8 @@ void swf_decider_state_free(swf_decider_state_t *st)
     json_object_put(st->timers);
     json_object_put(st->requests);
     json_object_put(st->timer_fire_ms);
+    free(st->parent_id);
+    free(st->task_list_prefix);
     free(st);
 }
 
@@ -84,6 +88,11 @@ swf_error_t *swf_decider_state_apply(swf_decider_state_t *st, const swf_event_t 
     case SWF_EVENT_WORKFLOW_EXECUTION_STARTED:
         if (swf_json_get(ev->attrs, "executionStartToCloseTimeout", &v) && swf_json_is_number(v))
             st->deadline_ms = ev->time_ms + (int64_t)(json_object_get_double(v) * 1000.0 + 0.5);
+        const char *parent = swf_started_parent_of(ev->attrs, &st->parent_event_id);
+        st->parent_id = parent ? swf_strdup(parent) : NULL;
+        st->nested_depth = swf_started_nested_depth(ev->attrs);
+        const char *prefix = swf_json_get_string(ev->attrs, "taskListPrefix");
+        st->task_list_prefix = prefix ? swf_strdup(prefix) : NULL;
         break;
     case SWF_EVENT_DECISION_TASK_SCHEDULED:
         st->decision_scheduled_id = ev->id;

@@ -61,6 +61,13 @@ typedef struct swf_decider_state {
     int64_t clock_offset_ms;
     json_object *timer_fire_ms;
     int64_t deadline_ms;
+    /* A nested execution's parent (protocol/started.h; NULL: none) and the
+     * parent's ActivityTaskScheduled; how deep it is nested (0: top); the
+     * execution's taskListPrefix (NULL: none), which its children keep. */
+    char *parent_id;
+    int64_t parent_event_id;
+    int nested_depth;
+    char *task_list_prefix;
 } swf_decider_state_t;
 
 /* A fresh, empty state (no event applied). */

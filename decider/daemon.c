@@ -41,6 +41,7 @@
 
 #include "decider/cache.h"
 #include "decider/decision.h"
+#include "decider/nested.h"
 #include "history/pg.h"
 #include "history/service.h"
 #include "protocol/alloc.h"
@@ -250,6 +251,88 @@ static swf_error_t *started_add(work_t *w, int64_t sched, const char *identity)
     return work_add(w, SWF_EVENT_ACTIVITY_TASK_STARTED, a);
 }
 
+/* Records the answer of a nested Task (decider/nested.h): its start, then
+ * a result or a failure. */
+static swf_error_t *nested_record(work_t *w, int64_t sched, json_object *act,
+                                  const swf_nested_answer_t *ans, bool *wake)
+{
+    char identity[128];
+    snprintf(identity, sizeof(identity), "swf-nested:%s", ans->child_id);
+    int64_t started = started_id(act);
+    swf_error_t *err = NULL;
+    if (started == 0) {
+        err = started_add(w, sched, identity);
+        started = last_id(w);
+    }
+    if (err != NULL || (ans->result == NULL && ans->error == NULL))
+        return err;
+    json_object *a = obj();
+    swf_json_add(a, "scheduledEventId", json_object_new_int64(sched));
+    swf_json_add(a, "startedEventId", json_object_new_int64(started));
+    *wake = true;
+    if (ans->error != NULL) {
+        swf_json_add(a, "reason", json_object_new_string(ans->error));
+        swf_json_add(a, "details", json_object_new_string(ans->cause ? ans->cause : ""));
+        return work_add(w, SWF_EVENT_ACTIVITY_TASK_FAILED, a);
+    }
+    swf_json_add(a, "result", swf_json_ref(ans->result));
+    return work_add(w, SWF_EVENT_ACTIVITY_TASK_COMPLETED, a);
+}
+
+/* nested.start and nested.closed (decider/nested.h): the child started
+ * (once: a start already recorded changes nothing), or the answer of the
+ * child that closed. Both read the Task's ActivityTaskScheduled from the
+ * store, and the start writes the child there, on this thread: a child
+ * started by a batch whose append is then lost is found again, by its
+ * name, when the batch is redone. False when the message changes nothing
+ * (the Task is no longer open, or already started). */
+static bool nested_apply(swf_decider_t *d, work_t *w, const swf_msg_t *m, bool *wake,
+                         swf_error_t **err)
+{
+    char key[32];
+    snprintf(key, sizeof(key), "%lld", (long long)m->scheduled_event_id);
+    const char *aid = swf_json_get_string(w->st->scheduled, key);
+    int64_t sched = 0;
+    json_object *act = aid != NULL ? open_activity(w, aid, &sched) : NULL;
+    if (act == NULL || (m->type == SWF_MSG_NESTED_START && started_id(act) != 0))
+        return false;
+    swf_event_list_t ev = {0};
+    swf_nested_answer_t ans = {0};
+    *err = swf_history_load(d->store, w->id, sched - 1, 1, &ev);
+    if (*err == NULL && (ev.count != 1 || ev.items[0].type != SWF_EVENT_ACTIVITY_TASK_SCHEDULED))
+        *err = swf_error_new(SWF_E_INTERNAL, NULL, "execution %s: event %lld is no activity", w->id,
+                             (long long)sched);
+    if (*err == NULL && m->type == SWF_MSG_NESTED_START) {
+        *err = swf_nested_child_start(d->store, w->id, w->st->nested_depth, w->st->task_list_prefix,
+                                      &ev.items[0], w->dec.now_ms, &ans);
+        if (*err == NULL && ans.error == NULL) {
+            /* The child's first decision task; a "decide" lost here is
+             * posted again by swf-history's sweep. */
+            json_object *doc = swf_msg_decide_new(d->cfg.secret, ans.child_id);
+            const char *text = swf_json_str(doc);
+            swf_history_post_t post = {d->cfg.kafka.inbox, ans.child_id, text, strlen(text), false};
+            swf_error_t *perr = swf_kafka_poster_send(d->poster, &post, 1);
+            if (perr != NULL) {
+                logf_(d, "nested execution %s: decide: %s (swf-history's sweep will post it)",
+                      ans.child_id, swf_error_message(perr));
+                swf_error_free(perr);
+            }
+            json_object_put(doc);
+        }
+    } else if (*err == NULL) {
+        *err = swf_nested_child_answer(d->store, w->id, &ev.items[0], &ans);
+        if (*err == NULL && ans.result == NULL && ans.error == NULL) {
+            swf_event_list_free(&ev);
+            return false; /* still running, or not this Task's child */
+        }
+    }
+    if (*err == NULL)
+        *err = nested_record(w, sched, act, &ans, wake);
+    swf_nested_answer_clear(&ans);
+    swf_event_list_free(&ev);
+    return true;
+}
+
 /* Turns one message into events. *wake says whether a decision is due. */
 static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *m, bool *wake)
 {
@@ -374,6 +457,11 @@ static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *
         swf_json_add(a, "details",
                      m->has_details ? swf_json_ref(m->details) : json_object_new_string(""));
         return work_add(w, SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED, a);
+    case SWF_MSG_NESTED_START:
+    case SWF_MSG_NESTED_CLOSED:
+        if (nested_apply(d, w, m, wake, &err))
+            return err;
+        break;
     case SWF_MSG_NONE:
     case SWF_MSG_ACTIVITY_TASK:
         break;
@@ -546,6 +634,7 @@ typedef struct publication {
     swf_history_outbox_key_t *keys;
     json_object **docs;
     char **topics, **ids; /* owned: the batch is freed before the send */
+    char **keys2;         /* owned: a nested message's key when not ids[i], or NULL */
 } publication_t;
 
 static void publication_free(publication_t *p)
@@ -556,12 +645,14 @@ static void publication_free(publication_t *p)
         json_object_put(p->docs[i]);
         free(p->topics[i]);
         free(p->ids[i]);
+        free(p->keys2[i]);
     }
     free(p->posts);
     free(p->keys);
     free(p->docs);
     free(p->topics);
     free(p->ids);
+    free(p->keys2);
     free(p);
 }
 
@@ -576,7 +667,8 @@ static void publication_grow(publication_t *p)
     p->docs = realloc(p->docs, p->cap * sizeof(*p->docs));
     p->topics = realloc(p->topics, p->cap * sizeof(*p->topics));
     p->ids = realloc(p->ids, p->cap * sizeof(*p->ids));
-    if (!p->posts || !p->keys || !p->docs || !p->topics || !p->ids)
+    p->keys2 = realloc(p->keys2, p->cap * sizeof(*p->keys2));
+    if (!p->posts || !p->keys || !p->docs || !p->topics || !p->ids || !p->keys2)
         abort();
 }
 
@@ -609,10 +701,32 @@ static swf_error_t *publication_add(swf_decider_t *d, publication_t *p, const ch
     p->docs[p->n] = doc;
     p->topics[p->n] = topic;
     p->ids[p->n] = id;
+    p->keys2[p->n] = NULL;
     p->posts[p->n] = (swf_history_post_t){topic, id, s, strlen(s), false};
     p->keys[p->n] = (swf_history_outbox_key_t){id, ev->id};
     p->n++;
     return NULL;
+}
+
+/* Adds a signed nested.* message for the inbox instead of a task
+ * (decider/nested.h): to the parent's decider, keyed by `to`, for the
+ * outbox row (row_id, event_id). */
+static void publication_nested(swf_decider_t *d, publication_t *p, swf_msg_type_t type,
+                               const char *to, int64_t sched, const char *row_id, int64_t event_id)
+{
+    publication_grow(p);
+    json_object *doc = swf_msg_nested_new(d->cfg.secret, type, to, sched);
+    char *topic = strdup(d->cfg.kafka.inbox), *key = strdup(to), *id = strdup(row_id);
+    if (topic == NULL || key == NULL || id == NULL)
+        abort();
+    const char *s = swf_json_str(doc);
+    p->docs[p->n] = doc;
+    p->topics[p->n] = topic;
+    p->ids[p->n] = id;
+    p->keys2[p->n] = key;
+    p->posts[p->n] = (swf_history_post_t){topic, key, s, strlen(s), false};
+    p->keys[p->n] = (swf_history_outbox_key_t){id, event_id};
+    p->n++;
 }
 
 /* Queues the activity tasks of the works appended and not yet published,
@@ -630,8 +744,15 @@ static void publish(swf_decider_t *d, batch_t *b)
         w->published = true;
         for (size_t k = 0; k < w->events.count; k++) {
             const swf_event_t *ev = &w->events.items[k];
+            if (swf_event_type_is_close(ev->type) && w->st->parent_id != NULL)
+                publication_nested(d, p, SWF_MSG_NESTED_CLOSED, w->st->parent_id,
+                                   w->st->parent_event_id, w->id, ev->id);
             if (ev->type != SWF_EVENT_ACTIVITY_TASK_SCHEDULED)
                 continue;
+            if (swf_nested_pattern_of_scheduled(ev->attrs) != SWF_NESTED_NONE) {
+                publication_nested(d, p, SWF_MSG_NESTED_START, w->id, ev->id, w->id, ev->id);
+                continue;
+            }
             swf_error_t *err = publication_add(d, p, w->id, ev);
             if (err != NULL) {
                 logf_(d, "activity task %s/%lld: %s (swf-history will republish)", w->id,
@@ -701,6 +822,7 @@ static void publication_join(publication_t *to, publication_t *from)
         to->docs[to->n] = from->docs[i];
         to->topics[to->n] = from->topics[i];
         to->ids[to->n] = from->ids[i];
+        to->keys2[to->n] = from->keys2[i];
         to->n++;
     }
     from->n = 0;

@@ -149,17 +149,12 @@ static swf_error_t *activity_close(local_run_t *r, const swf_event_t *sched, con
     return swf_decider_decision_add(&r->dec, SWF_EVENT_ACTIVITY_TASK_COMPLETED, a);
 }
 
-/* The definition of a child's state machine: MACHINE.asl.json, then
- * MACHINE.json, in the folder of the top definition. NULL when there is
- * none (the child then fails to start, as on AWS for a machine that does
- * not exist). */
-static json_object *child_definition(const local_run_t *r, const char *machine)
+json_object *swf_local_machine_read(const char *dir, const char *machine)
 {
     const char *exts[] = {".asl.json", ".json"};
-    const char *dir = r->opt->machine_dir ? r->opt->machine_dir : ".";
     for (size_t i = 0; i < 2; i++) {
         char path[4096];
-        snprintf(path, sizeof(path), "%s/%s%s", dir, machine, exts[i]);
+        snprintf(path, sizeof(path), "%s/%s%s", dir ? dir : ".", machine, exts[i]);
         json_object *def = NULL;
         swf_error_t *err = swf_json_read_file(path, SWF_LIMIT_DEFINITION_BYTES, &def);
         if (err == NULL)
@@ -167,6 +162,45 @@ static json_object *child_definition(const local_run_t *r, const char *machine)
         swf_error_free(err);
     }
     return NULL;
+}
+
+json_object *swf_local_machines_read(const char *dir, json_object *definition)
+{
+    json_object *out = json_object_new_object(), *names = json_object_new_object();
+    swf_nested_machines_named(definition, names);
+    bool grew = true;
+    while (grew && json_object_object_length(out) < SWF_LIMIT_NESTED_DEPTH) {
+        grew = false;
+        json_object *todo = json_object_new_object();
+        json_object_object_foreach(names, name, unused)
+        {
+            (void)unused;
+            json_object *v;
+            if (!swf_json_get(out, name, &v) &&
+                json_object_object_length(out) < SWF_LIMIT_NESTED_DEPTH) {
+                json_object *def = swf_local_machine_read(dir, name);
+                json_object_object_add(out, name, def);
+                if (def != NULL)
+                    swf_nested_machines_named(def, todo);
+                grew = true;
+            }
+        }
+        json_object_object_foreach(todo, n2, t)
+        {
+            json_object_object_add(names, n2, swf_json_ref(t));
+        }
+        json_object_put(todo);
+    }
+    json_object_put(names);
+    /* Names whose file did not read are left out. */
+    json_object *found = json_object_new_object();
+    json_object_object_foreach(out, name, def)
+    {
+        if (def != NULL)
+            json_object_object_add(found, name, swf_json_ref(def));
+    }
+    json_object_put(out);
+    return found;
 }
 
 static const char *status_aws(swf_asl_status_t s)
@@ -204,14 +238,11 @@ static swf_error_t *answer_nested(local_run_t *r, const swf_event_t *sched,
         swf_error_free(err);
         return e;
     }
-    json_object *def = child_definition(r, req.machine);
+    json_object *def = swf_local_machine_read(r->opt->machine_dir, req.machine);
     if (def == NULL || r->depth + 1 >= SWF_LIMIT_NESTED_DEPTH) {
         char msg[600];
         if (def == NULL)
-            snprintf(msg, sizeof(msg),
-                     "State Machine Does Not Exist: '%s' (swf run --local looks for %s.asl.json "
-                     "or %s.json beside the definition)",
-                     req.machine, req.machine, req.machine);
+            swf_nested_missing_message(req.machine, msg, sizeof(msg));
         else
             snprintf(msg, sizeof(msg), "'%s' would nest more than %d executions deep", req.machine,
                      SWF_LIMIT_NESTED_DEPTH);
@@ -432,7 +463,7 @@ static swf_error_t *run_execution(const swf_local_options_t *opt, swf_history_st
     swf_json_add(sa, "definition", swf_json_ref(opt->definition));
     swf_json_add(sa, "input", swf_json_ref(opt->input));
     if (opt->parent_id != NULL) /* a nested execution names its parent */
-        swf_nested_parent_record(sa, opt->parent_id, opt->parent_event_id);
+        swf_started_parent_record(sa, opt->parent_id, opt->parent_event_id, r.depth);
     if (swf_sw_is_document(opt->definition)) /* the events the run delivers (SPEC 14) */
         swf_json_add(sa, "cloudEvents",
                      opt->events ? swf_json_ref(opt->events) : json_object_new_array());

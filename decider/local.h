@@ -60,4 +60,16 @@ swf_error_t *swf_local_run(const swf_local_options_t *opt, swf_history_store_t *
 
 void swf_local_result_free(swf_local_result_t *result);
 
+/* The definition of the state machine `machine` as a nested Task of a run
+ * finds it: dir/MACHINE.asl.json, else dir/MACHINE.json; NULL when neither
+ * reads. A new reference. */
+json_object *swf_local_machine_read(const char *dir, const char *machine);
+
+/* Every state machine a definition's nested Tasks name literally, and
+ * theirs, read as above: an object of name -> definition (a new
+ * reference). A name whose file does not read is left out (its Task fails
+ * at run time, as a machine that does not exist). At most
+ * SWF_LIMIT_NESTED_DEPTH machines. */
+json_object *swf_local_machines_read(const char *dir, json_object *definition);
+
 #endif

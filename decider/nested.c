@@ -26,23 +26,18 @@
 #include "protocol/hash.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
-
-static const char prefix[] = "arn:aws:states:::states:startExecution";
+#include "protocol/task_list.h"
 
 swf_nested_pattern_t swf_nested_pattern(const char *resource)
 {
-    if (resource == NULL || strncmp(resource, prefix, sizeof(prefix) - 1) != 0)
+    const char *p = swf_task_list_nested_pattern(resource);
+    if (p == NULL)
         return SWF_NESTED_NONE;
-    const char *rest = resource + sizeof(prefix) - 1;
-    if (*rest == '\0')
+    if (*p == '\0')
         return SWF_NESTED_REQUEST;
-    if (strcmp(rest, ".sync") == 0)
+    if (strcmp(p, ".sync") == 0)
         return SWF_NESTED_SYNC;
-    if (strcmp(rest, ".sync:2") == 0)
-        return SWF_NESTED_SYNC2;
-    if (strcmp(rest, ".waitForTaskToken") == 0)
-        return SWF_NESTED_CALLBACK;
-    return SWF_NESTED_NONE;
+    return strcmp(p, ".sync:2") == 0 ? SWF_NESTED_SYNC2 : SWF_NESTED_CALLBACK;
 }
 
 swf_nested_pattern_t swf_nested_pattern_of_scheduled(json_object *attrs)
@@ -184,6 +179,13 @@ void swf_nested_machine_arn(const char *machine, char buf[SWF_NESTED_ARN_BYTES])
              machine);
 }
 
+void swf_nested_missing_message(const char *machine, char *buf, size_t size)
+{
+    char arn[SWF_NESTED_ARN_BYTES];
+    swf_nested_machine_arn(machine, arn);
+    snprintf(buf, size, "State Machine Does Not Exist: '%s'", arn);
+}
+
 json_object *swf_nested_started_result(const char *machine, const char *id, int64_t start_ms)
 {
     char arn[SWF_NESTED_ARN_BYTES];
@@ -242,22 +244,42 @@ void swf_nested_close_answer(swf_nested_pattern_t pattern, const swf_nested_chil
     json_object_put(o);
 }
 
-void swf_nested_parent_record(json_object *started_attrs, const char *parent_id,
-                              int64_t initiated_event_id)
+static void machines_walk(json_object *v, json_object *names, int depth)
 {
-    json_object *p = json_object_new_object();
-    swf_json_add(p, "workflowId", json_object_new_string(parent_id));
-    swf_json_add(started_attrs, "parentWorkflowExecution", p);
-    swf_json_add(started_attrs, "parentInitiatedEventId",
-                 json_object_new_int64(initiated_event_id));
+    if (depth > SWF_LIMIT_JSON_DEPTH)
+        return;
+    if (json_object_is_type(v, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(v); i++)
+            machines_walk(json_object_array_get_idx(v, i), names, depth + 1);
+        return;
+    }
+    if (!json_object_is_type(v, json_type_object))
+        return;
+    const char *type = swf_json_get_string(v, "Type");
+    if (type != NULL && strcmp(type, "Task") == 0 &&
+        swf_nested_pattern(swf_json_get_string(v, "Resource")) != SWF_NESTED_NONE) {
+        const char *keys[] = {"Parameters", "Arguments"};
+        for (size_t i = 0; i < 2; i++) {
+            json_object *args;
+            swf_nested_request_t req;
+            if (!swf_json_get(v, keys[i], &args) ||
+                swf_json_get_string(args, "StateMachineArn") == NULL)
+                continue;
+            memset(&req, 0, sizeof(req));
+            swf_error_t *err = machine_read(swf_json_get_string(args, "StateMachineArn"), &req);
+            if (err == NULL)
+                json_object_object_add(names, req.machine, json_object_new_boolean(1));
+            swf_error_free(err);
+        }
+    }
+    json_object_object_foreach(v, key, val)
+    {
+        (void)key;
+        machines_walk(val, names, depth + 1);
+    }
 }
 
-const char *swf_nested_parent_of(json_object *started_attrs, int64_t *initiated_event_id)
+void swf_nested_machines_named(json_object *definition, json_object *names)
 {
-    json_object *p, *v;
-    if (!swf_json_get(started_attrs, "parentWorkflowExecution", &p))
-        return NULL;
-    *initiated_event_id =
-        swf_json_get(started_attrs, "parentInitiatedEventId", &v) ? json_object_get_int64(v) : 0;
-    return swf_json_get_string(p, "workflowId");
+    machines_walk(definition, names, 0);
 }

@@ -14,15 +14,19 @@
  * (decider/asl/PORTING.md, "Nested executions").
  *
  * Ownership: arguments are borrowed; results are new references or filled
- * buffers. Nothing here does I/O. Thread-safe.
+ * buffers. Nothing here does I/O but the two functions of "the store's
+ * part" (decider/nested_store.c). Thread-safe (the store's part: one
+ * thread per store).
  */
 #ifndef SWF_DECIDER_NESTED_H
 #define SWF_DECIDER_NESTED_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <json-c/json.h>
 
+#include "history/store.h"
 #include "protocol/error.h"
 
 typedef enum swf_nested_pattern {
@@ -74,6 +78,10 @@ void swf_nested_request_clear(swf_nested_request_t *req);
 void swf_nested_execution_arn(const char *machine, const char *id, char buf[SWF_NESTED_ARN_BYTES]);
 void swf_nested_machine_arn(const char *machine, char buf[SWF_NESTED_ARN_BYTES]);
 
+/* AWS's message for a state machine that does not exist (swf run --local
+ * looks for it as NAME.asl.json or NAME.json beside the definition). */
+void swf_nested_missing_message(const char *machine, char *buf, size_t size);
+
 /* The request-response answer: {"ExecutionArn", "StartDate"} (epoch ms,
  * as AWS's integrations print dates). A new reference. */
 json_object *swf_nested_started_result(const char *machine, const char *id, int64_t start_ms);
@@ -98,12 +106,51 @@ typedef struct swf_nested_child {
 void swf_nested_close_answer(swf_nested_pattern_t pattern, const swf_nested_child_t *child,
                              json_object **result, const char **error, char **cause);
 
-/* A child's WorkflowExecutionStarted names its parent as SWF does:
- * "parentWorkflowExecution": {"workflowId": PARENT_ID} and
- * "parentInitiatedEventId": the parent's ActivityTaskScheduled. */
-void swf_nested_parent_record(json_object *started_attrs, const char *parent_id,
-                              int64_t initiated_event_id);
-/* The parent a WorkflowExecutionStarted names: borrowed, NULL for none. */
-const char *swf_nested_parent_of(json_object *started_attrs, int64_t *initiated_event_id);
+/* Adds to `names` (an object used as a set) the state machines the nested
+ * Tasks of a definition name literally (StateMachineArn in Parameters or
+ * Arguments, not computed), anywhere in it. */
+void swf_nested_machines_named(json_object *definition, json_object *names);
+
+/* ---- the store's part (decider/nested_store.c): the decider daemon's ---- */
+
+/* What the parent records for its nested Task: a result, or an error and a
+ * cause (owned: swf_nested_answer_clear), or nothing yet (all NULL: the
+ * child runs, or the message came late). child_id names the child. */
+typedef struct swf_nested_answer {
+    char child_id[SWF_NESTED_NAME_BYTES + 1];
+    json_object *result;
+    char *error;
+    char *cause;
+} swf_nested_answer_t;
+
+void swf_nested_answer_clear(swf_nested_answer_t *a);
+
+/*
+ * Starts the child of the parent's startExecution Task whose
+ * ActivityTaskScheduled is `scheduled` (an event of parent_id), at now_ms,
+ * through the PostgreSQL store: WorkflowExecutionStarted naming the parent
+ * and DecisionTaskScheduled, in one append. Idempotent: a child of that
+ * name that already names this parent and event is the one started before
+ * (a redelivered message, a decider that crashed after the start), and is
+ * not started again. The answer is the request-response result, or the
+ * error the Task fails with (no such state machine, a name taken by
+ * another execution, a bad request); the other patterns get none yet.
+ * The child keeps the parent's task_list_prefix (swf run --dev's worker
+ * serves both) and is nested parent_depth + 1 deep, at most
+ * SWF_LIMIT_NESTED_DEPTH. Errors are the store's (retry).
+ */
+swf_error_t *swf_nested_child_start(swf_history_store_t *store, const char *parent_id,
+                                    int parent_depth, const char *task_list_prefix,
+                                    const swf_event_t *scheduled, int64_t now_ms,
+                                    swf_nested_answer_t *out);
+
+/*
+ * The answer of the parent's nested Task `scheduled` (.sync or .sync:2)
+ * now that its child closed, read from the child's history: its start and
+ * its close. Nothing (an empty answer) when the child is still open or
+ * does not name this parent and event. Errors are the store's.
+ */
+swf_error_t *swf_nested_child_answer(swf_history_store_t *store, const char *parent_id,
+                                     const swf_event_t *scheduled, swf_nested_answer_t *out);
 
 #endif

@@ -128,15 +128,7 @@ static const char *mapped(json_object *map, const char *key)
 
 const char *swf_asl_nested_pattern(const char *resource)
 {
-    static const char start[] = "arn:aws:states:::states:startExecution";
-    if (resource == NULL || strncmp(resource, start, sizeof(start) - 1) != 0)
-        return NULL;
-    const char *rest = resource + sizeof(start) - 1;
-    const char *known[] = {"", ".sync", ".sync:2", ".waitForTaskToken"};
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-        if (strcmp(rest, known[i]) == 0)
-            return known[i];
-    return NULL;
+    return swf_task_list_nested_pattern(resource);
 }
 
 swf_error_t *swf_asl_task_list(json_object *state, bool jsonata, json_object *map, char *buf,
