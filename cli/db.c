@@ -29,6 +29,7 @@
 #include "decider/asl/validate.h"
 #include "decider/sw/sw.h"
 #include "decider/check.h"
+#include "decider/nested.h"
 #include "history/pg.h"
 #include "protocol/hash.h"
 #include "protocol/json.h"
@@ -295,16 +296,33 @@ int swf_cli_describe(int argc, char **argv)
     bool json = swf_cli_args_has(&a, "--json");
     swf_history_store_t *s;
     swf_error_t *err = store_open(&s);
-    swf_history_execution_t ex;
+    swf_history_execution_t ex = {0};
+    json_object *links = NULL;
     if (err == NULL) {
         err = swf_history_pg_execution_describe(s, id, &ex);
+        /* Nested executions: the parent and the children its history names
+         * (decider/nested.h). */
+        swf_event_list_t events = {0};
+        if (err == NULL)
+            err = swf_history_load(s, id, 0, 0, &events);
+        if (err == NULL)
+            links = swf_nested_links(&events);
+        else
+            swf_history_execution_free(&ex);
+        swf_event_list_free(&events);
         swf_history_store_free(s);
     }
     free(id);
     if (err != NULL)
         return fail("describe", err);
+    json_object *parent = NULL, *children = NULL;
+    swf_json_get(links, "parent", &parent);
+    swf_json_get(links, "children", &children);
     if (json) {
         json_object *o = execution_json(&ex);
+        if (parent != NULL)
+            json_object_object_add(o, "parent", swf_json_ref(parent));
+        json_object_object_add(o, "children", swf_json_ref(children));
         printf("%s\n", swf_json_str(o));
         json_object_put(o);
     } else {
@@ -315,7 +333,19 @@ int swf_cli_describe(int argc, char **argv)
                "status         %s\nstarted        %s\nclosed         %s\nevents         %lld\n",
                ex.execution_id, ex.workflow_id, ex.state_machine, ex.state_machine_version,
                ex.status, st, ct, (long long)ex.last_event_id);
+        if (parent != NULL)
+            printf("parent         %s (its event %lld starts this one)\n",
+                   swf_json_get_string(parent, "executionId"),
+                   (long long)json_object_get_int64(
+                       json_object_object_get(parent, "initiatedEventId")));
+        for (size_t i = 0; i < json_object_array_length(children); i++) {
+            json_object *c = json_object_array_get_idx(children, i);
+            printf("%-15s%s (started by state %s, event %lld)\n", i == 0 ? "children" : "",
+                   swf_json_get_string(c, "executionId"), swf_json_get_string(c, "state"),
+                   (long long)json_object_get_int64(json_object_object_get(c, "scheduledEventId")));
+        }
     }
+    json_object_put(links);
     swf_history_execution_free(&ex);
     return SWF_EXIT_OK;
 }

@@ -358,7 +358,10 @@ struct swf_dev_worker {
     rd_kafka_t *consumer, *producer;
     swf_kafka_names_t names;
     swf_decider_mocks_t *mocks;
-    char *only; /* the execution answered, or NULL: all */
+    /* The execution answered, or NULL: all. Its nested executions
+     * (decider/nested.h) schedule on its task lists too, and are answered:
+     * ids that start with it and '-' (a child's default name). */
+    char *only;
     pthread_t thread;
     volatile sig_atomic_t stop;
     unsigned long answered;
@@ -400,7 +403,9 @@ static void *worker_main(void *arg)
             swf_msg_t task;
             swf_error_t *err = swf_msg_parse(km[k]->payload, km[k]->len, NULL, &task);
             if (err == NULL && task.type == SWF_MSG_ACTIVITY_TASK &&
-                (w->only == NULL || strcmp(w->only, task.execution_id) == 0)) {
+                (w->only == NULL || strcmp(w->only, task.execution_id) == 0 ||
+                 (strncmp(w->only, task.execution_id, strlen(w->only)) == 0 &&
+                  task.execution_id[strlen(w->only)] == '-'))) {
                 docs[n] = worker_answer(w, &task);
                 keys[n] = swf_strdup(task.execution_id);
                 const char *s = swf_json_str(docs[n]);
@@ -847,8 +852,14 @@ int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *moc
                                 problems.items[0].where, problems.items[0].message);
         swf_asl_problems_free(&problems);
         json_object *more = swf_dev_task_lists(child_def);
-        for (size_t i = 0; i < json_object_array_length(more); i++)
-            json_object_array_add(lists, swf_json_ref(json_object_array_get_idx(more, i)));
+        for (size_t i = 0; i < json_object_array_length(more); i++) {
+            json_object *l = json_object_array_get_idx(more, i);
+            bool seen = false;
+            for (size_t j = 0; j < json_object_array_length(lists) && !seen; j++)
+                seen = swf_json_equal(json_object_array_get_idx(lists, j), l);
+            if (!seen)
+                json_object_array_add(lists, swf_json_ref(l));
+        }
         json_object_put(more);
     }
     size_t nl = json_object_array_length(lists);

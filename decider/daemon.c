@@ -257,7 +257,7 @@ static swf_error_t *nested_record(work_t *w, int64_t sched, json_object *act,
                                   const swf_nested_answer_t *ans, bool *wake)
 {
     char identity[128];
-    snprintf(identity, sizeof(identity), "swf-nested:%s", ans->child_id);
+    snprintf(identity, sizeof(identity), "%s%s", SWF_NESTED_IDENTITY, ans->child_id);
     int64_t started = started_id(act);
     swf_error_t *err = NULL;
     if (started == 0) {

@@ -233,7 +233,7 @@ static swf_error_t *answer_nested(local_run_t *r, const swf_event_t *sched,
     swf_nested_request_t req;
     swf_error_t *err = swf_nested_request_read(params, r->id, activity_id ? activity_id : "", &req);
     if (err != NULL) {
-        swf_error_t *e = activity_close(r, sched, "swf-nested", NULL, swf_error_name(err),
+        swf_error_t *e = activity_close(r, sched, SWF_NESTED_IDENTITY, NULL, swf_error_name(err),
                                         swf_error_message(err));
         swf_error_free(err);
         return e;
@@ -248,7 +248,7 @@ static swf_error_t *answer_nested(local_run_t *r, const swf_event_t *sched,
                      SWF_LIMIT_NESTED_DEPTH);
         json_object_put(def);
         swf_nested_request_clear(&req);
-        return activity_close(r, sched, "swf-nested", NULL,
+        return activity_close(r, sched, SWF_NESTED_IDENTITY, NULL,
                               def == NULL ? "StepFunctions.StateMachineDoesNotExistException"
                                           : "StepFunctions.ExecutionLimitExceeded",
                               msg);
@@ -266,7 +266,7 @@ static swf_error_t *answer_nested(local_run_t *r, const swf_event_t *sched,
     err = run_execution(&child, r->store, r->mocks, r->depth + 1, &res);
     if (err == NULL) {
         char identity[128];
-        snprintf(identity, sizeof(identity), "swf-nested:%s", req.name);
+        snprintf(identity, sizeof(identity), "%s%s", SWF_NESTED_IDENTITY, req.name);
         json_object *result = NULL;
         const char *error = NULL;
         char *cause = NULL;

@@ -25,6 +25,7 @@
 
 #include "protocol/hash.h"
 #include "protocol/json.h"
+#include "protocol/started.h"
 #include "protocol/limits.h"
 #include "protocol/task_list.h"
 
@@ -282,4 +283,48 @@ static void machines_walk(json_object *v, json_object *names, int depth)
 void swf_nested_machines_named(json_object *definition, json_object *names)
 {
     machines_walk(definition, names, 0);
+}
+
+json_object *swf_nested_links(const swf_event_list_t *events)
+{
+    json_object *out = json_object_new_object(), *children = json_object_new_array();
+    json_object *states = json_object_new_object(); /* scheduled event id -> state */
+    for (size_t i = 0; i < events->count; i++) {
+        const swf_event_t *ev = &events->items[i];
+        char key[32];
+        json_object *v, *control;
+        if (ev->type == SWF_EVENT_WORKFLOW_EXECUTION_STARTED) {
+            int64_t initiated;
+            const char *parent = swf_started_parent_of(ev->attrs, &initiated);
+            if (parent != NULL) {
+                json_object *p = json_object_new_object();
+                swf_json_add(p, "executionId", json_object_new_string(parent));
+                swf_json_add(p, "initiatedEventId", json_object_new_int64(initiated));
+                swf_json_add(out, "parent", p);
+            }
+        } else if (ev->type == SWF_EVENT_ACTIVITY_TASK_SCHEDULED &&
+                   swf_nested_pattern_of_scheduled(ev->attrs) != SWF_NESTED_NONE &&
+                   swf_json_get(ev->attrs, "control", &control)) {
+            snprintf(key, sizeof(key), "%lld", (long long)ev->id);
+            const char *state = swf_json_get_string(control, "state");
+            json_object_object_add(states, key, json_object_new_string(state ? state : ""));
+        } else if (ev->type == SWF_EVENT_ACTIVITY_TASK_STARTED &&
+                   swf_json_get(ev->attrs, "scheduledEventId", &v)) {
+            snprintf(key, sizeof(key), "%lld", (long long)json_object_get_int64(v));
+            const char *who = swf_json_get_string(ev->attrs, "identity");
+            size_t n = strlen(SWF_NESTED_IDENTITY);
+            json_object *state;
+            if (who == NULL || strncmp(who, SWF_NESTED_IDENTITY, n) != 0 || who[n] == '\0' ||
+                !swf_json_get(states, key, &state))
+                continue;
+            json_object *c = json_object_new_object();
+            swf_json_add(c, "executionId", json_object_new_string(who + n));
+            swf_json_add(c, "scheduledEventId", swf_json_ref(v));
+            swf_json_add(c, "state", swf_json_ref(state));
+            json_object_array_add(children, c);
+        }
+    }
+    json_object_put(states);
+    swf_json_add(out, "children", children);
+    return out;
 }

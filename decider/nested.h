@@ -111,6 +111,14 @@ void swf_nested_close_answer(swf_nested_pattern_t pattern, const swf_nested_chil
  * Arguments, not computed), anywhere in it. */
 void swf_nested_machines_named(json_object *definition, json_object *names);
 
+/* The links of an execution, read from its history: {"parent":
+ * {"executionId", "initiatedEventId"}} when it is a nested execution, and
+ * "children": [{"executionId", "scheduledEventId", "state"}], one per
+ * child its nested Tasks started (the ActivityTaskStarted of such a Task
+ * names the child: identity "swf-nested:ID"). A new reference. */
+#define SWF_NESTED_IDENTITY "swf-nested:"
+json_object *swf_nested_links(const swf_event_list_t *events);
+
 /* ---- the store's part (decider/nested_store.c): the decider daemon's ---- */
 
 /* What the parent records for its nested Task: a result, or an error and a

@@ -33,8 +33,10 @@ void swf_nested_answer_clear(swf_nested_answer_t *a)
     memset(a, 0, sizeof(*a));
 }
 
+/* A start refused: no child to name. */
 static void answer_fail(swf_nested_answer_t *a, const char *error, const char *cause)
 {
+    a->child_id[0] = '\0';
     a->error = strdup(error);
     a->cause = strdup(cause ? cause : "");
     if (a->error == NULL || a->cause == NULL)

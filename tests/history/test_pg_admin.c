@@ -164,12 +164,13 @@ Test(history_pg_admin, start_refuses_hostile_input_and_writes_nothing)
     unsetenv("SWF_LIMIT_START_INPUT_BYTES");
     json_object_put(input);
 
-    req = (swf_history_start_t){"ex-2", NULL, "nope", 0, NULL, T0, NULL, NULL, NULL};
+    req = (swf_history_start_t){"ex-2", NULL, "nope", 0, NULL, T0, NULL, NULL, NULL, NULL, 0, 0};
     expect_code(swf_history_pg_execution_start(s, &req, NULL), SWF_E_NOTFOUND);
     req = (swf_history_start_t){
-        "ex-3", "x'; DROP TABLE executions; --", "hello", 0, NULL, T0, NULL, NULL, NULL};
+        "ex-3", "x'; DROP TABLE executions; --", "hello", 0, NULL, T0, NULL, NULL, NULL, NULL, 0,
+        0};
     ok(swf_history_pg_execution_start(s, &req, NULL));
-    req = (swf_history_start_t){"", NULL, "hello", 0, NULL, T0, NULL, NULL, NULL};
+    req = (swf_history_start_t){"", NULL, "hello", 0, NULL, T0, NULL, NULL, NULL, NULL, 0, 0};
     expect_code(swf_history_pg_execution_start(s, &req, NULL), SWF_E_INPUT);
     cr_assert_eq(count_sql(db, "SELECT count(*) FROM executions"), 2);
     swf_history_store_free(s);
