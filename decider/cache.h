@@ -68,6 +68,10 @@ typedef struct swf_decider_state {
     int64_t parent_event_id;
     int nested_depth;
     char *task_list_prefix;
+    /* Its open .sync/.sync:2 nested Tasks: scheduledEventId (as a string)
+     * -> the child's id ("" before the child started); NULL until one is
+     * scheduled. The children a stopped parent stops (decider/daemon.c). */
+    json_object *nested;
 } swf_decider_state_t;
 
 /* A fresh, empty state (no event applied). */

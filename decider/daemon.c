@@ -104,6 +104,7 @@ typedef struct work {
     bool failed;                /* dropped for this batch (logged) */
     bool appended;              /* its events are in the history */
     bool published;             /* and its activity tasks went to Kafka */
+    json_object *stops;         /* children to stop once appended (nested_stops), or NULL */
 } work_t;
 
 static bool flight_end(swf_decider_t *d, int timeout_ms);
@@ -476,11 +477,53 @@ ignored:
     return NULL;
 }
 
+/* The .sync/.sync:2 children the events built stop (decider/nested.h):
+ * the child of a nested Task that timed out or was cancelled, and every
+ * running child of an execution that closed. Taken from the state on the
+ * decider's thread; stopped by the publisher, once the events are in the
+ * history. Best effort, as on AWS: a terminate that is lost leaves the
+ * child running, and `swf terminate` stops it. */
+static void nested_stops(work_t *w)
+{
+    json_object *nested = w->st->nested, *v;
+    if (nested == NULL || json_object_object_length(nested) == 0)
+        return;
+    for (size_t i = 0; i < w->events.count; i++) {
+        const swf_event_t *ev = &w->events.items[i];
+        char key[32];
+        if ((ev->type == SWF_EVENT_ACTIVITY_TASK_TIMED_OUT ||
+             ev->type == SWF_EVENT_ACTIVITY_TASK_CANCELED) &&
+            swf_json_get(ev->attrs, "scheduledEventId", &v)) {
+            snprintf(key, sizeof(key), "%lld", (long long)json_object_get_int64(v));
+            const char *child = swf_json_get_string(nested, key);
+            if (child != NULL && child[0] != '\0') {
+                if (w->stops == NULL)
+                    w->stops = json_object_new_array();
+                json_object_array_add(w->stops, json_object_new_string(child));
+            }
+            json_object_object_del(nested, key);
+        } else if (swf_event_type_is_close(ev->type)) {
+            json_object_object_foreach(nested, k, c)
+            {
+                (void)k;
+                const char *child = json_object_get_string(c);
+                if (child[0] == '\0')
+                    continue;
+                if (w->stops == NULL)
+                    w->stops = json_object_new_array();
+                json_object_array_add(w->stops, json_object_new_string(child));
+            }
+        }
+    }
+}
+
 /* Gives the work its state, the cached one (true) or an empty one to load
  * the history into (false), and clears what an earlier round built. */
 static bool work_state(swf_decider_t *d, work_t *w)
 {
     swf_event_list_clear(&w->events);
+    json_object_put(w->stops);
+    w->stops = NULL;
     if (w->st == NULL) {
         w->st = swf_decider_cache_take(d->cache, w->id);
         if (w->st != NULL)
@@ -524,6 +567,8 @@ static swf_error_t *work_prepare(swf_decider_t *d, work_t *w, const swf_event_li
      * or the sweep. */
     if (err == NULL)
         err = swf_decider_decision_run(&w->dec, wake, DECISIONS_PER_BATCH);
+    if (err == NULL)
+        nested_stops(w);
     stat_add(&d->stats.decision_tasks, (uint64_t)w->dec.tasks);
     return err;
 }
@@ -708,14 +753,13 @@ static swf_error_t *publication_add(swf_decider_t *d, publication_t *p, const ch
     return NULL;
 }
 
-/* Adds a signed nested.* message for the inbox instead of a task
- * (decider/nested.h): to the parent's decider, keyed by `to`, for the
- * outbox row (row_id, event_id). */
-static void publication_nested(swf_decider_t *d, publication_t *p, swf_msg_type_t type,
-                               const char *to, int64_t sched, const char *row_id, int64_t event_id)
+/* Adds a message (takes doc) for the inbox instead of a task, keyed by
+ * `to`, for the outbox row (row_id, event_id) (decider/nested.h: nested.*
+ * messages to a parent's decider, terminate to a child). */
+static void publication_inbox(swf_decider_t *d, publication_t *p, json_object *doc, const char *to,
+                              const char *row_id, int64_t event_id)
 {
     publication_grow(p);
-    json_object *doc = swf_msg_nested_new(d->cfg.secret, type, to, sched);
     char *topic = strdup(d->cfg.kafka.inbox), *key = strdup(to), *id = strdup(row_id);
     if (topic == NULL || key == NULL || id == NULL)
         abort();
@@ -745,12 +789,16 @@ static void publish(swf_decider_t *d, batch_t *b)
         for (size_t k = 0; k < w->events.count; k++) {
             const swf_event_t *ev = &w->events.items[k];
             if (swf_event_type_is_close(ev->type) && w->st->parent_id != NULL)
-                publication_nested(d, p, SWF_MSG_NESTED_CLOSED, w->st->parent_id,
-                                   w->st->parent_event_id, w->id, ev->id);
+                publication_inbox(d, p,
+                                  swf_msg_nested_new(d->cfg.secret, SWF_MSG_NESTED_CLOSED,
+                                                     w->st->parent_id, w->st->parent_event_id),
+                                  w->st->parent_id, w->id, ev->id);
             if (ev->type != SWF_EVENT_ACTIVITY_TASK_SCHEDULED)
                 continue;
             if (swf_nested_pattern_of_scheduled(ev->attrs) != SWF_NESTED_NONE) {
-                publication_nested(d, p, SWF_MSG_NESTED_START, w->id, ev->id, w->id, ev->id);
+                publication_inbox(
+                    d, p, swf_msg_nested_new(d->cfg.secret, SWF_MSG_NESTED_START, w->id, ev->id),
+                    w->id, w->id, ev->id);
                 continue;
             }
             swf_error_t *err = publication_add(d, p, w->id, ev);
@@ -759,6 +807,16 @@ static void publish(swf_decider_t *d, batch_t *b)
                       (long long)ev->id, swf_error_message(err));
                 swf_error_free(err);
             }
+        }
+        /* The children its events stop (nested_stops): no outbox row, the
+         * key (id, 0) names none. */
+        for (size_t k = 0; w->stops != NULL && k < json_object_array_length(w->stops); k++) {
+            const char *child = json_object_get_string(json_object_array_get_idx(w->stops, k));
+            json_object *why = json_object_new_string(SWF_NESTED_STOPPED);
+            publication_inbox(
+                d, p, swf_msg_terminate_new(d->cfg.secret, child, "States.Aborted", why, true),
+                child, w->id, 0);
+            json_object_put(why);
         }
     }
     if (p->n == 0) {
@@ -872,6 +930,7 @@ static void batch_clear(batch_t *b, swf_decider_t *d, bool keep)
         else
             swf_decider_state_free(w->st);
         swf_event_list_free(&w->events);
+        json_object_put(w->stops);
         free(w->msgs);
     }
     free(b->works);

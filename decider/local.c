@@ -253,7 +253,28 @@ static swf_error_t *answer_nested(local_run_t *r, const swf_event_t *sched,
                                           : "StepFunctions.ExecutionLimitExceeded",
                               msg);
     }
-    swf_local_options_t child = {.definition = def,
+    /* The wait's deadline: TimeoutSeconds, or HeartbeatSeconds (nothing
+     * beats for a .sync child); the child is stopped there, or where the
+     * parent itself is. */
+    int64_t task_deadline = 0;
+    const char *timeout_type = "START_TO_CLOSE";
+    json_object *v;
+    if (pattern == SWF_NESTED_SYNC || pattern == SWF_NESTED_SYNC2) {
+        if (swf_json_get(sched->attrs, "startToCloseTimeout", &v))
+            task_deadline = sched->time_ms + (int64_t)(json_object_get_double(v) * 1000.0 + 0.5);
+        if (swf_json_get(sched->attrs, "heartbeatTimeout", &v)) {
+            int64_t h = sched->time_ms + (int64_t)(json_object_get_double(v) * 1000.0 + 0.5);
+            if (task_deadline == 0 || h < task_deadline) {
+                task_deadline = h;
+                timeout_type = "HEARTBEAT";
+            }
+        }
+    }
+    int64_t stop_ms = task_deadline;
+    if (r->opt->stop_ms > 0 && (stop_ms == 0 || r->opt->stop_ms < stop_ms))
+        stop_ms = r->opt->stop_ms;
+    swf_local_options_t child = {.stop_ms = stop_ms,
+                                 .definition = def,
                                  .input = req.input,
                                  .machine_name = req.machine,
                                  .execution_id = req.name,
@@ -264,7 +285,33 @@ static swf_error_t *answer_nested(local_run_t *r, const swf_event_t *sched,
                                  .trusted = false};
     swf_local_result_t res;
     err = run_execution(&child, r->store, r->mocks, r->depth + 1, &res);
-    if (err == NULL) {
+    if (err == NULL && res.status == SWF_ASL_TERMINATED && stop_ms > 0 && res.stop_ms >= stop_ms) {
+        /* Stopped: the Task timed out, or the parent itself is stopped. */
+        r->now_ms = r->dec.now_ms = stop_ms;
+        json_object *a = json_object_new_object();
+        if (stop_ms == task_deadline) {
+            char identity[128];
+            snprintf(identity, sizeof(identity), "%s%s", SWF_NESTED_IDENTITY, req.name);
+            json_object *started = json_object_new_object();
+            swf_json_add(started, "scheduledEventId", json_object_new_int64(sched->id));
+            swf_json_add(started, "identity", json_object_new_string(identity));
+            err = swf_decider_decision_add(&r->dec, SWF_EVENT_ACTIVITY_TASK_STARTED, started);
+            swf_json_add(a, "scheduledEventId", json_object_new_int64(sched->id));
+            swf_json_add(a, "startedEventId",
+                         json_object_new_int64(swf_decider_decision_next_id(&r->dec) - 1));
+            swf_json_add(a, "timeoutType", json_object_new_string(timeout_type));
+            swf_json_add(a, "details", json_object_new_string("the task did not finish in time"));
+            if (err == NULL)
+                err = swf_decider_decision_add(&r->dec, SWF_EVENT_ACTIVITY_TASK_TIMED_OUT, a);
+            else
+                json_object_put(a);
+        } else {
+            swf_json_add(a, "reason", json_object_new_string("States.Aborted"));
+            swf_json_add(a, "details", json_object_new_string(SWF_NESTED_STOPPED));
+            err = swf_decider_decision_add(&r->dec, SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED, a);
+        }
+        swf_local_result_free(&res);
+    } else if (err == NULL) {
         char identity[128];
         snprintf(identity, sizeof(identity), "%s%s", SWF_NESTED_IDENTITY, req.name);
         json_object *result = NULL;
@@ -375,7 +422,15 @@ static swf_error_t *timers_fire(local_run_t *r, int64_t deadline_ms, bool *idle)
     *idle = r->timers.count == 0;
     if (*idle)
         return NULL;
-    int64_t when = r->timers.items[0].fire_ms;
+    int64_t when = r->timers.items[0].fire_ms, stop = r->opt->stop_ms;
+    if (stop > 0 && when > stop && (deadline_ms <= 0 || stop <= deadline_ms)) {
+        /* A child whose parent stops waiting first (decider/nested.h). */
+        r->now_ms = r->dec.now_ms = stop;
+        json_object *a = json_object_new_object();
+        swf_json_add(a, "reason", json_object_new_string("States.Aborted"));
+        swf_json_add(a, "details", json_object_new_string(SWF_NESTED_STOPPED));
+        return swf_decider_decision_add(&r->dec, SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED, a);
+    }
     if (deadline_ms > 0 && when > deadline_ms) {
         r->now_ms = r->dec.now_ms = deadline_ms;
         json_object *a = json_object_new_object();

@@ -38,6 +38,7 @@ typedef struct swf_local_options {
     const char *machine_dir;
     const char *parent_id;   /* a child's: its parent's execution id, */
     int64_t parent_event_id; /* and the parent's ActivityTaskScheduled */
+    int64_t stop_ms;         /* a child's: terminated if it runs past this (0: never) */
     int64_t start_ms;        /* the virtual clock's start */
     bool trusted;            /* the caller validated the definition */
     int64_t history_limit;   /* tests only; 0: SWF_LIMIT_HISTORY_EVENTS */

@@ -44,6 +44,11 @@ swf_nested_pattern_t swf_nested_pattern(const char *resource);
  * control.resource). */
 swf_nested_pattern_t swf_nested_pattern_of_scheduled(json_object *attrs);
 
+/* The details of the WorkflowExecutionTerminated of a child whose parent
+ * stopped waiting for it (its Task timed out or was cancelled, or the
+ * parent closed): .sync and .sync:2 children are stopped, as on AWS. */
+#define SWF_NESTED_STOPPED "its parent stopped waiting for it"
+
 /* An execution name: 1 to 80 bytes, as AWS allows (no whitespace, no
  * ?*"#%\^|~`$&,;:/ nor control characters). */
 #define SWF_NESTED_NAME_BYTES 80

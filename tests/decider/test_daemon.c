@@ -1047,3 +1047,60 @@ Test(daemon, a_nested_callback_waits_for_its_token_not_for_the_child, .timeout =
     free(token);
     rig_down(&rig);
 }
+
+static const char *NESTED_SLOW_DEF =
+    "{\"StartAt\":\"Pause\",\"States\":{"
+    "\"Pause\":{\"Type\":\"Wait\",\"Seconds\":3600,\"End\":true}}}";
+static const char *NESTED_WAITING_DEF =
+    "{\"StartAt\":\"Call\",\"States\":{\"Call\":{\"Type\":\"Task\",\"Resource\":"
+    "\"arn:aws:states:::states:startExecution.sync\",\"Parameters\":{\"StateMachineArn\":"
+    "\"Slow\"},\"End\":true}}}";
+
+static const char *NESTED_IMPATIENT_DEF =
+    "{\"StartAt\":\"Call\",\"States\":{\"Call\":{\"Type\":\"Task\",\"Resource\":"
+    "\"arn:aws:states:::states:startExecution.sync:2\",\"TimeoutSeconds\":1,\"Parameters\":{"
+    "\"StateMachineArn\":\"Slow\"},\"End\":true}}}";
+
+/* A parent stopped while it waits for a .sync child stops the child (as
+ * AWS does, on a best-effort basis); the child's close then changes
+ * nothing in the parent. */
+Test(daemon, a_stopped_parent_or_a_timed_out_task_stops_its_sync_child, .timeout = 600)
+{
+    rig_t rig;
+    rig_up(&rig, 1, false);
+    const char *b = swf_dev_brokers(rig.dev);
+    json_object *slow = parse(NESTED_SLOW_DEF);
+    check(swf_history_pg_state_machine_register(rig.store, "Slow", slow, NULL));
+    json_object_put(slow);
+    start_one(&rig, "Waiter", NESTED_WAITING_DEF, "stop-0", "{}");
+    send_inbox(b, "stop-0", swf_msg_decide_new(NULL, "stop-0"));
+    int n = 0;
+    for (int i = 0; i < 6000 && n == 0; i++) { /* the child started */
+        event_find(rig.store, "stop-0", SWF_EVENT_ACTIVITY_TASK_STARTED, &n, NULL);
+        usleep(50000);
+    }
+    cr_assert_eq(n, 1);
+    send_inbox(b, "stop-0", swf_msg_terminate_new(NULL, "stop-0", "enough", NULL, false));
+    char *status = wait_closed(rig.store, "stop-0");
+    cr_assert_str_eq(status, "terminated");
+    free(status);
+    status = wait_closed(rig.store, "stop-0-1");
+    cr_assert_str_eq(status, "terminated", "the child still runs");
+    free(status);
+
+    /* The Task's TimeoutSeconds ends the wait: States.Timeout, and the
+     * child is stopped. */
+    start_one(&rig, "Impatient", NESTED_IMPATIENT_DEF, "stop-1", "{}");
+    send_inbox(b, "stop-1", swf_msg_decide_new(NULL, "stop-1"));
+    status = wait_closed(rig.store, "stop-1");
+    cr_assert_str_eq(status, "failed");
+    free(status);
+    json_object *a = NULL;
+    event_find(rig.store, "stop-1", SWF_EVENT_WORKFLOW_EXECUTION_FAILED, &n, &a);
+    cr_assert_str_eq(swf_json_get_string(a, "reason"), "States.Timeout");
+    json_object_put(a);
+    status = wait_closed(rig.store, "stop-1-1");
+    cr_assert_str_eq(status, "terminated", "the child of a timed-out Task still runs");
+    free(status);
+    rig_down(&rig);
+}

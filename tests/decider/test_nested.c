@@ -308,3 +308,28 @@ Test(nested_local, a_callback_is_answered_by_its_mock_and_a_missing_machine_fail
     swf_history_store_free(store);
     remove_machine("SwfTestNestedCb");
 }
+
+Test(nested_local, the_tasks_timeout_ends_the_wait_and_stops_the_child)
+{
+    write_machine("SwfTestNestedHour",
+                  "{\"StartAt\":\"W\",\"States\":{\"W\":{\"Type\":\"Wait\",\"Seconds\":3600,"
+                  "\"End\":true}}}");
+    swf_local_result_t res;
+    swf_history_store_t *store = run_local(
+        "{\"StartAt\":\"C\",\"States\":{\"C\":{\"Type\":\"Task\",\"Resource\":"
+        "\"arn:aws:states:::states:startExecution.sync\",\"TimeoutSeconds\":5,\"Parameters\":{"
+        "\"StateMachineArn\":\"SwfTestNestedHour\"},\"End\":true}}}",
+        NULL, &res);
+    cr_assert_eq(res.status, SWF_ASL_FAILED);
+    cr_expect_str_eq(res.error, "States.Timeout");
+    cr_expect_eq(res.stop_ms, 1700000000000 + 5000, "the wait ended at the Task's deadline");
+    swf_event_list_t parent = {0}, child = {0};
+    cr_expect_eq(replay(store, "top", &parent), SWF_ASL_FAILED);
+    cr_expect_eq(replay(store, "top-1", &child), SWF_ASL_TERMINATED);
+    cr_expect_eq(child.items[child.count - 1].time_ms, 1700000000000 + 5000);
+    swf_event_list_free(&parent);
+    swf_event_list_free(&child);
+    swf_local_result_free(&res);
+    swf_history_store_free(store);
+    remove_machine("SwfTestNestedHour");
+}
