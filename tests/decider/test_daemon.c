@@ -1010,7 +1010,7 @@ Test(daemon, a_nested_callback_waits_for_its_token_not_for_the_child, .timeout =
     json_object_put(child);
     start_one(&rig, "Caller", NESTED_CALLBACK_DEF, "ask-0", "{}");
     send_inbox(b, "ask-0", swf_msg_decide_new(NULL, "ask-0"));
-    wait_scheduled(rig.store, "ask-0");
+    free(wait_scheduled(rig.store, "ask-0"));
     swf_history_execution_t ex;
     swf_error_t *err = NULL;
     for (int i = 0; i < 6000; i++) { /* the child, once started */
