@@ -303,8 +303,14 @@ int swf_cli_describe(int argc, char **argv)
         /* Nested executions: the parent and the children its history names
          * (decider/nested.h). */
         swf_event_list_t events = {0};
-        if (err == NULL)
-            err = swf_history_load(s, id, 0, 0, &events);
+        if (err == NULL) {
+            /* A row with no events (a projection rebuilt by hand) has no links. */
+            swf_error_t *lerr = swf_history_load(s, id, 0, 0, &events);
+            if (lerr != NULL && swf_error_code(lerr) != SWF_E_NOTFOUND)
+                err = lerr;
+            else
+                swf_error_free(lerr);
+        }
         if (err == NULL)
             links = swf_nested_links(&events);
         else

@@ -574,6 +574,8 @@ static void emit_links(graph_t *g)
 {
     FILE *out = g->out;
     json_object *parent = NULL, *children = NULL;
+    if (g->links == NULL)
+        return; /* a definition, not an execution */
     swf_json_get(g->links, "parent", &parent);
     swf_json_get(g->links, "children", &children);
     if (parent != NULL) {
