@@ -837,12 +837,7 @@ int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *moc
      * (decider/local.h, as swf run --local reads them), registered below
      * under their names; the worker serves their tasks too. */
     char dir[4096];
-    snprintf(dir, sizeof(dir), "%s", def_path);
-    char *slash = strrchr(dir, '/');
-    if (slash != NULL)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof(dir), ".");
+    swf_local_machine_dir(def_path, dir, sizeof(dir));
     children = swf_local_machines_read(dir, def);
     json_object_object_foreach(children, child_name, child_def)
     {

@@ -217,12 +217,7 @@ int swf_cli_run(int argc, char **argv)
     /* A nested execution's state machine is a file beside the definition
      * (decider/local.h). */
     char dir[4096];
-    snprintf(dir, sizeof(dir), "%s", def_path);
-    char *slash = strrchr(dir, '/');
-    if (slash != NULL)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof(dir), ".");
+    swf_local_machine_dir(def_path, dir, sizeof(dir));
     swf_local_options_t opt = {
         .machine_dir = dir,
         .definition = def,

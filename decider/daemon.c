@@ -717,6 +717,25 @@ static void publication_grow(publication_t *p)
         abort();
 }
 
+/* Adds one message (takes doc, topic and key2) for the outbox row
+ * (row_id, event_id), keyed by key2 or else by row_id. */
+static void publication_put(publication_t *p, json_object *doc, char *topic, char *key2,
+                            const char *row_id, int64_t event_id)
+{
+    publication_grow(p);
+    char *id = strdup(row_id);
+    if (id == NULL)
+        abort();
+    const char *s = swf_json_str(doc);
+    p->docs[p->n] = doc;
+    p->topics[p->n] = topic;
+    p->ids[p->n] = id;
+    p->keys2[p->n] = key2;
+    p->posts[p->n] = (swf_history_post_t){topic, key2 ? key2 : id, s, strlen(s), false};
+    p->keys[p->n] = (swf_history_outbox_key_t){id, event_id};
+    p->n++;
+}
+
 /* Adds one ActivityTaskScheduled event's task message. */
 static swf_error_t *publication_add(swf_decider_t *d, publication_t *p, const char *execution_id,
                                     const swf_event_t *ev)
@@ -735,21 +754,12 @@ static swf_error_t *publication_add(swf_decider_t *d, publication_t *p, const ch
     json_object_put(attrs);
     if (err != NULL)
         return err;
-    publication_grow(p);
     size_t tlen = strlen(d->cfg.kafka.task_prefix) + strlen(list ? list : "") + 1;
     char *topic = malloc(tlen);
-    char *id = strdup(execution_id);
-    if (topic == NULL || id == NULL)
+    if (topic == NULL)
         abort();
     swf_kafka_task_topic(&d->cfg.kafka, list ? list : "", topic, tlen);
-    const char *s = swf_json_str(doc);
-    p->docs[p->n] = doc;
-    p->topics[p->n] = topic;
-    p->ids[p->n] = id;
-    p->keys2[p->n] = NULL;
-    p->posts[p->n] = (swf_history_post_t){topic, id, s, strlen(s), false};
-    p->keys[p->n] = (swf_history_outbox_key_t){id, ev->id};
-    p->n++;
+    publication_put(p, doc, topic, NULL, execution_id, ev->id);
     return NULL;
 }
 
@@ -759,18 +769,10 @@ static swf_error_t *publication_add(swf_decider_t *d, publication_t *p, const ch
 static void publication_inbox(swf_decider_t *d, publication_t *p, json_object *doc, const char *to,
                               const char *row_id, int64_t event_id)
 {
-    publication_grow(p);
-    char *topic = strdup(d->cfg.kafka.inbox), *key = strdup(to), *id = strdup(row_id);
-    if (topic == NULL || key == NULL || id == NULL)
+    char *topic = strdup(d->cfg.kafka.inbox), *key = strdup(to);
+    if (topic == NULL || key == NULL)
         abort();
-    const char *s = swf_json_str(doc);
-    p->docs[p->n] = doc;
-    p->topics[p->n] = topic;
-    p->ids[p->n] = id;
-    p->keys2[p->n] = key;
-    p->posts[p->n] = (swf_history_post_t){topic, key, s, strlen(s), false};
-    p->keys[p->n] = (swf_history_outbox_key_t){id, event_id};
-    p->n++;
+    publication_put(p, doc, topic, key, row_id, event_id);
 }
 
 /* Queues the activity tasks of the works appended and not yet published,

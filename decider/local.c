@@ -149,6 +149,15 @@ static swf_error_t *activity_close(local_run_t *r, const swf_event_t *sched, con
     return swf_decider_decision_add(&r->dec, SWF_EVENT_ACTIVITY_TASK_COMPLETED, a);
 }
 
+void swf_local_machine_dir(const char *definition_path, char *buf, size_t size)
+{
+    const char *slash = strrchr(definition_path, '/');
+    if (slash == NULL)
+        snprintf(buf, size, ".");
+    else
+        snprintf(buf, size, "%.*s", (int)(slash - definition_path), definition_path);
+}
+
 json_object *swf_local_machine_read(const char *dir, const char *machine)
 {
     const char *exts[] = {".asl.json", ".json"};
@@ -203,21 +212,6 @@ json_object *swf_local_machines_read(const char *dir, json_object *definition)
     return found;
 }
 
-static const char *status_aws(swf_asl_status_t s)
-{
-    switch (s) {
-    case SWF_ASL_SUCCEEDED:
-        return "SUCCEEDED";
-    case SWF_ASL_TIMED_OUT:
-        return "TIMED_OUT";
-    case SWF_ASL_CANCELED:
-    case SWF_ASL_TERMINATED:
-        return "ABORTED";
-    default:
-        return "FAILED";
-    }
-}
-
 /* A nested execution (decider/nested.h): the child runs here, to its end,
  * on the same virtual clock and mocks, and its answer is the parent's.
  * .waitForTaskToken: nobody else can send the token back in-process, so
@@ -229,9 +223,8 @@ static swf_error_t *answer_nested(local_run_t *r, const swf_event_t *sched,
     json_object *params = NULL, *control = NULL;
     swf_json_get(sched->attrs, "input", &params);
     swf_json_get(sched->attrs, "control", &control);
-    const char *activity_id = swf_json_get_string(sched->attrs, "activityId");
     swf_nested_request_t req;
-    swf_error_t *err = swf_nested_request_read(params, r->id, activity_id ? activity_id : "", &req);
+    swf_error_t *err = swf_nested_request_of(sched->attrs, r->id, &req);
     if (err != NULL) {
         swf_error_t *e = activity_close(r, sched, SWF_NESTED_IDENTITY, NULL, swf_error_name(err),
                                         swf_error_message(err));
@@ -342,7 +335,7 @@ static swf_error_t *answer_nested(local_run_t *r, const swf_event_t *sched,
                                     .input = req.input,
                                     .start_ms = r->now_ms,
                                     .stop_ms = res.stop_ms,
-                                    .status = status_aws(res.status),
+                                    .status = swf_nested_status(res.status),
                                     .output = res.output,
                                     .error = res.error,
                                     .cause = res.cause};

@@ -61,6 +61,10 @@ swf_error_t *swf_local_run(const swf_local_options_t *opt, swf_history_store_t *
 
 void swf_local_result_free(swf_local_result_t *result);
 
+/* The folder of a definition file (".": the current one), where its nested
+ * Tasks' machines are looked for. Writes at most size bytes. */
+void swf_local_machine_dir(const char *definition_path, char *buf, size_t size);
+
 /* The definition of the state machine `machine` as a nested Task of a run
  * finds it: dir/MACHINE.asl.json, else dir/MACHINE.json; NULL when neither
  * reads. A new reference. */

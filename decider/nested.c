@@ -162,6 +162,21 @@ swf_error_t *swf_nested_request_read(json_object *params, const char *parent_id,
     return NULL;
 }
 
+swf_error_t *swf_nested_request_of(json_object *scheduled_attrs, const char *parent_id,
+                                   swf_nested_request_t *out)
+{
+    json_object *params = NULL;
+    swf_json_get(scheduled_attrs, "input", &params);
+    const char *activity_id = swf_json_get_string(scheduled_attrs, "activityId");
+    return swf_nested_request_read(params, parent_id, activity_id ? activity_id : "", out);
+}
+
+const char *swf_nested_status(swf_asl_status_t status)
+{
+    return status == SWF_ASL_CANCELED || status == SWF_ASL_TERMINATED ? "ABORTED"
+                                                                      : swf_asl_status_name(status);
+}
+
 void swf_nested_request_clear(swf_nested_request_t *req)
 {
     json_object_put(req->input);

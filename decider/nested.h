@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <json-c/json.h>
 
+#include "decider/asl/exec.h"
 #include "history/store.h"
 #include "protocol/error.h"
 
@@ -75,6 +76,15 @@ typedef struct swf_nested_request {
 swf_error_t *swf_nested_request_read(json_object *params, const char *parent_id,
                                      const char *activity_id, swf_nested_request_t *out);
 void swf_nested_request_clear(swf_nested_request_t *req);
+
+/* The same, from the ActivityTaskScheduled of the Task (its input and
+ * activityId). */
+swf_error_t *swf_nested_request_of(json_object *scheduled_attrs, const char *parent_id,
+                                   swf_nested_request_t *out);
+
+/* AWS's status of a closed child: SUCCEEDED, FAILED, TIMED_OUT, or ABORTED
+ * (canceled or terminated). */
+const char *swf_nested_status(swf_asl_status_t status);
 
 /* The ARNs swf gives executions and state machines (the same as
  * $$.Execution.Id and $$.StateMachine.Id: region "local", account

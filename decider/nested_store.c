@@ -80,12 +80,8 @@ swf_error_t *swf_nested_child_start(swf_history_store_t *store, const char *pare
 {
     memset(out, 0, sizeof(*out));
     swf_nested_pattern_t pattern = swf_nested_pattern_of_scheduled(scheduled->attrs);
-    json_object *params = NULL;
-    swf_json_get(scheduled->attrs, "input", &params);
-    const char *activity_id = swf_json_get_string(scheduled->attrs, "activityId");
     swf_nested_request_t req;
-    swf_error_t *why =
-        swf_nested_request_read(params, parent_id, activity_id ? activity_id : "", &req);
+    swf_error_t *why = swf_nested_request_of(scheduled->attrs, parent_id, &req);
     if (why != NULL) {
         answer_fail(out, swf_error_name(why), swf_error_message(why));
         swf_error_free(why);
@@ -140,19 +136,13 @@ swf_error_t *swf_nested_child_start(swf_history_store_t *store, const char *pare
     return err;
 }
 
-static const char *status_of(swf_event_type_t t)
+/* The status a close event gives its execution. */
+static swf_asl_status_t status_of(swf_event_type_t t)
 {
-    switch (t) {
-    case SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED:
-        return "SUCCEEDED";
-    case SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT:
-        return "TIMED_OUT";
-    case SWF_EVENT_WORKFLOW_EXECUTION_CANCELED:
-    case SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED:
-        return "ABORTED";
-    default:
-        return "FAILED";
-    }
+    return t == SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED   ? SWF_ASL_SUCCEEDED
+           : t == SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT ? SWF_ASL_TIMED_OUT
+           : t == SWF_EVENT_WORKFLOW_EXECUTION_FAILED    ? SWF_ASL_FAILED
+                                                         : SWF_ASL_TERMINATED;
 }
 
 swf_error_t *swf_nested_child_answer(swf_history_store_t *store, const char *parent_id,
@@ -162,12 +152,8 @@ swf_error_t *swf_nested_child_answer(swf_history_store_t *store, const char *par
     swf_nested_pattern_t pattern = swf_nested_pattern_of_scheduled(scheduled->attrs);
     if (pattern != SWF_NESTED_SYNC && pattern != SWF_NESTED_SYNC2)
         return NULL; /* request-response was answered at the start; a callback by its token */
-    json_object *params = NULL;
-    swf_json_get(scheduled->attrs, "input", &params);
-    const char *activity_id = swf_json_get_string(scheduled->attrs, "activityId");
     swf_nested_request_t req;
-    swf_error_t *err =
-        swf_nested_request_read(params, parent_id, activity_id ? activity_id : "", &req);
+    swf_error_t *err = swf_nested_request_of(scheduled->attrs, parent_id, &req);
     if (err != NULL) { /* never started */
         swf_error_free(err);
         return NULL;
@@ -203,7 +189,7 @@ swf_error_t *swf_nested_child_answer(swf_history_store_t *store, const char *par
                             .input = input,
                             .start_ms = first.items[0].time_ms,
                             .stop_ms = close->time_ms,
-                            .status = status_of(close->type),
+                            .status = swf_nested_status(status_of(close->type)),
                             .output = output,
                             .error = error,
                             .cause = cause};

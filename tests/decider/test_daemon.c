@@ -991,6 +991,19 @@ Test(daemon, a_nested_execution_starts_once_and_its_close_reaches_the_parent_onc
     rig_down(&rig);
 }
 
+/* A rig with the child machine `child` registered from child_def, and the
+ * parent execution `id` of parent_def started and decided. */
+static void nested_rig_up(rig_t *rig, const char *child, const char *child_def,
+                          const char *parent_def, const char *id)
+{
+    rig_up(rig, 1, false);
+    json_object *def = parse(child_def);
+    check(swf_history_pg_state_machine_register(rig->store, child, def, NULL));
+    json_object_put(def);
+    start_one(rig, "Parent", parent_def, id, "{}");
+    send_inbox(swf_dev_brokers(rig->dev), id, swf_msg_decide_new(NULL, id));
+}
+
 static const char *NESTED_CALLBACK_DEF =
     "{\"StartAt\":\"Ask\",\"States\":{\"Ask\":{\"Type\":\"Task\",\"Resource\":"
     "\"arn:aws:states:::states:startExecution.waitForTaskToken\",\"Parameters\":{"
@@ -1003,13 +1016,8 @@ static const char *NESTED_CALLBACK_DEF =
 Test(daemon, a_nested_callback_waits_for_its_token_not_for_the_child, .timeout = 600)
 {
     rig_t rig;
-    rig_up(&rig, 1, false);
+    nested_rig_up(&rig, "Doubler", NESTED_CHILD_DEF, NESTED_CALLBACK_DEF, "ask-0");
     const char *b = swf_dev_brokers(rig.dev);
-    json_object *child = parse(NESTED_CHILD_DEF);
-    check(swf_history_pg_state_machine_register(rig.store, "Doubler", child, NULL));
-    json_object_put(child);
-    start_one(&rig, "Caller", NESTED_CALLBACK_DEF, "ask-0", "{}");
-    send_inbox(b, "ask-0", swf_msg_decide_new(NULL, "ask-0"));
     free(wait_scheduled(rig.store, "ask-0"));
     swf_history_execution_t ex;
     swf_error_t *err = NULL;
@@ -1067,13 +1075,8 @@ static const char *NESTED_IMPATIENT_DEF =
 Test(daemon, a_stopped_parent_or_a_timed_out_task_stops_its_sync_child, .timeout = 600)
 {
     rig_t rig;
-    rig_up(&rig, 1, false);
+    nested_rig_up(&rig, "Slow", NESTED_SLOW_DEF, NESTED_WAITING_DEF, "stop-0");
     const char *b = swf_dev_brokers(rig.dev);
-    json_object *slow = parse(NESTED_SLOW_DEF);
-    check(swf_history_pg_state_machine_register(rig.store, "Slow", slow, NULL));
-    json_object_put(slow);
-    start_one(&rig, "Waiter", NESTED_WAITING_DEF, "stop-0", "{}");
-    send_inbox(b, "stop-0", swf_msg_decide_new(NULL, "stop-0"));
     int n = 0;
     for (int i = 0; i < 6000 && n == 0; i++) { /* the child started */
         event_find(rig.store, "stop-0", SWF_EVENT_ACTIVITY_TASK_STARTED, &n, NULL);
