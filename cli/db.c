@@ -29,6 +29,7 @@
 #include "decider/asl/validate.h"
 #include "decider/sw/sw.h"
 #include "decider/check.h"
+#include "decider/nested.h"
 #include "history/pg.h"
 #include "protocol/hash.h"
 #include "protocol/json.h"
@@ -227,8 +228,12 @@ int swf_cli_start(int argc, char **argv)
     err = store_open(&s);
     char *running = NULL;
     if (err == NULL) {
-        swf_history_start_t req = {id,   workflow_id, name, (int)version, input, swf_time_now_ms(),
-                                   NULL, NULL,        NULL};
+        swf_history_start_t req = {.execution_id = id,
+                                   .workflow_id = workflow_id,
+                                   .state_machine = name,
+                                   .version = (int)version,
+                                   .input = input,
+                                   .time_ms = swf_time_now_ms()};
         err = swf_history_pg_execution_start(s, &req, &running);
         swf_history_store_free(s);
     }
@@ -294,10 +299,25 @@ int swf_cli_describe(int argc, char **argv)
     swf_error_t *err = store_open(&s);
     swf_history_execution_t ex = {0};
     json_object *tasks = NULL; /* the task lists its tasks use (cli/tasks.c) */
+    json_object *links = NULL;
     if (err == NULL) {
         err = swf_history_pg_execution_describe(s, id, &ex);
         if (err == NULL)
             tasks = swf_cli_execution_tasks(s, id, &err);
+        /* Nested executions: the parent and the children its history names
+         * (decider/nested.h). */
+        swf_event_list_t events = {0};
+        if (err == NULL) {
+            /* A row with no events (a projection rebuilt by hand) has no links. */
+            swf_error_t *lerr = swf_history_load(s, id, 0, 0, &events);
+            if (lerr != NULL && swf_error_code(lerr) != SWF_E_NOTFOUND)
+                err = lerr;
+            else
+                swf_error_free(lerr);
+        }
+        if (err == NULL)
+            links = swf_nested_links(&events);
+        swf_event_list_free(&events);
         swf_history_store_free(s);
     }
     free(id);
@@ -305,10 +325,16 @@ int swf_cli_describe(int argc, char **argv)
         swf_history_execution_free(&ex);
         return fail("describe", err);
     }
+    json_object *parent = NULL, *children = NULL;
+    swf_json_get(links, "parent", &parent);
+    swf_json_get(links, "children", &children);
     if (json) {
         json_object *o = execution_json(&ex);
         if (tasks != NULL)
             json_object_object_add(o, "tasks", json_object_get(tasks));
+        if (parent != NULL)
+            json_object_object_add(o, "parent", swf_json_ref(parent));
+        json_object_object_add(o, "children", swf_json_ref(children));
         printf("%s\n", swf_json_str(o));
         json_object_put(o);
     } else {
@@ -325,8 +351,20 @@ int swf_cli_describe(int argc, char **argv)
             printf("task list      %s (%s)\n", list ? list : "(none)",
                    swf_json_get_string(t, "path"));
         }
+        if (parent != NULL)
+            printf("parent         %s (its event %lld starts this one)\n",
+                   swf_json_get_string(parent, "executionId"),
+                   (long long)json_object_get_int64(
+                       json_object_object_get(parent, "initiatedEventId")));
+        for (size_t i = 0; i < json_object_array_length(children); i++) {
+            json_object *c = json_object_array_get_idx(children, i);
+            printf("%-15s%s (started by state %s, event %lld)\n", i == 0 ? "children" : "",
+                   swf_json_get_string(c, "executionId"), swf_json_get_string(c, "state"),
+                   (long long)json_object_get_int64(json_object_object_get(c, "scheduledEventId")));
+        }
     }
     json_object_put(tasks);
+    json_object_put(links);
     swf_history_execution_free(&ex);
     return SWF_EXIT_OK;
 }

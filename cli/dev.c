@@ -46,6 +46,7 @@
 #include "decider/asl/exec.h"
 #include "decider/asl/resource.h"
 #include "decider/asl/validate.h"
+#include "decider/local.h"
 #include "decider/mocks.h"
 #include "decider/sw/sw.h"
 #include "decider/sw_events.h"
@@ -357,7 +358,10 @@ struct swf_dev_worker {
     rd_kafka_t *consumer, *producer;
     swf_kafka_names_t names;
     swf_decider_mocks_t *mocks;
-    char *only; /* the execution answered, or NULL: all */
+    /* The execution answered, or NULL: all. Its nested executions
+     * (decider/nested.h) schedule on its task lists too, and are answered:
+     * ids that start with it and '-' (a child's default name). */
+    char *only;
     pthread_t thread;
     volatile sig_atomic_t stop;
     unsigned long answered;
@@ -399,7 +403,9 @@ static void *worker_main(void *arg)
             swf_msg_t task;
             swf_error_t *err = swf_msg_parse(km[k]->payload, km[k]->len, NULL, &task);
             if (err == NULL && task.type == SWF_MSG_ACTIVITY_TASK &&
-                (w->only == NULL || strcmp(w->only, task.execution_id) == 0)) {
+                (w->only == NULL || strcmp(w->only, task.execution_id) == 0 ||
+                 (strncmp(w->only, task.execution_id, strlen(w->only)) == 0 &&
+                  task.execution_id[strlen(w->only)] == '-'))) {
                 docs[n] = worker_answer(w, &task);
                 keys[n] = swf_strdup(task.execution_id);
                 const char *s = swf_json_str(docs[n]);
@@ -763,7 +769,7 @@ int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *moc
 {
     int rc = SWF_EXIT_ERROR;
     json_object *def = NULL, *input = NULL, *mocks = NULL, *lists = NULL, *line = NULL;
-    json_object *events = NULL;
+    json_object *events = NULL, *children = NULL;
     swf_dev_t *dev = NULL;
     swf_dev_worker_t *worker = NULL;
     swf_history_store_t *store = NULL;
@@ -827,6 +833,30 @@ int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *moc
     char prefix[sizeof(id) + 1];
     snprintf(prefix, sizeof(prefix), "%s.", id);
     lists = swf_dev_task_lists(def);
+    /* The state machines its nested Tasks name, from the files beside it
+     * (decider/local.h, as swf run --local reads them), registered below
+     * under their names; the worker serves their tasks too. */
+    char dir[4096];
+    swf_local_machine_dir(def_path, dir, sizeof(dir));
+    children = swf_local_machines_read(dir, def);
+    json_object_object_foreach(children, child_name, child_def)
+    {
+        swf_asl_problems_t problems = {0};
+        if (err == NULL && swf_sw_validate_any(child_def, &problems) != 0)
+            err = swf_error_new(SWF_E_INPUT, NULL, "%s/%s: %s: %s", dir, child_name,
+                                problems.items[0].where, problems.items[0].message);
+        swf_asl_problems_free(&problems);
+        json_object *more = swf_dev_task_lists(child_def);
+        for (size_t i = 0; i < json_object_array_length(more); i++) {
+            json_object *l = json_object_array_get_idx(more, i);
+            bool seen = false;
+            for (size_t j = 0; j < json_object_array_length(lists) && !seen; j++)
+                seen = swf_json_equal(json_object_array_get_idx(lists, j), l);
+            if (!seen)
+                json_object_array_add(lists, swf_json_ref(l));
+        }
+        json_object_put(more);
+    }
     size_t nl = json_object_array_length(lists);
     char **names = calloc(nl ? nl : 1, sizeof(*names));
     for (size_t i = 0; i < nl; i++) {
@@ -847,6 +877,11 @@ int swf_cli_run_dev(const char *def_path, const char *input_arg, const char *moc
     if (err == NULL)
         err = swf_history_pg_new(swf_dev_conninfo(dev), &store);
     int version = 0;
+    json_object_object_foreach(children, cname, cdef)
+    {
+        if (err == NULL)
+            err = swf_history_pg_state_machine_register(store, cname, cdef, NULL);
+    }
     if (err == NULL)
         err = swf_history_pg_state_machine_register(store, SWF_DEV_RUN_NAME, def, &version);
     swf_history_start_t start = {.execution_id = id,
@@ -914,6 +949,7 @@ done:
     json_object_put(mocks);
     json_object_put(events);
     json_object_put(lists);
+    json_object_put(children);
     json_object_put(line);
     return rc;
 }

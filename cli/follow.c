@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "decider/asl/exec.h"
+#include "decider/nested.h"
 #include "history/pg.h"
 #include "protocol/json.h"
 #include "protocol/time.h"
@@ -207,6 +208,15 @@ static int event_show(follow_t *f, const swf_event_t *ev)
         json_object_object_add(f->labels, key, json_object_new_string(label));
         line(f, ev->id, ev->time_ms, "scheduled %s attempt %d, input %s", label,
              attempt ? json_object_get_int(attempt) : 0, json_cut(x, v, sizeof(v)));
+        break;
+    }
+    case SWF_EVENT_ACTIVITY_TASK_STARTED: {
+        /* Only a nested execution's start is news (decider/nested.h). */
+        const char *who = str_or(ev, "identity", "");
+        size_t n = strlen(SWF_NESTED_IDENTITY);
+        if (strncmp(who, SWF_NESTED_IDENTITY, n) == 0 && who[n] != '\0')
+            line(f, ev->id, ev->time_ms, "started nested execution %s for %s", who + n,
+                 label_of(f, ev));
         break;
     }
     case SWF_EVENT_ACTIVITY_TASK_COMPLETED:

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "cli/replay_common.h"
+#include "decider/nested.h"
 #include "decider/replay.h"
 #include "decider/sw/sw.h"
 #include "protocol/alloc.h"
@@ -55,6 +56,7 @@ typedef struct graph {
     json_object *last; /* raw frame path -> node id of the last state entered */
     json_object *open; /* raw frame path + state -> 1 while a visit is open */
     bool traced;
+    json_object *links; /* an execution's parent and children (decider/nested.h), or NULL */
     FILE *out;
 } graph_t;
 
@@ -564,6 +566,45 @@ static void walk(graph_t *g, const char *scope, json_object *machine, const char
     }
 }
 
+/* Nested executions: the parent that started this execution, and each
+ * child a Task started, as other executions (dashed edges). A Task in a
+ * Parallel branch or a Map iteration is found by its name at the top level
+ * only; its child then hangs off the start. */
+static void emit_links(graph_t *g)
+{
+    FILE *out = g->out;
+    json_object *parent = NULL, *children = NULL;
+    if (g->links == NULL)
+        return; /* a definition, not an execution */
+    swf_json_get(g->links, "parent", &parent);
+    swf_json_get(g->links, "children", &children);
+    if (parent != NULL) {
+        char label[400];
+        snprintf(label, sizeof(label), "parent execution\n%s",
+                 swf_json_get_string(parent, "executionId"));
+        fprintf(out, "  \"__parent\" [shape=component, fillcolor=white, label=");
+        dot_str(out, label);
+        fprintf(out, "];\n  \"__parent\" -> \"__start\" [style=dashed, label=\"started\"];\n");
+    }
+    for (size_t i = 0; i < json_object_array_length(children); i++) {
+        json_object *c = json_object_array_get_idx(children, i);
+        const char *id = swf_json_get_string(c, "executionId");
+        const char *state = swf_json_get_string(c, "state");
+        char node[400], label[400];
+        snprintf(node, sizeof(node), "__child/%s", id);
+        snprintf(label, sizeof(label), "child execution\n%s", id);
+        fprintf(out, "  ");
+        dot_str(out, node);
+        fprintf(out, " [shape=component, fillcolor=white, label=");
+        dot_str(out, label);
+        fprintf(out, "];\n  ");
+        dot_str(out, state != NULL && state_type(g, state) != NULL ? state : "__start");
+        fprintf(out, " -> ");
+        dot_str(out, node);
+        fprintf(out, " [style=dashed, label=\"starts\"];\n");
+    }
+}
+
 static void emit_graph(graph_t *g, json_object *def, const char *title)
 {
     FILE *out = g->out;
@@ -578,6 +619,7 @@ static void emit_graph(graph_t *g, json_object *def, const char *title)
     fprintf(out, "  \"__start\" [shape=circle, label=\"start\", fillcolor=white];\n");
     fprintf(out, "  \"__end\" [shape=doublecircle, label=\"end\", fillcolor=white];\n");
     walk(g, "", def, "__start", "__end", true, 2);
+    emit_links(g);
     fprintf(out, "}\n");
 }
 
@@ -706,6 +748,7 @@ int swf_cli_graph(int argc, char **argv)
                     "replayed: %s\n",
                     swf_error_message(res.error));
         g.traced = true;
+        g.links = swf_nested_links(&events);
         snprintf(title, sizeof(title),
                  "execution %s: %s (%zu events)\ngreen succeeded, yellow retried, orange caught, "
                  "red failed, grey never reached; edges: times taken",
@@ -743,6 +786,7 @@ done:
     json_object_put(g.stats);
     json_object_put(g.last);
     json_object_put(g.open);
+    json_object_put(g.links);
     json_object_put(def);
     json_object_put(pic);
     swf_decider_replay_result_free(&res);

@@ -214,7 +214,12 @@ int swf_cli_run(int argc, char **argv)
         }
     }
     store = swf_history_mem_new();
+    /* A nested execution's state machine is a file beside the definition
+     * (decider/local.h). */
+    char dir[4096];
+    swf_local_machine_dir(def_path, dir, sizeof(dir));
     swf_local_options_t opt = {
+        .machine_dir = dir,
         .definition = def,
         .input = input,
         .mocks = mocks,

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cli/replay_common.h"
+#include "decider/nested.h"
 #include "decider/replay.h"
 #include "protocol/alloc.h"
 #include "protocol/json.h"
@@ -354,11 +355,18 @@ int swf_cli_timeline(int argc, char **argv)
     swf_asl_status_t status = swf_asl_exec_status(res.exec);
     bool closed = status != SWF_ASL_RUNNING && status != SWF_ASL_NOT_STARTED;
     int64_t start = events.items[0].time_ms, last = events.items[events.count - 1].time_ms;
+    /* Nested executions: the parent and the children (decider/nested.h). */
+    json_object *links = swf_nested_links(&events), *parent = NULL, *children = NULL;
+    swf_json_get(links, "parent", &parent);
+    swf_json_get(links, "children", &children);
     if (json) {
         json_object *o = json_object_new_object(), *states = json_object_new_array();
         json_object_object_add(o, "executionId",
                                json_object_new_string(swf_cli_replay_execution_id(&events)));
         json_object_object_add(o, "status", json_object_new_string(swf_asl_status_name(status)));
+        if (parent != NULL)
+            json_object_object_add(o, "parent", swf_json_ref(parent));
+        json_object_object_add(o, "children", swf_json_ref(children));
         for (size_t i = 0; i < tl.count; i++) {
             if (tl.items[i].parent < 0)
                 json_object_array_add(states, entry_json(&tl, (long)i));
@@ -378,12 +386,23 @@ int swf_cli_timeline(int argc, char **argv)
         if (swf_asl_exec_error(res.exec) != NULL)
             printf("  error %s: %s\n", swf_asl_exec_error(res.exec),
                    swf_asl_exec_cause(res.exec) ? swf_asl_exec_cause(res.exec) : "");
+        if (parent != NULL)
+            printf("  parent %s (its event %lld)\n", swf_json_get_string(parent, "executionId"),
+                   (long long)json_object_get_int64(
+                       json_object_object_get(parent, "initiatedEventId")));
+        for (size_t i = 0; i < json_object_array_length(children); i++) {
+            json_object *c = json_object_array_get_idx(children, i);
+            printf("  child %s (started by %s, event %lld)\n",
+                   swf_json_get_string(c, "executionId"), swf_json_get_string(c, "state"),
+                   (long long)json_object_get_int64(json_object_object_get(c, "scheduledEventId")));
+        }
         printf("\n  %-14s %-13s %s\n", "STARTED", "TOOK", "STATE");
         for (size_t i = 0; i < tl.count; i++) {
             if (tl.items[i].parent < 0)
                 print_entry(&tl, (long)i, 0, start, closed);
         }
     }
+    json_object_put(links);
     rc = SWF_EXIT_OK;
     if (res.error != NULL) {
         /* What replayed is shown; the divergence is `swf replay`'s to explain. */

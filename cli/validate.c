@@ -99,8 +99,13 @@ static int validate_file(const char *file, bool as_json, json_object *map)
         printf("%s: valid\n", file);
         for (size_t i = 0; i < json_object_array_length(tasks); i++) {
             json_object *t = json_object_array_get_idx(tasks, i);
-            printf("%s: %s: task list %s\n", file, swf_json_get_string(t, "path"),
-                   swf_json_get_string(t, "taskList"));
+            const char *nested = swf_json_get_string(t, "nestedExecution");
+            if (nested != NULL)
+                printf("%s: %s: nested execution (%s), started by swf itself\n", file,
+                       swf_json_get_string(t, "path"), nested);
+            else
+                printf("%s: %s: task list %s\n", file, swf_json_get_string(t, "path"),
+                       swf_json_get_string(t, "taskList"));
         }
     } else {
         for (size_t i = 0; i < problems.count; i++)

@@ -15,8 +15,11 @@
 #include <string.h>
 
 #include "decider/asl/validate.h"
+#include "decider/nested.h"
 #include "decider/sw/sw.h"
+#include "protocol/alloc.h"
 #include "protocol/json.h"
+#include "protocol/started.h"
 
 swf_decider_state_t *swf_decider_state_new(const char *token_secret)
 {
@@ -39,6 +42,9 @@ void swf_decider_state_free(swf_decider_state_t *st)
     json_object_put(st->timers);
     json_object_put(st->requests);
     json_object_put(st->timer_fire_ms);
+    free(st->parent_id);
+    free(st->task_list_prefix);
+    json_object_put(st->nested);
     free(st);
 }
 
@@ -84,6 +90,11 @@ swf_error_t *swf_decider_state_apply(swf_decider_state_t *st, const swf_event_t 
     case SWF_EVENT_WORKFLOW_EXECUTION_STARTED:
         if (swf_json_get(ev->attrs, "executionStartToCloseTimeout", &v) && swf_json_is_number(v))
             st->deadline_ms = ev->time_ms + (int64_t)(json_object_get_double(v) * 1000.0 + 0.5);
+        const char *parent = swf_started_parent_of(ev->attrs, &st->parent_event_id);
+        st->parent_id = parent ? swf_strdup(parent) : NULL;
+        st->nested_depth = swf_started_nested_depth(ev->attrs);
+        const char *prefix = swf_json_get_string(ev->attrs, "taskListPrefix");
+        st->task_list_prefix = prefix ? swf_strdup(prefix) : NULL;
         break;
     case SWF_EVENT_DECISION_TASK_SCHEDULED:
         st->decision_scheduled_id = ev->id;
@@ -118,6 +129,9 @@ swf_error_t *swf_decider_state_apply(swf_decider_state_t *st, const swf_event_t 
         json_object_object_add(index_of(&st->activities), aid, a);
         snprintf(key, sizeof(key), "%lld", (long long)ev->id);
         json_object_object_add(index_of(&st->scheduled), key, json_object_new_string(aid));
+        swf_nested_pattern_t p = swf_nested_pattern_of_scheduled(ev->attrs);
+        if (p == SWF_NESTED_SYNC || p == SWF_NESTED_SYNC2)
+            json_object_object_add(index_of(&st->nested), key, json_object_new_string(""));
         break;
     }
     case SWF_EVENT_ACTIVITY_TASK_STARTED:
@@ -131,10 +145,22 @@ swf_error_t *swf_decider_state_apply(swf_decider_state_t *st, const swf_event_t 
         json_object_object_add(a, "t", json_object_new_int64(ev->time_ms));
         if (ev->type == SWF_EVENT_ACTIVITY_TASK_STARTED)
             json_object_object_add(a, "st", json_object_new_int64(ev->id));
+        const char *who = swf_json_get_string(ev->attrs, "identity");
+        size_t n = strlen(SWF_NESTED_IDENTITY);
+        if (ev->type == SWF_EVENT_ACTIVITY_TASK_STARTED && who != NULL &&
+            strncmp(who, SWF_NESTED_IDENTITY, n) == 0 && swf_json_get(st->nested, key, &v))
+            json_object_object_add(st->nested, key, json_object_new_string(who + n));
         break;
     }
     case SWF_EVENT_ACTIVITY_TASK_COMPLETED:
     case SWF_EVENT_ACTIVITY_TASK_FAILED:
+        /* Answered: the child closed (or never started). A timeout or a
+         * cancel leaves the entry, for the daemon to stop the child. */
+        snprintf(key, sizeof(key), "%lld", (long long)get_i64(ev->attrs, "scheduledEventId"));
+        if (st->nested != NULL)
+            json_object_object_del(st->nested, key);
+        activity_close(st, ev);
+        break;
     case SWF_EVENT_ACTIVITY_TASK_TIMED_OUT:
     case SWF_EVENT_ACTIVITY_TASK_CANCELED:
         activity_close(st, ev);

@@ -61,6 +61,17 @@ typedef struct swf_decider_state {
     int64_t clock_offset_ms;
     json_object *timer_fire_ms;
     int64_t deadline_ms;
+    /* A nested execution's parent (protocol/started.h; NULL: none) and the
+     * parent's ActivityTaskScheduled; how deep it is nested (0: top); the
+     * execution's taskListPrefix (NULL: none), which its children keep. */
+    char *parent_id;
+    int64_t parent_event_id;
+    int nested_depth;
+    char *task_list_prefix;
+    /* Its open .sync/.sync:2 nested Tasks: scheduledEventId (as a string)
+     * -> the child's id ("" before the child started); NULL until one is
+     * scheduled. The children a stopped parent stops (decider/daemon.c). */
+    json_object *nested;
 } swf_decider_state_t;
 
 /* A fresh, empty state (no event applied). */

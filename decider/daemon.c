@@ -42,6 +42,7 @@
 #include "decider/cache.h"
 #include "decider/decision.h"
 #include "history/catalog.h"
+#include "decider/nested.h"
 #include "history/pg.h"
 #include "history/service.h"
 #include "protocol/alloc.h"
@@ -104,6 +105,7 @@ typedef struct work {
     bool failed;                /* dropped for this batch (logged) */
     bool appended;              /* its events are in the history */
     bool published;             /* and its activity tasks went to Kafka */
+    json_object *stops;         /* children to stop once appended (nested_stops), or NULL */
 } work_t;
 
 static bool flight_end(swf_decider_t *d, int timeout_ms);
@@ -251,6 +253,88 @@ static swf_error_t *started_add(work_t *w, int64_t sched, const char *identity)
     return work_add(w, SWF_EVENT_ACTIVITY_TASK_STARTED, a);
 }
 
+/* Records the answer of a nested Task (decider/nested.h): its start, then
+ * a result or a failure. */
+static swf_error_t *nested_record(work_t *w, int64_t sched, json_object *act,
+                                  const swf_nested_answer_t *ans, bool *wake)
+{
+    char identity[128];
+    snprintf(identity, sizeof(identity), "%s%s", SWF_NESTED_IDENTITY, ans->child_id);
+    int64_t started = started_id(act);
+    swf_error_t *err = NULL;
+    if (started == 0) {
+        err = started_add(w, sched, identity);
+        started = last_id(w);
+    }
+    if (err != NULL || (ans->result == NULL && ans->error == NULL))
+        return err;
+    json_object *a = obj();
+    swf_json_add(a, "scheduledEventId", json_object_new_int64(sched));
+    swf_json_add(a, "startedEventId", json_object_new_int64(started));
+    *wake = true;
+    if (ans->error != NULL) {
+        swf_json_add(a, "reason", json_object_new_string(ans->error));
+        swf_json_add(a, "details", json_object_new_string(ans->cause ? ans->cause : ""));
+        return work_add(w, SWF_EVENT_ACTIVITY_TASK_FAILED, a);
+    }
+    swf_json_add(a, "result", swf_json_ref(ans->result));
+    return work_add(w, SWF_EVENT_ACTIVITY_TASK_COMPLETED, a);
+}
+
+/* nested.start and nested.closed (decider/nested.h): the child started
+ * (once: a start already recorded changes nothing), or the answer of the
+ * child that closed. Both read the Task's ActivityTaskScheduled from the
+ * store, and the start writes the child there, on this thread: a child
+ * started by a batch whose append is then lost is found again, by its
+ * name, when the batch is redone. False when the message changes nothing
+ * (the Task is no longer open, or already started). */
+static bool nested_apply(swf_decider_t *d, work_t *w, const swf_msg_t *m, bool *wake,
+                         swf_error_t **err)
+{
+    char key[32];
+    snprintf(key, sizeof(key), "%lld", (long long)m->scheduled_event_id);
+    const char *aid = swf_json_get_string(w->st->scheduled, key);
+    int64_t sched = 0;
+    json_object *act = aid != NULL ? open_activity(w, aid, &sched) : NULL;
+    if (act == NULL || (m->type == SWF_MSG_NESTED_START && started_id(act) != 0))
+        return false;
+    swf_event_list_t ev = {0};
+    swf_nested_answer_t ans = {0};
+    *err = swf_history_load(d->store, w->id, sched - 1, 1, &ev);
+    if (*err == NULL && (ev.count != 1 || ev.items[0].type != SWF_EVENT_ACTIVITY_TASK_SCHEDULED))
+        *err = swf_error_new(SWF_E_INTERNAL, NULL, "execution %s: event %lld is no activity", w->id,
+                             (long long)sched);
+    if (*err == NULL && m->type == SWF_MSG_NESTED_START) {
+        *err = swf_nested_child_start(d->store, w->id, w->st->nested_depth, w->st->task_list_prefix,
+                                      &ev.items[0], w->dec.now_ms, &ans);
+        if (*err == NULL && ans.error == NULL) {
+            /* The child's first decision task; a "decide" lost here is
+             * posted again by swf-history's sweep. */
+            json_object *doc = swf_msg_decide_new(d->cfg.secret, ans.child_id);
+            const char *text = swf_json_str(doc);
+            swf_history_post_t post = {d->cfg.kafka.inbox, ans.child_id, text, strlen(text), false};
+            swf_error_t *perr = swf_kafka_poster_send(d->poster, &post, 1);
+            if (perr != NULL) {
+                logf_(d, "nested execution %s: decide: %s (swf-history's sweep will post it)",
+                      ans.child_id, swf_error_message(perr));
+                swf_error_free(perr);
+            }
+            json_object_put(doc);
+        }
+    } else if (*err == NULL) {
+        *err = swf_nested_child_answer(d->store, w->id, &ev.items[0], &ans);
+        if (*err == NULL && ans.result == NULL && ans.error == NULL) {
+            swf_event_list_free(&ev);
+            return false; /* still running, or not this Task's child */
+        }
+    }
+    if (*err == NULL)
+        *err = nested_record(w, sched, act, &ans, wake);
+    swf_nested_answer_clear(&ans);
+    swf_event_list_free(&ev);
+    return true;
+}
+
 /* Turns one message into events. *wake says whether a decision is due. */
 static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *m, bool *wake)
 {
@@ -396,6 +480,11 @@ static swf_error_t *message_apply(swf_decider_t *d, work_t *w, const swf_msg_t *
         swf_json_add(a, "redriveCount", json_object_new_int64(m->redrive_count));
         *wake = true;
         return work_add(w, SWF_EVENT_WORKFLOW_EXECUTION_REDRIVEN, a);
+    case SWF_MSG_NESTED_START:
+    case SWF_MSG_NESTED_CLOSED:
+        if (nested_apply(d, w, m, wake, &err))
+            return err;
+        break;
     case SWF_MSG_NONE:
     case SWF_MSG_ACTIVITY_TASK:
         break;
@@ -410,11 +499,53 @@ ignored:
     return NULL;
 }
 
+/* The .sync/.sync:2 children the events built stop (decider/nested.h):
+ * the child of a nested Task that timed out or was cancelled, and every
+ * running child of an execution that closed. Taken from the state on the
+ * decider's thread; stopped by the publisher, once the events are in the
+ * history. Best effort, as on AWS: a terminate that is lost leaves the
+ * child running, and `swf terminate` stops it. */
+static void nested_stops(work_t *w)
+{
+    json_object *nested = w->st->nested, *v;
+    if (nested == NULL || json_object_object_length(nested) == 0)
+        return;
+    for (size_t i = 0; i < w->events.count; i++) {
+        const swf_event_t *ev = &w->events.items[i];
+        char key[32];
+        if ((ev->type == SWF_EVENT_ACTIVITY_TASK_TIMED_OUT ||
+             ev->type == SWF_EVENT_ACTIVITY_TASK_CANCELED) &&
+            swf_json_get(ev->attrs, "scheduledEventId", &v)) {
+            snprintf(key, sizeof(key), "%lld", (long long)json_object_get_int64(v));
+            const char *child = swf_json_get_string(nested, key);
+            if (child != NULL && child[0] != '\0') {
+                if (w->stops == NULL)
+                    w->stops = json_object_new_array();
+                json_object_array_add(w->stops, json_object_new_string(child));
+            }
+            json_object_object_del(nested, key);
+        } else if (swf_event_type_is_close(ev->type)) {
+            json_object_object_foreach(nested, k, c)
+            {
+                (void)k;
+                const char *child = json_object_get_string(c);
+                if (child[0] == '\0')
+                    continue;
+                if (w->stops == NULL)
+                    w->stops = json_object_new_array();
+                json_object_array_add(w->stops, json_object_new_string(child));
+            }
+        }
+    }
+}
+
 /* Gives the work its state, the cached one (true) or an empty one to load
  * the history into (false), and clears what an earlier round built. */
 static bool work_state(swf_decider_t *d, work_t *w)
 {
     swf_event_list_clear(&w->events);
+    json_object_put(w->stops);
+    w->stops = NULL;
     if (w->st == NULL) {
         w->st = swf_decider_cache_take(d->cache, w->id);
         if (w->st != NULL)
@@ -462,6 +593,8 @@ static swf_error_t *work_prepare(swf_decider_t *d, work_t *w, const swf_event_li
      * or the sweep. */
     if (err == NULL)
         err = swf_decider_decision_run(&w->dec, wake, DECISIONS_PER_BATCH);
+    if (err == NULL)
+        nested_stops(w);
     stat_add(&d->stats.decision_tasks, (uint64_t)w->dec.tasks);
     return err;
 }
@@ -572,6 +705,7 @@ typedef struct publication {
     swf_history_outbox_key_t *keys;
     json_object **docs;
     char **topics, **ids; /* owned: the batch is freed before the send */
+    char **keys2;         /* owned: a nested message's key when not ids[i], or NULL */
 } publication_t;
 
 static void publication_free(publication_t *p)
@@ -582,12 +716,14 @@ static void publication_free(publication_t *p)
         json_object_put(p->docs[i]);
         free(p->topics[i]);
         free(p->ids[i]);
+        free(p->keys2[i]);
     }
     free(p->posts);
     free(p->keys);
     free(p->docs);
     free(p->topics);
     free(p->ids);
+    free(p->keys2);
     free(p);
 }
 
@@ -602,8 +738,28 @@ static void publication_grow(publication_t *p)
     p->docs = realloc(p->docs, p->cap * sizeof(*p->docs));
     p->topics = realloc(p->topics, p->cap * sizeof(*p->topics));
     p->ids = realloc(p->ids, p->cap * sizeof(*p->ids));
-    if (!p->posts || !p->keys || !p->docs || !p->topics || !p->ids)
+    p->keys2 = realloc(p->keys2, p->cap * sizeof(*p->keys2));
+    if (!p->posts || !p->keys || !p->docs || !p->topics || !p->ids || !p->keys2)
         abort();
+}
+
+/* Adds one message (takes doc, topic and key2) for the outbox row
+ * (row_id, event_id), keyed by key2 or else by row_id. */
+static void publication_put(publication_t *p, json_object *doc, char *topic, char *key2,
+                            const char *row_id, int64_t event_id)
+{
+    publication_grow(p);
+    char *id = strdup(row_id);
+    if (id == NULL)
+        abort();
+    const char *s = swf_json_str(doc);
+    p->docs[p->n] = doc;
+    p->topics[p->n] = topic;
+    p->ids[p->n] = id;
+    p->keys2[p->n] = key2;
+    p->posts[p->n] = (swf_history_post_t){topic, key2 ? key2 : id, s, strlen(s), false};
+    p->keys[p->n] = (swf_history_outbox_key_t){id, event_id};
+    p->n++;
 }
 
 /* Adds one ActivityTaskScheduled event's task message. */
@@ -624,21 +780,25 @@ static swf_error_t *publication_add(swf_decider_t *d, publication_t *p, const ch
     json_object_put(attrs);
     if (err != NULL)
         return err;
-    publication_grow(p);
     size_t tlen = strlen(d->cfg.kafka.task_prefix) + strlen(list ? list : "") + 1;
     char *topic = malloc(tlen);
-    char *id = strdup(execution_id);
-    if (topic == NULL || id == NULL)
+    if (topic == NULL)
         abort();
     swf_kafka_task_topic(&d->cfg.kafka, list ? list : "", topic, tlen);
-    const char *s = swf_json_str(doc);
-    p->docs[p->n] = doc;
-    p->topics[p->n] = topic;
-    p->ids[p->n] = id;
-    p->posts[p->n] = (swf_history_post_t){topic, id, s, strlen(s), false};
-    p->keys[p->n] = (swf_history_outbox_key_t){id, ev->id};
-    p->n++;
+    publication_put(p, doc, topic, NULL, execution_id, ev->id);
     return NULL;
+}
+
+/* Adds a message (takes doc) for the inbox instead of a task, keyed by
+ * `to`, for the outbox row (row_id, event_id) (decider/nested.h: nested.*
+ * messages to a parent's decider, terminate to a child). */
+static void publication_inbox(swf_decider_t *d, publication_t *p, json_object *doc, const char *to,
+                              const char *row_id, int64_t event_id)
+{
+    char *topic = strdup(d->cfg.kafka.inbox), *key = strdup(to);
+    if (topic == NULL || key == NULL)
+        abort();
+    publication_put(p, doc, topic, key, row_id, event_id);
 }
 
 /* Queues the activity tasks of the works appended and not yet published,
@@ -656,14 +816,35 @@ static void publish(swf_decider_t *d, batch_t *b)
         w->published = true;
         for (size_t k = 0; k < w->events.count; k++) {
             const swf_event_t *ev = &w->events.items[k];
+            if (swf_event_type_is_close(ev->type) && w->st->parent_id != NULL)
+                publication_inbox(d, p,
+                                  swf_msg_nested_new(d->cfg.secret, SWF_MSG_NESTED_CLOSED,
+                                                     w->st->parent_id, w->st->parent_event_id),
+                                  w->st->parent_id, w->id, ev->id);
             if (ev->type != SWF_EVENT_ACTIVITY_TASK_SCHEDULED)
                 continue;
+            if (swf_nested_pattern_of_scheduled(ev->attrs) != SWF_NESTED_NONE) {
+                publication_inbox(
+                    d, p, swf_msg_nested_new(d->cfg.secret, SWF_MSG_NESTED_START, w->id, ev->id),
+                    w->id, w->id, ev->id);
+                continue;
+            }
             swf_error_t *err = publication_add(d, p, w->id, ev);
             if (err != NULL) {
                 logf_(d, "activity task %s/%lld: %s (swf-history will republish)", w->id,
                       (long long)ev->id, swf_error_message(err));
                 swf_error_free(err);
             }
+        }
+        /* The children its events stop (nested_stops): no outbox row, the
+         * key (id, 0) names none. */
+        for (size_t k = 0; w->stops != NULL && k < json_object_array_length(w->stops); k++) {
+            const char *child = json_object_get_string(json_object_array_get_idx(w->stops, k));
+            json_object *why = json_object_new_string(SWF_NESTED_STOPPED);
+            publication_inbox(
+                d, p, swf_msg_terminate_new(d->cfg.secret, child, "States.Aborted", why, true),
+                child, w->id, 0);
+            json_object_put(why);
         }
     }
     if (p->n == 0) {
@@ -727,6 +908,7 @@ static void publication_join(publication_t *to, publication_t *from)
         to->docs[to->n] = from->docs[i];
         to->topics[to->n] = from->topics[i];
         to->ids[to->n] = from->ids[i];
+        to->keys2[to->n] = from->keys2[i];
         to->n++;
     }
     from->n = 0;
@@ -776,6 +958,7 @@ static void batch_clear(batch_t *b, swf_decider_t *d, bool keep)
         else
             swf_decider_state_free(w->st);
         swf_event_list_free(&w->events);
+        json_object_put(w->stops);
         free(w->msgs);
     }
     free(b->works);

@@ -106,6 +106,13 @@ static json_object *response_next(swf_decider_mocks_t *m, const char *state)
     return json_object_array_get_idx(list, calls < n ? calls : n - 1);
 }
 
+bool swf_decider_mocks_has(const swf_decider_mocks_t *m, const char *state)
+{
+    json_object *list;
+    return m != NULL && state != NULL && swf_json_get(m->doc, state, &list) &&
+           json_object_is_type(list, json_type_array) && json_object_array_length(list) > 0;
+}
+
 swf_error_t *swf_decider_mocks_answer(swf_decider_mocks_t *m, const char *state, json_object *input,
                                       swf_decider_mock_answer_t *out)
 {

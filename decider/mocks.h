@@ -39,6 +39,9 @@ typedef struct swf_decider_mocks swf_decider_mocks_t;
 swf_decider_mocks_t *swf_decider_mocks_new(json_object *doc);
 void swf_decider_mocks_free(swf_decider_mocks_t *m);
 
+/* Whether the document has responses for the Task state `state`. */
+bool swf_decider_mocks_has(const swf_decider_mocks_t *m, const char *state);
+
 /* One answer: a result, or a failure with an error name and a cause. */
 typedef struct swf_decider_mock_answer {
     bool failed;

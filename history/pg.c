@@ -353,10 +353,12 @@ swf_error_t *swf_history_pg_new(const char *conninfo, swf_history_store_t **out)
  * while a Wait runs, and swf-history must not fire them), the outbox (a
  * task in unless its activity or its execution closed in the same
  * statement, as in an imported history, whose tasks must not run again;
- * a closed execution's rows out), activity_timeouts (an activity with a timeout in, its close or
- * its execution's out, its heartbeats noted; one scheduled and closed in the same statement never
- * goes in, and one scheduled and beaten in it goes in with its heartbeat: the statement's writes do
- * not see each other's rows, so `ah` finds no row of an activity scheduled in it).
+ * a closed execution's rows out; a nested execution's close in, with its
+ * parent, for the publishers to tell the parent: decider/nested.h), activity_timeouts (an activity
+ * with a timeout in, its close or its execution's out, its heartbeats noted; one scheduled and
+ * closed in the same statement never goes in, and one scheduled and beaten in it goes in with its
+ * heartbeat: the statement's writes do not see each other's rows, so `ah` finds no row of an
+ * activity scheduled in it).
  *
  * They read the rows the INSERT returns (only the winners' events), grouped
  * per timer and per activity, and join nothing to the input: the planner
@@ -413,6 +415,14 @@ swf_error_t *swf_history_pg_new(const char *conninfo, swf_history_store_t **out)
     "  SELECT x, sid, list FROM ak"                                                                \
     "  WHERE list IS NOT NULL AND NOT closed AND x NOT IN (SELECT x FROM xc)),"                    \
     " od AS (DELETE FROM outbox o USING xc WHERE o.execution_id = xc.x),"                          \
+    " oc AS ("                                                                                     \
+    "  INSERT INTO outbox (execution_id, event_id, topic, payload)"                                \
+    "  SELECT c.x, c.i, '" SWF_HISTORY_NESTED_CLOSED_TOPIC "', jsonb_build_object("                \
+    "    'parentWorkflowExecution', s.attributes->'parentWorkflowExecution',"                      \
+    "    'parentInitiatedEventId', s.attributes->'parentInitiatedEventId')"                        \
+    "  FROM (SELECT x, max(i) AS i FROM iv WHERE t IN (" CLOSING ") GROUP BY x) c"                 \
+    "  JOIN events s ON s.execution_id = c.x AND s.event_id = 1"                                   \
+    "  WHERE s.attributes ? 'parentWorkflowExecution'),"                                           \
     " ai AS ("                                                                                     \
     "  INSERT INTO activity_timeouts (execution_id, scheduled_event_id, scheduled_time,"           \
     "    start_to_close, heartbeat, last_heartbeat)"                                               \

@@ -161,6 +161,13 @@ swf_error_t *swf_history_pg_state_machine_get(swf_history_store_t *store, const 
                                               int version, json_object **definition,
                                               int *version_out);
 
+/* The topic of the outbox rows that tell a nested execution's parent that
+ * it closed (payload: the parentWorkflowExecution and
+ * parentInitiatedEventId of its WorkflowExecutionStarted). No such topic
+ * exists: the publishers post a signed "nested.closed" to the parent's
+ * inbox instead (protocol/KAFKA.md). */
+#define SWF_HISTORY_NESTED_CLOSED_TOPIC "swf.nested.closed"
+
 /* What starting an execution needs. */
 typedef struct swf_history_start {
     const char *execution_id;  /* fresh, unique */
@@ -172,6 +179,9 @@ typedef struct swf_history_start {
     const char *task_list_prefix; /* NULL: none (protocol/README.md, taskListPrefix) */
     json_object *cloud_events;    /* borrowed; NULL: none (protocol/README.md, cloudEvents) */
     json_object *start_event;     /* borrowed; NULL: none (protocol/README.md, startEvent) */
+    const char *parent_id;        /* a nested execution's parent (protocol/started.h), or NULL */
+    int64_t parent_event_id;      /* and the parent's ActivityTaskScheduled */
+    int nested_depth;             /* the child's depth: 1 under a top execution */
 } swf_history_start_t;
 
 /*

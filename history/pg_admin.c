@@ -194,6 +194,9 @@ swf_error_t *swf_history_pg_execution_start(swf_history_store_t *store,
         json_object_object_add(attrs, "cloudEvents", swf_json_ref(start->cloud_events));
     if (start->start_event != NULL) /* Serverless Workflow: started by this event */
         json_object_object_add(attrs, "startEvent", swf_json_ref(start->start_event));
+    if (start->parent_id != NULL) /* a nested execution */
+        swf_started_parent_record(attrs, start->parent_id, start->parent_event_id,
+                                  start->nested_depth);
     /* The deployment's settings (task list map, state data limit), recorded
      * so that the decider and a replay use them (protocol/started.h). */
     if ((err = swf_started_settings_record(attrs)) != NULL) {

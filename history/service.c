@@ -29,10 +29,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "history/pg.h"
 #include "history/pg_internal.h"
 #include "protocol/json.h"
 #include "protocol/log.h"
 #include "protocol/message.h"
+#include "protocol/task_list.h"
 #include "protocol/time.h"
 #include "protocol/token.h"
 
@@ -396,9 +398,40 @@ static void outbox_row(swf_history_service_t *s, PGresult *res, int r, posts_t *
 {
     const char *x = PQgetvalue(res, r, 0), *list = PQgetvalue(res, r, 2);
     int64_t id = strtoll(PQgetvalue(res, r, 1), NULL, 10);
-    json_object *payload = NULL, *doc = NULL;
+    json_object *payload = NULL, *doc = NULL, *control = NULL, *v;
     const char *text = PQgetvalue(res, r, 3);
     swf_error_t *err = swf_json_parse_stored(text, strlen(text), SWF_MSG_MAX_BYTES * 64, &payload);
+    if (err == NULL && strcmp(list, SWF_HISTORY_NESTED_CLOSED_TOPIC) == 0) {
+        /* A nested execution closed: its parent's decider is told
+         * (decider/nested.h), on the parent's key. */
+        json_object *pe = NULL;
+        swf_json_get(payload, "parentWorkflowExecution", &pe);
+        const char *parent = swf_json_get_string(pe, "workflowId");
+        int64_t sched =
+            swf_json_get(payload, "parentInitiatedEventId", &v) ? json_object_get_int64(v) : 0;
+        if (parent != NULL && sched > 0) {
+            json_object *interned;
+            if (!swf_json_get(tick_topics, parent, &interned)) {
+                interned = json_object_new_string(parent);
+                json_object_object_add(tick_topics, parent, interned);
+            }
+            posts_add(p, r, s->cfg.inbox_topic, json_object_get_string(interned),
+                      swf_msg_nested_new(s->cfg.secret, SWF_MSG_NESTED_CLOSED, parent, sched));
+            (*count)++;
+        }
+        json_object_put(payload);
+        return;
+    }
+    if (err == NULL && swf_json_get(payload, "control", &control) &&
+        swf_task_list_nested_pattern(swf_json_get_string(control, "resource")) != NULL) {
+        /* A nested execution's Task: no worker serves it; the parent's
+         * decider starts the child (decider/nested.h). */
+        posts_add(p, r, s->cfg.inbox_topic, x,
+                  swf_msg_nested_new(s->cfg.secret, SWF_MSG_NESTED_START, x, id));
+        (*count)++;
+        json_object_put(payload);
+        return;
+    }
     if (err == NULL)
         err = swf_msg_activity_task_new(s->cfg.secret, x, id, payload, &doc);
     json_object_put(payload);

@@ -64,6 +64,11 @@
  * this much (about 31,700 years) with room. An append with more is
  * refused. */
 #define SWF_LIMIT_TIMER_SECONDS 1e12
+/* Executions nested in one another (a child started by a startExecution
+ * Task counts one more than its parent); AWS has no such bound, but a
+ * machine that starts itself would otherwise never end. */
+#define SWF_LIMIT_NESTED_DEPTH 32
+
 /* Items of one Map state. */
 #define SWF_LIMIT_MAP_ITEMS 1000000
 

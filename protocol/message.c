@@ -15,6 +15,8 @@
  */
 #include "protocol/message.h"
 
+#include <assert.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,8 @@ static const struct {
     {SWF_MSG_REDRIVE, "redrive"},
     {SWF_MSG_ACTIVITY_TASK, "activity.task"},
     {SWF_MSG_ACTIVITY_STARTED, "activity.started"},
+    {SWF_MSG_NESTED_START, "nested.start"},
+    {SWF_MSG_NESTED_CLOSED, "nested.closed"},
 };
 
 #define NNAMES (sizeof(msg_names) / sizeof(msg_names[0]))
@@ -211,7 +215,8 @@ static bool is_control(swf_msg_type_t t)
 {
     return t == SWF_MSG_DECIDE || t == SWF_MSG_ACTIVITY_TIMED_OUT || t == SWF_MSG_TIMER_FIRED ||
            t == SWF_MSG_EXECUTION_TIMED_OUT || t == SWF_MSG_SIGNAL || t == SWF_MSG_CANCEL ||
-           t == SWF_MSG_TERMINATE || t == SWF_MSG_REDRIVE;
+           t == SWF_MSG_TERMINATE || t == SWF_MSG_REDRIVE || t == SWF_MSG_NESTED_START ||
+           t == SWF_MSG_NESTED_CLOSED;
 }
 
 swf_error_t *swf_msg_from_json(json_object *obj, const char *secret, swf_msg_t *out)
@@ -272,6 +277,12 @@ swf_error_t *swf_msg_from_json(json_object *obj, const char *secret, swf_msg_t *
             m.details = swf_json_ref(v);
             m.has_details = true;
         }
+        break;
+    case SWF_MSG_NESTED_START:
+    case SWF_MSG_NESTED_CLOSED:
+        err = get_str(obj, "executionId", true, SWF_MSG_NAME_BYTES, &m.execution_id);
+        if (err == NULL)
+            err = get_int(obj, "scheduledEventId", 1, &m.scheduled_event_id);
         break;
     case SWF_MSG_ACTIVITY_TIMED_OUT:
         err = get_str(obj, "executionId", true, SWF_MSG_NAME_BYTES, &m.execution_id);
@@ -598,6 +609,15 @@ json_object *swf_msg_activity_timed_out_new(const char *secret, const char *exec
     json_object *o = msg_for(SWF_MSG_ACTIVITY_TIMED_OUT, execution_id);
     swf_json_add(o, "scheduledEventId", json_object_new_int64(scheduled_event_id));
     swf_json_add(o, "timeoutType", text(timeout_type));
+    return signed_with(secret, o);
+}
+
+json_object *swf_msg_nested_new(const char *secret, swf_msg_type_t type, const char *execution_id,
+                                int64_t scheduled_event_id)
+{
+    assert(type == SWF_MSG_NESTED_START || type == SWF_MSG_NESTED_CLOSED);
+    json_object *o = msg_for(type, execution_id);
+    swf_json_add(o, "scheduledEventId", json_object_new_int64(scheduled_event_id));
     return signed_with(secret, o);
 }
 

@@ -57,6 +57,8 @@ typedef enum swf_msg_type {
     SWF_MSG_ACTIVITY_TASK,       /* "activity.task" (the task topics, not the inbox) */
     SWF_MSG_ACTIVITY_STARTED,    /* "activity.started" */
     SWF_MSG_REDRIVE,             /* "redrive" */
+    SWF_MSG_NESTED_START,        /* "nested.start" */
+    SWF_MSG_NESTED_CLOSED,       /* "nested.closed" */
 } swf_msg_type_t;
 
 /*
@@ -78,7 +80,7 @@ typedef struct swf_msg {
     char *cause;          /* activity.failed (optional: ""), cancel (optional) */
     json_object *details; /* activity.heartbeat, terminate (optional) */
     bool has_details;
-    int64_t scheduled_event_id; /* activity.timedOut, activity.task */
+    int64_t scheduled_event_id; /* activity.timedOut, activity.task, nested.* */
     char *timeout_type;         /* activity.timedOut: "START_TO_CLOSE" or "HEARTBEAT" */
     char *timer_id;             /* timer.fired */
     int64_t started_event_id;   /* timer.fired */
@@ -103,16 +105,14 @@ swf_msg_type_t swf_msg_type_parse(const char *name);
 
 /*
  * Control messages (decide, timer.fired, execution.timedOut,
- * activity.timedOut, signal, cancel, terminate, redrive) may be sent only by swf's
- * own processes, which hold the deployment's secret (SWF_TOKEN_SECRET).
- * swf_msg_sign() adds to such a message a "signature" member: the
- * base64url (no padding) HMAC-SHA256, under the secret, of the message's
- * canonical bytes (KAFKA.md, "Signed control messages": the known members
- * in a fixed order, each as name, '=', byte length, ':', value, '\n').
- * It returns msg. swf_msg_signature_check() verifies that member with a
- * constant-time compare: NULL when it verifies, else an SWF_E_INPUT error
- * whose message ("unsigned control message", "forged or altered control
- * message signature") is the dead-letter reason.
+ * activity.timedOut, signal, cancel, terminate, redrive, nested.start,
+ * nested.closed) may be sent only by swf's own processes, which hold the deployment's secret
+ * (SWF_TOKEN_SECRET). swf_msg_sign() adds to such a message a "signature" member: the base64url (no
+ * padding) HMAC-SHA256, under the secret, of the message's canonical bytes (KAFKA.md, "Signed
+ * control messages": the known members in a fixed order, each as name, '=', byte length, ':',
+ * value, '\n'). It returns msg. swf_msg_signature_check() verifies that member with a constant-time
+ * compare: NULL when it verifies, else an SWF_E_INPUT error whose message ("unsigned control
+ * message", "forged or altered control message signature") is the dead-letter reason.
  */
 json_object *swf_msg_sign(json_object *msg, const char *secret);
 swf_error_t *swf_msg_signature_check(json_object *msg, const char *secret);
@@ -165,6 +165,12 @@ json_object *swf_msg_timer_fired_new(const char *secret, const char *execution_i
 json_object *swf_msg_execution_timed_out_new(const char *secret, const char *execution_id);
 json_object *swf_msg_signal_new(const char *secret, const char *execution_id,
                                 const char *signal_name, json_object *input);
+/* Nested executions (decider/nested.h): "nested.start" asks the decider
+ * of execution_id to start the child of its startExecution Task scheduled
+ * at scheduled_event_id; "nested.closed" tells it that child closed. Both
+ * are posted by the outbox's publishers, signed. type is one of the two. */
+json_object *swf_msg_nested_new(const char *secret, swf_msg_type_t type, const char *execution_id,
+                                int64_t scheduled_event_id);
 /* cause may be NULL. */
 json_object *swf_msg_cancel_new(const char *secret, const char *execution_id, const char *cause);
 /* reason may be NULL; has_details false leaves "details" out. */

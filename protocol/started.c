@@ -50,3 +50,32 @@ swf_error_t *swf_started_settings_record(json_object *attrs)
     swf_json_add(attrs, "stateDataLimit", json_object_new_int64(limit));
     return NULL;
 }
+
+void swf_started_parent_record(json_object *attrs, const char *parent_id,
+                               int64_t initiated_event_id, int depth)
+{
+    swf_json_add(attrs, "nestedDepth", json_object_new_int(depth));
+    json_object *p = json_object_new_object();
+    swf_json_add(p, "workflowId", json_object_new_string(parent_id));
+    swf_json_add(attrs, "parentWorkflowExecution", p);
+    swf_json_add(attrs, "parentInitiatedEventId", json_object_new_int64(initiated_event_id));
+}
+
+const char *swf_started_parent_of(json_object *attrs, int64_t *initiated_event_id)
+{
+    json_object *p, *v;
+    *initiated_event_id = 0;
+    if (!swf_json_get(attrs, "parentWorkflowExecution", &p))
+        return NULL;
+    if (swf_json_get(attrs, "parentInitiatedEventId", &v))
+        *initiated_event_id = json_object_get_int64(v);
+    return swf_json_get_string(p, "workflowId");
+}
+
+int swf_started_nested_depth(json_object *attrs)
+{
+    json_object *v;
+    return swf_json_get(attrs, "nestedDepth", &v) && json_object_is_type(v, json_type_int)
+               ? json_object_get_int(v)
+               : 0;
+}

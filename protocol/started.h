@@ -16,6 +16,7 @@
 #ifndef SWF_PROTOCOL_STARTED_H
 #define SWF_PROTOCOL_STARTED_H
 
+#include <stdint.h>
 #include <json-c/json.h>
 
 #include "protocol/error.h"
@@ -28,5 +29,17 @@
  * that does not read (a map file, a limit that is no number in range) is an
  * error naming it, and nothing is added. */
 swf_error_t *swf_started_settings_record(json_object *attrs);
+
+/* A nested execution's WorkflowExecutionStarted names its parent in
+ * SWF's words: "parentWorkflowExecution": {"workflowId": PARENT_ID} and
+ * "parentInitiatedEventId": the parent's ActivityTaskScheduled of the
+ * startExecution Task (decider/nested.h), and says how deep it is nested:
+ * "nestedDepth", 1 for a child of a top execution. */
+void swf_started_parent_record(json_object *attrs, const char *parent_id,
+                               int64_t initiated_event_id, int depth);
+/* Its nestedDepth: 0 for a top execution. */
+int swf_started_nested_depth(json_object *attrs);
+/* The parent a WorkflowExecutionStarted names (borrowed), or NULL. */
+const char *swf_started_parent_of(json_object *attrs, int64_t *initiated_event_id);
 
 #endif

@@ -53,3 +53,16 @@ swf_error_t *swf_task_list_map_from_env(json_object **map)
     }
     return err;
 }
+
+const char *swf_task_list_nested_pattern(const char *resource)
+{
+    static const char start[] = "arn:aws:states:::states:startExecution";
+    if (resource == NULL || strncmp(resource, start, sizeof(start) - 1) != 0)
+        return NULL;
+    const char *rest = resource + sizeof(start) - 1;
+    static const char *const known[] = {"", ".sync", ".sync:2", ".waitForTaskToken"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(rest, known[i]) == 0)
+            return known[i];
+    return NULL;
+}

@@ -33,6 +33,12 @@
 /* Whether c may appear in a task list name: [A-Za-z0-9._-]. */
 bool swf_task_list_char(char c);
 
+/* The pattern of a Resource that starts a nested execution
+ * (arn:aws:states:::states:startExecution[.PATTERN], decider/nested.h):
+ * "", ".sync", ".sync:2" or ".waitForTaskToken" (a static string); NULL
+ * for any other Resource. */
+const char *swf_task_list_nested_pattern(const char *resource);
+
 /* Checks a map: an object of at most SWF_TASK_LIST_MAP_ENTRIES whose values
  * are task list names of 1 to 255 characters. where names it in errors. */
 swf_error_t *swf_task_list_map_check(json_object *map, const char *where);

@@ -1,10 +1,13 @@
 #!/bin/sh
 # example.sh - runs the example order workflow (examples/order.asl.json:
-# Choice, Retry/Catch, Parallel, Map, Wait) on the distributed system of
+# Choice, Retry/Catch, Parallel, Map, Wait, and a nested execution of
+# examples/invoice.asl.json with startExecution.sync:2) on the distributed system of
 # `swf dev` - PostgreSQL, Kafka (librdkafka's mock cluster), swf-history, two
 # deciders - with three swf-worker processes doing its activities
 # (examples/workers/). Prints the execution live, its result and its
-# history, then stops everything. Exit status 0 when the order shipped.
+# history, then `swf describe` of the order and of its invoice, which name
+# each other, then stops everything. Exit status 0 when the order shipped
+# and the two are linked both ways.
 #
 # usage: scripts/example.sh [BUILD_DIR]    (scripts/run-example.sh builds first)
 #
@@ -48,6 +51,7 @@ echo "\$ swf-worker --task-list email --echo &"
 "$build"/swf-worker --task-list email --echo 2>"$dir/email.log" &
 pids="$pids $!"
 
+show "$build"/swf register invoice examples/invoice.asl.json
 show "$build"/swf register orders examples/order.asl.json
 echo "\$ swf start orders --input @examples/order.input.json --workflow-id order-A-1001 --wait"
 "$build"/swf start orders --input @examples/order.input.json --workflow-id order-A-1001 --wait \
@@ -55,3 +59,14 @@ echo "\$ swf start orders --input @examples/order.input.json --workflow-id order
 id=$(head -1 "$dir/follow")
 show "$build"/swf history "$id"
 tail -1 "$dir/follow" | grep -q '"status":"SHIPPED"'
+# The nested execution: the order names its invoice, the invoice its order.
+show "$build"/swf describe "$id"
+child=$("$build"/swf describe "$id" --json | python3 -c \
+    'import json,sys; print(json.load(sys.stdin)["children"][0]["executionId"])')
+show "$build"/swf describe "$child"
+"$build"/swf describe "$child" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["parent"]["executionId"] == sys.argv[1], d
+assert d["status"] == "succeeded", d
+' "$id"

@@ -10,6 +10,7 @@
 # except the cases whose definition is
 # invalid (they record no history); examples/*.asl.json with their input and
 # every examples/NAME*.mocks.json; tests/histories/src/*.asl.json; the
+# project's nested-execution cases (tests/conformance/cases/nested); the
 # Serverless Workflow corpus (../shared/serverless-workflow/cases, or
 # $SWF_SW_CASES) with its events. One file
 # with a WorkflowExecutionSignaled event added by hand (signals are recorded
@@ -76,6 +77,18 @@ SW_CORPUS=${SWF_SW_CASES:-../shared/serverless-workflow/cases}
 if [ -d "$SW_CORPUS" ]; then record_sw
 else echo "record-histories: no Serverless Workflow corpus at $SW_CORPUS" >&2
 fi
+
+# The project's nested-execution cases (their child machines are files
+# beside them, which swf run --local reads): project-nested__CASE. The
+# history is the parent's; each child's is an execution of its own.
+for dir in tests/conformance/cases/nested/*/; do
+    dir=${dir%/}
+    [ -f "$dir/definition.json" ] || continue
+    input=$dir/input.json
+    [ -f "$input" ] || input=$empty
+    record "project-nested__$(basename "$dir")" "$dir/definition.json" "$input" \
+        "$( [ -f "$dir/mocks.json" ] && echo "$dir/mocks.json" )"
+done
 
 for def in examples/*.asl.json tests/histories/src/*.asl.json; do
     base=${def%.asl.json}

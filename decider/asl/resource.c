@@ -105,8 +105,6 @@ static swf_error_t *by_rule(json_object *state, bool jsonata, const char *res, c
         return refuse("the integration pattern of '%s' is not one swf knows (.sync, .sync:2, "
                       ".waitForTaskToken)",
                       res);
-    if (strncmp(rest, "states:startExecution", len) == 0 && len == strlen("states:startExecution"))
-        return refuse("'%s' starts a nested execution, which swf does not run yet", res);
     if (strncmp(rest, "lambda:invoke", len) == 0 && len == strlen("lambda:invoke"))
         return lambda_invoke(state, jsonata, buf, size);
     if (len + 1 > SWF_TASK_LIST_BYTES)
@@ -128,12 +126,20 @@ static const char *mapped(json_object *map, const char *key)
     return NULL;
 }
 
+const char *swf_asl_nested_pattern(const char *resource)
+{
+    return swf_task_list_nested_pattern(resource);
+}
+
 swf_error_t *swf_asl_task_list(json_object *state, bool jsonata, json_object *map, char *buf,
                                size_t size)
 {
     const char *res = swf_json_get_string(state, "Resource");
     if (res == NULL)
         return refuse("a Task state needs a Resource%s", "");
+    /* A nested execution is started by swf itself: no map moves it. */
+    if (swf_asl_nested_pattern(res) != NULL)
+        return put_name(SWF_ASL_NESTED_TASK_LIST, strlen(SWF_ASL_NESTED_TASK_LIST), buf, size);
     const char *to = mapped(map, res);
     if (to != NULL)
         return put_name(to, strlen(to), buf, size);
@@ -164,7 +170,11 @@ static void add_task(json_object *out, json_object *holder, bool jsonata, json_o
     swf_json_add(o, "resource", res ? json_object_new_string(res) : NULL);
     if (err == NULL)
         swf_json_add(o, "taskList", json_object_new_string(list));
-    else
+    const char *nested = err == NULL ? swf_asl_nested_pattern(res) : NULL;
+    if (nested != NULL) /* started by swf: the list only records it */
+        swf_json_add(o, "nestedExecution",
+                     json_object_new_string(*nested ? nested + 1 : "requestResponse"));
+    if (err != NULL)
         swf_json_add(o, "error", json_object_new_string(swf_error_message(err)));
     swf_error_free(err);
     json_object_array_add(out, o);

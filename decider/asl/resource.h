@@ -14,8 +14,13 @@
  * outside [A-Za-z0-9._-] becomes '_'. A deployment's map (protocol/task_list.h,
  * from the file SWF_TASK_LIST_MAP names) then replaces a list: its key is
  * the Resource as written or the list the rule gives, its value the task
- * list. Integrations swf cannot serve (states:startExecution, an unknown
- * pattern) are refused with the reason, whatever the map says.
+ * list. Integrations swf cannot serve (an unknown pattern) are refused with
+ * the reason, whatever the map says.
+ *
+ * arn:aws:states:::states:startExecution[.sync|.sync:2|.waitForTaskToken]
+ * starts a nested execution (decider/nested.h): swf itself serves it, on
+ * the list SWF_ASL_NESTED_TASK_LIST whatever the map says, and no worker
+ * ever sees it.
  *
  * Version 1 (swf_asl_resource_task_list in exec.h) is kept for executions
  * whose history does not record "taskListRule": 2 in WorkflowExecutionStarted,
@@ -41,10 +46,19 @@
 swf_error_t *swf_asl_task_list(json_object *state, bool jsonata, json_object *map, char *buf,
                                size_t size);
 
+/* The task list a nested execution's Task is recorded on. */
+#define SWF_ASL_NESTED_TASK_LIST "states.startExecution"
+
+/* The pattern of a nested execution's Resource: "" (request-response),
+ * ".sync", ".sync:2" or ".waitForTaskToken"; NULL when the Resource does
+ * not start a nested execution (a static string). */
+const char *swf_asl_nested_pattern(const char *resource);
+
 /* Every task of a definition: Task states (Parallel branches and Map
  * processors included) and Map ItemReaders and ResultWriters, as a JSON array of {"path",
  * "state", "resource", "taskList"}, or "error" instead of "taskList" for one
- * swf cannot serve. */
+ * swf cannot serve; a nested execution's has "nestedExecution" too: its
+ * pattern ("requestResponse", "sync", "sync:2", "waitForTaskToken"). */
 json_object *swf_asl_task_lists(json_object *definition, json_object *map);
 
 #endif

@@ -657,6 +657,7 @@ static void *drive(void *arg)
                                    .mocks = mocks,
                                    .machine_name = "order",
                                    .execution_id = id,
+                                   .machine_dir = SWF_SOURCE_DIR "/examples", /* its invoice */
                                    .start_ms = started.items[0].time_ms,
                                    .trusted = true};
         err = swf_local_run(&opt, mem, &result);

@@ -348,8 +348,8 @@ Test(cli_db, admin_check_reports_broken_histories_and_exits_1)
     char db[512];
     snprintf(db, sizeof(db), "%s", fixture_db());
     swf_event_list_t order = {0};
-    swf_error_t *err =
-        swf_event_list_read_file(SWF_SOURCE_DIR "/tests/histories/examples__order.jsonl", &order);
+    swf_error_t *err = swf_event_list_read_file(
+        SWF_SOURCE_DIR "/tests/histories/fixtures/order-before-nested.jsonl", &order);
     cr_assert(err == NULL, "%s", swf_error_message(err));
     char good[] = "/tmp/swf-check-good-XXXXXX", bad[] = "/tmp/swf-check-bad-XXXXXX";
     close(mkstemp(good));

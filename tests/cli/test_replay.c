@@ -68,6 +68,7 @@ static void record(const char *def, const char *input, const char *mocks, swf_ev
         .input = read_json(input),
         .mocks = mocks ? read_json(mocks) : NULL,
         .start_ms = 1763719200000LL,
+        .machine_dir = EXAMPLES, /* the order's invoice (a nested execution) */
     };
     swf_history_store_t *store = swf_history_mem_new();
     swf_local_result_t res = {0};
@@ -145,14 +146,15 @@ Test(cli_replay, signals_are_recorded_and_ignored)
     cr_assert_eq(swf("replay", "--file",
                      SWF_SOURCE_DIR "/tests/histories/examples__order-signaled.jsonl", NULL),
                  0, "%s", output);
-    cr_assert(strstr(output, "all 9 decisions match; status SUCCEEDED") != NULL, "%s", output);
+    cr_assert(strstr(output, "all 10 decisions match; status SUCCEEDED") != NULL, "%s", output);
 }
 
 Test(cli_replay, a_changed_result_is_caught_at_the_decision_it_changes)
 {
     swf_event_list_t ev = {0};
     record_order(&ev);
-    /* The charge id flows into the output: the close decision differs. */
+    /* The charge id flows into the invoice's request (a nested execution):
+     * the first decision it changes is that Task's schedule. */
     for (size_t i = 0; i < ev.count; i++) {
         json_object *r;
         if (ev.items[i].type == SWF_EVENT_ACTIVITY_TASK_COMPLETED &&
@@ -165,13 +167,13 @@ Test(cli_replay, a_changed_result_is_caught_at_the_decision_it_changes)
         }
     }
     write_history(&ev, "/tmp/swf-replay-changed.jsonl");
-    int64_t close_id = find_event(&ev, SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED, NULL);
+    int64_t invoice_id = find_event(&ev, SWF_EVENT_ACTIVITY_TASK_SCHEDULED, "Invoice");
     cr_assert_eq(swf("replay", "--file", "/tmp/swf-replay-changed.jsonl", NULL), 1);
     char want[128];
-    snprintf(want, sizeof(want), "NON-DETERMINISM at event %lld (WorkflowExecutionCompleted)",
-             (long long)close_id);
+    snprintf(want, sizeof(want), "NON-DETERMINISM at event %lld (ActivityTaskScheduled)",
+             (long long)invoice_id);
     cr_assert(strstr(output, want) != NULL, "%s", output);
-    cr_assert(strstr(output, "! result.chargeId") != NULL, "%s", output);
+    cr_assert(strstr(output, "! input.Input.chargeId") != NULL, "%s", output);
     cr_assert(strstr(output, "\"ch_FORGED\"") != NULL && strstr(output, "\"ch_123\"") != NULL);
     swf_event_list_free(&ev);
     unlink("/tmp/swf-replay-changed.jsonl");
@@ -311,7 +313,8 @@ Test(cli_replay, definition_change_is_compatible_or_diverges)
     cr_assert_eq(swf("replay", "--file", "/tmp/swf-replay-def.jsonl", "--definition",
                      "/tmp/swf-replay-def-same.json", NULL),
                  0, "%s", output);
-    cr_assert(strncmp(output, "compatible: all 9 recorded decisions are derived the same", 57) == 0,
+    cr_assert(strncmp(output, "compatible: all 10 recorded decisions are derived the same", 58) ==
+                  0,
               "%s", output);
     /* A shorter wait starts another timer. */
     json_object *states, *wait;

@@ -2,7 +2,7 @@
  * test_check.c - the history invariant checker (decider/check.c).
  *
  * Every recorded history passes; each violation, made by editing the
- * recorded order history (examples/order.asl.json run locally), is reported
+ * recorded order history (tests/histories/fixtures/order-before-nested.jsonl), is reported
  * at the event where it happens. The order history, for reference: 5
  * ActivityTaskScheduled (Charge), 7 ActivityTaskFailed, 11 TimerStarted (the
  * retry back-off), 12 TimerFired, 16 ActivityTaskScheduled (Charge again),
@@ -18,7 +18,7 @@
 #include "decider/check.h"
 #include "protocol/json.h"
 
-#define ORDER SWF_SOURCE_DIR "/tests/histories/examples__order.jsonl"
+#define ORDER SWF_SOURCE_DIR "/tests/histories/fixtures/order-before-nested.jsonl"
 
 static void load(const char *path, swf_event_list_t *out)
 {

@@ -875,3 +875,235 @@ Test(daemon, activity_started_records_the_start_once_when_the_worker_takes_the_t
     free(aid);
     rig_down(&rig);
 }
+
+/* ---- nested executions (decider/nested.h) ---------------------------------- */
+
+static const char *NESTED_CHILD_DEF =
+    "{\"StartAt\":\"Double\",\"States\":{\"Double\":{\"Type\":\"Pass\",\"Parameters\":{"
+    "\"doubled.$\":\"States.MathAdd($.n, $.n)\"},\"End\":true}}}";
+static const char *NESTED_FAILING_DEF =
+    "{\"StartAt\":\"F\",\"States\":{\"F\":{\"Type\":\"Fail\",\"Error\":\"Child.Broke\","
+    "\"Cause\":\"it broke\"}}}";
+/* request-response, then .sync:2, then .sync of a child that fails. */
+static const char *NESTED_PARENT_DEF =
+    "{\"StartAt\":\"Fire\",\"States\":{"
+    "\"Fire\":{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::states:startExecution\","
+    "\"Parameters\":{\"StateMachineArn\":\"Doubler\",\"Input\":{\"n\":1},\"Name\":\"fired-0\"},"
+    "\"ResultPath\":\"$.fired\",\"Next\":\"Call\"},"
+    "\"Call\":{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::states:startExecution.sync:2\","
+    "\"Parameters\":{\"StateMachineArn\":\"arn:aws:states:us-east-1:123456789012:stateMachine:"
+    "Doubler:1\",\"Input\":{\"n.$\":\"$.n\"}},\"ResultSelector\":{\"out.$\":\"$.Output\"},"
+    "\"ResultPath\":\"$.call\",\"Next\":\"Fail\"},"
+    "\"Fail\":{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::states:startExecution.sync\","
+    "\"Parameters\":{\"StateMachineArn\":\"Broken\"},\"Catch\":[{\"ErrorEquals\":["
+    "\"States.TaskFailed\"],\"ResultPath\":\"$.failed\",\"Next\":\"Done\"}],\"End\":true},"
+    "\"Done\":{\"Type\":\"Pass\",\"Parameters\":{\"call.$\":\"$.call.out\",\"error.$\":"
+    "\"$.failed.Error\",\"cause.$\":\"States.StringToJson($.failed.Cause)\"},\"End\":true}}}";
+
+/* The id of the first ActivityTaskScheduled of the execution's nested Task
+ * `state`. */
+static int64_t nested_scheduled(swf_history_store_t *store, const char *id, const char *state)
+{
+    swf_event_list_t events = {0};
+    check(swf_history_load(store, id, 0, 0, &events));
+    int64_t found = 0;
+    for (size_t k = 0; k < events.count && found == 0; k++) {
+        json_object *c;
+        if (events.items[k].type == SWF_EVENT_ACTIVITY_TASK_SCHEDULED &&
+            swf_json_get(events.items[k].attrs, "control", &c) &&
+            strcmp(swf_json_get_string(c, "state"), state) == 0)
+            found = events.items[k].id;
+    }
+    swf_event_list_free(&events);
+    cr_assert(found > 0, "%s has no Task %s", id, state);
+    return found;
+}
+
+/* A parent starts three children (request-response, .sync:2, .sync of one
+ * that fails) and gets AWS's answers; each child is an ordinary execution
+ * whose start names the parent. nested.start and nested.closed delivered
+ * again (a crash before the offsets' commit) start no second child and
+ * record no second answer. */
+Test(daemon, a_nested_execution_starts_once_and_its_close_reaches_the_parent_once, .timeout = 600)
+{
+    rig_t rig;
+    rig_up(&rig, 1, false);
+    const char *b = swf_dev_brokers(rig.dev);
+    swf_decider_t *d = swf_dev_decider(rig.dev, 0);
+    json_object *child = parse(NESTED_CHILD_DEF), *broken = parse(NESTED_FAILING_DEF);
+    check(swf_history_pg_state_machine_register(rig.store, "Doubler", child, NULL));
+    check(swf_history_pg_state_machine_register(rig.store, "Broken", broken, NULL));
+    json_object_put(child);
+    json_object_put(broken);
+    start_one(&rig, "Parent", NESTED_PARENT_DEF, "nest-0", "{\"n\":21}");
+    send_inbox(b, "nest-0", swf_msg_decide_new(NULL, "nest-0"));
+    char *status = wait_closed(rig.store, "nest-0");
+    cr_assert_str_eq(status, "succeeded");
+    free(status);
+    size_t before, after;
+    json_object *out = replay_checked(rig.store, "nest-0", &before);
+    json_object *call = NULL, *cause = NULL;
+    cr_assert(swf_json_get(out, "call", &call) && swf_json_get(out, "cause", &cause));
+    json_object *want = parse("{\"doubled\":42}");
+    cr_assert(swf_json_equal(call, want), "%s", swf_json_str(out));
+    json_object_put(want);
+    cr_assert_str_eq(swf_json_get_string(out, "error"), "States.TaskFailed");
+    cr_assert_str_eq(swf_json_get_string(cause, "Status"), "FAILED");
+    cr_assert_str_eq(swf_json_get_string(cause, "Error"), "Child.Broke");
+    cr_assert_str_eq(swf_json_get_string(cause, "Cause"), "it broke");
+    json_object_put(out);
+
+    /* The children: named by Name, or by the parent and the activity. */
+    int64_t fire = nested_scheduled(rig.store, "nest-0", "Fire");
+    int64_t sync2 = nested_scheduled(rig.store, "nest-0", "Call");
+    const char *kids[] = {"fired-0", "nest-0-2", "nest-0-3"};
+    for (size_t i = 0; i < 3; i++) {
+        status = wait_closed(rig.store, kids[i]);
+        cr_assert_str_eq(status, i == 2 ? "failed" : "succeeded", "%s", kids[i]);
+        free(status);
+        int n = 0;
+        json_object *a = NULL;
+        event_find(rig.store, kids[i], SWF_EVENT_WORKFLOW_EXECUTION_STARTED, &n, &a);
+        json_object *p = NULL;
+        cr_assert(swf_json_get(a, "parentWorkflowExecution", &p), "%s", kids[i]);
+        cr_assert_str_eq(swf_json_get_string(p, "workflowId"), "nest-0");
+        json_object_put(a);
+    }
+
+    swf_decider_stats_t s0;
+    swf_decider_stats(d, &s0);
+    send_inbox(b, "nest-0", swf_msg_nested_new(NULL, SWF_MSG_NESTED_START, "nest-0", fire));
+    send_inbox(b, "nest-0", swf_msg_nested_new(NULL, SWF_MSG_NESTED_START, "nest-0", sync2));
+    send_inbox(b, "nest-0", swf_msg_nested_new(NULL, SWF_MSG_NESTED_CLOSED, "nest-0", sync2));
+    wait_stat(d, f_ignored, s0.ignored + 3);
+    out = replay_checked(rig.store, "nest-0", &after);
+    cr_assert_eq(after, before, "a message delivered again grew the parent's history");
+    json_object_put(out);
+    char v[256];
+    cr_assert_str_eq(pg_state(swf_dev_conninfo(rig.dev),
+                              "SELECT count(*) FROM executions WHERE execution_id LIKE 'nest-0-%'"
+                              " OR execution_id = 'fired-0'",
+                              v),
+                     "");
+    cr_assert_str_eq(v, "3");
+    cr_assert_str_eq(pg_state(swf_dev_conninfo(rig.dev), "SELECT count(*) FROM outbox", v), "");
+    cr_assert_str_eq(v, "0", "outbox rows were left behind");
+    rig_down(&rig);
+}
+
+/* A rig with the child machine `child` registered from child_def, and the
+ * parent execution `id` of parent_def started and decided. */
+static void nested_rig_up(rig_t *rig, const char *child, const char *child_def,
+                          const char *parent_def, const char *id)
+{
+    rig_up(rig, 1, false);
+    json_object *def = parse(child_def);
+    check(swf_history_pg_state_machine_register(rig->store, child, def, NULL));
+    json_object_put(def);
+    start_one(rig, "Parent", parent_def, id, "{}");
+    send_inbox(swf_dev_brokers(rig->dev), id, swf_msg_decide_new(NULL, id));
+}
+
+static const char *NESTED_CALLBACK_DEF =
+    "{\"StartAt\":\"Ask\",\"States\":{\"Ask\":{\"Type\":\"Task\",\"Resource\":"
+    "\"arn:aws:states:::states:startExecution.waitForTaskToken\",\"Parameters\":{"
+    "\"StateMachineArn\":\"Doubler\",\"Input\":{\"n\":2,\"token.$\":\"$$.Task.Token\"}},"
+    "\"End\":true}}}";
+
+/* .waitForTaskToken: the child gets the token in its input, and the parent
+ * waits for it, not for the child's close; SendTaskSuccess with the token
+ * completes the Task. */
+Test(daemon, a_nested_callback_waits_for_its_token_not_for_the_child, .timeout = 600)
+{
+    rig_t rig;
+    nested_rig_up(&rig, "Doubler", NESTED_CHILD_DEF, NESTED_CALLBACK_DEF, "ask-0");
+    const char *b = swf_dev_brokers(rig.dev);
+    free(wait_scheduled(rig.store, "ask-0"));
+    swf_history_execution_t ex;
+    swf_error_t *err = NULL;
+    for (int i = 0; i < 6000; i++) { /* the child, once started */
+        swf_error_free(err);
+        if ((err = swf_history_pg_execution_describe(rig.store, "ask-0-1", &ex)) == NULL)
+            break;
+        usleep(50000);
+    }
+    check(err);
+    swf_history_execution_free(&ex);
+    char *status = wait_closed(rig.store, "ask-0-1");
+    cr_assert_str_eq(status, "succeeded");
+    free(status);
+    int n = 0;
+    json_object *a = NULL, *input = NULL;
+    event_find(rig.store, "ask-0-1", SWF_EVENT_WORKFLOW_EXECUTION_STARTED, &n, &a);
+    cr_assert(swf_json_get(a, "input", &input));
+    char *token = strdup(swf_json_get_string(input, "token"));
+    json_object_put(a);
+    usleep(500000); /* the child's close has had time to reach the parent */
+    check(swf_history_pg_execution_describe(rig.store, "ask-0", &ex));
+    cr_assert_str_eq(ex.status, "open", "the child's close answered a callback Task");
+    swf_history_execution_free(&ex);
+    json_object *r = parse("{\"approved\":true}");
+    send_inbox(b, "ask-0", swf_msg_activity_completed_new(token, r, "approver"));
+    status = wait_closed(rig.store, "ask-0");
+    cr_assert_str_eq(status, "succeeded");
+    free(status);
+    size_t events;
+    json_object *out = replay_checked(rig.store, "ask-0", &events);
+    cr_assert(swf_json_equal(out, r), "%s", swf_json_str(out));
+    json_object_put(out);
+    json_object_put(r);
+    free(token);
+    rig_down(&rig);
+}
+
+static const char *NESTED_SLOW_DEF =
+    "{\"StartAt\":\"Pause\",\"States\":{"
+    "\"Pause\":{\"Type\":\"Wait\",\"Seconds\":3600,\"End\":true}}}";
+static const char *NESTED_WAITING_DEF =
+    "{\"StartAt\":\"Call\",\"States\":{\"Call\":{\"Type\":\"Task\",\"Resource\":"
+    "\"arn:aws:states:::states:startExecution.sync\",\"Parameters\":{\"StateMachineArn\":"
+    "\"Slow\"},\"End\":true}}}";
+
+static const char *NESTED_IMPATIENT_DEF =
+    "{\"StartAt\":\"Call\",\"States\":{\"Call\":{\"Type\":\"Task\",\"Resource\":"
+    "\"arn:aws:states:::states:startExecution.sync:2\",\"TimeoutSeconds\":1,\"Parameters\":{"
+    "\"StateMachineArn\":\"Slow\"},\"End\":true}}}";
+
+/* A parent stopped while it waits for a .sync child stops the child (as
+ * AWS does, on a best-effort basis); the child's close then changes
+ * nothing in the parent. */
+Test(daemon, a_stopped_parent_or_a_timed_out_task_stops_its_sync_child, .timeout = 600)
+{
+    rig_t rig;
+    nested_rig_up(&rig, "Slow", NESTED_SLOW_DEF, NESTED_WAITING_DEF, "stop-0");
+    const char *b = swf_dev_brokers(rig.dev);
+    int n = 0;
+    for (int i = 0; i < 6000 && n == 0; i++) { /* the child started */
+        event_find(rig.store, "stop-0", SWF_EVENT_ACTIVITY_TASK_STARTED, &n, NULL);
+        usleep(50000);
+    }
+    cr_assert_eq(n, 1);
+    send_inbox(b, "stop-0", swf_msg_terminate_new(NULL, "stop-0", "enough", NULL, false));
+    char *status = wait_closed(rig.store, "stop-0");
+    cr_assert_str_eq(status, "terminated");
+    free(status);
+    status = wait_closed(rig.store, "stop-0-1");
+    cr_assert_str_eq(status, "terminated", "the child still runs");
+    free(status);
+
+    /* The Task's TimeoutSeconds ends the wait: States.Timeout, and the
+     * child is stopped. */
+    start_one(&rig, "Impatient", NESTED_IMPATIENT_DEF, "stop-1", "{}");
+    send_inbox(b, "stop-1", swf_msg_decide_new(NULL, "stop-1"));
+    status = wait_closed(rig.store, "stop-1");
+    cr_assert_str_eq(status, "failed");
+    free(status);
+    json_object *a = NULL;
+    event_find(rig.store, "stop-1", SWF_EVENT_WORKFLOW_EXECUTION_FAILED, &n, &a);
+    cr_assert_str_eq(swf_json_get_string(a, "reason"), "States.Timeout");
+    json_object_put(a);
+    status = wait_closed(rig.store, "stop-1-1");
+    cr_assert_str_eq(status, "terminated", "the child of a timed-out Task still runs");
+    free(status);
+    rig_down(&rig);
+}

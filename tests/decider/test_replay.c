@@ -18,7 +18,7 @@
 #include "protocol/json.h"
 #include "tests/fuzz.h"
 
-#define ORDER SWF_SOURCE_DIR "/tests/histories/examples__order.jsonl"
+#define ORDER SWF_SOURCE_DIR "/tests/histories/fixtures/order-before-nested.jsonl"
 
 static void load(const char *path, swf_event_list_t *out)
 {

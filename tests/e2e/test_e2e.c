@@ -1,7 +1,8 @@
 /*
  * test_e2e.c - the whole distributed runtime as real processes: a thousand
  * orders through examples/order.asl.json, once calmly and once while the
- * test SIGKILLs a daemon every second.
+ * test SIGKILLs a daemon every second. Each order bills itself through a
+ * nested execution (examples/invoice.asl.json), which the test judges too.
  *
  * The test process owns the infrastructure: a throwaway PostgreSQL cluster
  * (history/cluster.h) and librdkafka's mock Kafka cluster, which lives on
@@ -75,6 +76,7 @@
 
 #include "decider/asl/validate.h"
 #include "decider/check.h"
+#include "decider/nested.h"
 #include "kafka/kafka.h"
 #include "history/cluster.h"
 #include "history/pg.h"
@@ -427,7 +429,8 @@ static json_object *order_input(int i)
     return parse_or_fail(s);
 }
 
-/* The output of the Done state for order i: see examples/order.asl.json. */
+/* The output of the Done state for order i: see examples/order.asl.json
+ * (the invoice is the nested execution's, examples/invoice.asl.json). */
 static json_object *order_output(int i)
 {
     char s[1024];
@@ -435,8 +438,10 @@ static json_object *order_output(int i)
              "{\"orderId\":\"o-%04d\",\"chargeId\":\"ch-o-%04d\","
              "\"fulfilment\":{\"packed\":[{\"sku\":\"a-%04d\",\"position\":0},"
              "{\"sku\":\"b-%04d\",\"position\":1},{\"sku\":\"c-%04d\",\"position\":2}],"
-             "\"notice\":\"Order o-%04d is being packed\"},\"status\":\"SHIPPED\"}",
-             i, i, i, i, i, i);
+             "\"notice\":\"Order o-%04d is being packed\"},"
+             "\"invoice\":\"Invoice for order o-%04d: %d.5 charged (ch-o-%04d)\","
+             "\"status\":\"SHIPPED\"}",
+             i, i, i, i, i, i, i, 10 + i, i);
     return parse_or_fail(s);
 }
 
@@ -457,6 +462,13 @@ static void register_order(bool chaos)
     swf_asl_problems_free(&problems);
     int version = 0;
     ok(swf_history_pg_state_machine_register(E.store, "order", def, &version), "registering");
+    json_object_put(def);
+    /* The state machine the order's Invoice state starts as a nested
+     * execution. */
+    ok(swf_json_read_file(SWF_SOURCE_DIR "/examples/invoice.asl.json", SWF_LIMIT_DEFINITION_BYTES,
+                          &def),
+       "reading the invoice");
+    ok(swf_history_pg_state_machine_register(E.store, "invoice", def, NULL), "registering");
     json_object_put(def);
 }
 
@@ -488,7 +500,8 @@ static void start_orders(int from, int to)
 
 static long closed_count(void)
 {
-    PGresult *r = PQexec(E.conn, "SELECT count(*) FROM executions WHERE status <> 'open'");
+    PGresult *r = PQexec(E.conn, "SELECT count(*) FROM executions WHERE status <> 'open'"
+                                 " AND state_machine = 'order'");
     cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s", PQerrorMessage(E.conn));
     long n = atol(PQgetvalue(r, 0, 0));
     PQclear(r);
@@ -576,19 +589,35 @@ static void judge(int i, int64_t *longest_ms)
     snprintf(want_text, sizeof(want_text), "%s", swf_json_str(want));
     json_object_put(want);
     judge_assert(same, id, &ev, "%s: output %s, expected %s", id, swf_json_str(result), want_text);
-    /* Charge twice (the first throttled), Pack three times, Notify once;
-     * the retry back-off and the Wait. */
-    judge_assert(count[SWF_EVENT_ACTIVITY_TASK_SCHEDULED] == 6 &&
-                     count[SWF_EVENT_ACTIVITY_TASK_COMPLETED] == 5 &&
+    /* Charge twice (the first throttled), Pack three times, Notify once,
+     * the Invoice's child once; the retry back-off and the Wait. */
+    judge_assert(count[SWF_EVENT_ACTIVITY_TASK_SCHEDULED] == 7 &&
+                     count[SWF_EVENT_ACTIVITY_TASK_COMPLETED] == 6 &&
                      count[SWF_EVENT_ACTIVITY_TASK_FAILED] == 1 &&
                      count[SWF_EVENT_ACTIVITY_TASK_TIMED_OUT] == 0 &&
                      count[SWF_EVENT_TIMER_FIRED] == 2,
                  id, &ev,
                  "%s: %zu activities scheduled, %zu completed, %zu failed, %zu timed out, %zu "
-                 "timers fired; the order makes 6, 5, 1, 0, 2",
+                 "timers fired; the order makes 7, 6, 1, 0, 2",
                  id, count[SWF_EVENT_ACTIVITY_TASK_SCHEDULED],
                  count[SWF_EVENT_ACTIVITY_TASK_COMPLETED], count[SWF_EVENT_ACTIVITY_TASK_FAILED],
                  count[SWF_EVENT_ACTIVITY_TASK_TIMED_OUT], count[SWF_EVENT_TIMER_FIRED]);
+    /* Its one child: started once, closed, naming this order as its parent. */
+    json_object *links = swf_nested_links(&ev), *kids = NULL, *parent = NULL;
+    swf_json_get(links, "children", &kids);
+    judge_assert(json_object_array_length(kids) == 1, id, &ev, "%s: %zu children", id,
+                 json_object_array_length(kids));
+    const char *child = swf_json_get_string(json_object_array_get_idx(kids, 0), "executionId");
+    swf_event_list_t cev = {0};
+    ok(swf_history_load(E.store, child, 0, 0, &cev), child);
+    json_object *clinks = swf_nested_links(&cev);
+    swf_json_get(clinks, "parent", &parent);
+    judge_assert(parent != NULL && strcmp(swf_json_get_string(parent, "executionId"), id) == 0 &&
+                     cev.items[cev.count - 1].type == SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED,
+                 child, &cev, "%s: its child %s does not name it, or did not complete", id, child);
+    json_object_put(clinks);
+    json_object_put(links);
+    swf_event_list_free(&cev);
     swf_event_list_free(&ev);
 }
 

@@ -85,7 +85,8 @@ Test(history_pg_admin, start_writes_a_self_contained_history)
     const char *db = fixture_db();
     swf_history_store_t *s = with_machine(db, "hello");
     json_object *input = parse("{\"order\":42}");
-    swf_history_start_t req = {"ex-1", "order-42", "hello", 0, input, T0, NULL, NULL, NULL};
+    swf_history_start_t req = {"ex-1", "order-42", "hello", 0,    input, T0,
+                               NULL,   NULL,       NULL,    NULL, 0,     0};
     ok(swf_history_pg_execution_start(s, &req, NULL));
     swf_event_list_t out = {0};
     ok(swf_history_load(s, "ex-1", 0, 0, &out));
@@ -113,7 +114,7 @@ Test(history_pg_admin, one_open_execution_per_workflow_id)
 {
     const char *db = fixture_db();
     swf_history_store_t *s = with_machine(db, "hello");
-    swf_history_start_t req = {"ex-1", "w", "hello", 0, NULL, T0, NULL, NULL, NULL};
+    swf_history_start_t req = {"ex-1", "w", "hello", 0, NULL, T0, NULL, NULL, NULL, NULL, 0, 0};
     ok(swf_history_pg_execution_start(s, &req, NULL));
     char *running = NULL;
     req.execution_id = "ex-2";
@@ -151,7 +152,7 @@ Test(history_pg_admin, start_refuses_hostile_input_and_writes_nothing)
     text[big + 2] = '\0';
     json_object *input = parse(text);
     free(text);
-    swf_history_start_t req = {"ex-1", NULL, "hello", 0, input, T0, NULL, NULL, NULL};
+    swf_history_start_t req = {"ex-1", NULL, "hello", 0, input, T0, NULL, NULL, NULL, NULL, 0, 0};
     swf_error_t *err = swf_history_pg_execution_start(s, &req, NULL);
     cr_assert(err != NULL);
     cr_assert_eq(swf_error_code(err), SWF_E_LIMIT);
@@ -163,12 +164,13 @@ Test(history_pg_admin, start_refuses_hostile_input_and_writes_nothing)
     unsetenv("SWF_LIMIT_START_INPUT_BYTES");
     json_object_put(input);
 
-    req = (swf_history_start_t){"ex-2", NULL, "nope", 0, NULL, T0, NULL, NULL, NULL};
+    req = (swf_history_start_t){"ex-2", NULL, "nope", 0, NULL, T0, NULL, NULL, NULL, NULL, 0, 0};
     expect_code(swf_history_pg_execution_start(s, &req, NULL), SWF_E_NOTFOUND);
     req = (swf_history_start_t){
-        "ex-3", "x'; DROP TABLE executions; --", "hello", 0, NULL, T0, NULL, NULL, NULL};
+        "ex-3", "x'; DROP TABLE executions; --", "hello", 0, NULL, T0, NULL, NULL, NULL, NULL, 0,
+        0};
     ok(swf_history_pg_execution_start(s, &req, NULL));
-    req = (swf_history_start_t){"", NULL, "hello", 0, NULL, T0, NULL, NULL, NULL};
+    req = (swf_history_start_t){"", NULL, "hello", 0, NULL, T0, NULL, NULL, NULL, NULL, 0, 0};
     expect_code(swf_history_pg_execution_start(s, &req, NULL), SWF_E_INPUT);
     cr_assert_eq(count_sql(db, "SELECT count(*) FROM executions"), 2);
     swf_history_store_free(s);
@@ -253,7 +255,7 @@ Test(history_pg_admin, rebuild_reproduces_the_live_projections)
         snprintf(wf, sizeof(wf), "w-%d", e % 3);
         if (e >= 3) /* reuse workflow ids of closed executions */
             snprintf(wf, sizeof(wf), "w-%d", e);
-        swf_history_start_t req = {id, wf, "hello", 0, NULL, T0 + e, NULL, NULL, NULL};
+        swf_history_start_t req = {id, wf, "hello", 0, NULL, T0 + e, NULL, NULL, NULL, NULL, 0, 0};
         ok(swf_history_pg_execution_start(s, &req, NULL));
         swf_event_t evs[5] = {
             {0, SWF_EVENT_TIMER_STARTED, T0 + 10,

@@ -613,3 +613,69 @@ Test(service, under_time_skip_the_clock_of_an_execution_is_read_from_its_history
                  "two hours ahead by its history: the hour's timer is due");
     fixture_down(&f, NULL, 0);
 }
+
+/* Nested executions (decider/nested.h): the outbox row of a startExecution
+ * Task becomes nested.start to the parent's inbox, not a task; the close of
+ * an execution that names a parent writes a row in the same append, which
+ * becomes nested.closed to the parent. Both signed; both rows go. */
+Test(service, nested_rows_become_messages_to_the_parents_decider, .timeout = 600)
+{
+    fixture_t f = {0};
+    fixture_up(&f, "{\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}}",
+               "par-1");
+    int64_t now = swf_time_now_ms();
+    swf_event_t evs[3] = {
+        {.type = SWF_EVENT_DECISION_TASK_STARTED,
+         .attrs = parse("{\"scheduledEventId\":2,\"identity\":\"t\"}")},
+        {.type = SWF_EVENT_DECISION_TASK_COMPLETED,
+         .attrs = parse("{\"scheduledEventId\":2,\"startedEventId\":3}")},
+        {.type = SWF_EVENT_ACTIVITY_TASK_SCHEDULED,
+         .attrs = parse(
+             "{\"activityId\":\"1\",\"activityType\":{\"name\":\"states.startExecution\","
+             "\"version\":\"1\"},\"taskList\":{\"name\":\"states.startExecution\"},"
+             "\"input\":{\"StateMachineArn\":\"M\"},\"control\":{\"state\":\"T\",\"path\":\"\","
+             "\"attempt\":0,\"resource\":\"arn:aws:states:::states:startExecution.sync:2\"},"
+             "\"decisionTaskCompletedEventId\":4}")},
+    };
+    for (int i = 0; i < 3; i++)
+        evs[i].time_ms = now;
+    check(swf_history_append(f.store, "par-1", 3, evs, 3));
+    swf_history_start_t st = {.execution_id = "par-1-1",
+                              .state_machine = "M",
+                              .time_ms = now,
+                              .parent_id = "par-1",
+                              .parent_event_id = 5,
+                              .nested_depth = 1};
+    check(swf_history_pg_execution_start(f.store, &st, NULL));
+    swf_event_t close[3] = {
+        {.type = SWF_EVENT_DECISION_TASK_STARTED,
+         .attrs = parse("{\"scheduledEventId\":2,\"identity\":\"t\"}")},
+        {.type = SWF_EVENT_DECISION_TASK_COMPLETED,
+         .attrs = parse("{\"scheduledEventId\":2,\"startedEventId\":3}")},
+        {.type = SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED,
+         .attrs = parse("{\"result\":{},\"decisionTaskCompletedEventId\":4}")},
+    };
+    for (int i = 0; i < 3; i++)
+        close[i].time_ms = now;
+    check(swf_history_append(f.store, "par-1-1", 3, close, 3));
+    cr_assert_str_eq(db_value(&f, "SELECT count(*) FROM outbox"), "2");
+    fixture_service(&f, 100);
+    swf_history_service_stats_t s = {0};
+    for (int i = 0; i < 600 && s.outbox_republished < 2; i++) {
+        check(swf_history_service_tick(f.svc));
+        swf_history_service_stats(f.svc, &s);
+        usleep(100000);
+    }
+    cr_assert_eq(s.outbox_republished, 2);
+    const char *b = swf_dev_brokers(f.dev);
+    cr_assert(
+        topic_has(b, f.names.inbox,
+                  "\"type\":\"nested.start\",\"executionId\":\"par-1\",\"scheduledEventId\":5"));
+    cr_assert(
+        topic_has(b, f.names.inbox,
+                  "\"type\":\"nested.closed\",\"executionId\":\"par-1\",\"scheduledEventId\":5"));
+    cr_assert_str_eq(db_value(&f, "SELECT count(*) FROM outbox"), "0");
+    for (int i = 0; i < 3; i++)
+        json_object_put(close[i].attrs);
+    fixture_down(&f, evs, 3);
+}

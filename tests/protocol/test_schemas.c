@@ -33,6 +33,8 @@ static const char *message_types[] = {"activity.task",
                                       "cancel",
                                       "terminate",
                                       "redrive",
+                                      "nested.start",
+                                      "nested.closed",
                                       "dead-letter",
                                       NULL};
 
@@ -325,8 +327,8 @@ Test(schemas, messages_built_by_the_codec_match_their_schemas)
 Test(schemas, the_control_message_examples_are_signed_with_the_development_secret)
 {
     static const char *control[] = {
-        "decide", "timer.fired", "execution.timedOut", "activity.timedOut",
-        "signal", "cancel",      "terminate"};
+        "decide", "timer.fired", "execution.timedOut", "activity.timedOut", "signal",
+        "cancel", "terminate",   "nested.start",       "nested.closed"};
     for (size_t i = 0; i < sizeof(control) / sizeof(control[0]); i++) {
         char path[512];
         snprintf(path, sizeof(path), SCHEMAS "/examples/%s.json", control[i]);

@@ -86,6 +86,11 @@ def order_definition():
         d = json.load(f)
     d["States"]["WaitForCourier"]["Seconds"] = 2
     d["States"]["Charge"].pop("TimeoutSeconds", None)
+    # Without the nested invoice execution: the storm counts its own
+    # executions, and a child is one more.
+    d["States"]["WaitForCourier"]["Next"] = "Done"
+    del d["States"]["Invoice"]
+    del d["States"]["Done"]["Parameters"]["invoice.$"]
     return d
 
 

@@ -353,8 +353,8 @@ Test(validate, checks_task_fields)
 Test(validate, refuses_what_swf_cannot_serve_with_the_reason)
 {
     expect_problem(ONE("{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::states:"
-                       "startExecution.sync\",\"End\":true}"),
-                   "$.States.S.Resource", "nested execution");
+                       "startExecution.sync:3\",\"End\":true}"),
+                   "$.States.S.Resource", "integration pattern");
     expect_problem(ONE("{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:::sqs:sendMessage.x\","
                        "\"End\":true}"),
                    "$.States.S.Resource", "integration pattern");
