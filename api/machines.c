@@ -112,17 +112,18 @@ swf_error_t *swf_api__machine_create(swf_api_call_t *call, json_object *in, json
     if (err == NULL)
         err = swf_api__str(in, "roleArn", true, ROLE_BYTES, &role);
     if (err == NULL)
-        err = swf_api__str(in, "type", false, 16, &type);
+        err = swf_api__machine_type(in, &type);
     if (err == NULL)
         err = swf_api__name_check(name);
-    if (err == NULL && type != NULL && strcmp(type, "STANDARD") != 0)
-        err = swf_api__err("ValidationException", "type %s: swf runs STANDARD state machines only",
-                           type);
     if (err == NULL)
         err = swf_api__allowed(call, "stateMachine", name);
     json_object *def = NULL;
     if (err == NULL)
         err = definition_read(text, &def);
+    if (type == NULL)
+        type = "STANDARD";
+    if (err == NULL && strcmp(type, "EXPRESS") == 0)
+        err = swf_api__express_check(def);
     swf_history_store_t *s = NULL;
     if (err == NULL)
         err = swf_api__store(call, &s);
@@ -143,7 +144,8 @@ swf_error_t *swf_api__machine_create(swf_api_call_t *call, json_object *in, json
         err = swf_history_pg_state_machine_entry(s, name, &e);
         if (err == NULL) {
             char rb[SWF_API_ARN_BYTES];
-            if (!same || strcmp(role_of(call, &e, rb), role) != 0)
+            if (!same || strcmp(role_of(call, &e, rb), role) != 0 ||
+                strcmp(e.type ? e.type : "STANDARD", type) != 0)
                 err = swf_api__err("StateMachineAlreadyExists",
                                    "State Machine Already Exists: '%s'", arn);
             else {
@@ -161,7 +163,7 @@ swf_error_t *swf_api__machine_create(swf_api_call_t *call, json_object *in, json
         return err;
     }
     swf_error_free(err);
-    err = swf_history_pg_state_machine_settings(s, name, role, "STANDARD");
+    err = swf_history_pg_state_machine_settings(s, name, role, type);
     if (err == NULL)
         err = swf_history_pg_state_machine_register(s, name, def, &version);
     if (err == NULL)
@@ -254,6 +256,8 @@ swf_error_t *swf_api__machine_update(swf_api_call_t *call, json_object *in, json
     json_object *def = NULL;
     if (err == NULL && text != NULL)
         err = definition_read(text, &def);
+    if (err == NULL && def != NULL && e.type != NULL && strcmp(e.type, "EXPRESS") == 0)
+        err = swf_api__express_check(def);
     swf_history_store_t *s;
     if (err == NULL)
         err = swf_api__store(call, &s);

@@ -15,6 +15,7 @@
 #ifndef SWF_HISTORY_CATALOG_H
 #define SWF_HISTORY_CATALOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -89,5 +90,12 @@ swf_error_t *swf_history_pg_tags_remove(swf_history_store_t *store, const char *
 swf_error_t *swf_history_pg_tags_list(swf_history_store_t *store, const char *resource,
                                       swf_history_tag_t **tags, size_t *n);
 void swf_history_tags_free(swf_history_tag_t *tags, size_t n);
+
+/* Which of n executions are closed (any status but open): closed[i] for
+ * execution_ids[i]; one that does not exist reads as open. One query
+ * (history/pg_wait.c), for swf-api's StartSyncExecution waiters. */
+swf_error_t *swf_history_pg_executions_closed(swf_history_store_t *store,
+                                              const char *const *execution_ids, size_t n,
+                                              bool *closed);
 
 #endif

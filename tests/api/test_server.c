@@ -27,6 +27,8 @@
 #define KEY "AKIDTEST"
 #define SECRET "test-secret"
 
+#include "client.h"
+
 typedef struct sys {
     swf_dev_t *dev;
     swf_api_t *api;
@@ -38,11 +40,7 @@ static void sys_start(sys_t *s, int poll_s, int max_pollers, int idle_s)
     swf_dev_options_t opt = {.deciders = 0, .time_scale = 1};
     check(swf_dev_start(&opt, &s->dev));
     strcpy(s->creds, "/tmp/swf-api-test-XXXXXX");
-    int fd = mkstemp(s->creds);
-    cr_assert(fd >= 0);
-    const char line[] = KEY " " SECRET " *\nAKIDNARROW narrow-secret activity:only\n";
-    cr_assert_eq(write(fd, line, sizeof(line) - 1), (ssize_t)sizeof(line) - 1);
-    close(fd);
+    creds_write(s->creds, KEY " " SECRET " *\nAKIDNARROW narrow-secret activity:only\n");
     swf_api_config_t cfg = {.conninfo = swf_dev_conninfo(s->dev),
                             .brokers = swf_dev_brokers(s->dev),
                             .credentials = s->creds,
@@ -59,103 +57,6 @@ static void sys_stop(sys_t *s)
     unlink(s->creds);
     swf_dev_stop(s->dev);
 }
-
-static int connect_to(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    return fd;
-}
-
-/* Sends req[0..len) and reads the answer until the server closes (the
- * requests say Connection: close) or wait_ms pass; returns its length. */
-static size_t exchange(int port, const char *req, size_t len, char *resp, size_t cap, int wait_ms)
-{
-    int fd = connect_to(port);
-    size_t off = 0;
-    while (off < len) {
-        ssize_t n = send(fd, req + off, len - off, MSG_NOSIGNAL);
-        if (n <= 0)
-            break; /* the server may close early (413) */
-        off += (size_t)n;
-    }
-    size_t got = 0;
-    struct pollfd p = {fd, POLLIN, 0};
-    while (got + 1 < cap && poll(&p, 1, wait_ms) > 0) {
-        ssize_t n = recv(fd, resp + got, cap - 1 - got, 0);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    resp[got] = '\0';
-    close(fd);
-    return got;
-}
-
-/* A request of `target` with `body`, signed by key/secret (NULL: unsigned). */
-static char *request(int port, const char *target, const char *body, const char *key,
-                     const char *secret)
-{
-    char date[17], host[32];
-    time_t now = time(NULL);
-    strftime(date, sizeof(date), "%Y%m%dT%H%M%SZ", gmtime(&now));
-    snprintf(host, sizeof(host), "127.0.0.1:%d", port);
-    swf_api_header_t h[] = {{"Content-Type", "application/x-amz-json-1.0"},
-                            {"Host", host},
-                            {"X-Amz-Date", date},
-                            {"X-Amz-Target", target}};
-    char sha[65], sig[65] = "";
-    swf_api_sha256_hex(body, strlen(body), sha);
-    swf_api_sigv4_request_t r = {"POST", "/", NULL, h, 4, sha};
-    swf_api_sigv4_auth_t a = {.region = "us-east-1", .service = "states"};
-    snprintf(a.access_key, sizeof(a.access_key), "%s", key ? key : "");
-    memcpy(a.date, date, 8);
-    strcpy(a.signed_headers, "content-type;host;x-amz-date;x-amz-target");
-    if (secret != NULL)
-        check(swf_api_sigv4_sign(&r, secret, date, &a, sig));
-    char auth[2048] = "";
-    if (key != NULL)
-        snprintf(auth, sizeof(auth),
-                 "Authorization: AWS4-HMAC-SHA256 Credential=%s/%.8s/us-east-1/states/"
-                 "aws4_request, SignedHeaders=%s, Signature=%s\r\n",
-                 key, date, a.signed_headers, sig);
-    size_t cap = strlen(body) + 1024;
-    char *out = malloc(cap);
-    snprintf(out, cap,
-             "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-amz-json-1.0\r\n"
-             "X-Amz-Date: %s\r\nX-Amz-Target: %s\r\n%sContent-Length: %zu\r\n"
-             "Connection: close\r\n\r\n%s",
-             host, date, target, auth, strlen(body), body);
-    return out;
-}
-
-/* Sends a request and checks the status and the __type of the answer. */
-static void expect(int port, const char *req, int status, const char *type)
-{
-    char resp[65536];
-    size_t n = exchange(port, req, strlen(req), resp, sizeof(resp), 10000);
-    cr_assert(n > 0, "no answer to %s", req);
-    int got = 0;
-    sscanf(resp, "HTTP/1.1 %d", &got);
-    cr_assert_eq(got, status, "%d, not %d: %s", got, status, resp);
-    if (type != NULL) {
-        char want[128];
-        snprintf(want, sizeof(want), "\"__type\":\"%s\"", type);
-        cr_assert(strstr(resp, want) != NULL, "no %s in %s", type, resp);
-    }
-}
-
-static void expect_signed(int port, const char *target, const char *body, const char *key,
-                          const char *secret, int status, const char *type)
-{
-    char *req = request(port, target, body, key, secret);
-    expect(port, req, status, type);
-    free(req);
-}
-
-#define SFN "AWSStepFunctions."
 
 Test(server, refuses_what_is_not_a_signed_request_with_aws_error_names, .timeout = 300)
 {
@@ -262,34 +163,12 @@ Test(server, answers_a_poll_without_a_task_empty_and_bounds_the_pollers, .timeou
     expect(port, req, 400, "ActivityWorkerLimitExceeded");
     int64_t t0 = swf_time_now_ms();
     char resp[4096];
-    size_t got = 0;
-    struct pollfd p = {fd, POLLIN, 0};
-    while (poll(&p, 1, 10000) > 0) {
-        ssize_t n = recv(fd, resp + got, sizeof(resp) - 1 - got, 0);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    resp[got] = '\0';
-    close(fd);
+    answer_read(fd, resp, sizeof(resp), 10000);
     cr_assert(strstr(resp, "HTTP/1.1 200") != NULL, "%s", resp);
     cr_assert(strstr(resp, "\r\n\r\n{}") != NULL, "not empty: %s", resp);
     cr_assert(swf_time_now_ms() - t0 < 5000);
     free(req);
     sys_stop(&s);
-}
-
-/* The JSON body of the answer to a signed request, which must have status 200. */
-static json_object *call_ok(int port, const char *target, const char *body)
-{
-    char *req = request(port, target, body, KEY, SECRET);
-    char resp[65536];
-    exchange(port, req, strlen(req), resp, sizeof(resp), 10000);
-    free(req);
-    cr_assert(strncmp(resp, "HTTP/1.1 200", 12) == 0, "%s: %s", target, resp);
-    const char *b = strstr(resp, "\r\n\r\n");
-    cr_assert_not_null(b);
-    return parse(b + 4);
 }
 
 Test(server, versions_are_the_versions_of_the_catalogue, .timeout = 300)
