@@ -359,8 +359,8 @@ static swf_error_t *sync_answer(swf_api_call_t *call, slot_t *slot, json_object 
 {
     json_object *in = json_object_new_object();
     swf_json_add(in, "executionArn", json_object_new_string(slot->arn));
+    char cause[128];
     if (slot->timed_out) {
-        char cause[128];
         snprintf(cause, sizeof(cause),
                  "the execution did not end within the %d s of StartSyncExecution",
                  call->api->cfg.sync_s);
@@ -383,6 +383,7 @@ static swf_error_t *sync_answer(swf_api_call_t *call, slot_t *slot, json_object 
         json_object_object_del(o, "cause");
         json_object_object_add(o, "status", json_object_new_string("TIMED_OUT"));
         swf_json_add(o, "error", json_object_new_string("States.Timeout"));
+        swf_json_add(o, "cause", json_object_new_string(cause));
         if (!json_object_object_get_ex(o, "stopDate", NULL))
             swf_json_add(o, "stopDate", swf_api__time(swf_time_now_ms()));
     } else if (status != NULL && strcmp(status, "RUNNING") == 0) {

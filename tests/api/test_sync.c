@@ -194,8 +194,15 @@ Test(sync, the_wait_is_bounded_and_ends_the_execution, .timeout = 300)
     int fd = connect_to(s.port);
     cr_assert_eq(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
     free(req);
-    usleep(300 * 1000);
+    /* Its slot is taken before the execution starts: once it exists. */
     char buf[16384];
+    for (int i = 0; i < 100; i++) {
+        if (call(&s, SFN "DescribeExecution",
+                 "{\"executionArn\":\"arn:aws:states:us-east-1:123456789012:execution:slow:s1\"}",
+                 buf, sizeof(buf)) == 200)
+            break;
+        usleep(50 * 1000);
+    }
     cr_assert_eq(call(&s, SFN "StartSyncExecution",
                       "{\"stateMachineArn\":\"" ARN "slow\",\"name\":\"s2\"}", buf, sizeof(buf)),
                  400, "%s", buf);
