@@ -35,9 +35,9 @@ swf_error_t *swf_history_pg_executions_closed(swf_history_store_t *store,
                                               const char *const *execution_ids, size_t n,
                                               bool *closed)
 {
-    memset(closed, 0, n * sizeof(*closed));
     if (n == 0)
         return NULL;
+    memset(closed, 0, n * sizeof(*closed));
     size_t cap = 3;
     for (size_t i = 0; i < n; i++)
         cap += 2 * strlen(execution_ids[i]) + 3;

@@ -3,13 +3,14 @@
  * decider (PostgreSQL and the mock Kafka cluster, cli/dev.h): EXPRESS
  * state machines and what AWS refuses in them, StartSyncExecution's answer
  * for an execution that succeeds, fails or outlives the wait, and the bound
- * on the waiters.
+ * on the waiters, and a fuzz round over its request bodies.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../fuzz.h"
 #include "api/api.h"
 #include "cli/dev.h"
 #include "protocol/json.h"
@@ -232,5 +233,33 @@ Test(sync, the_wait_is_bounded_and_ends_the_execution, .timeout = 300)
     cr_assert_str_eq(status, "ABORTED", "%s", swf_json_str(d));
     cr_assert_str_eq(swf_json_get_string(d, "error"), "States.Timeout");
     json_object_put(d);
+    sys_stop(&s);
+}
+
+Test(sync, answers_mutated_start_sync_bodies_and_stays_up, .timeout = 600)
+{
+    sys_t s;
+    sys_start(&s, 2, 0);
+    machine_create(&s, "m", "EXPRESS",
+                   "{\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}}");
+    fuzz_corpus_t seeds = {0};
+    fuzz_corpus_add(&seeds, "{\"stateMachineArn\": \"" ARN "m\", \"name\": \"e\", "
+                            "\"input\": \"{\\\"a\\\": [1, \\\"x\\\"]}\", \"traceHeader\": \"t\"}");
+    fuzz_corpus_add(&seeds, "{\"stateMachineArn\": \"" ARN "m:1\", \"input\": \"{}\"}");
+    fuzz_t f = fuzz_start();
+    long rounds = fuzz_rounds(150);
+    char buf[16384];
+    for (long i = 0; i < rounds; i++) {
+        char *m = fuzz_mutate(&f, seeds.v[fuzz_below(&f, seeds.n)], &seeds);
+        int st = call(&s, SFN "StartSyncExecution", m, buf, sizeof(buf));
+        cr_assert(st == 200 || st == 400, "%s: %d %s", m, st, buf);
+        free(m);
+    }
+    fuzz_corpus_free(&seeds);
+    /* Still answering, and no waiter left behind. */
+    json_object *r =
+        call_ok(s.port, SFN "StartSyncExecution", "{\"stateMachineArn\":\"" ARN "m\"}");
+    cr_assert_str_eq(swf_json_get_string(r, "status"), "SUCCEEDED", "%s", swf_json_str(r));
+    json_object_put(r);
     sys_stop(&s);
 }
