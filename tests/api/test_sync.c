@@ -166,6 +166,17 @@ Test(sync, refuses_what_aws_refuses_of_express_and_of_standard, .timeout = 300)
                      "%s", buf);
         json_object_put(in);
     }
+    /* An update of an EXPRESS machine is held to the same rules. */
+    machine_create(&s, "fast", "EXPRESS",
+                   "{\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}}");
+    cr_assert_eq(call(&s, SFN "UpdateStateMachine",
+                      "{\"stateMachineArn\":\"" ARN "fast\",\"definition\":\"{\\\"StartAt\\\":"
+                      "\\\"T\\\",\\\"States\\\":{\\\"T\\\":{\\\"Type\\\":\\\"Task\\\","
+                      "\\\"Resource\\\":\\\"arn:aws:states:::lambda:invoke.waitForTaskToken\\\","
+                      "\\\"End\\\":true}}}\"}",
+                      buf, sizeof(buf)),
+                 400, "%s", buf);
+    cr_assert(strstr(buf, "InvalidDefinition") != NULL, "%s", buf);
     cr_assert_eq(call(&s, SFN "CreateStateMachine",
                       "{\"name\":\"x\",\"definition\":\"{}\",\"roleArn\":\"r\",\"type\":\"FAST\"}",
                       buf, sizeof(buf)),
