@@ -215,9 +215,14 @@ swf_error_t *swf_api__machine_type(json_object *in, const char **type);
 /* InvalidDefinition when an EXPRESS machine's definition uses what AWS
  * runs in STANDARD machines only (activities, .sync, .waitForTaskToken). */
 swf_error_t *swf_api__express_check(json_object *definition);
-/* Starts and stops the thread that watches for the executions waited for. */
+/* Starts and stops the thread that watches for the executions waited for;
+ * stopping answers the waiters (ServiceUnavailable) before it returns, and
+ * the rest is freed after libmicrohttpd stopped. */
 swf_error_t *swf_api__sync_start(swf_api_t *api);
 void swf_api__sync_stop(swf_api_t *api);
+void swf_api__sync_free(swf_api_t *api);
+/* The connection's request completed (its answer sent, or it closed). */
+void swf_api__sync_clear(swf_api_t *api, void *sync);
 /* A StartSyncExecution slot's size, for the connection to hold one. */
 size_t swf_api__sync_size(void);
 /* Whether the call's slot ended its wait (the connection was resumed);

@@ -44,6 +44,8 @@
 #include "protocol/time.h"
 
 #define SYNC_TICK_MS 50
+/* How long stopping waits for the waiters' answers. */
+#define STOP_WAIT_MS 5000
 
 typedef struct slot {
     struct slot *next;
@@ -64,6 +66,7 @@ struct swf_api__syncs {
     slot_t *head;               /* waiting, in no order */
     int nwaiting;               /* in the list */
     int nreserved;              /* in the list or being started */
+    int draining;               /* resumed by the stop, not yet answered */
     swf_history_store_t *store; /* the watcher's own */
 };
 
@@ -267,13 +270,41 @@ void swf_api__sync_stop(swf_api_t *api)
     pthread_mutex_lock(&w->lock);
     while (w->head != NULL) {
         w->head->stopping = true;
+        w->draining++;
         slot_finish(w, w->head);
     }
     pthread_mutex_unlock(&w->lock);
+    /* A resumed connection is taken up by its thread a moment later, and
+     * libmicrohttpd must not stop with one still suspended, nor before
+     * the answer is sent: wait until each request completed
+     * (swf_api__sync_clear), a bounded time. */
+    for (int waited_ms = 0; waited_ms < STOP_WAIT_MS; waited_ms += 10) {
+        pthread_mutex_lock(&w->lock);
+        int left = w->draining;
+        pthread_mutex_unlock(&w->lock);
+        if (left == 0)
+            break;
+        usleep(10 * 1000);
+    }
+}
+
+void swf_api__sync_free(swf_api_t *api)
+{
+    swf_api__syncs_t *w = api->syncs;
+    if (w == NULL)
+        return;
     swf_history_store_free(w->store);
     pthread_mutex_destroy(&w->lock);
     free(w);
     api->syncs = NULL;
+}
+
+/* A waiter's answer when the server stops before its execution closed. */
+static swf_error_t *stopping(void)
+{
+    return swf_api__err("ServiceUnavailable",
+                        "the server is stopping; StartSyncExecution again with the same name and "
+                        "input waits for the same execution");
 }
 
 /* ---- StartSyncExecution ----------------------------------------------------------- */
@@ -336,6 +367,12 @@ swf_error_t *swf_api__execution_start_sync(swf_api_call_t *call, json_object *in
     slot->deadline_ms = swf_time_now_ms() + (int64_t)call->api->cfg.sync_s * 1000;
     json_object_put(started);
     pthread_mutex_lock(&w->lock);
+    if (w->stop) {
+        /* Started as the server stops: no wait to begin. */
+        w->nreserved--;
+        pthread_mutex_unlock(&w->lock);
+        return stopping();
+    }
     slot->next = w->head;
     w->head = slot;
     w->nwaiting++;
@@ -343,14 +380,6 @@ swf_error_t *swf_api__execution_start_sync(swf_api_call_t *call, json_object *in
     pthread_mutex_unlock(&w->lock);
     *out = NULL;
     return NULL;
-}
-
-/* A waiter's answer when the server stops before its execution closed. */
-static swf_error_t *stopping(void)
-{
-    return swf_api__err("ServiceUnavailable",
-                        "the server is stopping; StartSyncExecution again with the same name and "
-                        "input waits for the same execution");
 }
 
 /* The answer of a waiter whose wait ended: the execution described, in
@@ -418,4 +447,16 @@ bool swf_api__sync_done(swf_api_call_t *call, json_object **out, swf_error_t **e
     else
         *err = sync_answer(call, slot, out);
     return true;
+}
+
+void swf_api__sync_clear(swf_api_t *api, void *sync)
+{
+    slot_t *slot = sync;
+    swf_api__syncs_t *w = api->syncs;
+    if (!slot->stopping || w == NULL)
+        return;
+    slot->stopping = false;
+    pthread_mutex_lock(&w->lock);
+    w->draining--;
+    pthread_mutex_unlock(&w->lock);
 }

@@ -38,7 +38,8 @@ static void sys_start(sys_t *s, int sync_s, int max_waiters)
                             .credentials = s->creds,
                             .threads = 2,
                             .sync_s = sync_s,
-                            .max_sync_waiters = max_waiters};
+                            .max_sync_waiters = max_waiters,
+                            .log = getenv("SYNC_LOG") ? stderr : NULL};
     check(swf_api_start(&cfg, &s->api));
     s->port = swf_api_port(s->api);
 }
@@ -272,5 +273,40 @@ Test(sync, answers_mutated_start_sync_bodies_and_stays_up, .timeout = 600)
         call_ok(s.port, SFN "StartSyncExecution", "{\"stateMachineArn\":\"" ARN "m\"}");
     cr_assert_str_eq(swf_json_get_string(r, "status"), "SUCCEEDED", "%s", swf_json_str(r));
     json_object_put(r);
+    sys_stop(&s);
+}
+
+Test(sync, a_waiter_is_told_to_retry_when_the_server_stops, .timeout = 300)
+{
+    sys_t s;
+    sys_start(&s, 0, 0);
+    machine_create(&s, "slow", "EXPRESS",
+                   "{\"StartAt\":\"W\",\"States\":{\"W\":{\"Type\":\"Wait\",\"Seconds\":60,"
+                   "\"End\":true}}}");
+    /* A first run, so that the second's start (PostgreSQL, then Kafka)
+     * is quick, and it waits when the server stops. */
+    machine_create(&s, "fast", "EXPRESS",
+                   "{\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}}");
+    json_object_put(
+        call_ok(s.port, SFN "StartSyncExecution", "{\"stateMachineArn\":\"" ARN "fast\"}"));
+    char *req = request(s.port, SFN "StartSyncExecution",
+                        "{\"stateMachineArn\":\"" ARN "slow\",\"name\":\"w1\"}", KEY, SECRET);
+    int fd = connect_to(s.port);
+    cr_assert_eq(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+    free(req);
+    char buf[16384];
+    for (int i = 0; i < 100; i++) {
+        if (call(&s, SFN "DescribeExecution",
+                 "{\"executionArn\":\"arn:aws:states:us-east-1:123456789012:execution:slow:w1\"}",
+                 buf, sizeof(buf)) == 200)
+            break;
+        usleep(50 * 1000);
+    }
+    usleep(500 * 1000);
+    swf_api_stop(s.api);
+    s.api = NULL;
+    answer_read(fd, buf, sizeof(buf), 10000);
+    cr_assert(strncmp(buf, "HTTP/1.1 503", 12) == 0, "%s", buf);
+    cr_assert(strstr(buf, "ServiceUnavailable") != NULL, "%s", buf);
     sys_stop(&s);
 }
