@@ -82,6 +82,29 @@ static int call(sys_t *s, const char *target, const char *body, char *buf, size_
 }
 
 #define ARN "arn:aws:states:us-east-1:123456789012:stateMachine:"
+/* A machine whose executions outlive the tests' waits. */
+#define SLOW                                                                                       \
+    "{\"StartAt\":\"W\",\"States\":{\"W\":{\"Type\":\"Wait\",\"Seconds\":60,\"End\":true}}}"
+
+/* Sends a StartSyncExecution of machine's execution `name` and returns
+ * the connection, whose answer is still to come, once the execution
+ * exists (the waiter's slot is taken before the start). */
+static int sync_send(sys_t *s, const char *machine, const char *name)
+{
+    char body[256], arn[256], buf[4096];
+    snprintf(body, sizeof(body), "{\"stateMachineArn\":\"" ARN "%s\",\"name\":\"%s\"}", machine,
+             name);
+    char *req = request(s->port, SFN "StartSyncExecution", body, KEY, SECRET);
+    int fd = connect_to(s->port);
+    cr_assert_eq(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+    free(req);
+    snprintf(arn, sizeof(arn),
+             "{\"executionArn\":\"arn:aws:states:us-east-1:123456789012:execution:%s:%s\"}",
+             machine, name);
+    for (int i = 0; i < 100 && call(s, SFN "DescribeExecution", arn, buf, sizeof(buf)) != 200; i++)
+        usleep(50 * 1000);
+    return fd;
+}
 
 Test(sync, an_express_execution_answers_with_its_end, .timeout = 300)
 {
@@ -198,24 +221,10 @@ Test(sync, the_wait_is_bounded_and_ends_the_execution, .timeout = 300)
 {
     sys_t s;
     sys_start(&s, 1, 1);
-    machine_create(&s, "slow", "EXPRESS",
-                   "{\"StartAt\":\"W\",\"States\":{\"W\":{\"Type\":\"Wait\",\"Seconds\":60,"
-                   "\"End\":true}}}");
+    machine_create(&s, "slow", "EXPRESS", SLOW);
     /* One waiter at a time: a second while the first waits is throttled. */
-    char *req = request(s.port, SFN "StartSyncExecution",
-                        "{\"stateMachineArn\":\"" ARN "slow\",\"name\":\"s1\"}", KEY, SECRET);
-    int fd = connect_to(s.port);
-    cr_assert_eq(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
-    free(req);
-    /* Its slot is taken before the execution starts: once it exists. */
+    int fd = sync_send(&s, "slow", "s1");
     char buf[16384];
-    for (int i = 0; i < 100; i++) {
-        if (call(&s, SFN "DescribeExecution",
-                 "{\"executionArn\":\"arn:aws:states:us-east-1:123456789012:execution:slow:s1\"}",
-                 buf, sizeof(buf)) == 200)
-            break;
-        usleep(50 * 1000);
-    }
     cr_assert_eq(call(&s, SFN "StartSyncExecution",
                       "{\"stateMachineArn\":\"" ARN "slow\",\"name\":\"s2\"}", buf, sizeof(buf)),
                  400, "%s", buf);
@@ -280,28 +289,15 @@ Test(sync, a_waiter_is_told_to_retry_when_the_server_stops, .timeout = 300)
 {
     sys_t s;
     sys_start(&s, 0, 0);
-    machine_create(&s, "slow", "EXPRESS",
-                   "{\"StartAt\":\"W\",\"States\":{\"W\":{\"Type\":\"Wait\",\"Seconds\":60,"
-                   "\"End\":true}}}");
+    machine_create(&s, "slow", "EXPRESS", SLOW);
     /* A first run, so that the second's start (PostgreSQL, then Kafka)
      * is quick, and it waits when the server stops. */
     machine_create(&s, "fast", "EXPRESS",
                    "{\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}}");
     json_object_put(
         call_ok(s.port, SFN "StartSyncExecution", "{\"stateMachineArn\":\"" ARN "fast\"}"));
-    char *req = request(s.port, SFN "StartSyncExecution",
-                        "{\"stateMachineArn\":\"" ARN "slow\",\"name\":\"w1\"}", KEY, SECRET);
-    int fd = connect_to(s.port);
-    cr_assert_eq(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
-    free(req);
+    int fd = sync_send(&s, "slow", "w1");
     char buf[16384];
-    for (int i = 0; i < 100; i++) {
-        if (call(&s, SFN "DescribeExecution",
-                 "{\"executionArn\":\"arn:aws:states:us-east-1:123456789012:execution:slow:w1\"}",
-                 buf, sizeof(buf)) == 200)
-            break;
-        usleep(50 * 1000);
-    }
     usleep(500 * 1000);
     swf_api_stop(s.api);
     s.api = NULL;
