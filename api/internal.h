@@ -215,6 +215,9 @@ swf_error_t *swf_api__machine_type(json_object *in, const char **type);
 /* InvalidDefinition when an EXPRESS machine's definition uses what AWS
  * runs in STANDARD machines only (activities, .sync, .waitForTaskToken). */
 swf_error_t *swf_api__express_check(json_object *definition);
+/* The same as a diagnostic of ValidateStateMachineDefinition (a new
+ * object), or NULL. */
+json_object *swf_api__express_diagnostic(json_object *definition);
 /* Starts and stops the thread that watches for the executions waited for;
  * stopping answers the waiters (ServiceUnavailable) before it returns, and
  * the rest is freed after libmicrohttpd stopped. */

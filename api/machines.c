@@ -317,7 +317,7 @@ swf_error_t *swf_api__machine_validate(swf_api_call_t *call, json_object *in, js
     const char *text, *type;
     swf_error_t *err = swf_api__str(in, "definition", true, DEFINITION_BYTES, &text);
     if (err == NULL)
-        err = swf_api__str(in, "type", false, 16, &type);
+        err = swf_api__machine_type(in, &type);
     if (err != NULL)
         return err;
     json_object *diags = json_object_new_array();
@@ -344,6 +344,10 @@ swf_error_t *swf_api__machine_validate(swf_api_call_t *call, json_object *in, js
             json_object_array_add(diags, d);
         }
         swf_asl_problems_free(&problems);
+        json_object *d = NULL;
+        if (type != NULL && strcmp(type, "EXPRESS") == 0 &&
+            (d = swf_api__express_diagnostic(def)) != NULL)
+            json_object_array_add(diags, d);
     }
     json_object_put(def);
     *out = json_object_new_object();

@@ -77,10 +77,18 @@ size_t swf_api__sync_size(void)
 
 /* ---- EXPRESS definitions -------------------------------------------------------- */
 
-static swf_error_t *express_states(json_object *states, const char *where);
+/* Where an EXPRESS machine's definition uses what AWS runs in STANDARD
+ * ones only, and what: the first one found. */
+typedef struct express_problem {
+    char where[640]; /* $.States.NAME...Resource */
+    const char *why;
+} express_problem_t;
 
-/* The problem of one state for an EXPRESS machine, if any. */
-static swf_error_t *express_state(const char *name, json_object *st, const char *where)
+static bool express_states(json_object *states, const char *where, express_problem_t *p);
+
+/* The problem of one state (and the states inside it), if any. */
+static bool express_state(const char *name, json_object *st, const char *where,
+                          express_problem_t *p)
 {
     char here[600];
     snprintf(here, sizeof(here), "%s.%s", where, name);
@@ -88,59 +96,82 @@ static swf_error_t *express_state(const char *name, json_object *st, const char 
     const char *res = swf_json_get_string(st, "Resource");
     if (type != NULL && strcmp(type, "Task") == 0 && res != NULL) {
         size_t n = strlen(res);
-        const char *why = NULL;
+        p->why = NULL;
         if (strstr(res, ":activity:") != NULL)
-            why = "an activity";
+            p->why = "an activity";
         else if ((n > 5 && strcmp(res + n - 5, ".sync") == 0) || strstr(res, ".sync:") != NULL)
-            why = "the '.sync' integration pattern";
+            p->why = "the '.sync' integration pattern";
         else if (n > 17 && strcmp(res + n - 17, ".waitForTaskToken") == 0)
-            why = "the '.waitForTaskToken' integration pattern";
-        if (why != NULL)
-            return swf_api__err("InvalidDefinition",
-                                "Invalid State Machine Definition: %s.Resource: EXPRESS state "
-                                "machines do not support %s",
-                                here, why);
+            p->why = "the '.waitForTaskToken' integration pattern";
+        if (p->why != NULL) {
+            snprintf(p->where, sizeof(p->where), "%s.Resource", here);
+            return true;
+        }
     }
     json_object *branches = NULL, *proc = NULL, *sub = NULL;
-    swf_error_t *err = NULL;
+    char b[640];
     if (json_object_object_get_ex(st, "Branches", &branches) &&
         json_object_is_type(branches, json_type_array))
-        for (size_t i = 0; err == NULL && i < json_object_array_length(branches); i++) {
-            char b[640];
+        for (size_t i = 0; i < json_object_array_length(branches); i++) {
             snprintf(b, sizeof(b), "%s.Branches[%zu].States", here, i);
-            if (json_object_object_get_ex(json_object_array_get_idx(branches, i), "States", &sub))
-                err = express_states(sub, b);
+            if (json_object_object_get_ex(json_object_array_get_idx(branches, i), "States", &sub) &&
+                express_states(sub, b, p))
+                return true;
         }
     const char *procs[2] = {"ItemProcessor", "Iterator"};
-    for (int i = 0; err == NULL && i < 2; i++)
+    for (int i = 0; i < 2; i++)
         if (json_object_object_get_ex(st, procs[i], &proc) &&
             json_object_object_get_ex(proc, "States", &sub)) {
-            char b[640];
             snprintf(b, sizeof(b), "%s.%s.States", here, procs[i]);
-            err = express_states(sub, b);
+            if (express_states(sub, b, p))
+                return true;
         }
-    return err;
+    return false;
 }
 
-static swf_error_t *express_states(json_object *states, const char *where)
+static bool express_states(json_object *states, const char *where, express_problem_t *p)
 {
     if (!json_object_is_type(states, json_type_object))
-        return NULL; /* the validator has said so already */
+        return false; /* the validator has said so already */
     json_object_object_foreach(states, name, st)
     {
-        swf_error_t *err = express_state(name, st, where);
-        if (err != NULL)
-            return err;
+        if (express_state(name, st, where, p))
+            return true;
     }
-    return NULL;
+    return false;
+}
+
+static bool express_find(json_object *definition, express_problem_t *p)
+{
+    json_object *states = NULL;
+    return json_object_object_get_ex(definition, "States", &states) &&
+           express_states(states, "$.States", p);
 }
 
 swf_error_t *swf_api__express_check(json_object *definition)
 {
-    json_object *states = NULL;
-    if (!json_object_object_get_ex(definition, "States", &states))
+    express_problem_t p;
+    if (!express_find(definition, &p))
         return NULL;
-    return express_states(states, "$.States");
+    return swf_api__err("InvalidDefinition",
+                        "Invalid State Machine Definition: %s: EXPRESS state machines do not "
+                        "support %s",
+                        p.where, p.why);
+}
+
+json_object *swf_api__express_diagnostic(json_object *definition)
+{
+    express_problem_t p;
+    if (!express_find(definition, &p))
+        return NULL;
+    char msg[128];
+    snprintf(msg, sizeof(msg), "EXPRESS state machines do not support %s", p.why);
+    json_object *d = json_object_new_object();
+    swf_json_add(d, "severity", json_object_new_string("ERROR"));
+    swf_json_add(d, "code", json_object_new_string("SCHEMA_VALIDATION_FAILED"));
+    swf_json_add(d, "message", json_object_new_string(msg));
+    swf_json_add(d, "location", json_object_new_string(p.where));
+    return d;
 }
 
 swf_error_t *swf_api__machine_type(json_object *in, const char **type)

@@ -181,6 +181,19 @@ Test(sync, refuses_what_aws_refuses_of_express_and_of_standard, .timeout = 300)
                      "%s: %s", refused[i], buf);
         cr_assert(strstr(buf, "InvalidDefinition") != NULL, "%s", buf);
         cr_assert(strstr(buf, "$.States.M.ItemProcessor.States.T.Resource") != NULL, "%s", buf);
+        /* ValidateStateMachineDefinition says the same for type EXPRESS. */
+        json_object *v = json_object_new_object();
+        swf_json_add(v, "definition", json_object_new_string(def));
+        swf_json_add(v, "type", json_object_new_string("EXPRESS"));
+        json_object *r = call_ok(s.port, SFN "ValidateStateMachineDefinition", swf_json_str(v));
+        cr_assert_str_eq(swf_json_get_string(r, "result"), "FAIL", "%s", swf_json_str(r));
+        cr_assert(strstr(swf_json_str(r), "$.States.M.ItemProcessor.States.T.Resource") != NULL);
+        json_object_put(r);
+        json_object_object_add(v, "type", json_object_new_string("STANDARD"));
+        r = call_ok(s.port, SFN "ValidateStateMachineDefinition", swf_json_str(v));
+        cr_assert_str_eq(swf_json_get_string(r, "result"), "OK", "%s", swf_json_str(r));
+        json_object_put(r);
+        json_object_put(v);
         /* The same definition is a STANDARD machine's right. */
         json_object_object_add(in, "type", json_object_new_string("STANDARD"));
         char name[16];
