@@ -36,6 +36,9 @@
 #define SWF_API_PAYLOAD_BYTES (256u * 1024u)
 /* How long GetActivityTask waits for a task (AWS: 60 s). */
 #define SWF_API_POLL_S 60
+/* How long StartSyncExecution waits for the close (AWS: an express
+ * execution's 5 minutes). */
+#define SWF_API_SYNC_S 300
 
 typedef struct swf_api_config {
     const char *host;        /* address to listen on; NULL: 127.0.0.1 */
@@ -50,6 +53,8 @@ typedef struct swf_api_config {
     int idle_timeout_s;      /* a connection idle this long is closed; 0: 30 */
     int max_pollers;         /* GetActivityTask calls waiting at once; 0: 1000 */
     int poll_s;              /* GetActivityTask's wait; 0: SWF_API_POLL_S (tests shorten it) */
+    int sync_s;              /* StartSyncExecution's wait; 0: SWF_API_SYNC_S (tests shorten it) */
+    int max_sync_waiters;    /* StartSyncExecution calls waiting at once; 0: 1000 */
     FILE *log;               /* one line per request and per failure; NULL: quiet */
 } swf_api_config_t;
 

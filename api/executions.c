@@ -380,18 +380,3 @@ swf_error_t *swf_api__executions_list(swf_api_call_t *call, json_object *in, jso
     swf_history_executions_free(items, n);
     return NULL;
 }
-
-/* AWS runs StartSyncExecution for EXPRESS state machines only, and swf has
- * STANDARD ones only: AWS's answer for a STANDARD machine. */
-swf_error_t *swf_api__execution_start_sync(swf_api_call_t *call, json_object *in, json_object **out)
-{
-    char machine[SWF_API_NAME_BYTES + 1];
-    int version = 0;
-    swf_error_t *err = swf_api__machine_arn(call, in, "stateMachineArn", machine, &version);
-    if (err == NULL)
-        err = swf_api__err("StateMachineTypeNotSupported",
-                           "StartSyncExecution runs EXPRESS state machines; %s is STANDARD (swf "
-                           "runs STANDARD ones only)",
-                           machine);
-    return err;
-}

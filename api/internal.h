@@ -27,6 +27,7 @@
 #include "protocol/error.h"
 
 typedef struct swf_api__hub swf_api__hub_t;
+typedef struct swf_api__syncs swf_api__syncs_t;
 
 struct swf_api {
     swf_api_config_t cfg; /* strings below are copies */
@@ -39,6 +40,7 @@ struct swf_api {
     const char *secret;      /* task tokens and control messages (protocol/token.h) */
     pthread_key_t store_key; /* each request thread's PostgreSQL store */
     swf_api__hub_t *hub;     /* GetActivityTask's pollers (poll.c) */
+    swf_api__syncs_t *syncs; /* StartSyncExecution's waiters (sync.c) */
     pthread_mutex_t log_lock;
 };
 
@@ -47,6 +49,7 @@ typedef struct swf_api_call {
     const char *key; /* the access key id that signed the request */
     void *conn;      /* the connection (struct MHD_Connection), for a long poll */
     void *waiter;    /* the connection's poll slot (poll.c) */
+    void *sync;      /* the connection's StartSyncExecution slot (sync.c) */
 } swf_api_call_t;
 
 typedef swf_error_t *(*swf_api__action_fn)(swf_api_call_t *call, json_object *in,
@@ -236,5 +239,30 @@ size_t swf_api__waiter_size(void);
 bool swf_api__waiter_done(swf_api_t *api, void *waiter, json_object **out);
 /* Drops what a filled slot still holds (its connection ended unanswered). */
 void swf_api__waiter_clear(void *waiter);
+
+/* ---- EXPRESS and StartSyncExecution (sync.c) --------------------------------- */
+
+/* The type member of CreateStateMachine: NULL when absent, else STANDARD
+ * or EXPRESS (ValidationException otherwise). */
+swf_error_t *swf_api__machine_type(json_object *in, const char **type);
+/* InvalidDefinition when an EXPRESS machine's definition uses what AWS
+ * runs in STANDARD machines only (activities, .sync, .waitForTaskToken). */
+swf_error_t *swf_api__express_check(json_object *definition);
+/* The same as a diagnostic of ValidateStateMachineDefinition (a new
+ * object), or NULL. */
+json_object *swf_api__express_diagnostic(json_object *definition);
+/* Starts and stops the thread that watches for the executions waited for;
+ * stopping answers the waiters (ServiceUnavailable) before it returns, and
+ * the rest is freed after libmicrohttpd stopped. */
+swf_error_t *swf_api__sync_start(swf_api_t *api);
+void swf_api__sync_stop(swf_api_t *api);
+void swf_api__sync_free(swf_api_t *api);
+/* The connection's request completed (its answer sent, or it closed). */
+void swf_api__sync_clear(swf_api_t *api, void *sync);
+/* A StartSyncExecution slot's size, for the connection to hold one. */
+size_t swf_api__sync_size(void);
+/* Whether the call's slot ended its wait (the connection was resumed);
+ * then *out gets the answer (a new reference) or *err the error. */
+bool swf_api__sync_done(swf_api_call_t *call, json_object **out, swf_error_t **err);
 
 #endif

@@ -121,17 +121,18 @@ swf_error_t *swf_api__machine_create(swf_api_call_t *call, json_object *in, json
     if (err == NULL)
         err = swf_api__str(in, "roleArn", true, ROLE_BYTES, &role);
     if (err == NULL)
-        err = swf_api__str(in, "type", false, 16, &type);
+        err = swf_api__machine_type(in, &type);
     if (err == NULL)
         err = swf_api__name_check(name);
-    if (err == NULL && type != NULL && strcmp(type, "STANDARD") != 0)
-        err = swf_api__err("ValidationException", "type %s: swf runs STANDARD state machines only",
-                           type);
     if (err == NULL)
         err = swf_api__allowed(call, "stateMachine", name);
     json_object *def = NULL;
     if (err == NULL)
         err = definition_read(text, &def);
+    if (type == NULL)
+        type = "STANDARD";
+    if (err == NULL && strcmp(type, "EXPRESS") == 0)
+        err = swf_api__express_check(def);
     swf_history_store_t *s = NULL;
     if (err == NULL)
         err = swf_api__store(call, &s);
@@ -152,7 +153,8 @@ swf_error_t *swf_api__machine_create(swf_api_call_t *call, json_object *in, json
         err = swf_history_pg_state_machine_entry(s, name, &e);
         if (err == NULL) {
             char rb[SWF_API_ARN_BYTES];
-            if (!same || strcmp(role_of(call, &e, rb), role) != 0)
+            if (!same || strcmp(role_of(call, &e, rb), role) != 0 ||
+                strcmp(e.type ? e.type : "STANDARD", type) != 0)
                 err = swf_api__err("StateMachineAlreadyExists",
                                    "State Machine Already Exists: '%s'", arn);
             else {
@@ -170,7 +172,7 @@ swf_error_t *swf_api__machine_create(swf_api_call_t *call, json_object *in, json
         return err;
     }
     swf_error_free(err);
-    err = swf_history_pg_state_machine_settings(s, name, role, "STANDARD");
+    err = swf_history_pg_state_machine_settings(s, name, role, type);
     if (err == NULL)
         err = swf_history_pg_state_machine_register(s, name, def, &version);
     if (err == NULL)
@@ -263,6 +265,8 @@ swf_error_t *swf_api__machine_update(swf_api_call_t *call, json_object *in, json
     json_object *def = NULL;
     if (err == NULL && text != NULL)
         err = definition_read(text, &def);
+    if (err == NULL && def != NULL && e.type != NULL && strcmp(e.type, "EXPRESS") == 0)
+        err = swf_api__express_check(def);
     swf_history_store_t *s;
     if (err == NULL)
         err = swf_api__store(call, &s);
@@ -322,7 +326,7 @@ swf_error_t *swf_api__machine_validate(swf_api_call_t *call, json_object *in, js
     const char *text, *type;
     swf_error_t *err = swf_api__str(in, "definition", true, DEFINITION_BYTES, &text);
     if (err == NULL)
-        err = swf_api__str(in, "type", false, 16, &type);
+        err = swf_api__machine_type(in, &type);
     if (err != NULL)
         return err;
     json_object *diags = json_object_new_array();
@@ -349,6 +353,10 @@ swf_error_t *swf_api__machine_validate(swf_api_call_t *call, json_object *in, js
             json_object_array_add(diags, d);
         }
         swf_asl_problems_free(&problems);
+        json_object *d = NULL;
+        if (type != NULL && strcmp(type, "EXPRESS") == 0 &&
+            (d = swf_api__express_diagnostic(def)) != NULL)
+            json_object_array_add(diags, d);
     }
     json_object_put(def);
     *out = json_object_new_object();

@@ -70,6 +70,7 @@ typedef struct req {
     char action[64];
     char key[SWF_API_SIGV4_KEY_BYTES];
     void *waiter; /* poll.c's slot, swf_api__waiter_size() bytes */
+    void *sync;   /* sync.c's slot, swf_api__sync_size() bytes */
 } req_t;
 
 static void log_line(swf_api_t *api, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -230,7 +231,7 @@ static enum MHD_Result run_event(swf_api_t *api, struct MHD_Connection *conn, co
     if (err == NULL && *name == '\0')
         err = swf_api__err("ValidationException", "POST /events/NAME: NAME is missing");
     json_object *out = NULL;
-    swf_api_call_t call = {api, r->key, conn, r->waiter};
+    swf_api_call_t call = {api, r->key, conn, r->waiter, r->sync};
     if (err == NULL)
         err = swf_api__event_post(&call, name, r->body ? r->body : "", r->len, &out);
     if (err != NULL)
@@ -277,14 +278,15 @@ static enum MHD_Result run(swf_api_t *api, struct MHD_Connection *conn, const ch
         swf_error_free(err);
         return respond_error(api, conn, r, e);
     }
-    swf_api_call_t call = {api, r->key, conn, r->waiter};
+    swf_api_call_t call = {api, r->key, conn, r->waiter, r->sync};
     json_object *out = NULL;
     err = a->fn(&call, in, &out);
     json_object_put(in);
     if (err != NULL)
         return respond_error(api, conn, r, err);
     if (out == NULL) {
-        /* A long poll: poll.c suspended the connection and resumes it. */
+        /* A long poll: poll.c or sync.c suspended the connection and
+         * resumes it. */
         r->state = REQ_SUSPENDED;
         return MHD_YES;
     }
@@ -300,10 +302,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     swf_api_t *api = cls;
     req_t *r = *con_cls;
     if (r == NULL) {
-        r = calloc(1, sizeof(*r) + swf_api__waiter_size());
+        r = calloc(1, sizeof(*r) + swf_api__waiter_size() + swf_api__sync_size());
         if (r == NULL)
             return MHD_NO;
         r->waiter = r + 1;
+        r->sync = (char *)r->waiter + swf_api__waiter_size();
         r->start_ms = swf_time_now_ms();
         *con_cls = r;
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
@@ -316,7 +319,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     }
     if (r->state == REQ_SUSPENDED) {
         json_object *out = NULL;
-        if (!swf_api__waiter_done(api, r->waiter, &out))
+        swf_error_t *err = NULL;
+        swf_api_call_t call = {api, r->key, conn, r->waiter, r->sync};
+        if (swf_api__sync_done(&call, &out, &err) && err != NULL)
+            return respond_error(api, conn, r, err);
+        if (out == NULL && !swf_api__waiter_done(api, r->waiter, &out))
             return MHD_YES;
         enum MHD_Result ret = respond(api, conn, r, 200, out);
         json_object_put(out);
@@ -356,6 +363,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (r == NULL)
         return;
     swf_api__waiter_clear(r->waiter);
+    swf_api__sync_clear(cls, r->sync);
     free(r->body);
     free(r);
     *con_cls = NULL;
@@ -413,6 +421,8 @@ swf_error_t *swf_api_start(const swf_api_config_t *cfg, swf_api_t **out)
             &api->producer);
     if (err == NULL)
         err = swf_api__hub_start(api);
+    if (err == NULL)
+        err = swf_api__sync_start(api);
     if (err != NULL) {
         swf_api_stop(api);
         return err;
@@ -455,8 +465,10 @@ void swf_api_stop(swf_api_t *api)
     if (api->mhd != NULL)
         MHD_quiesce_daemon(api->mhd);
     swf_api__hub_stop(api);
+    swf_api__sync_stop(api);
     if (api->mhd != NULL)
         MHD_stop_daemon(api->mhd);
+    swf_api__sync_free(api);
     swf_kafka_producer_free(api->producer);
     swf_api_credentials_free(api->creds);
     pthread_key_delete(api->store_key);

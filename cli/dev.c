@@ -717,6 +717,8 @@ int swf_cli_dev(int argc, char **argv)
     print_export("AWS_ACCESS_KEY_ID", SWF_DEV_API_KEY);
     print_export("AWS_SECRET_ACCESS_KEY", SWF_DEV_API_SECRET);
     print_export("AWS_DEFAULT_REGION", SWF_API_DEFAULT_REGION);
+    /* StartSyncExecution goes to "sync-" + the host otherwise (api/README.md). */
+    print_export("AWS_DISABLE_HOST_PREFIX_INJECTION", "true");
     fflush(stdout);
     fprintf(stderr,
             "swf dev: PostgreSQL, Kafka (mock), swf-history, %d decider(s) and the Step "

@@ -15,6 +15,7 @@
 #ifndef SWF_HISTORY_CATALOG_H
 #define SWF_HISTORY_CATALOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -142,5 +143,11 @@ swf_error_t *swf_history_pg_workflow_taken(swf_history_store_t *store, const cha
  * and the time of the last in ms (-1 when none). */
 swf_error_t *swf_history_pg_execution_redrives(swf_history_store_t *store, const char *execution_id,
                                                int64_t *count, int64_t *last_ms);
+/* Which of n executions are closed (any status but open): closed[i] for
+ * execution_ids[i]; one that does not exist reads as open. One query
+ * (history/pg_wait.c), for swf-api's StartSyncExecution waiters. */
+swf_error_t *swf_history_pg_executions_closed(swf_history_store_t *store,
+                                              const char *const *execution_ids, size_t n,
+                                              bool *closed);
 
 #endif

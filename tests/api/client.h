@@ -22,8 +22,11 @@
 #include "api/sigv4.h"
 #include "cli/dev.h"
 
+/* A suite may name its own key and secret before including this file. */
+#ifndef KEY
 #define KEY "AKIDTEST"
 #define SECRET "test-secret"
+#endif
 #define SFN "AWSStepFunctions."
 
 /* Writes a credentials file (KEY may use everything, AKIDNARROW only
@@ -198,6 +201,34 @@ static inline int status_of(int port, const char *target, const char *body)
     if (n > 0)
         sscanf(resp, "HTTP/1.1 %d", &got);
     return got;
+}
+
+/* Reads the answer on fd until the server closes or wait_ms pass without
+ * a byte, closes fd; returns its length (resp is NUL-terminated). */
+static inline size_t answer_read(int fd, char *resp, size_t cap, int wait_ms)
+{
+    size_t got = 0;
+    struct pollfd p = {fd, POLLIN, 0};
+    while (got + 1 < cap && poll(&p, 1, wait_ms) > 0) {
+        ssize_t n = recv(fd, resp + got, cap - 1 - got, 0);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    resp[got] = '\0';
+    close(fd);
+    return got;
+}
+
+/* Writes a credentials file (api/credentials.h) of `lines` at path, a
+ * mkstemp template it fills in. */
+static inline void creds_write(char *path, const char *lines)
+{
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    size_t n = strlen(lines);
+    cr_assert_eq(write(fd, lines, n), (ssize_t)n);
+    close(fd);
 }
 
 #endif
