@@ -186,6 +186,15 @@ swf_error_t *swf_api__execution_find(swf_api_call_t *call, json_object *in,
 /* AWS's status of a row of the executions projection. */
 const char *swf_api__execution_status(const char *status);
 
+/* ---- history (history.c) -------------------------------------------------- */
+
+/* The Step Functions events of a stored history (GetExecutionHistory's
+ * "events", all of them, oldest first): a new array in *out. `data`:
+ * includeExecutionData; `role` the roleArn of ExecutionStarted, or NULL.
+ * Errors: the replay's (a history the interpreter cannot replay). */
+swf_error_t *swf_api__history_derive(const swf_event_list_t *events, bool data, const char *role,
+                                     json_object **out);
+
 /* The "tags" member of a Create request, set on kind:name (tags.c). */
 swf_error_t *swf_api__tags_apply(swf_api_call_t *call, const char *kind, const char *name,
                                  json_object *in);
