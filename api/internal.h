@@ -66,6 +66,8 @@ json_object *swf_api__error_body(const swf_error_t *err);
 
 #define SWF_API_NAME_BYTES 80
 #define SWF_API_ARN_BYTES 512
+/* A nextToken, as AWS bounds it. */
+#define SWF_API_TOKEN_BYTES 3072
 
 /* arn:aws:states:REGION:ACCOUNT:KIND:NAME[:SUB] into buf. */
 void swf_api__arn(const swf_api_t *api, const char *kind, const char *name, const char *sub,
