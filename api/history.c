@@ -145,10 +145,12 @@ typedef struct out {
     json_object *definition; /* borrowed; NULL when the history has none */
     /* Per thread ("" the top level, "Par[0]" a branch, "Par[0]/Items[3]" an
      * iteration): "last" its last event's id, absent before it started;
-     * "done" the close of its last child (a Map's last iteration). */
-    json_object *last, *done;
+     * "done" the close of its last child (a Map's last iteration); "kids"
+     * the threads started under each Map or Parallel ("parent/name"). */
+    json_object *last, *done, *kids;
     const swf_event_list_t *all;
-    bool *placed; /* stored events already emitted after their state */
+    bool *placed;  /* stored events already emitted after their state */
+    long *map_len; /* map_lengths */
 } out_t;
 
 static int64_t id_get(json_object *map, const char *path)
@@ -325,6 +327,14 @@ static void thread_start(out_t *o, const char *path, int64_t time_ms)
         prev = (int64_t)json_object_array_length(o->events);
     }
     id_set(o->last, path, prev);
+    char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2];
+    snprintf(key, sizeof(key), "%s/%s", parent, name);
+    json_object *kids;
+    if (!json_object_object_get_ex(o->kids, key, &kids)) {
+        kids = json_object_new_array();
+        json_object_object_add(o->kids, key, kids);
+    }
+    json_object_array_add(kids, json_object_new_string(path));
 }
 
 /* After a thread's last event: MapIterationSucceeded or ...Failed for an
@@ -349,45 +359,63 @@ static void thread_end(out_t *o, const char *path, bool ok, int64_t time_ms)
 }
 
 /* Forgets the threads under a Map or Parallel entered (again): its
- * iterations start anew. */
+ * iterations start anew. Their own children are forgotten when their Map
+ * or Parallel is entered in the new iteration. */
 static void threads_forget(out_t *o, const char *path, const char *name)
 {
-    char prefix[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 3];
-    snprintf(prefix, sizeof(prefix), "%s%s%s[", path, *path ? "/" : "", name);
-    size_t n = strlen(prefix);
-    json_object *gone = json_object_new_array();
-    json_object_object_foreach(o->last, k, v)
-    {
-        (void)v;
-        if (strncmp(k, prefix, n) == 0)
-            json_object_array_add(gone, json_object_new_string(k));
-    }
-    for (size_t i = 0; i < json_object_array_length(gone); i++)
-        json_object_object_del(o->last, json_object_get_string(json_object_array_get_idx(gone, i)));
-    json_object_put(gone);
+    char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2];
+    snprintf(key, sizeof(key), "%s/%s", path, name);
+    json_object *kids;
+    if (json_object_object_get_ex(o->kids, key, &kids))
+        for (size_t i = 0; i < json_object_array_length(kids); i++)
+            json_object_object_del(o->last,
+                                   json_object_get_string(json_object_array_get_idx(kids, i)));
+    json_object_object_del(o->kids, key);
     json_object_object_del(o->done, path);
 }
 
-/* The iterations of the Map traced at tr->items[k]: one past the highest
- * index among its threads until it closes. */
-static long map_length(const traces_t *tr, size_t k)
+/* The iterations of each Map entered: for each trace record, one past the
+ * highest index among the Map's threads until it closes (-1 for the
+ * records of other states), in one pass: every record's path names, per
+ * component "M[i]", the Map M entered under the component's parent, whose
+ * entry is open in `open` ("parent/M" -> record index). */
+static long *map_lengths(const traces_t *tr)
 {
-    const trace_rec_t *m = &tr->items[k];
-    char prefix[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 3];
-    snprintf(prefix, sizeof(prefix), "%s%s%s[", m->path, *m->path ? "/" : "", m->state);
-    size_t n = strlen(prefix);
-    long len = 0;
-    for (size_t i = k + 1; i < tr->n; i++) {
-        const trace_rec_t *t = &tr->items[i];
-        if (t->kind != REC_ENTERED && strcmp(t->path, m->path) == 0 &&
-            strcmp(t->state, m->state) == 0)
-            break;
-        if (strncmp(t->path, prefix, n) == 0) {
-            long idx = strtol(t->path + n, NULL, 10);
-            if (idx + 1 > len)
-                len = idx + 1;
+    long *len = malloc((tr->n + 1) * sizeof(*len));
+    json_object *open = json_object_new_object();
+    if (len == NULL)
+        abort();
+    char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2];
+    for (size_t k = 0; k < tr->n; k++) {
+        const trace_rec_t *t = &tr->items[k];
+        len[k] = -1;
+        /* The Map entries each component of this record's path belongs to. */
+        for (const char *c = t->path; *c != '\0';) {
+            const char *open_br = strchr(c, '['), *close_br = open_br ? strchr(open_br, ']') : NULL;
+            if (close_br == NULL)
+                break;
+            snprintf(key, sizeof(key), "%.*s/%.*s", (int)(c > t->path ? c - 1 - t->path : 0),
+                     t->path, (int)(open_br - c), c);
+            json_object *v;
+            if (json_object_object_get_ex(open, key, &v)) {
+                size_t m = (size_t)json_object_get_int64(v);
+                long idx = strtol(open_br + 1, NULL, 10);
+                if (idx + 1 > len[m])
+                    len[m] = idx + 1;
+            }
+            c = close_br[1] == '/' ? close_br + 2 : close_br + 1;
+        }
+        if (strcmp(t->type, "Map") != 0)
+            continue;
+        snprintf(key, sizeof(key), "%s/%s", t->path, t->state);
+        if (t->kind == REC_ENTERED || t->kind == REC_RESTARTED) {
+            len[k] = 0;
+            json_object_object_add(open, key, json_object_new_int64((int64_t)k));
+        } else {
+            json_object_object_del(open, key);
         }
     }
+    json_object_put(open);
     return len;
 }
 
@@ -601,7 +629,7 @@ static void trace_emit(out_t *o, const traces_t *tr, size_t k)
             e = ev_thread(o, p, type, t->time_ms);
             if (strcmp(t->type, "Map") == 0) {
                 json_object *m = json_object_new_object();
-                swf_json_add(m, "length", json_object_new_int64(map_length(tr, k)));
+                swf_json_add(m, "length", json_object_new_int64(o->map_len[k]));
                 json_object_object_add(e, "mapStateStartedEventDetails", m);
             }
         }
@@ -654,8 +682,10 @@ swf_error_t *swf_api__history_derive(const swf_event_list_t *events, bool data, 
                    .role = role,
                    .last = json_object_new_object(),
                    .done = json_object_new_object(),
+                   .kids = json_object_new_object(),
                    .all = events,
-                   .placed = calloc(events->count + 1, sizeof(bool))};
+                   .placed = calloc(events->count + 1, sizeof(bool)),
+                   .map_len = map_lengths(&tr)};
         if (o.placed == NULL)
             abort();
         if (events->count > 0 && events->items[0].type == SWF_EVENT_WORKFLOW_EXECUTION_STARTED)
@@ -673,7 +703,9 @@ swf_error_t *swf_api__history_derive(const swf_event_list_t *events, bool data, 
             trace_emit(&o, &tr, t);
         json_object_put(o.last);
         json_object_put(o.done);
+        json_object_put(o.kids);
         free(o.placed);
+        free(o.map_len);
         *out = o.events;
     }
     traces_free(&tr);
