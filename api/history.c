@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "decider/replay.h"
+#include "history/catalog.h"
 #include "history/pg.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
@@ -713,6 +714,23 @@ swf_error_t *swf_api__history_derive(const swf_event_list_t *events, bool data, 
     return err;
 }
 
+/* The roleArn ExecutionStarted shows: the state machine's, as
+ * DescribeStateMachine shows it (a default one for a machine registered
+ * by `swf register`, or deleted since). */
+static void role_get(swf_api_call_t *call, swf_history_store_t *s, const char *machine,
+                     char role[SWF_API_ARN_BYTES])
+{
+    swf_history_catalog_entry_t e = {0};
+    snprintf(role, SWF_API_ARN_BYTES, "arn:aws:iam::%s:role/swf", call->api->account);
+    swf_error_t *err = swf_history_pg_state_machine_entry(s, machine, &e);
+    if (err == NULL && e.role_arn != NULL && e.role_arn[0] != '\0')
+        snprintf(role, SWF_API_ARN_BYTES, "%s", e.role_arn);
+    swf_error_free(err);
+    free(e.name);
+    free(e.role_arn);
+    free(e.type);
+}
+
 swf_error_t *swf_api__execution_history(swf_api_call_t *call, json_object *in, json_object **out)
 {
     int64_t max = 100;
@@ -733,12 +751,15 @@ swf_error_t *swf_api__execution_history(swf_api_call_t *call, json_object *in, j
     swf_history_store_t *s;
     swf_event_list_t events = {0};
     json_object *all = NULL;
+    char role[SWF_API_ARN_BYTES];
     err = swf_api__store(call, &s);
     if (err == NULL)
         err = swf_history_load(s, ex.execution_id, 0, 0, &events);
+    if (err == NULL)
+        role_get(call, s, ex.state_machine, role);
     swf_history_execution_free(&ex);
     if (err == NULL)
-        err = swf_api__history_derive(&events, data, NULL, &all);
+        err = swf_api__history_derive(&events, data, role, &all);
     if (err == NULL) {
         size_t total = json_object_array_length(all);
         json_object *page = json_object_new_array();

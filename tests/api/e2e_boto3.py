@@ -140,7 +140,9 @@ d = wait_status(ex, "SUCCEEDED")
 out = json.loads(d["output"])
 check(out["greeting"] == {"greeting": "hello ada"} and out["approval"] == {"approved": True}, "DescribeExecution output")
 
-types = [e["type"] for e in sfn.get_execution_history(executionArn=ex)["events"]]
+events = sfn.get_execution_history(executionArn=ex)["events"]
+types = [e["type"] for e in events]
+check(events[0]["executionStartedEventDetails"].get("roleArn") == ROLE, "ExecutionStarted has the roleArn")
 print("history:", " ".join(types))
 check(types[0] == "ExecutionStarted" and types[-1] == "ExecutionSucceeded", "history starts and ends as AWS's")
 for t in ("PassStateEntered", "TaskStateEntered", "ActivityScheduled", "ActivityStarted",
