@@ -263,6 +263,18 @@ swf_error_t *swf_api__activity_task_get(swf_api_call_t *call, json_object *in, j
     return NULL;
 }
 
+/* A rebalance of a's consumer: partitions assigned while a's are paused
+ * are paused too, so that nothing is fetched for nobody. Runs on the hub's
+ * thread, in its poll. */
+static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t code,
+                         rd_kafka_topic_partition_list_t *parts, void *opaque)
+{
+    act_t *a = opaque;
+    swf_error_free(swf_kafka_rebalance_apply(rk, code, parts));
+    if (code == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS && a->paused)
+        rd_kafka_pause_partitions(rk, parts);
+}
+
 /* Opens a's consumer; errors are logged by the caller's next tick. */
 static void consumer_open(swf_api_t *api, act_t *a)
 {
@@ -270,10 +282,13 @@ static void consumer_open(swf_api_t *api, act_t *a)
     snprintf(group, sizeof(group), "swf-workers.%s", a->name);
     swf_kafka_task_topic(&api->names, a->name, topic, sizeof(topic));
     rd_kafka_t *c = NULL;
-    swf_error_t *err = swf_kafka_consumer_new(
-        &(swf_kafka_consumer_config_t){
-            .brokers = api->brokers, .group = group, .client_id = "swf-api"},
-        &c);
+    swf_error_t *err =
+        swf_kafka_consumer_new(&(swf_kafka_consumer_config_t){.brokers = api->brokers,
+                                                              .group = group,
+                                                              .client_id = "swf-api",
+                                                              .on_rebalance = on_rebalance,
+                                                              .opaque = a},
+                               &c);
     const char *topics[1] = {topic};
     if (err == NULL)
         err = swf_kafka_subscribe(c, topics, 1);

@@ -245,10 +245,9 @@ idle_sm = sfn.create_state_machine(
 )["stateMachineArn"]
 
 
-def poll_round(tag, pollers, tasks, seconds, act_arn=None, sm_arn=None):
+def poll_round(tag, pollers, tasks, seconds):
     """Starts `tasks` executions; `pollers` threads answer until all are done."""
     import threading
-    act_arn, sm_arn = act_arn or idle_act, sm_arn or idle_sm
     done, claimed, lock = [0], [0], threading.Lock()
     pcfg = Config(read_timeout=70, retries={"max_attempts": 1}, max_pool_connections=pollers + 4)
 
@@ -260,14 +259,14 @@ def poll_round(tag, pollers, tasks, seconds, act_arn=None, sm_arn=None):
                     return
                 claimed[0] += 1
             while True:
-                t = c.get_activity_task(activityArn=act_arn, workerName=tag)
+                t = c.get_activity_task(activityArn=idle_act, workerName=tag)
                 if t.get("taskToken"):
                     break
             c.send_task_success(taskToken=t["taskToken"], output="{}")
             with lock:
                 done[0] += 1
     for i in range(tasks):
-        sfn.start_execution(stateMachineArn=sm_arn, name="%s-%d" % (tag, i), input="{}")
+        sfn.start_execution(stateMachineArn=idle_sm, name="%s-%d" % (tag, i), input="{}")
     start = time.time()
     threads = [threading.Thread(target=poller, daemon=True) for _ in range(pollers)]
     for t in threads:
@@ -287,37 +286,6 @@ n, took = poll_round("idle-b", 50, 100, 60)
 check(n == 100, "50 pollers after 13 s without any answered 100 tasks within 60 s (%.1f s)" % took)
 sfn.delete_state_machine(stateMachineArn=idle_sm)
 sfn.delete_activity(activityArn=idle_act)
-
-# Pollers and a Kafka worker on one task list (one consumer group): once no
-# poller waits, swf-api's consumer gives its partitions up to the worker
-# (after 10 s), so every task is done though only the worker is left.
-mixed_act = sfn.create_activity(name="e2e-mixed")["activityArn"]
-mixed_sm = sfn.create_state_machine(
-    name="e2e-mixed", roleArn=ROLE,
-    definition=json.dumps({"StartAt": "T", "States": {"T": {"Type": "Task", "Resource": mixed_act, "End": True}}}),
-)["stateMachineArn"]
-n, _ = poll_round("mixed-api", 4, 4, 120, mixed_act, mixed_sm)
-check(n == 4, "pollers took the first tasks (swf-api's consumer joined the group)")
-kafka_worker = subprocess.Popen(
-    [os.path.join(os.environ.get("SWF_E2E_BUILD", "build"), "swf-worker"), "--task-list", "e2e-mixed", "--echo"],
-    stderr=subprocess.DEVNULL,
-)
-for i in range(16):
-    sfn.start_execution(stateMachineArn=mixed_sm, name="mixed-kafka-%d" % i, input="{}")
-began = time.time()
-end, finished = began + 120, 0
-while time.time() < end:
-    finished = len([r for r in sfn.list_executions(stateMachineArn=mixed_sm, statusFilter="SUCCEEDED")["executions"]
-                    if r["name"].startswith("mixed-kafka-")])
-    if finished == 16:
-        break
-    time.sleep(1)
-kafka_worker.terminate()
-kafka_worker.wait(timeout=30)
-check(finished == 16, "a Kafka worker alone finished the 16 tasks after the pollers left (%d, in %.1f s)"
-      % (finished, time.time() - began))
-sfn.delete_state_machine(stateMachineArn=mixed_sm)
-sfn.delete_activity(activityArn=mixed_act)
 
 sfn.delete_state_machine(stateMachineArn=sm)
 check(error_name(sfn.describe_state_machine, stateMachineArn=sm) == "StateMachineDoesNotExist", "DeleteStateMachine")
