@@ -28,7 +28,10 @@
  * for SWF_API_POLL_IDLE_MS gives its partitions up (closes its consumer)
  * only when it does not hold them all: its group has other members, the
  * Kafka workers of its task list or other swf-api servers, which then take
- * them. Holding them all it keeps them, since nobody else would read them.
+ * them. Holding them all it keeps them, since nobody else would read them,
+ * up to SWF_API_POLL_KEEP_MS (10 min) without a poller: a consumer is a
+ * librdkafka handle with threads of its own, and a server that served many
+ * activities once should not keep one for each.
  *
  * Limits: at most cfg.max_pollers waiting at once (more is
  * ActivityWorkerLimitExceeded, AWS's error for it); at most
@@ -59,6 +62,7 @@
 #define SWF_API_PENDING_MAX 64
 #define SWF_API_POLL_IDLE_MS 10000
 #define SWF_API_POLL_PAUSE_MS 2000
+#define SWF_API_POLL_KEEP_MS 600000
 #define HUB_TICK_MS 10
 /* How long the hub waits for a task topic's partition count. */
 #define HUB_METADATA_MS 2000
@@ -82,7 +86,8 @@ typedef struct act {
     size_t nwaiters;
     rd_kafka_message_t *pending[SWF_API_PENDING_MAX];
     size_t npending;
-    int64_t last_wait_ms; /* the last time someone polled or waited */
+    int64_t last_wait_ms;   /* the last time someone polled or waited, or the idle check */
+    int64_t last_waiter_ms; /* the last time someone polled or waited */
 } act_t;
 
 struct swf_api__hub {
@@ -225,7 +230,7 @@ swf_error_t *swf_api__activity_task_get(swf_api_call_t *call, json_object *in, j
         return NULL;
     }
     act_t *a = act_get(h, name);
-    a->last_wait_ms = swf_time_now_ms();
+    a->last_wait_ms = a->last_waiter_ms = swf_time_now_ms();
     if (a->npending > 0 && a->consumer != NULL) {
         rd_kafka_message_t *m = a->pending[0];
         memmove(a->pending, a->pending + 1, --a->npending * sizeof(a->pending[0]));
@@ -359,11 +364,12 @@ static bool act_tick(swf_api__hub_t *h, act_t *a, int64_t now)
         hand(h, a, json_object_new_object(), NULL);
     size_t want = a->nwaiters;
     if (want > 0)
-        a->last_wait_ms = now; /* the idle clock runs while nobody waits */
+        a->last_wait_ms = a->last_waiter_ms = now; /* the idle clock runs while nobody waits */
+    bool stale = want == 0 && now - a->last_waiter_ms > SWF_API_POLL_KEEP_MS;
     bool idle = want == 0 && now - a->last_wait_ms > SWF_API_POLL_IDLE_MS;
     pthread_mutex_unlock(&h->lock);
     if (idle && a->consumer != NULL) {
-        if (partitions_shared(api, a)) {
+        if (stale || partitions_shared(api, a)) {
             /* The tasks kept for pollers that did not come are not
              * committed: Kafka delivers them again to the partitions' next
              * reader. */
