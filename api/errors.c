@@ -211,13 +211,13 @@ swf_error_t *swf_api__page_token(json_object *in, long max_offset, long *offset)
 {
     *offset = 0;
     const char *token;
-    swf_error_t *err = swf_api__str(in, "nextToken", false, 32, &token);
+    swf_error_t *err = swf_api__str(in, "nextToken", false, SWF_API_TOKEN_BYTES, &token);
     if (err != NULL || token == NULL)
         return err;
     char *end;
     long v = strtol(token, &end, 10);
     if (end == token || *end != '\0' || v < 0 || v > max_offset)
-        return swf_api__err("InvalidToken", "Invalid Token: '%s'", token);
+        return swf_api__err("InvalidToken", "Invalid Token: '%.100s'", token);
     *offset = v;
     return NULL;
 }
@@ -230,7 +230,13 @@ swf_error_t *swf_api__names_page(swf_api_call_t *call, json_object *in, const ch
     const char *token = NULL;
     swf_error_t *err = swf_api__max_results(in, &max);
     if (err == NULL)
-        err = swf_api__str(in, "nextToken", false, 1024, &token);
+        err = swf_api__str(in, "nextToken", false, SWF_API_TOKEN_BYTES, &token);
+    /* The token is the last name of the page before: anything else is not
+     * one this server gave. */
+    swf_error_t *bad = token != NULL ? swf_api__name_check(token) : NULL;
+    if (err == NULL && bad != NULL)
+        err = swf_api__err("InvalidToken", "Invalid Token: '%.100s'", token);
+    swf_error_free(bad);
     swf_history_store_t *s;
     if (err == NULL)
         err = swf_api__store(call, &s);

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "history/catalog.h"
 #include "history/pg.h"
 #include "protocol/hash.h"
 #include "protocol/json.h"
@@ -318,35 +319,133 @@ swf_error_t *swf_api__execution_stop(swf_api_call_t *call, json_object *in, json
 }
 
 /* ListExecutions' statusFilter in the projection's words. */
-static const char *status_filter(const char *aws)
+/* swf's statuses of an AWS statusFilter (ABORTED is both canceled and
+ * terminated); false for a value AWS does not have. PENDING_REDRIVE has
+ * none: nothing is pending a redrive of a Map Run in swf. */
+static bool status_filter(const char *aws, const char *out[2])
 {
-    static const char *const map[][2] = {{"RUNNING", "open"},
-                                         {"SUCCEEDED", "succeeded"},
-                                         {"FAILED", "failed"},
-                                         {"TIMED_OUT", "timed_out"},
-                                         {"ABORTED", "terminated"}};
+    static const char *const map[][3] = {{"RUNNING", "open", NULL},
+                                         {"SUCCEEDED", "succeeded", NULL},
+                                         {"FAILED", "failed", NULL},
+                                         {"TIMED_OUT", "timed_out", NULL},
+                                         {"ABORTED", "terminated", "canceled"},
+                                         {"PENDING_REDRIVE", NULL, NULL}};
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-        if (strcmp(aws, map[i][0]) == 0)
-            return map[i][1];
+        if (strcmp(aws, map[i][0]) == 0) {
+            out[0] = map[i][1];
+            out[1] = map[i][2];
+            return true;
+        }
+    return false;
+}
+
+/* How deep ListExecutions pages (the newest executions). */
+#define LIST_DEPTH 10000
+
+/* The rows of one ListExecutions query, newest first: those of `statuses`
+ * (two at most; none: every status), of the machine's version when
+ * version > 0, up to `limit`. */
+static swf_error_t *executions_rows(swf_history_store_t *s, const char *machine, int version,
+                                    const char *const statuses[2], bool any, size_t limit,
+                                    swf_history_execution_t **items, size_t *n)
+{
+    *items = NULL;
+    *n = 0;
+    swf_history_execution_t *got[2] = {NULL, NULL};
+    size_t count[2] = {0, 0};
+    swf_error_t *err = NULL;
+    int queries = any ? 1 : (statuses[1] != NULL ? 2 : statuses[0] != NULL ? 1 : 0);
+    for (int q = 0; q < queries && err == NULL; q++) {
+        swf_history_filter_t f = {.status = any ? NULL : statuses[q],
+                                  .state_machine = machine,
+                                  .limit = version > 0 ? LIST_DEPTH : limit};
+        err = swf_history_pg_executions_list(s, &f, &got[q], &count[q]);
+    }
+    if (err != NULL) {
+        swf_history_executions_free(got[0], count[0]);
+        swf_history_executions_free(got[1], count[1]);
+        return err;
+    }
+    /* Merged newest first, the other version's left out (freed here). */
+    swf_history_execution_t *out = calloc(count[0] + count[1] + 1, sizeof(*out));
+    if (out == NULL)
+        abort();
+    size_t i = 0, j = 0, k = 0;
+    while (i < count[0] || j < count[1]) {
+        bool first = j >= count[1] || (i < count[0] && got[0][i].start_ms >= got[1][j].start_ms);
+        swf_history_execution_t *ex = first ? &got[0][i++] : &got[1][j++];
+        if ((version > 0 && atoi(ex->state_machine_version) != version) || k >= limit)
+            swf_history_execution_free(ex);
+        else
+            out[k++] = *ex;
+    }
+    free(got[0]);
+    free(got[1]);
+    *items = out;
+    *n = k;
     return NULL;
 }
 
-/* Pages of ListExecutions: nextToken is the number of executions already
- * listed, and a page reads from the newest, so at most this many can be
- * paged through (api/README.md). */
-#define LIST_DEPTH 10000
+/* Keeps, in order, the rows that were redriven (or were not), at most
+ * `want` of them; frees the others. *n is the count before and after. */
+static swf_error_t *executions_redrive_filter(swf_history_store_t *s, bool redriven, size_t want,
+                                              swf_history_execution_t *items, size_t *n)
+{
+    size_t kept = 0;
+    swf_error_t *err = NULL;
+    for (size_t i = 0; i < *n; i++) {
+        int64_t count = 0, last_ms = -1;
+        if (err == NULL && kept < want)
+            err = swf_history_pg_execution_redrives(s, items[i].execution_id, &count, &last_ms);
+        if (err == NULL && kept < want && (count > 0) == redriven)
+            items[kept++] = items[i];
+        else
+            swf_history_execution_free(&items[i]);
+    }
+    *n = kept;
+    return err;
+}
 
 swf_error_t *swf_api__executions_list(swf_api_call_t *call, json_object *in, json_object **out)
 {
-    const char *status = NULL;
+    const char *status = NULL, *redrive = NULL, *sm = NULL, *map_run = NULL;
+    const char *statuses[2] = {NULL, NULL};
     char machine[SWF_API_NAME_BYTES + 1];
+    int version = 0;
     int64_t max = 100;
-    swf_error_t *err = swf_api__machine_arn(call, in, "stateMachineArn", machine, NULL);
+    swf_error_t *err = swf_api__str(in, "stateMachineArn", false, SWF_API_ARN_BYTES, &sm);
+    if (err == NULL)
+        err = swf_api__str(in, "mapRunArn", false, SWF_API_ARN_BYTES, &map_run);
+    if (err == NULL && (sm == NULL) == (map_run == NULL))
+        err = swf_api__err("ValidationException",
+                           sm ? "Specify either a stateMachineArn or a mapRunArn, not both"
+                              : "Must provide a stateMachineArn or a mapRunArn");
+    if (err == NULL && map_run != NULL)
+        err = swf_api__err("UnsupportedOperation",
+                           "a distributed Map runs as an inline Map in swf: there is no Map Run "
+                           "to list the executions of");
+    if (err == NULL)
+        err = swf_api__machine_arn(call, in, "stateMachineArn", machine, &version);
     if (err == NULL)
         err = swf_api__str(in, "statusFilter", false, 16, &status);
-    if (err == NULL && status != NULL && status_filter(status) == NULL)
+    if (err == NULL && status != NULL && !status_filter(status, statuses))
         err = swf_api__err("ValidationException",
-                           "statusFilter must be RUNNING, SUCCEEDED, FAILED, TIMED_OUT or ABORTED");
+                           "1 validation error detected: Value '%s' at 'statusFilter' failed to "
+                           "satisfy constraint: Member must satisfy enum value set: [RUNNING, "
+                           "SUCCEEDED, FAILED, TIMED_OUT, ABORTED, PENDING_REDRIVE]",
+                           status);
+    if (err == NULL && status != NULL && strcmp(status, "PENDING_REDRIVE") == 0)
+        err = swf_api__err("ValidationException",
+                           "statusFilter PENDING_REDRIVE needs a mapRunArn, not a stateMachineArn");
+    if (err == NULL)
+        err = swf_api__str(in, "redriveFilter", false, 16, &redrive);
+    if (err == NULL && redrive != NULL && strcmp(redrive, "REDRIVEN") != 0 &&
+        strcmp(redrive, "NOT_REDRIVEN") != 0)
+        err = swf_api__err("ValidationException",
+                           "1 validation error detected: Value '%s' at 'redriveFilter' failed to "
+                           "satisfy constraint: Member must satisfy enum value set: [REDRIVEN, "
+                           "NOT_REDRIVEN]",
+                           redrive);
     if (err == NULL)
         err = swf_api__max_results(in, &max);
     long offset = 0;
@@ -357,19 +456,24 @@ swf_error_t *swf_api__executions_list(swf_api_call_t *call, json_object *in, jso
         err = swf_api__store(call, &s);
     swf_history_execution_t *items = NULL;
     size_t n = 0;
-    if (err == NULL) {
-        swf_history_filter_t f = {.status = status ? status_filter(status) : NULL,
-                                  .state_machine = machine,
-                                  .limit = (size_t)offset + (size_t)max + 1};
-        err = swf_history_pg_executions_list(s, &f, &items, &n);
-    }
-    if (err != NULL)
+    /* With a redriveFilter the rows are read as deep as a listing goes and
+     * kept by their redrive count (RedriveExecution), so that pages and
+     * their tokens count the filtered list. */
+    if (err == NULL)
+        err = executions_rows(s, machine, version, statuses, status == NULL,
+                              redrive != NULL ? LIST_DEPTH : (size_t)offset + (size_t)max + 1,
+                              &items, &n);
+    if (err == NULL && redrive != NULL)
+        err = executions_redrive_filter(s, strcmp(redrive, "REDRIVEN") == 0,
+                                        (size_t)offset + (size_t)max + 1, items, &n);
+    if (err != NULL) {
+        swf_history_executions_free(items, n);
         return err;
+    }
     json_object *list = json_object_new_array();
     size_t end = n > (size_t)offset + (size_t)max ? (size_t)offset + (size_t)max : n;
-    for (size_t i = (size_t)offset; i < end; i++) {
+    for (size_t i = (size_t)offset; i < end; i++)
         json_object_array_add(list, execution_summary(call, &items[i]));
-    }
     *out = json_object_new_object();
     swf_json_add(*out, "executions", list);
     if (n > end && end < LIST_DEPTH) {

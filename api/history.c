@@ -3,20 +3,30 @@
  * Functions' own event types, derived from swf's history by replay.
  *
  * Nothing new is stored. swf records activities, timers and decisions
- * (SWF's vocabulary); Step Functions shows states entered and exited and
- * the tasks between. The first come from the stored events, one for one
- * (ActivityTaskScheduled -> ActivityScheduled for an activity ARN, else
- * TaskScheduled; ActivityTaskCompleted -> ActivitySucceeded or
- * TaskSucceeded; the closing events -> ExecutionSucceeded, ExecutionFailed,
- * ExecutionTimedOut, ExecutionAborted); the second from replaying the
- * history through the interpreter with its trace callback (decider/
- * replay.h), which reports each state entered and exited at the decision
- * task that did it, so they are placed at that DecisionTaskStarted
- * event. Decision tasks and timers themselves have no Step Functions
- * event and are left out.
+ * (SWF's vocabulary); Step Functions shows states entered and exited, the
+ * tasks between, and the iterations of Map states. The tasks come from the
+ * stored events, one for one (ActivityTaskScheduled -> ActivityScheduled for
+ * an activity ARN, else TaskScheduled; ActivityTaskCompleted ->
+ * ActivitySucceeded or TaskSucceeded; the closing events ->
+ * ExecutionSucceeded, ExecutionFailed, ExecutionTimedOut, ExecutionAborted);
+ * the states from replaying the history through the interpreter with its
+ * trace callback (decider/replay.h), which reports each state entered,
+ * exited, failed, retried and caught at the decision task that did it, so
+ * they are placed at that DecisionTaskStarted event. A task scheduled by a
+ * decision follows the TaskStateEntered of its state (its control names the
+ * state and path), as in AWS. Map iterations are the trace's paths
+ * ("Par[0]/Items[3]" is iteration 3 of the Map Items in branch 0 of Par):
+ * MapIterationStarted before the first state of an iteration,
+ * MapIterationSucceeded after a state that ends it (End or Succeed, read in
+ * the definition), MapIterationFailed after a failure that leaves it.
+ * Decision tasks and timers themselves have no Step Functions event.
  *
- * Ids are dense from 1 in the derived order and previousEventId is the
- * event before (AWS's points at the causing event; api/README.md).
+ * Ids are dense from 1 in the derived order. previousEventId follows
+ * AWS's chain of causes, kept per thread (the top level, each Parallel
+ * branch, each Map iteration): an event points at its thread's last event;
+ * the first state at 0, as in AWS; an iteration's start at its Map's last
+ * event; the Map's close at its last iteration's close. api/README.md shows
+ * the example order workflow beside what Step Functions shows.
  * nextToken is the index of the page's first event.
  */
 #include "api/internal.h"
@@ -26,13 +36,19 @@
 #include <string.h>
 
 #include "decider/replay.h"
+#include "history/catalog.h"
 #include "history/pg.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 
+/* What happened to a state, as kept from the trace: the trace's kinds, and
+ * a retried Map or Parallel starting again (Step Functions shows
+ * ...StateStarted again, not ...StateEntered). */
+typedef enum rec_kind { REC_ENTERED, REC_EXITED, REC_FAILED, REC_CAUGHT, REC_RESTARTED } rec_kind_t;
+
 typedef struct trace_rec {
-    swf_asl_trace_kind_t kind;
-    char *state, *type;
+    rec_kind_t kind;
+    char *path, *state, *type;
     json_object *data; /* a reference */
     int64_t time_ms, event_id;
 } trace_rec_t;
@@ -67,6 +83,11 @@ static char *dup_s(const char *s)
     return d;
 }
 
+static bool is_fan(const char *type)
+{
+    return strcmp(type, "Map") == 0 || strcmp(type, "Parallel") == 0;
+}
+
 static void on_trace(void *ctx, const swf_asl_trace_t *t)
 {
     traces_t *tr = ctx;
@@ -83,20 +104,38 @@ static void on_trace(void *ctx, const swf_asl_trace_t *t)
         tr->retrying[tr->nretrying++] = dup_s(key);
         return;
     }
-    if (t->kind == SWF_ASL_STATE_ENTERED && retry_take(tr, key))
-        return;
-    if (t->kind != SWF_ASL_STATE_ENTERED && t->kind != SWF_ASL_STATE_EXITED &&
-        t->kind != SWF_ASL_STATE_FAILED)
-        return;
+    rec_kind_t kind = t->kind == SWF_ASL_STATE_ENTERED  ? REC_ENTERED
+                      : t->kind == SWF_ASL_STATE_EXITED ? REC_EXITED
+                      : t->kind == SWF_ASL_STATE_FAILED ? REC_FAILED
+                                                        : REC_CAUGHT;
+    if (t->kind == SWF_ASL_STATE_ENTERED && retry_take(tr, key)) {
+        if (!is_fan(t->state_type ? t->state_type : ""))
+            return;
+        kind = REC_RESTARTED;
+    }
     if (tr->n == tr->cap) {
         tr->cap = tr->cap ? tr->cap * 2 : 64;
         tr->items = realloc(tr->items, tr->cap * sizeof(*tr->items));
         if (tr->items == NULL)
             abort();
     }
-    tr->items[tr->n++] =
-        (trace_rec_t){t->kind,    dup_s(t->state), dup_s(t->state_type), swf_json_ref(t->data),
-                      t->time_ms, t->event_id};
+    tr->items[tr->n++] = (trace_rec_t){
+        kind,       dup_s(t->path), dup_s(t->state), dup_s(t->state_type), swf_json_ref(t->data),
+        t->time_ms, t->event_id};
+}
+
+static void traces_free(traces_t *tr)
+{
+    for (size_t i = 0; i < tr->n; i++) {
+        free(tr->items[i].path);
+        free(tr->items[i].state);
+        free(tr->items[i].type);
+        json_object_put(tr->items[i].data);
+    }
+    free(tr->items);
+    for (size_t i = 0; i < tr->nretrying; i++)
+        free(tr->retrying[i]);
+    free(tr->retrying);
 }
 
 /* The derived events, and what they need to know as they are built. */
@@ -104,17 +143,52 @@ typedef struct out {
     json_object *events;
     bool data; /* includeExecutionData */
     const char *role;
+    json_object *definition; /* borrowed; NULL when the history has none */
+    /* Per thread ("" the top level, "Par[0]" a branch, "Par[0]/Items[3]" an
+     * iteration): "last" its last event's id, absent before it started;
+     * "done" the close of its last child (a Map's last iteration); "kids"
+     * the threads started under each Map or Parallel ("parent/name"). */
+    json_object *last, *done, *kids;
+    const swf_event_list_t *all;
+    bool *placed;  /* stored events already emitted after their state */
+    long *map_len; /* map_lengths */
 } out_t;
 
-static json_object *ev_new(out_t *o, const char *type, int64_t time_ms)
+static int64_t id_get(json_object *map, const char *path)
+{
+    json_object *v;
+    return json_object_object_get_ex(map, path, &v) ? json_object_get_int64(v) : 0;
+}
+
+static void id_set(json_object *map, const char *path, int64_t id)
+{
+    json_object_object_add(map, path, json_object_new_int64(id));
+}
+
+/* A new event pointing at prev. */
+static json_object *ev_new(out_t *o, const char *type, int64_t time_ms, int64_t prev)
 {
     json_object *e = json_object_new_object();
     size_t id = json_object_array_length(o->events) + 1;
     swf_json_add(e, "timestamp", swf_api__time(time_ms));
     swf_json_add(e, "type", json_object_new_string(type));
     swf_json_add(e, "id", json_object_new_int64((int64_t)id));
-    swf_json_add(e, "previousEventId", json_object_new_int64((int64_t)id - 1));
+    swf_json_add(e, "previousEventId", json_object_new_int64(prev));
     json_object_array_add(o->events, e);
+    return e;
+}
+
+static int64_t ev_id(json_object *e)
+{
+    json_object *v;
+    return json_object_object_get_ex(e, "id", &v) ? json_object_get_int64(v) : 0;
+}
+
+/* A new event of thread `path`, which it then ends. */
+static json_object *ev_thread(out_t *o, const char *path, const char *type, int64_t time_ms)
+{
+    json_object *e = ev_new(o, type, time_ms, id_get(o->last, path));
+    id_set(o->last, path, ev_id(e));
     return e;
 }
 
@@ -137,43 +211,224 @@ static void str_add(json_object *det, const char *key, const char *v)
         json_object_object_add(det, key, json_object_new_string(v));
 }
 
-static void trace_emit(out_t *o, const trace_rec_t *t)
+/* ---- threads: Parallel branches and Map iterations ------------------------ */
+
+/* The last component of a child thread's path: parent's path (written to
+ * parent, at most `cap` bytes), the Map or Parallel's name (to name) and
+ * the index. False for the top level or a path of another form. */
+static bool thread_split(const char *path, char *parent, size_t cap, char *name, size_t ncap,
+                         long *index)
 {
-    char type[96];
-    json_object *det = json_object_new_object();
-    str_add(det, "name", t->state);
-    bool fan = strcmp(t->type, "Map") == 0 || strcmp(t->type, "Parallel") == 0;
-    if (t->kind == SWF_ASL_STATE_ENTERED) {
-        snprintf(type, sizeof(type), "%sStateEntered", t->type);
-        payload_add(o, det, "input", t->data);
-        json_object_object_add(ev_new(o, type, t->time_ms), "stateEnteredEventDetails", det);
-        if (fan) {
-            snprintf(type, sizeof(type), "%sStateStarted", t->type);
-            ev_new(o, type, t->time_ms);
-        }
-    } else if (t->kind == SWF_ASL_STATE_EXITED) {
-        if (fan) {
-            snprintf(type, sizeof(type), "%sStateSucceeded", t->type);
-            ev_new(o, type, t->time_ms);
-        }
-        snprintf(type, sizeof(type), "%sStateExited", t->type);
-        payload_add(o, det, "output", t->data);
-        json_object_object_add(ev_new(o, type, t->time_ms), "stateExitedEventDetails", det);
-    } else if (fan) {
-        json_object_put(det);
-        snprintf(type, sizeof(type), "%sStateFailed", t->type);
-        ev_new(o, type, t->time_ms);
-    } else {
-        json_object_put(det);
-    }
+    size_t len = strlen(path);
+    if (len < 4 || path[len - 1] != ']')
+        return false;
+    const char *open = strrchr(path, '[');
+    if (open == NULL)
+        return false;
+    const char *slash = open;
+    while (slash > path && slash[-1] != '/')
+        slash--;
+    char *end;
+    *index = strtol(open + 1, &end, 10);
+    if (end != path + len - 1 || *index < 0 || slash == open)
+        return false;
+    size_t plen = slash > path ? (size_t)(slash - 1 - path) : 0;
+    size_t nlen = (size_t)(open - slash);
+    if (plen >= cap || nlen >= ncap)
+        return false;
+    memcpy(parent, path, plen);
+    parent[plen] = '\0';
+    memcpy(name, slash, nlen);
+    name[nlen] = '\0';
+    return true;
 }
 
-/* The Task's resource of an ActivityTaskScheduled event. */
-static const char *resource_of(const swf_event_t *ev)
+/* The States object that a thread's path leads to in the definition. */
+static json_object *states_at(json_object *def, const char *path)
+{
+    json_object *states = NULL;
+    if (!swf_json_get(def, "States", &states))
+        return NULL;
+    const char *p = path;
+    while (*p != '\0' && states != NULL) {
+        const char *open = strchr(p, '['), *close = open ? strchr(open, ']') : NULL;
+        if (close == NULL)
+            return NULL;
+        char name[SWF_LIMIT_NAME_BYTES + 1];
+        size_t n = (size_t)(open - p);
+        if (n >= sizeof(name))
+            return NULL;
+        memcpy(name, p, n);
+        name[n] = '\0';
+        long i = strtol(open + 1, NULL, 10);
+        json_object *st = NULL, *v = NULL;
+        if (!swf_json_get(states, name, &st) || st == NULL)
+            return NULL;
+        const char *type = swf_json_get_string(st, "Type");
+        states = NULL;
+        if (type && strcmp(type, "Parallel") == 0 && swf_json_get(st, "Branches", &v) &&
+            json_object_is_type(v, json_type_array) && i >= 0 &&
+            (size_t)i < json_object_array_length(v))
+            swf_json_get(json_object_array_get_idx(v, (size_t)i), "States", &states);
+        else if (type && strcmp(type, "Map") == 0 &&
+                 (swf_json_get(st, "ItemProcessor", &v) || swf_json_get(st, "Iterator", &v)))
+            swf_json_get(v, "States", &states);
+        p = close[1] == '/' ? close + 2 : close + 1;
+    }
+    return json_object_is_type(states, json_type_object) ? states : NULL;
+}
+
+/* Whether the state `name` of thread `path` ends its thread when it exits. */
+static bool state_ends(out_t *o, const char *path, const char *name)
+{
+    json_object *states = o->definition ? states_at(o->definition, path) : NULL, *st = NULL, *v;
+    if (states == NULL || !swf_json_get(states, name, &st) || st == NULL)
+        return false;
+    const char *type = swf_json_get_string(st, "Type");
+    return (type && strcmp(type, "Succeed") == 0) ||
+           (swf_json_get(st, "End", &v) && json_object_get_boolean(v));
+}
+
+/* Whether the component `name` under `parent` is a Map (else a Parallel). */
+static bool thread_is_map(out_t *o, const char *parent, const char *name)
+{
+    json_object *states = o->definition ? states_at(o->definition, parent) : NULL, *st = NULL;
+    if (states == NULL || !swf_json_get(states, name, &st) || st == NULL)
+        return false;
+    const char *type = swf_json_get_string(st, "Type");
+    return type && strcmp(type, "Map") == 0;
+}
+
+static void iteration_event(out_t *o, const char *type, const char *name, long index,
+                            int64_t time_ms, int64_t prev)
+{
+    char key[64];
+    json_object *det = json_object_new_object();
+    str_add(det, "name", name);
+    swf_json_add(det, "index", json_object_new_int64(index));
+    snprintf(key, sizeof(key), "m%sEventDetails", type + 1);
+    json_object_object_add(ev_new(o, type, time_ms, prev), key, det);
+}
+
+/* Before the first event of a thread: its start (MapIterationStarted for an
+ * iteration; a branch starts silently at its Parallel's start). */
+static void thread_start(out_t *o, const char *path, int64_t time_ms)
+{
+    json_object *v;
+    if (*path == '\0' || json_object_object_get_ex(o->last, path, &v))
+        return;
+    char parent[SWF_LIMIT_PATH_BYTES + 1], name[SWF_LIMIT_NAME_BYTES + 1];
+    long index;
+    if (!thread_split(path, parent, sizeof(parent), name, sizeof(name), &index))
+        return;
+    thread_start(o, parent, time_ms);
+    int64_t prev = id_get(o->last, parent);
+    if (thread_is_map(o, parent, name)) {
+        iteration_event(o, "MapIterationStarted", name, index, time_ms, prev);
+        prev = (int64_t)json_object_array_length(o->events);
+    }
+    id_set(o->last, path, prev);
+    char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2];
+    snprintf(key, sizeof(key), "%s/%s", parent, name);
+    json_object *kids;
+    if (!json_object_object_get_ex(o->kids, key, &kids)) {
+        kids = json_object_new_array();
+        json_object_object_add(o->kids, key, kids);
+    }
+    json_object_array_add(kids, json_object_new_string(path));
+}
+
+/* After a thread's last event: MapIterationSucceeded or ...Failed for an
+ * iteration; the parent goes on from there. */
+static void thread_end(out_t *o, const char *path, bool ok, int64_t time_ms)
+{
+    char parent[SWF_LIMIT_PATH_BYTES + 1], name[SWF_LIMIT_NAME_BYTES + 1];
+    long index;
+    if (!thread_split(path, parent, sizeof(parent), name, sizeof(name), &index))
+        return;
+    int64_t last = id_get(o->last, path);
+    if (thread_is_map(o, parent, name)) {
+        iteration_event(o, ok ? "MapIterationSucceeded" : "MapIterationFailed", name, index,
+                        time_ms, last);
+        /* AWS: MapStateSucceeded points at the last MapIterationSucceeded,
+         * MapStateFailed at the event that failed the iteration. */
+        id_set(o->done, parent, ok ? (int64_t)json_object_array_length(o->events) : last);
+    } else {
+        id_set(o->done, parent, last);
+    }
+    id_set(o->last, parent, last);
+}
+
+/* Forgets the threads under a Map or Parallel entered (again): its
+ * iterations start anew. Their own children are forgotten when their Map
+ * or Parallel is entered in the new iteration. */
+static void threads_forget(out_t *o, const char *path, const char *name)
+{
+    char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2];
+    snprintf(key, sizeof(key), "%s/%s", path, name);
+    json_object *kids;
+    if (json_object_object_get_ex(o->kids, key, &kids))
+        for (size_t i = 0; i < json_object_array_length(kids); i++)
+            json_object_object_del(o->last,
+                                   json_object_get_string(json_object_array_get_idx(kids, i)));
+    json_object_object_del(o->kids, key);
+    json_object_object_del(o->done, path);
+}
+
+/* The iterations of each Map entered: for each trace record, one past the
+ * highest index among the Map's threads until it closes (-1 for the
+ * records of other states), in one pass: every record's path names, per
+ * component "M[i]", the Map M entered under the component's parent, whose
+ * entry is open in `open` ("parent/M" -> record index). */
+static long *map_lengths(const traces_t *tr)
+{
+    long *len = malloc((tr->n + 1) * sizeof(*len));
+    json_object *open = json_object_new_object();
+    if (len == NULL)
+        abort();
+    char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2];
+    for (size_t k = 0; k < tr->n; k++) {
+        const trace_rec_t *t = &tr->items[k];
+        len[k] = -1;
+        /* The Map entries each component of this record's path belongs to. */
+        for (const char *c = t->path; *c != '\0';) {
+            const char *open_br = strchr(c, '['), *close_br = open_br ? strchr(open_br, ']') : NULL;
+            if (close_br == NULL)
+                break;
+            snprintf(key, sizeof(key), "%.*s/%.*s", (int)(c > t->path ? c - 1 - t->path : 0),
+                     t->path, (int)(open_br - c), c);
+            json_object *v;
+            if (json_object_object_get_ex(open, key, &v)) {
+                size_t m = (size_t)json_object_get_int64(v);
+                long idx = strtol(open_br + 1, NULL, 10);
+                if (idx + 1 > len[m])
+                    len[m] = idx + 1;
+            }
+            c = close_br[1] == '/' ? close_br + 2 : close_br + 1;
+        }
+        if (strcmp(t->type, "Map") != 0)
+            continue;
+        snprintf(key, sizeof(key), "%s/%s", t->path, t->state);
+        if (t->kind == REC_ENTERED || t->kind == REC_RESTARTED) {
+            len[k] = 0;
+            json_object_object_add(open, key, json_object_new_int64((int64_t)k));
+        } else {
+            json_object_object_del(open, key);
+        }
+    }
+    json_object_put(open);
+    return len;
+}
+
+/* ---- stored events -------------------------------------------------------- */
+
+/* The control of an ActivityTaskScheduled event: the Task's resource, the
+ * state and its thread. */
+static const char *control_of(const swf_event_t *ev, const char *key)
 {
     json_object *control = NULL;
     swf_json_get(ev->attrs, "control", &control);
-    const char *r = swf_json_get_string(control, "resource");
+    const char *r = swf_json_get_string(control, key);
     return r ? r : "";
 }
 
@@ -191,15 +446,17 @@ static void task_details(json_object *det, const char *resource)
     str_add(det, "resource", resource);
 }
 
-static void event_emit(out_t *o, const swf_event_t *ev, const swf_event_list_t *all)
+static void event_emit(out_t *o, const swf_event_t *ev)
 {
+    const swf_event_list_t *all = o->all;
     json_object *v = NULL, *det = NULL;
     const swf_event_t *sched = NULL;
     int64_t sid = 0;
     if (swf_json_get(ev->attrs, "scheduledEventId", &v) && swf_json_as_int64(v, &sid) && sid >= 1 &&
         (size_t)sid <= all->count)
         sched = &all->items[sid - 1];
-    const char *res = sched ? resource_of(sched) : "";
+    const char *res = sched ? control_of(sched, "resource") : "";
+    const char *path = sched ? control_of(sched, "path") : "";
     bool act = is_activity(res);
     switch (ev->type) {
     case SWF_EVENT_WORKFLOW_EXECUTION_STARTED:
@@ -207,11 +464,12 @@ static void event_emit(out_t *o, const swf_event_t *ev, const swf_event_list_t *
         swf_json_get(ev->attrs, "input", &v);
         payload_add(o, det, "input", v);
         str_add(det, "roleArn", o->role);
-        json_object_object_add(ev_new(o, "ExecutionStarted", ev->time_ms),
+        /* The first state points at 0, as in AWS. */
+        json_object_object_add(ev_new(o, "ExecutionStarted", ev->time_ms, 0),
                                "executionStartedEventDetails", det);
         break;
     case SWF_EVENT_ACTIVITY_TASK_SCHEDULED: {
-        const char *r = resource_of(ev);
+        const char *r = control_of(ev, "resource");
         det = json_object_new_object();
         if (is_activity(r))
             str_add(det, "resource", r);
@@ -228,8 +486,10 @@ static void event_emit(out_t *o, const swf_event_t *ev, const swf_event_list_t *
         if (swf_json_get(ev->attrs, "heartbeatTimeout", &t) && swf_json_is_number(t))
             json_object_object_add(det, "heartbeatInSeconds",
                                    json_object_new_int64((int64_t)json_object_get_double(t)));
+        const char *p = control_of(ev, "path");
+        thread_start(o, p, ev->time_ms);
         json_object_object_add(
-            ev_new(o, is_activity(r) ? "ActivityScheduled" : "TaskScheduled", ev->time_ms),
+            ev_thread(o, p, is_activity(r) ? "ActivityScheduled" : "TaskScheduled", ev->time_ms),
             is_activity(r) ? "activityScheduledEventDetails" : "taskScheduledEventDetails", det);
         break;
     }
@@ -239,9 +499,9 @@ static void event_emit(out_t *o, const swf_event_t *ev, const swf_event_list_t *
             str_add(det, "workerName", swf_json_get_string(ev->attrs, "identity"));
         else
             task_details(det, res);
-        json_object_object_add(ev_new(o, act ? "ActivityStarted" : "TaskStarted", ev->time_ms),
-                               act ? "activityStartedEventDetails" : "taskStartedEventDetails",
-                               det);
+        json_object_object_add(
+            ev_thread(o, path, act ? "ActivityStarted" : "TaskStarted", ev->time_ms),
+            act ? "activityStartedEventDetails" : "taskStartedEventDetails", det);
         break;
     case SWF_EVENT_ACTIVITY_TASK_COMPLETED:
         det = json_object_new_object();
@@ -249,9 +509,9 @@ static void event_emit(out_t *o, const swf_event_t *ev, const swf_event_list_t *
             task_details(det, res);
         swf_json_get(ev->attrs, "result", &v);
         payload_add(o, det, "output", v);
-        json_object_object_add(ev_new(o, act ? "ActivitySucceeded" : "TaskSucceeded", ev->time_ms),
-                               act ? "activitySucceededEventDetails" : "taskSucceededEventDetails",
-                               det);
+        json_object_object_add(
+            ev_thread(o, path, act ? "ActivitySucceeded" : "TaskSucceeded", ev->time_ms),
+            act ? "activitySucceededEventDetails" : "taskSucceededEventDetails", det);
         break;
     case SWF_EVENT_ACTIVITY_TASK_FAILED:
         det = json_object_new_object();
@@ -259,8 +519,9 @@ static void event_emit(out_t *o, const swf_event_t *ev, const swf_event_list_t *
             task_details(det, res);
         str_add(det, "error", swf_json_get_string(ev->attrs, "reason"));
         str_add(det, "cause", swf_json_get_string(ev->attrs, "details"));
-        json_object_object_add(ev_new(o, act ? "ActivityFailed" : "TaskFailed", ev->time_ms),
-                               act ? "activityFailedEventDetails" : "taskFailedEventDetails", det);
+        json_object_object_add(
+            ev_thread(o, path, act ? "ActivityFailed" : "TaskFailed", ev->time_ms),
+            act ? "activityFailedEventDetails" : "taskFailedEventDetails", det);
         break;
     case SWF_EVENT_ACTIVITY_TASK_TIMED_OUT: {
         det = json_object_new_object();
@@ -269,36 +530,36 @@ static void event_emit(out_t *o, const swf_event_t *ev, const swf_event_list_t *
         const char *tt = swf_json_get_string(ev->attrs, "timeoutType");
         str_add(det, "error",
                 tt && strcmp(tt, "HEARTBEAT") == 0 ? "States.HeartbeatTimeout" : "States.Timeout");
-        json_object_object_add(ev_new(o, act ? "ActivityTimedOut" : "TaskTimedOut", ev->time_ms),
-                               act ? "activityTimedOutEventDetails" : "taskTimedOutEventDetails",
-                               det);
+        json_object_object_add(
+            ev_thread(o, path, act ? "ActivityTimedOut" : "TaskTimedOut", ev->time_ms),
+            act ? "activityTimedOutEventDetails" : "taskTimedOutEventDetails", det);
         break;
     }
     case SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED:
         det = json_object_new_object();
         swf_json_get(ev->attrs, "result", &v);
         payload_add(o, det, "output", v);
-        json_object_object_add(ev_new(o, "ExecutionSucceeded", ev->time_ms),
+        json_object_object_add(ev_thread(o, "", "ExecutionSucceeded", ev->time_ms),
                                "executionSucceededEventDetails", det);
         break;
     case SWF_EVENT_WORKFLOW_EXECUTION_FAILED:
         det = json_object_new_object();
         str_add(det, "error", swf_json_get_string(ev->attrs, "reason"));
         str_add(det, "cause", swf_json_get_string(ev->attrs, "details"));
-        json_object_object_add(ev_new(o, "ExecutionFailed", ev->time_ms),
+        json_object_object_add(ev_thread(o, "", "ExecutionFailed", ev->time_ms),
                                "executionFailedEventDetails", det);
         break;
     case SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT:
         det = json_object_new_object();
         str_add(det, "error", "States.Timeout");
-        json_object_object_add(ev_new(o, "ExecutionTimedOut", ev->time_ms),
+        json_object_object_add(ev_thread(o, "", "ExecutionTimedOut", ev->time_ms),
                                "executionTimedOutEventDetails", det);
         break;
     case SWF_EVENT_WORKFLOW_EXECUTION_REDRIVEN: /* RedriveExecution (redrive.c) */
         det = json_object_new_object();
         if (swf_json_get(ev->attrs, "redriveCount", &v))
             json_object_object_add(det, "redriveCount", swf_json_ref(v));
-        json_object_object_add(ev_new(o, "ExecutionRedriven", ev->time_ms),
+        json_object_object_add(ev_thread(o, "", "ExecutionRedriven", ev->time_ms),
                                "executionRedrivenEventDetails", det);
         break;
     case SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED:
@@ -306,12 +567,175 @@ static void event_emit(out_t *o, const swf_event_t *ev, const swf_event_list_t *
         det = json_object_new_object();
         str_add(det, "error", swf_json_get_string(ev->attrs, "reason"));
         str_add(det, "cause", swf_json_get_string(ev->attrs, "details"));
-        json_object_object_add(ev_new(o, "ExecutionAborted", ev->time_ms),
+        json_object_object_add(ev_thread(o, "", "ExecutionAborted", ev->time_ms),
                                "executionAbortedEventDetails", det);
         break;
     default:
         break;
     }
+}
+
+/* Emits, right after a Task's TaskStateEntered, the tasks its decision
+ * scheduled for it: the ActivityTaskScheduled events after the decision's
+ * DecisionTaskStarted (event_id) whose control names the state. */
+static void scheduled_place(out_t *o, const trace_rec_t *t)
+{
+    for (size_t i = (size_t)t->event_id; i < o->all->count; i++) {
+        const swf_event_t *ev = &o->all->items[i];
+        if (ev->type == SWF_EVENT_DECISION_TASK_STARTED)
+            break;
+        if (ev->type != SWF_EVENT_ACTIVITY_TASK_SCHEDULED || o->placed[i] ||
+            strcmp(control_of(ev, "state"), t->state) != 0 ||
+            strcmp(control_of(ev, "path"), t->path) != 0)
+            continue;
+        o->placed[i] = true;
+        event_emit(o, ev);
+    }
+}
+
+/* ---- states --------------------------------------------------------------- */
+
+/* MapStateSucceeded, ParallelStateFailed, ...: it points at the close of
+ * the last iteration or branch; a ...StateExited after Succeeded points at
+ * the same event (as in AWS), after Failed at the Failed. */
+static void fan_close(out_t *o, const char *p, const trace_rec_t *t, const char *how)
+{
+    char type[96];
+    int64_t done = id_get(o->done, p);
+    if (done > 0)
+        id_set(o->last, p, done);
+    int64_t prev = id_get(o->last, p);
+    snprintf(type, sizeof(type), "%sState%s", t->type, how);
+    ev_thread(o, p, type, t->time_ms);
+    if (strcmp(how, "Succeeded") == 0)
+        id_set(o->last, p, prev);
+}
+
+static void trace_emit(out_t *o, const traces_t *tr, size_t k)
+{
+    const trace_rec_t *t = &tr->items[k];
+    char type[96];
+    json_object *det = json_object_new_object(), *e;
+    str_add(det, "name", t->state);
+    bool fan = is_fan(t->type);
+    const char *p = t->path;
+    thread_start(o, p, t->time_ms);
+    switch (t->kind) {
+    case REC_ENTERED:
+    case REC_RESTARTED:
+        if (fan)
+            threads_forget(o, p, t->state);
+        if (t->kind == REC_ENTERED) {
+            snprintf(type, sizeof(type), "%sStateEntered", t->type);
+            payload_add(o, det, "input", t->data);
+            json_object_object_add(ev_thread(o, p, type, t->time_ms), "stateEnteredEventDetails",
+                                   det);
+            det = NULL;
+        }
+        if (fan) {
+            snprintf(type, sizeof(type), "%sStateStarted", t->type);
+            e = ev_thread(o, p, type, t->time_ms);
+            if (strcmp(t->type, "Map") == 0) {
+                json_object *m = json_object_new_object();
+                swf_json_add(m, "length", json_object_new_int64(o->map_len[k]));
+                json_object_object_add(e, "mapStateStartedEventDetails", m);
+            }
+        }
+        if (t->kind == REC_ENTERED && strcmp(t->type, "Task") == 0)
+            scheduled_place(o, t);
+        break;
+    case REC_EXITED:
+    case REC_CAUGHT:
+        if (fan) {
+            fan_close(o, p, t, t->kind == REC_EXITED ? "Succeeded" : "Failed");
+        }
+        snprintf(type, sizeof(type), "%sStateExited", t->type);
+        if (t->kind == REC_CAUGHT) {
+            /* The catcher's output is the next state's input; the error is
+             * what Step Functions' ResultPath-less Catch gives. */
+            json_object *err = json_object_new_object();
+            const char *er = swf_json_get_string(t->data, "Error"),
+                       *c = swf_json_get_string(t->data, "Cause");
+            swf_json_add(err, "Error", json_object_new_string(er ? er : ""));
+            swf_json_add(err, "Cause", json_object_new_string(c ? c : ""));
+            payload_add(o, det, "output", err);
+            json_object_put(err);
+        } else {
+            payload_add(o, det, "output", t->data);
+        }
+        json_object_object_add(ev_thread(o, p, type, t->time_ms), "stateExitedEventDetails", det);
+        det = NULL;
+        if (t->kind == REC_EXITED && state_ends(o, p, t->state))
+            thread_end(o, p, true, t->time_ms);
+        break;
+    case REC_FAILED:
+        if (fan)
+            fan_close(o, p, t, "Failed");
+        thread_end(o, p, false, t->time_ms);
+        break;
+    }
+    json_object_put(det);
+}
+
+swf_error_t *swf_api__history_derive(const swf_event_list_t *events, bool data, const char *role,
+                                     json_object **out)
+{
+    traces_t tr = {0};
+    swf_decider_replay_result_t result = {0};
+    swf_decider_replay_options_t opt = {.trace = on_trace, .trace_ctx = &tr};
+    swf_error_t *err = swf_decider_replay_run(events, &opt, &result);
+    if (err == NULL) {
+        out_t o = {.events = json_object_new_array(),
+                   .data = data,
+                   .role = role,
+                   .last = json_object_new_object(),
+                   .done = json_object_new_object(),
+                   .kids = json_object_new_object(),
+                   .all = events,
+                   .placed = calloc(events->count + 1, sizeof(bool)),
+                   .map_len = map_lengths(&tr)};
+        if (o.placed == NULL)
+            abort();
+        if (events->count > 0 && events->items[0].type == SWF_EVENT_WORKFLOW_EXECUTION_STARTED)
+            swf_json_get(events->items[0].attrs, "definition", &o.definition);
+        size_t t = 0;
+        for (size_t i = 0; i < events->count; i++) {
+            const swf_event_t *ev = &events->items[i];
+            if (ev->type == SWF_EVENT_DECISION_TASK_STARTED)
+                for (; t < tr.n && tr.items[t].event_id <= ev->id; t++)
+                    trace_emit(&o, &tr, t);
+            if (!o.placed[i])
+                event_emit(&o, ev);
+        }
+        for (; t < tr.n; t++)
+            trace_emit(&o, &tr, t);
+        json_object_put(o.last);
+        json_object_put(o.done);
+        json_object_put(o.kids);
+        free(o.placed);
+        free(o.map_len);
+        *out = o.events;
+    }
+    traces_free(&tr);
+    swf_decider_replay_result_free(&result);
+    return err;
+}
+
+/* The roleArn ExecutionStarted shows: the state machine's, as
+ * DescribeStateMachine shows it (a default one for a machine registered
+ * by `swf register`, or deleted since). */
+static void role_get(swf_api_call_t *call, swf_history_store_t *s, const char *machine,
+                     char role[SWF_API_ARN_BYTES])
+{
+    swf_history_catalog_entry_t e = {0};
+    snprintf(role, SWF_API_ARN_BYTES, "arn:aws:iam::%s:role/swf", call->api->account);
+    swf_error_t *err = swf_history_pg_state_machine_entry(s, machine, &e);
+    if (err == NULL && e.role_arn != NULL && e.role_arn[0] != '\0')
+        snprintf(role, SWF_API_ARN_BYTES, "%s", e.role_arn);
+    swf_error_free(err);
+    free(e.name);
+    free(e.role_arn);
+    free(e.type);
 }
 
 swf_error_t *swf_api__execution_history(swf_api_call_t *call, json_object *in, json_object **out)
@@ -333,36 +757,25 @@ swf_error_t *swf_api__execution_history(swf_api_call_t *call, json_object *in, j
         return err;
     swf_history_store_t *s;
     swf_event_list_t events = {0};
+    json_object *all = NULL;
+    char role[SWF_API_ARN_BYTES];
     err = swf_api__store(call, &s);
     if (err == NULL)
         err = swf_history_load(s, ex.execution_id, 0, 0, &events);
+    if (err == NULL)
+        role_get(call, s, ex.state_machine, role);
     swf_history_execution_free(&ex);
-    traces_t tr = {0};
-    swf_decider_replay_result_t result = {0};
+    if (err == NULL)
+        err = swf_api__history_derive(&events, data, role, &all);
     if (err == NULL) {
-        swf_decider_replay_options_t opt = {.trace = on_trace, .trace_ctx = &tr};
-        err = swf_decider_replay_run(&events, &opt, &result);
-    }
-    if (err == NULL) {
-        out_t o = {json_object_new_array(), data, NULL};
-        size_t t = 0;
-        for (size_t i = 0; i < events.count; i++) {
-            const swf_event_t *ev = &events.items[i];
-            if (ev->type == SWF_EVENT_DECISION_TASK_STARTED)
-                for (; t < tr.n && tr.items[t].event_id <= ev->id; t++)
-                    trace_emit(&o, &tr.items[t]);
-            event_emit(&o, ev, &events);
-        }
-        for (; t < tr.n; t++)
-            trace_emit(&o, &tr.items[t]);
-        size_t total = json_object_array_length(o.events);
+        size_t total = json_object_array_length(all);
         json_object *page = json_object_new_array();
         size_t end = (size_t)from + (size_t)max < total ? (size_t)from + (size_t)max : total;
         for (size_t k = (size_t)from; k < end; k++) {
             size_t idx = reverse ? total - 1 - k : k;
-            json_object_array_add(page, json_object_get(json_object_array_get_idx(o.events, idx)));
+            json_object_array_add(page, json_object_get(json_object_array_get_idx(all, idx)));
         }
-        json_object_put(o.events);
+        json_object_put(all);
         *out = json_object_new_object();
         swf_json_add(*out, "events", page);
         if (end < total) {
@@ -371,16 +784,6 @@ swf_error_t *swf_api__execution_history(swf_api_call_t *call, json_object *in, j
             swf_json_add(*out, "nextToken", json_object_new_string(next));
         }
     }
-    for (size_t i = 0; i < tr.n; i++) {
-        free(tr.items[i].state);
-        free(tr.items[i].type);
-        json_object_put(tr.items[i].data);
-    }
-    free(tr.items);
-    for (size_t i = 0; i < tr.nretrying; i++)
-        free(tr.retrying[i]);
-    free(tr.retrying);
-    swf_decider_replay_result_free(&result);
     swf_event_list_free(&events);
     return err;
 }

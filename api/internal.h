@@ -70,6 +70,8 @@ json_object *swf_api__error_body(const swf_error_t *err);
 
 #define SWF_API_NAME_BYTES 80
 #define SWF_API_ARN_BYTES 512
+/* A nextToken, as AWS bounds it. */
+#define SWF_API_TOKEN_BYTES 3072
 
 /* arn:aws:states:REGION:ACCOUNT:KIND:NAME[:SUB] into buf. */
 void swf_api__arn(const swf_api_t *api, const char *kind, const char *name, const char *sub,
@@ -221,6 +223,15 @@ void swf_api__execution_target_describe(swf_api_call_t *call, const swf_history_
 /* DescribeExecution's redrive fields of ex, added to o (redrive.c). */
 void swf_api__redrive_describe(swf_api_call_t *call, const swf_history_execution_t *ex,
                                json_object *o);
+
+/* ---- history (history.c) -------------------------------------------------- */
+
+/* The Step Functions events of a stored history (GetExecutionHistory's
+ * "events", all of them, oldest first): a new array in *out. `data`:
+ * includeExecutionData; `role` the roleArn of ExecutionStarted, or NULL.
+ * Errors: the replay's (a history the interpreter cannot replay). */
+swf_error_t *swf_api__history_derive(const swf_event_list_t *events, bool data, const char *role,
+                                     json_object **out);
 
 /* The "tags" member of a Create request, set on kind:name (tags.c). */
 swf_error_t *swf_api__tags_apply(swf_api_call_t *call, const char *kind, const char *name,

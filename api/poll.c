@@ -16,9 +16,22 @@
  * its offset is committed only when it was handed out, so a crash of the
  * server makes Kafka deliver it again.
  *
- * An activity nobody has polled for SWF_API_POLL_IDLE_MS loses its
- * consumer (leaving the group, so that its partitions go to the Kafka
- * workers of the same group, if any).
+ * While an activity has no waiter (for SWF_API_POLL_PAUSE_MS), its consumer
+ * stays in the group with its partitions paused: nothing is fetched for
+ * nobody, and the next
+ * poller needs no group join (a join takes seconds on Kafka, and on the
+ * mock cluster of `swf dev` up to a session after a member left: pollers
+ * that came back after an idle period used to wait that long, and when the
+ * join outlasted the idle time, the consumer was closed again as soon as
+ * the tasks were handed out, so 50 pollers made about one step a second).
+ * The idle clock runs only while nobody waits. An activity without waiters
+ * for SWF_API_POLL_IDLE_MS gives its partitions up (closes its consumer)
+ * only when it does not hold them all: its group has other members, the
+ * Kafka workers of its task list or other swf-api servers, which then take
+ * them. Holding them all it keeps them, since nobody else would read them,
+ * up to SWF_API_POLL_KEEP_MS (10 min) without a poller: a consumer is a
+ * librdkafka handle with threads of its own, and a server that served many
+ * activities once should not keep one for each.
  *
  * Limits: at most cfg.max_pollers waiting at once (more is
  * ActivityWorkerLimitExceeded, AWS's error for it); at most
@@ -48,7 +61,11 @@
 
 #define SWF_API_PENDING_MAX 64
 #define SWF_API_POLL_IDLE_MS 10000
+#define SWF_API_POLL_PAUSE_MS 2000
+#define SWF_API_POLL_KEEP_MS 600000
 #define HUB_TICK_MS 10
+/* How long the hub waits for a task topic's partition count. */
+#define HUB_METADATA_MS 2000
 
 typedef struct waiter {
     struct waiter *next;
@@ -64,11 +81,13 @@ typedef struct act {
     struct act *next;
     char name[SWF_API_NAME_BYTES + 1];
     rd_kafka_t *consumer; /* the hub's only */
+    bool paused;          /* its partitions, while nobody waits */
     waiter_t *head, *tail;
     size_t nwaiters;
     rd_kafka_message_t *pending[SWF_API_PENDING_MAX];
     size_t npending;
-    int64_t last_wait_ms;
+    int64_t last_wait_ms;   /* the last time someone polled or waited, or the idle check */
+    int64_t last_waiter_ms; /* the last time someone polled or waited */
 } act_t;
 
 struct swf_api__hub {
@@ -211,7 +230,7 @@ swf_error_t *swf_api__activity_task_get(swf_api_call_t *call, json_object *in, j
         return NULL;
     }
     act_t *a = act_get(h, name);
-    a->last_wait_ms = swf_time_now_ms();
+    a->last_wait_ms = a->last_waiter_ms = swf_time_now_ms();
     if (a->npending > 0 && a->consumer != NULL) {
         rd_kafka_message_t *m = a->pending[0];
         memmove(a->pending, a->pending + 1, --a->npending * sizeof(a->pending[0]));
@@ -249,6 +268,18 @@ swf_error_t *swf_api__activity_task_get(swf_api_call_t *call, json_object *in, j
     return NULL;
 }
 
+/* A rebalance of a's consumer: partitions assigned while a's are paused
+ * are paused too, so that nothing is fetched for nobody. Runs on the hub's
+ * thread, in its poll. */
+static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t code,
+                         rd_kafka_topic_partition_list_t *parts, void *opaque)
+{
+    act_t *a = opaque;
+    swf_error_free(swf_kafka_rebalance_apply(rk, code, parts));
+    if (code == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS && a->paused)
+        rd_kafka_pause_partitions(rk, parts);
+}
+
 /* Opens a's consumer; errors are logged by the caller's next tick. */
 static void consumer_open(swf_api_t *api, act_t *a)
 {
@@ -256,10 +287,13 @@ static void consumer_open(swf_api_t *api, act_t *a)
     snprintf(group, sizeof(group), "swf-workers.%s", a->name);
     swf_kafka_task_topic(&api->names, a->name, topic, sizeof(topic));
     rd_kafka_t *c = NULL;
-    swf_error_t *err = swf_kafka_consumer_new(
-        &(swf_kafka_consumer_config_t){
-            .brokers = api->brokers, .group = group, .client_id = "swf-api"},
-        &c);
+    swf_error_t *err =
+        swf_kafka_consumer_new(&(swf_kafka_consumer_config_t){.brokers = api->brokers,
+                                                              .group = group,
+                                                              .client_id = "swf-api",
+                                                              .on_rebalance = on_rebalance,
+                                                              .opaque = a},
+                               &c);
     const char *topics[1] = {topic};
     if (err == NULL)
         err = swf_kafka_subscribe(c, topics, 1);
@@ -274,6 +308,52 @@ static void consumer_open(swf_api_t *api, act_t *a)
     a->consumer = c;
 }
 
+/* Pauses or resumes the partitions a's consumer has now (a rebalance may
+ * give it others later: those are read, and what comes is kept pending). */
+static void consumer_pause(act_t *a, bool pause)
+{
+    rd_kafka_topic_partition_list_t *parts = NULL;
+    if (rd_kafka_assignment(a->consumer, &parts) == RD_KAFKA_RESP_ERR_NO_ERROR && parts != NULL) {
+        if (pause)
+            rd_kafka_pause_partitions(a->consumer, parts);
+        else
+            rd_kafka_resume_partitions(a->consumer, parts);
+    }
+    if (parts != NULL)
+        rd_kafka_topic_partition_list_destroy(parts);
+    a->paused = pause;
+}
+
+/* Whether a's consumer holds fewer than all the partitions of its task
+ * topic: then its group has other members (Kafka workers of the task
+ * list, other swf-api servers) that would read the rest; true when Kafka
+ * cannot say, so that partitions are given up rather than kept from a
+ * worker. Holding them all, it deprives nobody: a worker that joins
+ * later gets its share at that rebalance, and the next idle check gives
+ * up the rest. */
+static bool partitions_shared(swf_api_t *api, act_t *a)
+{
+    rd_kafka_topic_partition_list_t *parts = NULL;
+    int held = 0, total = -1;
+    if (rd_kafka_assignment(a->consumer, &parts) == RD_KAFKA_RESP_ERR_NO_ERROR && parts != NULL)
+        held = parts->cnt;
+    if (parts != NULL)
+        rd_kafka_topic_partition_list_destroy(parts);
+    char topic[SWF_API_NAME_BYTES + 128];
+    swf_kafka_task_topic(&api->names, a->name, topic, sizeof(topic));
+    rd_kafka_topic_t *t = rd_kafka_topic_new(a->consumer, topic, NULL);
+    const struct rd_kafka_metadata *md = NULL;
+    if (t != NULL &&
+        rd_kafka_metadata(a->consumer, 0, t, &md, HUB_METADATA_MS) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+        md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR)
+        total = md->topics[0].partition_cnt;
+    if (md != NULL)
+        rd_kafka_metadata_destroy(md);
+    if (t != NULL)
+        rd_kafka_topic_destroy(t);
+    return total <= 0 || held < total;
+}
+
 /* One tick for one activity: expire waiters, read tasks for the others. */
 static bool act_tick(swf_api__hub_t *h, act_t *a, int64_t now)
 {
@@ -283,23 +363,54 @@ static bool act_tick(swf_api__hub_t *h, act_t *a, int64_t now)
     while (a->head != NULL && a->head->deadline_ms <= now)
         hand(h, a, json_object_new_object(), NULL);
     size_t want = a->nwaiters;
-    bool idle = want == 0 && a->npending == 0 && now - a->last_wait_ms > SWF_API_POLL_IDLE_MS;
+    if (want > 0)
+        a->last_wait_ms = a->last_waiter_ms = now; /* the idle clock runs while nobody waits */
+    bool stale = want == 0 && now - a->last_waiter_ms > SWF_API_POLL_KEEP_MS;
+    bool idle = want == 0 && now - a->last_wait_ms > SWF_API_POLL_IDLE_MS;
     pthread_mutex_unlock(&h->lock);
     if (idle && a->consumer != NULL) {
-        swf_kafka_consumer_close(a->consumer, SWF_KAFKA_CLOSE_MS, NULL, NULL, NULL);
-        a->consumer = NULL;
+        if (stale || partitions_shared(api, a)) {
+            /* The tasks kept for pollers that did not come are not
+             * committed: Kafka delivers them again to the partitions' next
+             * reader. */
+            pthread_mutex_lock(&h->lock);
+            for (size_t i = 0; i < a->npending; i++)
+                rd_kafka_message_destroy(a->pending[i]);
+            a->npending = 0;
+            pthread_mutex_unlock(&h->lock);
+            swf_kafka_consumer_close(a->consumer, SWF_KAFKA_CLOSE_MS, NULL, NULL, NULL);
+            a->consumer = NULL;
+            a->paused = false;
+        } else {
+            pthread_mutex_lock(&h->lock);
+            a->last_wait_ms = now; /* alone: ask again after another idle period */
+            pthread_mutex_unlock(&h->lock);
+        }
     }
-    if (want == 0)
+    if (want == 0 && a->consumer == NULL)
         return false;
     if (a->consumer == NULL)
         consumer_open(api, a);
     if (a->consumer == NULL)
         return false;
+    /* Paused only after a while without waiters: a resumed partition is
+     * fetched again from the broker, which takes a moment, and pollers
+     * that answer a task and come back leave the queue empty for less. */
+    bool pause = want == 0 && now - a->last_wait_ms > SWF_API_POLL_PAUSE_MS;
+    if (pause != a->paused && (pause || want > 0))
+        consumer_pause(a, pause);
+    if (want == 0 && !a->paused)
+        return false;
+    /* Paused, the poll serves the group's rebalances and keeps the consumer
+     * a member; a task of a partition assigned since is kept. */
+    if (want == 0)
+        want = a->npending < SWF_API_PENDING_MAX ? 1 : 0;
     if (want > SWF_API_PENDING_MAX - a->npending)
         want = SWF_API_PENDING_MAX - a->npending;
     rd_kafka_message_t *msgs[SWF_API_PENDING_MAX];
     swf_error_t *err = NULL;
-    size_t n = want ? swf_kafka_poll(a->consumer, HUB_TICK_MS, 0, msgs, want, &err) : 0;
+    size_t n =
+        want ? swf_kafka_poll(a->consumer, a->paused ? 0 : HUB_TICK_MS, 0, msgs, want, &err) : 0;
     swf_error_free(err);
     for (size_t i = 0; i < n; i++) {
         busy = true;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Checks docker/ without a Docker engine: the compose file is valid
 # (docker-compose config -q) and builds its image once (one service has
-# `build:`, and every other service of that image waits for it); the
+# `build:`, and every other service of that image waits for it), and every
+# file a service mounts exists; the
 # Dockerfile is multi-stage and its last stage (the image) installs no
 # compiler, -dev package, Criterion or PostgreSQL server; every RUN step
 # calls only scripts of this repository that exist and are executable, and
@@ -53,6 +54,23 @@ for name, s in services.items():
 for image, name in builders.items():
     if ok:
         print(f"docker/compose.yaml: {image} is built once, by {name}")
+sys.exit(0 if ok else 1)
+'; then
+    status=1
+fi
+
+# Every file a service mounts from this repository exists (swf-api's
+# credentials file, docker/api-credentials).
+if ! $compose -f docker/compose.yaml config | python3 -c '
+import os, sys, yaml
+ok = True
+for name, s in yaml.safe_load(sys.stdin)["services"].items():
+    for v in s.get("volumes") or []:
+        src = v.get("source") if isinstance(v, dict) else v.split(":")[0]
+        if src and src.startswith("/") and not os.path.exists(src):
+            print(f"docker/compose.yaml: {name} mounts {src}, which does not exist", file=sys.stderr); ok = False
+        elif src and src.startswith("/"):
+            print(f"docker/compose.yaml: {name} mounts {os.path.relpath(src)}")
 sys.exit(0 if ok else 1)
 '; then
     status=1

@@ -159,6 +159,15 @@ types = [e["type"] for e in sfn.get_execution_history(executionArn=ex, maxResult
 check("ExecutionRedriven" in types, "history has ExecutionRedriven")
 check(types.count("PassStateEntered") == 1 and types.count("ActivityScheduled") == 2,
       "the Pass state ran once, the Task twice")
+# ListExecutions' redriveFilter (a member Debian's botocore does not know: raw).
+other = sfn.start_execution(stateMachineArn=sm, name="redo-2", input='{"n": 2}')["executionArn"]
+sfn.stop_execution(executionArn=other, error="E2e.Stop")
+wait_status(other, "ABORTED")
+names = lambda f: [e["name"] for e in raw("ListExecutions", {"stateMachineArn": sm, "redriveFilter": f})["executions"]]
+check(names("REDRIVEN") == ["redo-1"], "ListExecutions redriveFilter REDRIVEN")
+check(names("NOT_REDRIVEN") == ["redo-2"], "ListExecutions redriveFilter NOT_REDRIVEN")
+page = raw("ListExecutions", {"stateMachineArn": sm, "redriveFilter": "NOT_REDRIVEN", "maxResults": 1})
+check(len(page["executions"]) == 1 and "nextToken" not in page, "ListExecutions redriveFilter pages the filtered list")
 sfn.delete_state_machine(stateMachineArn=sm)
 sfn.delete_activity(activityArn=act)
 print("actions: all checks held")

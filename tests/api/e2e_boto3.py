@@ -140,7 +140,9 @@ d = wait_status(ex, "SUCCEEDED")
 out = json.loads(d["output"])
 check(out["greeting"] == {"greeting": "hello ada"} and out["approval"] == {"approved": True}, "DescribeExecution output")
 
-types = [e["type"] for e in sfn.get_execution_history(executionArn=ex)["events"]]
+events = sfn.get_execution_history(executionArn=ex)["events"]
+types = [e["type"] for e in events]
+check(events[0]["executionStartedEventDetails"].get("roleArn") == ROLE, "ExecutionStarted has the roleArn")
 print("history:", " ".join(types))
 check(types[0] == "ExecutionStarted" and types[-1] == "ExecutionSucceeded", "history starts and ends as AWS's")
 for t in ("PassStateEntered", "TaskStateEntered", "ActivityScheduled", "ActivityStarted",
@@ -182,6 +184,62 @@ check(error_name(sfn.create_state_machine, name="e2e-express-2", type="EXPRESS",
       "an EXPRESS machine with an activity: InvalidDefinition")
 sfn.delete_state_machine(stateMachineArn=express)
 
+# ListExecutions: filters, pagination, AWS's validation.
+page = sfn.list_executions(stateMachineArn=sm, maxResults=1)
+check(len(page["executions"]) == 1 and "nextToken" in page, "ListExecutions maxResults 1 has a nextToken")
+rest = sfn.list_executions(stateMachineArn=sm, maxResults=1, nextToken=page["nextToken"])
+check(rest["executions"][0]["name"] != page["executions"][0]["name"], "ListExecutions next page")
+names = set()
+for p in sfn.get_paginator("list_executions").paginate(stateMachineArn=sm, PaginationConfig={"PageSize": 1}):
+    names |= {r["name"] for r in p["executions"]}
+check(names >= {"run-1", "run-2"}, "ListExecutions paginator walks every page")
+
+
+def list_with(extra, **kw):
+    """ListExecutions with members this boto3 may not know yet (Debian 12's
+    predates redriveFilter): added to the body before it is signed."""
+    c = boto3.client("stepfunctions", endpoint_url=URL, config=cfg)
+
+    def add(request, **_):
+        body = json.loads(request.data or b"{}")
+        body.update(extra)
+        request.data = json.dumps(body).encode()
+    c.meta.events.register("before-sign.*.ListExecutions", add)
+    return c.list_executions(**kw)
+
+
+check(list_with({"redriveFilter": "REDRIVEN"}, stateMachineArn=sm)["executions"] == [],
+      "ListExecutions redriveFilter REDRIVEN: nothing is redriven")
+check({r["name"] for r in list_with({"redriveFilter": "NOT_REDRIVEN"}, stateMachineArn=sm)["executions"]} >= {"run-1", "run-2"},
+      "ListExecutions redriveFilter NOT_REDRIVEN")
+check(error_name(lambda **kw: list_with({"redriveFilter": "SOMETIMES"}, **kw), stateMachineArn=sm) == "ValidationException",
+      "ListExecutions redriveFilter SOMETIMES: ValidationException")
+check({r["name"] for r in sfn.list_executions(stateMachineArn=sm + ":1")["executions"]} >= {"run-1", "run-2"},
+      "ListExecutions of a version ARN")
+check(sfn.list_executions(stateMachineArn=sm + ":99")["executions"] == [], "ListExecutions of a version without executions")
+for bad, want in (({"statusFilter": "DONE"}, "ValidationException"),
+                  ({"statusFilter": "PENDING_REDRIVE"}, "ValidationException"),
+                  ({"nextToken": "not-a-token"}, "InvalidToken"),
+                  ({"nextToken": "x" * 3073}, "ValidationException"),
+                  ({"maxResults": 1001}, "ValidationException"),
+                  ({"mapRunArn": sm.replace(":stateMachine:", ":mapRun:") + "/m:1"}, "ValidationException")):
+    check(error_name(sfn.list_executions, stateMachineArn=sm, **bad) == want, "ListExecutions %s: %s" % (list(bad)[0], want))
+check(error_name(sfn.list_executions, mapRunArn=sm.replace(":stateMachine:", ":mapRun:") + "/m:1") == "UnsupportedOperation",
+      "ListExecutions mapRunArn: UnsupportedOperation (no Map Runs in swf)")
+check(error_name(sfn.list_executions) == "ValidationException", "ListExecutions without an ARN")
+check(error_name(sfn.list_state_machines, nextToken="no such token!") == "InvalidToken", "ListStateMachines bad nextToken")
+check(error_name(sfn.list_activities, nextToken="x" * 100) == "InvalidToken", "ListActivities bad nextToken")
+check(error_name(sfn.list_activities, maxResults=1001) == "ValidationException", "ListActivities maxResults 1001")
+extra = [sfn.create_activity(name="e2e-page-%d" % i)["activityArn"] for i in range(3)]
+seen = []
+for p in sfn.get_paginator("list_activities").paginate(PaginationConfig={"PageSize": 2}):
+    check(len(p["activities"]) <= 2, "ListActivities page of at most 2")
+    seen += [a["name"] for a in p["activities"]]
+check(len(seen) == len(set(seen)) and {"e2e-page-0", "e2e-page-1", "e2e-page-2"} <= set(seen),
+      "ListActivities paginator: every activity once")
+for a in extra:
+    sfn.delete_activity(activityArn=a)
+
 # AWS's error names.
 missing = ex.replace(":run-1", ":no-such-run")
 check(error_name(sfn.describe_execution, executionArn=missing) == "ExecutionDoesNotExist", "ExecutionDoesNotExist")
@@ -199,6 +257,58 @@ stranger = boto3.client(
     aws_secret_access_key="whatever",
 )
 check(error_name(stranger.list_state_machines) == "UnrecognizedClientException", "UnrecognizedClientException")
+
+# Pollers after an idle period get their tasks at once: the activity's
+# consumer stays in its group while nobody polls (api/poll.c); it used to be
+# closed after 10 s, and 50 pollers then made about one step a second.
+idle_act = sfn.create_activity(name="e2e-idle")["activityArn"]
+idle_sm = sfn.create_state_machine(
+    name="e2e-idle", roleArn=ROLE,
+    definition=json.dumps({"StartAt": "T", "States": {"T": {"Type": "Task", "Resource": idle_act, "End": True}}}),
+)["stateMachineArn"]
+
+
+def poll_round(tag, pollers, tasks, seconds):
+    """Starts `tasks` executions; `pollers` threads answer until all are done."""
+    import threading
+    done, claimed, lock = [0], [0], threading.Lock()
+    pcfg = Config(read_timeout=70, retries={"max_attempts": 1}, max_pool_connections=pollers + 4)
+
+    def poller():
+        c = boto3.client("stepfunctions", endpoint_url=URL, config=pcfg)
+        while True:
+            with lock:  # one poll per task: no poller is left waiting after the round
+                if claimed[0] >= tasks:
+                    return
+                claimed[0] += 1
+            while True:
+                t = c.get_activity_task(activityArn=idle_act, workerName=tag)
+                if t.get("taskToken"):
+                    break
+            c.send_task_success(taskToken=t["taskToken"], output="{}")
+            with lock:
+                done[0] += 1
+    for i in range(tasks):
+        sfn.start_execution(stateMachineArn=idle_sm, name="%s-%d" % (tag, i), input="{}")
+    start = time.time()
+    threads = [threading.Thread(target=poller, daemon=True) for _ in range(pollers)]
+    for t in threads:
+        t.start()
+    while done[0] < tasks and time.time() - start < seconds:
+        time.sleep(0.2)
+    took = time.time() - start
+    print("%s: %d pollers, %d of %d tasks in %.1f s" % (tag, pollers, done[0], tasks, took))
+    return done[0], took
+
+
+# Each poller of the first round finds a task at hand, so none waits after it.
+n, _ = poll_round("idle-a", 10, 10, 120)
+check(n == 10, "10 pollers answered 10 tasks")
+time.sleep(13)  # more than the 10 s after which the consumer used to be closed
+n, took = poll_round("idle-b", 50, 100, 60)
+check(n == 100, "50 pollers after 13 s without any answered 100 tasks within 60 s (%.1f s)" % took)
+sfn.delete_state_machine(stateMachineArn=idle_sm)
+sfn.delete_activity(activityArn=idle_act)
 
 sfn.delete_state_machine(stateMachineArn=sm)
 check(error_name(sfn.describe_state_machine, stateMachineArn=sm) == "StateMachineDoesNotExist", "DeleteStateMachine")

@@ -1,5 +1,6 @@
 /* test_examples.c - the example workers of worker/examples (Python, JavaScript,
- * C) against the mock cluster: each dead-letters a malformed task, sends a
+ * C) against the mock cluster: each dead-letters a malformed task, reports
+ * each task it takes (activity.started) before its answer, sends a
  * heartbeat when the task has a heartbeatTimeout, completes a good task with
  * the upper-cased text and fails a bad one with example.NoText, then stops
  * cleanly on SIGTERM. A missing Python client or Node.js is a failure with a
@@ -32,7 +33,7 @@ static void run_example(char *const argv[])
     rd_kafka_t *inbox = fx_reader(&k, "swf.inbox", 1);
     const char *ids[] = {"1", "2"};
     json_object *done[2] = {0};
-    int heartbeats = 0, answers = 0;
+    int heartbeats = 0, answers = 0, started[2] = {0};
     for (int i = 0; i < 20 && answers < 2; i++) {
         json_object *m = fx_read(inbox, 90000, NULL);
         cr_assert_not_null(m, "%s: only %d answers on the inbox", argv[0], answers);
@@ -41,7 +42,9 @@ static void run_example(char *const argv[])
         const char *id = fx_answer_activity(m, "exec-x", ids, 2);
         cr_assert_not_null(id, "unknown token in %s", swf_json_str(m));
         if (strcmp(swf_json_get_string(m, "type"), "activity.started") == 0) {
-            json_object_put(m); /* the C library's report of the take */
+            cr_assert_null(done[id[0] - '1'], "%s: task %s started after its answer", argv[0], id);
+            started[id[0] - '1']++;
+            json_object_put(m);
             continue;
         }
         if (strcmp(swf_json_get_string(m, "type"), "activity.heartbeat") == 0) {
@@ -55,6 +58,8 @@ static void run_example(char *const argv[])
         answers++;
     }
     cr_assert_geq(heartbeats, 1, "%s sent no heartbeat", argv[0]);
+    cr_assert(started[0] >= 1 && started[1] >= 1, "%s did not send activity.started (%d, %d)",
+              argv[0], started[0], started[1]);
     cr_assert_not_null(done[0]);
     cr_assert_not_null(done[1]);
     cr_assert_str_eq(swf_json_get_string(done[0], "type"), "activity.completed");

@@ -151,6 +151,9 @@ async function main() {
               return; // resolving commits the offset
           }
           const base = {v : 1, taskToken : task.taskToken};
+          // Taken: the history records ActivityTaskStarted now, and the heartbeat
+          // timeout counts from here (KAFKA.md, "5. Heartbeats").
+          await send(inbox, task.executionId, {...base, type : 'activity.started', identity});
           if (task.heartbeatTimeout) {
               // A long activity sends one at least every heartbeatTimeout seconds.
               await send(inbox, task.executionId,

@@ -147,6 +147,10 @@ def main():
             continue
 
         base = {"v": 1, "taskToken": task["taskToken"]}
+        # Taken: the history records ActivityTaskStarted now, and the heartbeat
+        # timeout counts from here (KAFKA.md, "5. Heartbeats").
+        send(inbox, task["executionId"], encode(dict(base, type="activity.started",
+                                                     identity=identity)))
         if task.get("heartbeatTimeout"):
             # A long activity sends one at least every heartbeatTimeout seconds.
             send(inbox, task["executionId"], encode(dict(base, type="activity.heartbeat",

@@ -13,7 +13,8 @@
  * (answering twice is harmless), never that it is lost.
  *
  * A worker answers its own tasks and nothing else: it sends only
- * activity.completed, activity.failed and activity.heartbeat, each carrying
+ * activity.started, activity.completed, activity.failed and
+ * activity.heartbeat, each carrying
  * the task's token unchanged. The control messages (decide, signal, cancel,
  * timer.fired, ...) are signed with the deployment's secret, which a worker
  * neither has nor needs; the decider dead-letters them from anyone else.
@@ -273,6 +274,12 @@ public final class Worker {
         }
         String token = task.get("taskToken").asText();
         byte[] key = task.get("executionId").asText().getBytes(StandardCharsets.UTF_8);
+        // Taken: the history records ActivityTaskStarted now, and the heartbeat
+        // timeout counts from here (KAFKA.md, "5. Heartbeats").
+        ObjectNode started = JSON.createObjectNode().put("v", 1).put("type", "activity.started")
+                .put("taskToken", token).put("identity", identity);
+        producer.send(new ProducerRecord<>(inbox, key, JSON.writeValueAsBytes(started)))
+                .get(30, TimeUnit.SECONDS);
         if (task.path("heartbeatTimeout").asDouble(0) > 0) {
             // A long activity sends one at least every heartbeatTimeout seconds.
             ObjectNode hb = JSON.createObjectNode().put("v", 1).put("type", "activity.heartbeat")

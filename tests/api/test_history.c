@@ -1,0 +1,227 @@
+/*
+ * test_history.c - GetExecutionHistory's events (api/history.c) for the
+ * example order workflow (examples/order.asl.json), run in-process with its
+ * mocks (`swf run --local`), beside the events Step Functions shows for the
+ * same execution: the same types, in the same order in each thread (the top
+ * level, each Parallel branch, each Map iteration; threads that run at once
+ * interleave as they happen to), and AWS's previousEventId chain; and three
+ * histories Step Functions recorded (LocalStack's snapshot tests, recorded
+ * against AWS: tests/aws/services/stepfunctions/v2/scenarios/
+ * test_base_scenarios.snapshot.json, test_map_state_catch and
+ * test_map_state_retry; .../activities/test_activities.snapshot.json,
+ * test_activity_task_failure), event for event.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+#include "decider/local.h"
+#include "history/store.h"
+#include "protocol/json.h"
+
+static json_object *file_json(const char *rel)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", SWF_SOURCE_DIR, rel);
+    json_object *o = json_object_from_file(path);
+    cr_assert_not_null(o, "%s", path);
+    return o;
+}
+
+/* The derived events of an execution run in-process (takes the three). */
+static json_object *run_events(json_object *def, json_object *input, json_object *mocks)
+{
+    swf_history_store_t *store = swf_history_mem_new();
+    swf_local_options_t opt = {.definition = def,
+                               .input = input,
+                               .mocks = mocks,
+                               .machine_name = "m",
+                               .execution_id = "e-1",
+                               .start_ms = 1700000000000};
+    swf_local_result_t res = {0};
+    cr_assert_null(swf_local_run(&opt, store, &res));
+    swf_event_list_t events = {0};
+    cr_assert_null(swf_history_load(store, "e-1", 0, 0, &events));
+    json_object *out = NULL;
+    cr_assert_null(swf_api__history_derive(&events, true, NULL, &out));
+    swf_event_list_free(&events);
+    swf_local_result_free(&res);
+    swf_history_store_free(store);
+    json_object_put(def);
+    json_object_put(input);
+    json_object_put(mocks);
+    return out;
+}
+
+static const char *detail_string(json_object *e, const char *key)
+{
+    json_object_object_foreach(e, k, v)
+    {
+        size_t n = strlen(k);
+        if (n > 7 && strcmp(k + n - 7, "Details") == 0 && json_object_is_type(v, json_type_object))
+            return swf_json_get_string(v, key);
+    }
+    return NULL;
+}
+
+static long detail_long(json_object *e, const char *key)
+{
+    json_object_object_foreach(e, k, v)
+    {
+        json_object *x;
+        size_t n = strlen(k);
+        if (n > 7 && strcmp(k + n - 7, "Details") == 0 && json_object_object_get_ex(v, key, &x))
+            return (long)json_object_get_int64(x);
+    }
+    return -1;
+}
+
+/* Checks the events against `want`, what Step Functions shows: events
+ * separated by ", ", each "TYPE[:NAME][#N] PREV" (N the iteration's index,
+ * or a MapStateStarted's length; PREV the previousEventId). */
+static void events_match(json_object *evs, const char *want)
+{
+    char *copy = strdup(want), *save = NULL;
+    size_t i = 0;
+    for (char *w = strtok_r(copy, ",", &save); w != NULL; w = strtok_r(NULL, ",", &save), i++) {
+        char type[64] = "", name[64] = "";
+        long index = -1, prev = -1;
+        while (*w == ' ')
+            w++;
+        size_t n = strcspn(w, ":# ");
+        snprintf(type, sizeof(type), "%.*s", (int)n, w);
+        w += n;
+        if (*w == ':') {
+            n = strcspn(++w, "# ");
+            snprintf(name, sizeof(name), "%.*s", (int)n, w);
+            w += n;
+        }
+        if (*w == '#')
+            index = strtol(w + 1, &w, 10);
+        prev = strtol(w, NULL, 10);
+        cr_assert_lt(i, json_object_array_length(evs), "AWS shows more events: %s ...", type);
+        json_object *e = json_object_array_get_idx(evs, i), *v;
+        const char *got = swf_json_get_string(e, "type");
+        cr_assert_str_eq(got, type, "event %zu: %s, AWS shows %s", i + 1, got, type);
+        cr_assert(json_object_object_get_ex(e, "id", &v));
+        cr_assert_eq(json_object_get_int64(v), (int64_t)i + 1);
+        cr_assert(json_object_object_get_ex(e, "previousEventId", &v));
+        cr_assert_eq(json_object_get_int64(v), prev,
+                     "event %zu (%s): previousEventId %lld, AWS shows %ld", i + 1, type,
+                     (long long)json_object_get_int64(v), prev);
+        const char *nm = detail_string(e, "name");
+        if (*name != '\0')
+            cr_assert(nm != NULL && strcmp(nm, name) == 0, "event %zu (%s): name %s, AWS shows %s",
+                      i + 1, type, nm ? nm : "none", name);
+        if (index >= 0) {
+            long x = detail_long(e, strcmp(type, "MapStateStarted") == 0 ? "length" : "index");
+            cr_assert_eq(x, index, "event %zu (%s): %ld, AWS shows %ld", i + 1, type, x, index);
+        }
+    }
+    cr_assert_eq(json_object_array_length(evs), i, "%zu events, AWS shows %zu",
+                 json_object_array_length(evs), i);
+    free(copy);
+    json_object_put(evs);
+}
+
+/* The example order workflow as Step Functions shows it when its workers
+ * answer in the order the tasks were scheduled (as the mocks do): the
+ * Notify branch and the Map's iterations run at once and interleave in
+ * time order, each thread's events chained: the retry of Charge
+ * (Payment.Throttled, events 5-10); branch 0's Map and branch 1's Notify
+ * (14-17); iterations 0 and 1 at once (MaxConcurrency 2), 2 when 0 has
+ * ended (35). Also in api/README.md. */
+static const char order_want[] =
+    "ExecutionStarted 0, ChoiceStateEntered:Validate 0, ChoiceStateExited:Validate 2, "
+    "TaskStateEntered:Charge 3, "
+    "ActivityScheduled 4, ActivityStarted 5, ActivityFailed 6, ActivityScheduled 7, "
+    "ActivityStarted 8, ActivitySucceeded 9, TaskStateExited:Charge 10, "
+    "ParallelStateEntered:Fulfil 11, "
+    "ParallelStateStarted 12, MapStateEntered:PackItems 13, MapStateStarted#3 14, "
+    "TaskStateEntered:Notify 13, "
+    "ActivityScheduled 16, MapIterationStarted:PackItems#0 15, TaskStateEntered:Pack 18, "
+    "ActivityScheduled 19, "
+    "MapIterationStarted:PackItems#1 15, TaskStateEntered:Pack 21, ActivityScheduled 22, "
+    "ActivityStarted 17, "
+    "ActivitySucceeded 24, ActivityStarted 20, ActivitySucceeded 26, ActivityStarted 23, "
+    "ActivitySucceeded 28, TaskStateExited:Notify 25, TaskStateExited:Pack 27, "
+    "MapIterationSucceeded:PackItems#0 31, "
+    "TaskStateExited:Pack 29, MapIterationSucceeded:PackItems#1 33, "
+    "MapIterationStarted:PackItems#2 33, TaskStateEntered:Pack 35, "
+    "ActivityScheduled 36, ActivityStarted 37, ActivitySucceeded 38, TaskStateExited:Pack 39, "
+    "MapIterationSucceeded:PackItems#2 40, MapStateSucceeded 41, MapStateExited:PackItems 41, "
+    "ParallelStateSucceeded 43, "
+    "ParallelStateExited:Fulfil 43, WaitStateEntered:WaitForCourier 45, "
+    "WaitStateExited:WaitForCourier 46, PassStateEntered:Done 47, "
+    "PassStateExited:Done 48, ExecutionSucceeded 49";
+
+Test(api_history, the_order_example_shows_the_events_step_functions_shows_in_its_order)
+{
+    json_object *evs =
+        run_events(file_json("examples/order.asl.json"), file_json("examples/order.input.json"),
+                   file_json("examples/order.mocks.json"));
+    events_match(evs, order_want);
+}
+
+static json_object *text(const char *s)
+{
+    json_object *o = json_tokener_parse(s);
+    cr_assert_not_null(o, "%s", s);
+    return o;
+}
+
+/* A Map over [1] whose one iteration fails (Fail state), with `handling`
+ * (its Catch or Retry, and Next: the Pass state FinalCaught): its events are
+ * AWS's up to the first failed iteration, then `after`. */
+static void map_fail_case(const char *handling, const char *after)
+{
+    char def[1024], want[1024];
+    snprintf(def, sizeof(def),
+             "{\"StartAt\":\"StartState\",\"States\":{\"StartState\":{\"Type\":\"Pass\","
+             "\"Result\":{\"arr\":[1]},\"Next\":\"MapState\"},\"MapState\":{\"Type\":\"Map\","
+             "\"ItemsPath\":\"$.arr\",\"Iterator\":{\"StartAt\":\"HandleItemFail\",\"States\":{"
+             "\"HandleItemFail\":{\"Type\":\"Fail\",\"Error\":\"HandleItemFailError\","
+             "\"Cause\":\"HandleItemFailCause\"}}},%s},"
+             "\"FinalCaught\":{\"Type\":\"Pass\",\"End\":true}}}",
+             handling);
+    snprintf(want, sizeof(want),
+             "ExecutionStarted 0, PassStateEntered:StartState 0, PassStateExited:StartState 2, "
+             "MapStateEntered:MapState 3, MapStateStarted#1 4, MapIterationStarted:MapState#0 5, "
+             "FailStateEntered:HandleItemFail 6, MapIterationFailed:MapState#0 7, %s",
+             after);
+    events_match(run_events(text(def), text("{}"), NULL), want);
+}
+
+Test(api_history, a_failed_iteration_caught_at_its_map_is_what_aws_recorded)
+{
+    map_fail_case("\"Catch\":[{\"ErrorEquals\":[\"States.ALL\"],\"Next\":\"FinalCaught\"}],"
+                  "\"Next\":\"FinalCaught\"",
+                  "MapStateFailed 7, MapStateExited:MapState 9, PassStateEntered:FinalCaught 10, "
+                  "PassStateExited:FinalCaught 11, ExecutionSucceeded 12");
+}
+
+Test(api_history, a_retried_map_starts_again_without_being_entered_again_as_aws_recorded)
+{
+    map_fail_case("\"Retry\":[{\"ErrorEquals\":[\"States.ALL\"],\"IntervalSeconds\":1,"
+                  "\"MaxAttempts\":2}],\"Next\":\"FinalCaught\"",
+                  "MapStateStarted#1 7, MapIterationStarted:MapState#0 9, "
+                  "FailStateEntered:HandleItemFail 10, MapIterationFailed:MapState#0 11, "
+                  "MapStateStarted#1 11, MapIterationStarted:MapState#0 13, "
+                  "FailStateEntered:HandleItemFail 14, MapIterationFailed:MapState#0 15, "
+                  "MapStateFailed 15, ExecutionFailed 17");
+}
+
+Test(api_history, a_failed_activity_fails_the_execution_without_exiting_its_state)
+{
+    static const char want[] = "ExecutionStarted 0, TaskStateEntered:ActivityTask 0, "
+                               "ActivityScheduled 2, ActivityStarted 3, "
+                               "ActivityFailed 4, ExecutionFailed 5";
+    json_object *evs = run_events(
+        text("{\"StartAt\":\"ActivityTask\",\"States\":{\"ActivityTask\":{\"Type\":\"Task\","
+             "\"Resource\":\"arn:aws:states:us-east-1:123456789012:activity:a\",\"End\":true}}}"),
+        text("{\"Value1\":\"Hello\"}"),
+        text("{\"ActivityTask\":[{\"Throw\":{\"Error\":\"Programmatic Error\"}}]}"));
+    events_match(evs, want);
+}
