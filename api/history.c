@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decider/nested.h"
 #include "decider/replay.h"
 #include "history/catalog.h"
 #include "history/pg.h"
@@ -437,13 +438,54 @@ static bool is_activity(const char *resource)
     return strncmp(resource, "arn:aws:states:", 15) == 0 && strstr(resource, ":activity:") != NULL;
 }
 
-/* The resource type and name AWS shows for a Task's resource: "lambda"
- * and the function for arn:aws:lambda:..., "swf" and the whole resource
- * otherwise. */
+/* The resource type and name AWS shows for a Task's resource: the service
+ * and the action (with its pattern) of an integration,
+ * arn:aws:states:::states:startExecution.sync:2 giving "states" and
+ * "startExecution.sync:2"; "lambda" and the function for
+ * arn:aws:lambda:...; "swf" and the whole resource otherwise. */
 static void task_details(json_object *det, const char *resource)
 {
+    static const char integration[] = "arn:aws:states:::";
+    const size_t n = sizeof(integration) - 1;
+    const char *colon = strncmp(resource, integration, n) == 0 ? strchr(resource + n, ':') : NULL;
+    if (colon != NULL && colon > resource + n && colon[1] != '\0') {
+        char service[64];
+        snprintf(service, sizeof(service), "%.*s", (int)(colon - resource - n), resource + n);
+        str_add(det, "resourceType", service);
+        str_add(det, "resource", colon + 1);
+        return;
+    }
     str_add(det, "resourceType", strncmp(resource, "arn:aws:lambda:", 15) == 0 ? "lambda" : "swf");
     str_add(det, "resource", resource);
+}
+
+/* A .sync or .sync:2 nested execution's TaskSubmitted, after its
+ * TaskStarted, as AWS shows it: the output is StartExecution's answer
+ * (decider/nested.h); the started event's identity names the child. */
+static void nested_submitted(out_t *o, const swf_event_t *sched, const swf_event_t *started,
+                             const char *res, const char *path)
+{
+    swf_nested_pattern_t pattern = swf_nested_pattern(res);
+    const char *who = swf_json_get_string(started->attrs, "identity");
+    static const char prefix[] = "swf-nested:";
+    if ((pattern != SWF_NESTED_SYNC && pattern != SWF_NESTED_SYNC2) || who == NULL ||
+        strncmp(who, prefix, sizeof(prefix) - 1) != 0)
+        return;
+    swf_nested_request_t req = {0};
+    swf_error_t *err = swf_nested_request_of(sched->attrs, "", &req);
+    if (err != NULL) {
+        swf_error_free(err);
+        return;
+    }
+    json_object *det = json_object_new_object();
+    task_details(det, res);
+    json_object *answer =
+        swf_nested_started_result(req.machine, who + sizeof(prefix) - 1, started->time_ms);
+    payload_add(o, det, "output", answer);
+    json_object_put(answer);
+    swf_nested_request_clear(&req);
+    json_object_object_add(ev_thread(o, path, "TaskSubmitted", started->time_ms),
+                           "taskSubmittedEventDetails", det);
 }
 
 static void event_emit(out_t *o, const swf_event_t *ev)
@@ -502,6 +544,8 @@ static void event_emit(out_t *o, const swf_event_t *ev)
         json_object_object_add(
             ev_thread(o, path, act ? "ActivityStarted" : "TaskStarted", ev->time_ms),
             act ? "activityStartedEventDetails" : "taskStartedEventDetails", det);
+        if (!act && sched != NULL)
+            nested_submitted(o, sched, ev, res, path);
         break;
     case SWF_EVENT_ACTIVITY_TASK_COMPLETED:
         det = json_object_new_object();

@@ -38,6 +38,7 @@ static json_object *run_events(json_object *def, json_object *input, json_object
                                .input = input,
                                .mocks = mocks,
                                .machine_name = "m",
+                               .machine_dir = SWF_SOURCE_DIR "/examples",
                                .execution_id = "e-1",
                                .start_ms = 1700000000000};
     swf_local_result_t res = {0};
@@ -132,7 +133,8 @@ static void events_match(json_object *evs, const char *want)
  * time order, each thread's events chained: the retry of Charge
  * (Payment.Throttled, events 5-10); branch 0's Map and branch 1's Notify
  * (14-17); iterations 0 and 1 at once (MaxConcurrency 2), 2 when 0 has
- * ended (35). Also in api/README.md. */
+ * ended (35); the Invoice, a nested execution (.sync:2: TaskSubmitted
+ * once the child started, 50). Also in api/README.md. */
 static const char order_want[] =
     "ExecutionStarted 0, ChoiceStateEntered:Validate 0, ChoiceStateExited:Validate 2, "
     "TaskStateEntered:Charge 3, "
@@ -154,8 +156,9 @@ static const char order_want[] =
     "MapIterationSucceeded:PackItems#2 40, MapStateSucceeded 41, MapStateExited:PackItems 41, "
     "ParallelStateSucceeded 43, "
     "ParallelStateExited:Fulfil 43, WaitStateEntered:WaitForCourier 45, "
-    "WaitStateExited:WaitForCourier 46, PassStateEntered:Done 47, "
-    "PassStateExited:Done 48, ExecutionSucceeded 49";
+    "WaitStateExited:WaitForCourier 46, TaskStateEntered:Invoice 47, TaskScheduled 48, "
+    "TaskStarted 49, TaskSubmitted 50, TaskSucceeded 51, TaskStateExited:Invoice 52, "
+    "PassStateEntered:Done 53, PassStateExited:Done 54, ExecutionSucceeded 55";
 
 Test(api_history, the_order_example_shows_the_events_step_functions_shows_in_its_order)
 {
