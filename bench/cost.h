@@ -4,15 +4,19 @@
  * threads are "rdk:...", the rest, deciders, swf-history's and the
  * worker's, carry the program's name) and of PostgreSQL's processes (the
  * postmaster and its children: backends, WAL writer, checkpointer), read
- * from /proc; and PostgreSQL's own counters: WAL bytes and records
- * (pg_stat_wal), commits and rows written (pg_stat_database). A benchmark
- * takes a sample before and after and prints the difference per step.
+ * from /proc; the WAL written (bytes, from the WAL insert position) and
+ * the transactions that wrote (transaction ids assigned, from the next
+ * one), both exact at once. A benchmark takes a sample before and after
+ * and prints the difference per step.
  *
- * PostgreSQL publishes a backend's counters when it goes idle, at most once
- * a second, so bench_cost_take waits 1.1 s first: call it where a second
- * does not count. Same machine only (PostgreSQL's processes are read from
- * this machine's /proc). On any failure the figures are left at 0 and the
- * line says so; a measurement never stops a benchmark.
+ * With SWF_BENCH_COST_STATS=1 also PostgreSQL's cumulative counters: WAL
+ * records (pg_stat_wal), rows inserted, updated, deleted
+ * (pg_stat_database). A backend publishes those late (when idle, up to
+ * 10 s after its last flush), so each sample then waits 10.5 s for them
+ * (the wait is in neither sample's CPU).
+ * Same machine only (PostgreSQL's processes are read from this machine's
+ * /proc). On any failure the figures are left at 0 and the line says so; a
+ * measurement never stops a benchmark.
  */
 #ifndef SWF_BENCH_COST_H
 #define SWF_BENCH_COST_H
@@ -28,9 +32,9 @@
 #define BENCH_COST_GROUPS 8
 
 typedef struct bench_cost {
-    bool pg_ok;
+    bool pg_ok, stats;
     double pg_cpu_s; /* the postmaster and its children */
-    double wal_bytes, wal_records, commits, inserted, updated, deleted;
+    double wal_bytes, xids, wal_records, inserted, updated, deleted;
     int ngroups; /* this process's threads, by name */
     char group[BENCH_COST_GROUPS][20];
     double group_s[BENCH_COST_GROUPS];
@@ -67,10 +71,33 @@ static inline bool bench_cost_stat(const char *path, double *cpu_s, long *ppid, 
     return true;
 }
 
-static inline void bench_cost_take(const char *conninfo, bench_cost_t *c)
+/* The counters PostgreSQL publishes late (SWF_BENCH_COST_STATS=1), after
+ * the wait for them. */
+static inline void bench_cost_stats(PGconn *conn, bench_cost_t *c)
+{
+    usleep(10500000);
+    PGresult *r = PQexec(conn, "SELECT w.wal_records, sum(d.tup_inserted), sum(d.tup_updated),"
+                               " sum(d.tup_deleted) FROM pg_stat_wal w, pg_stat_database d"
+                               " GROUP BY w.wal_records");
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+        double *v[4] = {&c->wal_records, &c->inserted, &c->updated, &c->deleted};
+        for (int k = 0; k < 4; k++)
+            *v[k] = atof(PQgetvalue(r, 0, k));
+        c->stats = true;
+    }
+    PQclear(r);
+}
+
+/* A sample; `end` says it ends the run: the slow counters' wait then comes
+ * after the CPU is read, not before, so that no sample counts it. */
+static inline void bench_cost_take(const char *conninfo, bool end, bench_cost_t *c)
 {
     memset(c, 0, sizeof(*c));
-    usleep(1100000);
+    const char *st = getenv("SWF_BENCH_COST_STATS");
+    bool stats = st != NULL && strcmp(st, "1") == 0;
+    PGconn *conn = PQconnectdb(conninfo);
+    if (PQstatus(conn) == CONNECTION_OK && stats && !end)
+        bench_cost_stats(conn, c);
     DIR *d = opendir("/proc/self/task");
     struct dirent *e;
     while (d != NULL && (e = readdir(d)) != NULL) {
@@ -90,19 +117,14 @@ static inline void bench_cost_take(const char *conninfo, bench_cost_t *c)
     }
     if (d != NULL)
         closedir(d);
-    PGconn *conn = PQconnectdb(conninfo);
     PGresult *r = PQstatus(conn) == CONNECTION_OK
-                      ? PQexec(conn, "SELECT pg_backend_pid(), w.wal_bytes, w.wal_records,"
-                                     " sum(d.xact_commit), sum(d.tup_inserted),"
-                                     " sum(d.tup_updated), sum(d.tup_deleted)"
-                                     " FROM pg_stat_wal w, pg_stat_database d"
-                                     " GROUP BY w.wal_bytes, w.wal_records")
+                      ? PQexec(conn, "SELECT pg_backend_pid(),"
+                                     " pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0'),"
+                                     " pg_snapshot_xmax(pg_current_snapshot())::text::numeric")
                       : NULL;
     if (r != NULL && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
-        double *v[6] = {&c->wal_bytes, &c->wal_records, &c->commits,
-                        &c->inserted,  &c->updated,     &c->deleted};
-        for (int k = 0; k < 6; k++)
-            *v[k] = atof(PQgetvalue(r, 0, k + 1));
+        c->wal_bytes = atof(PQgetvalue(r, 0, 1));
+        c->xids = atof(PQgetvalue(r, 0, 2));
         /* The backend's parent is the postmaster; its children are
          * PostgreSQL's processes (this connection's own included: it
          * exists in both samples). */
@@ -124,6 +146,8 @@ static inline void bench_cost_take(const char *conninfo, bench_cost_t *c)
         }
     }
     PQclear(r);
+    if (PQstatus(conn) == CONNECTION_OK && stats && end)
+        bench_cost_stats(conn, c);
     PQfinish(conn);
 }
 
@@ -146,12 +170,14 @@ static inline void bench_cost_print(const bench_cost_t *a, const bench_cost_t *b
         printf(" PostgreSQL not measured\n");
         return;
     }
-    printf(" PostgreSQL %.3f; WAL %.0f bytes in %.1f records, %.2f commits, rows %.2f inserted "
-           "%.2f updated %.2f deleted\n",
+    printf(" PostgreSQL %.3f; WAL %.0f bytes, %.2f writing transactions",
            (b->pg_cpu_s - a->pg_cpu_s) * 1000 / steps, (b->wal_bytes - a->wal_bytes) / steps,
-           (b->wal_records - a->wal_records) / steps, (b->commits - a->commits) / steps,
-           (b->inserted - a->inserted) / steps, (b->updated - a->updated) / steps,
-           (b->deleted - a->deleted) / steps);
+           (b->xids - a->xids) / steps);
+    if (a->stats && b->stats)
+        printf("; WAL records %.1f, rows %.2f inserted %.2f updated %.2f deleted",
+               (b->wal_records - a->wal_records) / steps, (b->inserted - a->inserted) / steps,
+               (b->updated - a->updated) / steps, (b->deleted - a->deleted) / steps);
+    printf("\n");
 }
 
 #endif

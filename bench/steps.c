@@ -288,7 +288,7 @@ int main(int argc, char **argv)
     /* What the run costs, from before the starts to after the last close
      * (bench/cost.h). */
     bench_cost_t cost0, cost1;
-    bench_cost_take(swf_dev_conninfo(dev), &cost0);
+    bench_cost_take(swf_dev_conninfo(dev), false, &cost0);
     /* Start every execution, then post decide for each. */
     json_object *sent_at = json_object_new_object(); /* execution -> answer time */
     double *lat = calloc(total + 1, sizeof(double));
@@ -394,7 +394,7 @@ int main(int argc, char **argv)
     }
     double secs = now_s() - t0;
     cpu_t cpu1 = cpu_now();
-    bench_cost_take(swf_dev_conninfo(dev), &cost1);
+    bench_cost_take(swf_dev_conninfo(dev), true, &cost1);
     qsort(lat, nlat, sizeof(double), cmp_double);
     swf_history_execution_t ex;
     die(swf_history_pg_execution_describe(store, "bench-0", &ex));
