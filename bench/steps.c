@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "bench/cost.h"
 #include "cli/dev.h"
 #include "kafka/kafka.h"
 #include "history/pg.h"
@@ -284,6 +285,10 @@ int main(int argc, char **argv)
     if (rtt_ms > 0 && rtt_ms <= 1000 && swf_dev_mock_cluster(dev) != NULL)
         rd_kafka_mock_broker_set_rtt(swf_dev_mock_cluster(dev), 1, rtt_ms);
 
+    /* What the run costs, from before the starts to after the last close
+     * (bench/cost.h). */
+    bench_cost_t cost0, cost1;
+    bench_cost_take(swf_dev_conninfo(dev), false, &cost0);
     /* Start every execution, then post decide for each. */
     json_object *sent_at = json_object_new_object(); /* execution -> answer time */
     double *lat = calloc(total + 1, sizeof(double));
@@ -389,6 +394,7 @@ int main(int argc, char **argv)
     }
     double secs = now_s() - t0;
     cpu_t cpu1 = cpu_now();
+    bench_cost_take(swf_dev_conninfo(dev), true, &cost1);
     qsort(lat, nlat, sizeof(double), cmp_double);
     swf_history_execution_t ex;
     die(swf_history_pg_execution_describe(store, "bench-0", &ex));
@@ -409,6 +415,7 @@ int main(int argc, char **argv)
            "broker rtt %d ms)\n",
            (cpu1.self_s - cpu0.self_s) / secs, (cpu1.busy_s - cpu0.busy_s) / secs,
            sysconf(_SC_NPROCESSORS_ONLN), getenv("SWF_KAFKA_FETCH_WAIT_MS"), rtt_ms);
+    bench_cost_print(&cost0, &cost1, (double)answered);
     printf("  worker: %zu rounds; waiting %.2f s, answering %.2f s, sending %.2f s\n", rounds,
            wait_s, work_s, send_s);
     for (int i = 0; i < deciders; i++) {

@@ -8,7 +8,8 @@
  * events of that transaction - which the store also wrote to the outbox -
  * are safe from then on, so (2) the inbox offsets are committed, and (3) a
  * publisher thread publishes the tasks to their task topics and deletes
- * their outbox rows once Kafka acknowledged them. A crash between any two
+ * their outbox rows once Kafka acknowledged them (those of 50 ms in one
+ * statement, see OUTBOX_DELETE_MS). A crash between any two
  * steps loses nothing: before (1) the messages are delivered again; between
  * (1) and (2) they are delivered again and change nothing (the history
  * already reflects them: answers name activities no longer open, "decide"
@@ -864,11 +865,50 @@ static void publish(swf_decider_t *d, batch_t *b)
     pthread_mutex_unlock(&d->lock);
 }
 
-/* Sends publications as one: acknowledged, hooked, outbox rows deleted.
- * The rows of tasks Kafka did not take stay for swf-history's
- * republishing; those of the tasks it took go, so that none is sent
- * twice. */
-static void publication_send(swf_decider_t *d, publication_t *all)
+/*
+ * The outbox rows of tasks Kafka took are deleted in one statement for
+ * every OUTBOX_DELETE_MS (or OUTBOX_DELETE_MAX rows), not one per
+ * publication: at a few steps in flight each publication is one task, and
+ * its own delete was a second transaction a step (a commit, its WAL and
+ * PostgreSQL's CPU for one row). A crash loses at most that much of
+ * deletes, whose rows swf-history publishes again after its outbox age
+ * (3 s, far above this), as it does for a crash between a publish and its
+ * delete: a worker may then run that task twice, and its second answer
+ * names an activity no longer open, which changes nothing.
+ */
+#define OUTBOX_DELETE_MS 50
+#define OUTBOX_DELETE_MAX 512
+
+typedef struct doomed {
+    swf_history_outbox_key_t *keys; /* execution ids owned */
+    size_t n, cap;
+    int64_t since_us; /* when the first of them was added */
+} doomed_t;
+
+/* Sends the delete of every doomed row (collected by the next delete, or at
+ * the end of the run) and empties the list. */
+static void doomed_flush(swf_decider_t *d, doomed_t *dm)
+{
+    if (dm->n == 0)
+        return;
+    int64_t clock_us = mono_us();
+    swf_error_t *err = swf_history_outbox_delete_send(d->outbox, dm->keys, dm->n);
+    stat_time(&d->stats.outbox_us, &clock_us);
+    if (err != NULL) {
+        logf_(d, "deleting published outbox rows: %s (swf-history will republish)",
+              swf_error_message(err));
+        swf_error_free(err);
+    }
+    for (size_t i = 0; i < dm->n; i++)
+        free((char *)dm->keys[i].execution_id);
+    dm->n = 0;
+}
+
+/* Sends publications as one: acknowledged, hooked, the outbox rows of the
+ * tasks Kafka took doomed (deleted by doomed_flush), so that none is sent
+ * twice. The rows of tasks Kafka did not take stay for swf-history's
+ * republishing. */
+static void publication_send(swf_decider_t *d, publication_t *all, doomed_t *dm)
 {
     int64_t clock_us = mono_us();
     swf_error_t *failed = swf_kafka_poster_send(d->poster, all->posts, all->n);
@@ -879,22 +919,27 @@ static void publication_send(swf_decider_t *d, publication_t *all)
             continue;
         if (d->cfg.on_published != NULL)
             d->cfg.on_published(d->cfg.hook_arg, all->posts[i].key);
-        all->keys[sent++] = all->keys[i];
+        if (dm->n == dm->cap) {
+            dm->cap = dm->cap ? dm->cap * 2 : 64;
+            dm->keys = realloc(dm->keys, dm->cap * sizeof(*dm->keys));
+            if (dm->keys == NULL)
+                abort();
+        }
+        if (dm->n == 0)
+            dm->since_us = mono_us();
+        char *id = strdup(all->keys[i].execution_id);
+        if (id == NULL)
+            abort();
+        dm->keys[dm->n++] = (swf_history_outbox_key_t){id, all->keys[i].event_id};
+        sent++;
     }
     stat_add(&d->stats.tasks_published, sent);
-    swf_error_t *err = sent > 0 ? swf_history_outbox_delete_send(d->outbox, all->keys, sent) : NULL;
-    if (err != NULL)
-        swf_error_prefix(err, "deleting published outbox rows");
-    stat_time(&d->stats.outbox_us, &clock_us);
+    if (dm->n >= OUTBOX_DELETE_MAX || mono_us() - dm->since_us >= OUTBOX_DELETE_MS * 1000)
+        doomed_flush(d, dm);
     if (failed != NULL) {
         logf_(d, "publishing activity tasks: %zu of %zu not taken: %s (swf-history will republish)",
               all->n - sent, all->n, swf_error_message(failed));
         swf_error_free(failed);
-    }
-    if (err != NULL) {
-        logf_(d, "publishing activity tasks: %s (swf-history will republish)",
-              swf_error_message(err));
-        swf_error_free(err);
     }
 }
 
@@ -919,10 +964,28 @@ static void publication_join(publication_t *to, publication_t *from)
 static void *publisher_main(void *arg)
 {
     swf_decider_t *d = arg;
+    doomed_t dm = {0};
     pthread_mutex_lock(&d->lock);
     for (;;) {
-        while (!d->publisher_stop && d->pub_head == NULL)
-            pthread_cond_wait(&d->pub_cond, &d->lock);
+        while (!d->publisher_stop && d->pub_head == NULL) {
+            if (dm.n == 0) {
+                pthread_cond_wait(&d->pub_cond, &d->lock);
+                continue;
+            }
+            int64_t left_us = dm.since_us + OUTBOX_DELETE_MS * 1000 - mono_us();
+            if (left_us <= 0) {
+                pthread_mutex_unlock(&d->lock);
+                doomed_flush(d, &dm);
+                pthread_mutex_lock(&d->lock);
+                continue;
+            }
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            int64_t ns = until.tv_nsec + left_us * 1000;
+            until.tv_sec += ns / 1000000000;
+            until.tv_nsec = ns % 1000000000;
+            pthread_cond_timedwait(&d->pub_cond, &d->lock, &until);
+        }
         publication_t *first = d->pub_head;
         if (first == NULL)
             break; /* stopped, and everything is sent */
@@ -935,11 +998,13 @@ static void *publisher_main(void *arg)
             first->next = next->next;
             publication_join(first, next);
         }
-        publication_send(d, first);
+        publication_send(d, first, &dm);
         publication_free(first);
         pthread_mutex_lock(&d->lock);
     }
     pthread_mutex_unlock(&d->lock);
+    doomed_flush(d, &dm);
+    free(dm.keys);
     return NULL;
 }
 
