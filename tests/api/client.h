@@ -92,6 +92,23 @@ static inline int connect_to(int port)
     return fd;
 }
 
+/* Reads the answer on fd until the server closes or wait_ms pass without
+ * a byte, closes fd; returns its length (resp is NUL-terminated). */
+static inline size_t answer_read(int fd, char *resp, size_t cap, int wait_ms)
+{
+    size_t got = 0;
+    struct pollfd p = {fd, POLLIN, 0};
+    while (got + 1 < cap && poll(&p, 1, wait_ms) > 0) {
+        ssize_t n = recv(fd, resp + got, cap - 1 - got, 0);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    resp[got] = '\0';
+    close(fd);
+    return got;
+}
+
 /* Sends req[0..len) and reads the answer until the server closes (the
  * requests say Connection: close) or wait_ms pass; returns its length. */
 static inline size_t exchange(int port, const char *req, size_t len, char *resp, size_t cap,
@@ -105,17 +122,7 @@ static inline size_t exchange(int port, const char *req, size_t len, char *resp,
             break; /* the server may close early (413) */
         off += (size_t)n;
     }
-    size_t got = 0;
-    struct pollfd p = {fd, POLLIN, 0};
-    while (got + 1 < cap && poll(&p, 1, wait_ms) > 0) {
-        ssize_t n = recv(fd, resp + got, cap - 1 - got, 0);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    resp[got] = '\0';
-    close(fd);
-    return got;
+    return answer_read(fd, resp, cap, wait_ms);
 }
 
 /* A request of `target` with `body`, signed by key/secret (NULL: unsigned). */
@@ -200,23 +207,6 @@ static inline int status_of(int port, const char *target, const char *body)
     int got = 0;
     if (n > 0)
         sscanf(resp, "HTTP/1.1 %d", &got);
-    return got;
-}
-
-/* Reads the answer on fd until the server closes or wait_ms pass without
- * a byte, closes fd; returns its length (resp is NUL-terminated). */
-static inline size_t answer_read(int fd, char *resp, size_t cap, int wait_ms)
-{
-    size_t got = 0;
-    struct pollfd p = {fd, POLLIN, 0};
-    while (got + 1 < cap && poll(&p, 1, wait_ms) > 0) {
-        ssize_t n = recv(fd, resp + got, cap - 1 - got, 0);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    resp[got] = '\0';
-    close(fd);
     return got;
 }
 
