@@ -114,7 +114,7 @@ static const char *role_of(swf_api_call_t *call, const swf_history_catalog_entry
 
 swf_error_t *swf_api__machine_create(swf_api_call_t *call, json_object *in, json_object **out)
 {
-    const char *name, *text, *role, *type;
+    const char *name = NULL, *text = NULL, *role = NULL, *type = NULL;
     swf_error_t *err = swf_api__str(in, "name", true, SWF_API_NAME_BYTES, &name);
     if (err == NULL)
         err = swf_api__str(in, "definition", true, DEFINITION_BYTES, &text);
