@@ -12,7 +12,8 @@ the one JSON object the harness reads.
 Per case the adapter calls ValidateStateMachineDefinition on the definition
 as written (INVALID, with the diagnostics, when it fails), then
 CreateStateMachine with each Task state's Resource (and each Map's
-ItemReader's) replaced by an activity ARN, StartExecution with the input,
+ItemReader's and ResultWriter's) replaced by an activity ARN, StartExecution
+with the input,
 and DescribeExecution until the execution closed, whose status, output,
 error and cause it prints as `swf run --local` does. The mocks are served
 by a pool of GetActivityTask pollers answering with SendTaskSuccess (a
@@ -28,6 +29,26 @@ whose payload is documented (protocol/KAFKA.md, "Task tokens"); a real
 worker fleet would not need that, a harness that runs many cases at once
 on the same activities does. A task of no running case (one left behind
 by a closed execution) is not answered.
+
+A Map's reader and writer tasks run on the Map's activity and are
+answered by the Map's mocks in the order they come (the reader's first), as
+`swf run --local` answers them.
+
+Nested executions (a Task on arn:aws:states:::states:startExecution, .sync,
+.sync:2, .waitForTaskToken) are not rewritten: swf starts the child itself.
+The machines a case names literally in StateMachineArn (and those they
+name) are read as `swf run --local` reads them, NAME.asl.json then
+NAME.json beside the case's definition, and made with CreateStateMachine
+under that NAME (an UpdateStateMachine when an earlier case made it with
+another definition; a DeleteStateMachine when this case has no file for
+it, so that a missing machine is missing), with their Task states on the
+case's activities: a mock is by state name whichever machine the state is
+in, and a child's tasks are routed to the case by its execution id (the
+parent's, `-`, the Task's activity id). The names keep what the parent's
+ARN says (a child's ExecutionArn names its machine), so the cases naming
+one machine run one after the other (a lock per name, held for the case).
+A `.waitForTaskToken` child is answered by whoever sends its token, as on
+AWS, not by its output as under --local.
 
 Numbers in the definition and the mocks are passed on as written (a
 float is not re-printed by Python).
@@ -49,6 +70,70 @@ ROLE = "arn:aws:iam::123456789012:role/swf-corpus"
 POLLERS = 4  # per activity: concurrent invocations of one Task state (a Map)
 ACTIVITIES = 3  # made at start; more when a case has more Task states
 CASE_SECONDS = 120  # a case that has not closed by then is reported as such
+NESTED = "arn:aws:states:::states:startExecution"
+NESTED_PATTERNS = ("", ".sync", ".sync:2", ".waitForTaskToken")
+NESTED_DEPTH = 32  # SWF_LIMIT_NESTED_DEPTH: machines read per case, as swf run --local
+
+
+def is_nested(resource):
+    return (isinstance(resource, str) and resource.startswith(NESTED)
+            and resource[len(NESTED):] in NESTED_PATTERNS)
+
+
+def machine_name(arn):
+    """The machine a StateMachineArn names (decider/nested.c), or None."""
+    if not isinstance(arn, str):
+        return None
+    if arn.startswith("arn:"):
+        parts = arn.split(":")
+        if len(parts) < 7 or not arn.startswith("arn:aws:states:") or parts[5] != "stateMachine":
+            return None
+        arn = parts[6]
+    name = arn.split(":")[0]
+    return name if name and "{%" not in name and "/" not in name else None
+
+
+def machines_named(v, names, depth=0):
+    """Adds the machines v's nested Tasks name literally (decider/nested.c)."""
+    if depth > 64:
+        return
+    if isinstance(v, list):
+        for x in v:
+            machines_named(x, names, depth + 1)
+        return
+    if not isinstance(v, dict):
+        return
+    if v.get("Type") == "Task" and is_nested(v.get("Resource")):
+        for k in ("Parameters", "Arguments"):
+            args = v.get(k)
+            n = machine_name(args.get("StateMachineArn")) if isinstance(args, dict) else None
+            if n is not None and n not in names:
+                names.append(n)
+    for x in v.values():
+        machines_named(x, names, depth + 1)
+
+
+def machines_read(directory, machine):
+    """{NAME: (value, restore)} of the machines machine names and
+    those they name, read beside the definition as swf run --local reads
+    them (decider/local.c); names: every name seen, read or not."""
+    names, found = [], {}
+    machines_named(machine, names)
+    i = 0
+    while i < len(names) and len(found) < NESTED_DEPTH:
+        name = names[i]
+        i += 1
+        for ext in (".asl.json", ".json"):
+            try:
+                with open(os.path.join(directory, name + ext), encoding="utf-8") as f:
+                    text = f.read()
+                value, restore = load_raw(text)
+            except (OSError, ValueError):
+                continue
+            found[name] = (value, restore)
+            machines_named(value, names)
+            break
+    return names, found
 
 
 def load_raw(text):
@@ -107,6 +192,8 @@ class Adapter:
         self.lock = threading.Lock()
         self.cases = {}  # execution name -> Case
         self.activities = {}  # activity name -> ARN
+        self.machines = {}  # nested machine name -> (ARN, definition made)
+        self.machine_locks = {}  # nested machine name -> Lock, held by a case
         self.seq = 0
         self.answered = self.unrouted = 0
 
@@ -124,6 +211,15 @@ class Adapter:
             threading.Thread(target=self.poll, args=(name, arn, i), daemon=True).start()
         return arn
 
+    def case_of(self, execution):
+        """The running case of an execution: its own, or its parent's (a
+        child's default id is the parent's, '-', ...). Under self.lock."""
+        case = self.cases.get(execution)
+        while case is None and "-" in execution:
+            execution = execution.rsplit("-", 1)[0]
+            case = self.cases.get(execution)
+        return case
+
     def poll(self, name, arn, i):
         index = int(name.split("-")[1].split(".")[0])
         while True:
@@ -139,7 +235,7 @@ class Adapter:
                     time.sleep(0.2)
                 continue
             with self.lock:
-                case = self.cases.get(token_execution(token))
+                case = self.case_of(token_execution(token))
             if case is None or index >= len(case.states):
                 self.unrouted += 1
                 continue
@@ -164,10 +260,11 @@ class Adapter:
             if not isinstance(s, dict):
                 continue
             holders = []
-            if s.get("Type") == "Task":
+            if s.get("Type") == "Task" and not is_nested(s.get("Resource")):
                 holders.append(s)
-            if s.get("Type") == "Map" and isinstance(s.get("ItemReader"), dict):
-                holders.append(s["ItemReader"])
+            for k in ("ItemReader", "ResultWriter"):
+                if s.get("Type") == "Map" and isinstance(s.get(k), dict):
+                    holders.append(s[k])
             for h in holders:
                 res = h.get("Resource")
                 if not isinstance(res, str):
@@ -183,7 +280,48 @@ class Adapter:
             for k in ("Iterator", "ItemProcessor"):
                 self.rewrite(s.get(k), states, depth + 1)
 
-    def run(self, definition, input_text, mocks_text):
+    def machine_put(self, name, text):
+        """Makes the nested machine name as this case has it (text: its
+        definition, or None: none); the caller holds the name's lock."""
+        have = self.machines.get(name)
+        if text is None:
+            if have is not None:
+                self.api.call("DeleteStateMachine", {"stateMachineArn": have[0]})
+                del self.machines[name]
+            return None
+        if have is not None and have[1] == text:
+            return None
+        if have is None:
+            out = self.api.call("CreateStateMachine", {
+                "name": name, "definition": text, "roleArn": ROLE})
+            arn = out.get("stateMachineArn")
+        else:
+            out = self.api.call("UpdateStateMachine", {
+                "stateMachineArn": have[0], "definition": text})
+            arn = have[0] if "__type" not in out else None
+        if arn is None:
+            return {"adapter": "CreateStateMachine " + name, "answer": out}
+        self.machines[name] = (arn, text)
+        return None
+
+    def run(self, definition, input_text, mocks_text, directory="."):
+        names, found = [], {}
+        if NESTED in definition:
+            try:
+                names, found = machines_read(directory, json.loads(definition))
+            except ValueError:  # not JSON: Validate says so below
+                pass
+        with self.lock:
+            locks = [self.machine_locks.setdefault(n, threading.Lock()) for n in sorted(names)]
+        for lk in locks:
+            lk.acquire()
+        try:
+            return self.run_locked(definition, input_text, mocks_text, names, found)
+        finally:
+            for lk in reversed(locks):
+                lk.release()
+
+    def run_locked(self, definition, input_text, mocks_text, names, found):
         v = self.api.call("ValidateStateMachineDefinition", {"definition": definition})
         if v.get("result") != "OK":
             # A definition that is not JSON has one diagnostic, the parser's
@@ -196,6 +334,15 @@ class Adapter:
         mocks, mocks_restore = load_raw(mocks_text) if mocks_text else ({}, None)
         states = []
         self.rewrite(machine, states)
+        for n in names:
+            text = None
+            if n in found:
+                child, child_restore = found[n]
+                self.rewrite(child, states)
+                text = child_restore(json.dumps(child))
+            bad = self.machine_put(n, text)
+            if bad is not None:
+                return bad
         with self.lock:
             self.seq += 1
             name = "corpus-%d-%d" % (os.getpid(), self.seq)
@@ -237,7 +384,8 @@ class Handler(socketserver.StreamRequestHandler):
                     return f.read()
 
             res = self.server.adapter.run(read(req["definition"]), read(req["input"]),
-                                          read(req["mocks"]) if req.get("mocks") else None)
+                                          read(req["mocks"]) if req.get("mocks") else None,
+                                          os.path.dirname(req["definition"]))
         except Exception as e:  # reported on the case, the adapter keeps serving
             res = {"adapter": "error", "message": repr(e)}
         line = res if isinstance(res, str) else json.dumps(res)
