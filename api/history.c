@@ -488,6 +488,16 @@ static void nested_submitted(out_t *o, const swf_event_t *sched, const swf_event
                            "taskSubmittedEventDetails", det);
 }
 
+/* An execution's closing event with the error and cause its swf event
+ * gives as reason and details (ExecutionFailed, ExecutionAborted). */
+static void execution_closed(out_t *o, const swf_event_t *ev, const char *type, const char *key)
+{
+    json_object *det = json_object_new_object();
+    str_add(det, "error", swf_json_get_string(ev->attrs, "reason"));
+    str_add(det, "cause", swf_json_get_string(ev->attrs, "details"));
+    json_object_object_add(ev_thread(o, "", type, ev->time_ms), key, det);
+}
+
 static void event_emit(out_t *o, const swf_event_t *ev)
 {
     const swf_event_list_t *all = o->all;
@@ -587,11 +597,7 @@ static void event_emit(out_t *o, const swf_event_t *ev)
                                "executionSucceededEventDetails", det);
         break;
     case SWF_EVENT_WORKFLOW_EXECUTION_FAILED:
-        det = json_object_new_object();
-        str_add(det, "error", swf_json_get_string(ev->attrs, "reason"));
-        str_add(det, "cause", swf_json_get_string(ev->attrs, "details"));
-        json_object_object_add(ev_thread(o, "", "ExecutionFailed", ev->time_ms),
-                               "executionFailedEventDetails", det);
+        execution_closed(o, ev, "ExecutionFailed", "executionFailedEventDetails");
         break;
     case SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT:
         det = json_object_new_object();
@@ -608,11 +614,7 @@ static void event_emit(out_t *o, const swf_event_t *ev)
         break;
     case SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED:
     case SWF_EVENT_WORKFLOW_EXECUTION_CANCELED:
-        det = json_object_new_object();
-        str_add(det, "error", swf_json_get_string(ev->attrs, "reason"));
-        str_add(det, "cause", swf_json_get_string(ev->attrs, "details"));
-        json_object_object_add(ev_thread(o, "", "ExecutionAborted", ev->time_ms),
-                               "executionAbortedEventDetails", det);
+        execution_closed(o, ev, "ExecutionAborted", "executionAbortedEventDetails");
         break;
     default:
         break;
