@@ -100,28 +100,6 @@ static swf_error_t *inbox_send(const char *key, json_object *msg)
 
 /* ---- shared by the commands -------------------------------------------------- */
 
-static int fail(const char *cmd, swf_error_t *err)
-{
-    fprintf(stderr, "swf %s: %s\n", cmd, swf_error_message(err));
-    if (swf_error_cause(err) != NULL)
-        fprintf(stderr, "  %s\n", swf_error_cause(err));
-    int code;
-    switch (swf_error_code(err)) {
-    case SWF_E_INPUT:
-    case SWF_E_LIMIT:
-        code = SWF_EXIT_USAGE;
-        break;
-    case SWF_E_NOTFOUND:
-    case SWF_E_CONFLICT:
-        code = SWF_EXIT_NO;
-        break;
-    default:
-        code = SWF_EXIT_ERROR;
-    }
-    swf_error_free(err);
-    return code;
-}
-
 /* Who answered, for the `identity` of activity answers: "swf-cli@HOST". */
 static const char *identity(char buf[SWF_MSG_NAME_BYTES])
 {
@@ -142,7 +120,7 @@ static int send_and_report(const char *cmd, const char *execution_id, json_objec
     if (err == NULL)
         printf("sent %s for execution %s to %s\n", type, execution_id, inbox_topic());
     json_object_put(msg);
-    return err != NULL ? fail(cmd, err) : SWF_EXIT_OK;
+    return err != NULL ? swf_cli_fail(cmd, err) : SWF_EXIT_OK;
 }
 
 /* Verifies a task token; *execution_id gets the execution it names. */
@@ -171,7 +149,7 @@ static int execution_check(const char *cmd, const char *execution_id)
     swf_history_store_t *s;
     swf_error_t *err = swf_history_pg_new(swf_history_pg_conninfo_env(), &s);
     if (err != NULL)
-        return fail(cmd, err);
+        return swf_cli_fail(cmd, err);
     swf_history_execution_t ex;
     err = swf_history_pg_execution_describe(s, execution_id, &ex);
     swf_history_store_free(s);
@@ -181,7 +159,7 @@ static int execution_check(const char *cmd, const char *execution_id)
             swf_error_free(err);
             return SWF_EXIT_NO;
         }
-        return fail(cmd, err);
+        return swf_cli_fail(cmd, err);
     }
     int code = SWF_EXIT_OK;
     if (strcmp(ex.status, "open") != 0) {
@@ -227,7 +205,7 @@ int swf_cli_task_success(int argc, char **argv)
         swf_cli_json_arg("result", swf_cli_args_get(&a, "RESULT"), SWF_MSG_MAX_BYTES, &result);
     if (err != NULL) {
         free(execution_id);
-        return fail("task-success", err);
+        return swf_cli_fail("task-success", err);
     }
     char who[SWF_MSG_NAME_BYTES];
     json_object *m = swf_msg_activity_completed_new(token, result, identity(who));
@@ -296,7 +274,7 @@ int swf_cli_task_heartbeat(int argc, char **argv)
         swf_error_t *err = swf_cli_json_arg("--details", details_arg, SWF_MSG_MAX_BYTES, &details);
         if (err != NULL) {
             free(execution_id);
-            return fail("task-heartbeat", err);
+            return swf_cli_fail("task-heartbeat", err);
         }
     }
     json_object *m = swf_msg_activity_heartbeat_new(token, details, details_arg != NULL);
@@ -334,12 +312,12 @@ static int signal_meaningful(const char *execution_id)
     swf_history_store_t *s;
     swf_error_t *err = swf_history_pg_new(swf_history_pg_conninfo_env(), &s);
     if (err != NULL)
-        return fail("signal", err);
+        return swf_cli_fail("signal", err);
     swf_event_list_t first = {0};
     err = swf_history_load(s, execution_id, 0, 1, &first);
     swf_history_store_free(s);
     if (err != NULL)
-        return fail("signal", err);
+        return swf_cli_fail("signal", err);
     json_object *def = NULL, *states = NULL;
     bool asl = first.count == 1 && first.items[0].type == SWF_EVENT_WORKFLOW_EXECUTION_STARTED &&
                swf_json_get(first.items[0].attrs, "definition", &def) &&
@@ -365,7 +343,7 @@ int swf_cli_signal(int argc, char **argv)
     if (input_arg != NULL) {
         swf_error_t *err = swf_cli_json_arg("--input", input_arg, SWF_MSG_MAX_BYTES, &input);
         if (err != NULL)
-            return fail("signal", err);
+            return swf_cli_fail("signal", err);
     }
     if (!swf_cli_args_execution(&a, NULL, &id)) {
         json_object_put(input);
@@ -453,7 +431,7 @@ static int redrive_check(const char *execution_id, int64_t *next)
     swf_history_store_t *s;
     swf_error_t *err = swf_history_pg_new(swf_history_pg_conninfo_env(), &s);
     if (err != NULL)
-        return fail("redrive", err);
+        return swf_cli_fail("redrive", err);
     swf_event_list_t events = {0};
     swf_decider_replay_result_t r = {0};
     swf_decider_replay_options_t opt = {0};
@@ -470,7 +448,7 @@ static int redrive_check(const char *execution_id, int64_t *next)
         err = r.error;
         r.error = NULL;
     }
-    int code = err != NULL ? fail("redrive", err) : SWF_EXIT_OK;
+    int code = err != NULL ? swf_cli_fail("redrive", err) : SWF_EXIT_OK;
     const char *why = code == SWF_EXIT_OK ? swf_asl_exec_not_redrivable(r.exec) : NULL;
     if (why == NULL && code == SWF_EXIT_OK && other != NULL)
         why = "its workflow id is running as another execution";
