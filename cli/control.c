@@ -181,6 +181,31 @@ static int execution_check(const char *cmd, const char *execution_id)
      "swf task-failure \"$SWF_TASK_TOKEN\""}
 /* clang-format on */
 
+/* Builds the answer an activity command sends for `token` from its command
+ * line; NULL, reported, with *code the exit status, when an argument is bad. */
+typedef json_object *task_msg_fn(swf_cli_args_t *a, const char *token, int *code);
+
+/* What task-success, task-failure and task-heartbeat share: parse the command
+ * line, verify the token (nothing is sent for a bad one), build the message
+ * and send it keyed by the execution the token names. */
+static int task_answer(const swf_cli_cmd_t *cmd, int argc, char **argv, task_msg_fn *build)
+{
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(cmd, argc, argv, &a))
+        return a.status;
+    const char *name = cmd->name + strlen("swf "); /* "task-success" */
+    const char *token = swf_cli_args_get(&a, "TOKEN");
+    char *execution_id = NULL;
+    int code = token_check(name, token, &execution_id);
+    if (code != SWF_EXIT_OK)
+        return code;
+    json_object *m = build(&a, token, &code);
+    if (m != NULL)
+        code = send_and_report(name, execution_id, m);
+    free(execution_id);
+    return code;
+}
+
 static const swf_cli_cmd_t task_success_cmd = {
     "swf task-success", NULL,
     "Answer an activity (or a .waitForTaskToken Task) with its result, through the inbox.",
@@ -190,29 +215,26 @@ static const swf_cli_cmd_t task_success_cmd = {
                             SWF_CLI_OPTS_END},
     NULL};
 
-int swf_cli_task_success(int argc, char **argv)
+/* The message of task-success: the result, parsed from the command line
+ * (NULL with *code set when it is not JSON). */
+static json_object *task_success_msg(swf_cli_args_t *a, const char *token, int *code)
 {
-    swf_cli_args_t a;
-    if (!swf_cli_args_parse(&task_success_cmd, argc, argv, &a))
-        return a.status;
-    const char *token = swf_cli_args_get(&a, "TOKEN");
-    char *execution_id = NULL;
-    int code = token_check("task-success", token, &execution_id);
-    if (code != SWF_EXIT_OK)
-        return code;
     json_object *result = NULL;
     swf_error_t *err =
-        swf_cli_json_arg("result", swf_cli_args_get(&a, "RESULT"), SWF_MSG_MAX_BYTES, &result);
+        swf_cli_json_arg("result", swf_cli_args_get(a, "RESULT"), SWF_MSG_MAX_BYTES, &result);
     if (err != NULL) {
-        free(execution_id);
-        return swf_cli_fail("task-success", err);
+        *code = swf_cli_fail("task-success", err);
+        return NULL;
     }
     char who[SWF_MSG_NAME_BYTES];
     json_object *m = swf_msg_activity_completed_new(token, result, identity(who));
     json_object_put(result);
-    code = send_and_report("task-success", execution_id, m);
-    free(execution_id);
-    return code;
+    return m;
+}
+
+int swf_cli_task_success(int argc, char **argv)
+{
+    return task_answer(&task_success_cmd, argc, argv, task_success_msg);
 }
 
 static const swf_cli_cmd_t task_failure_cmd = {
@@ -227,24 +249,18 @@ static const swf_cli_cmd_t task_failure_cmd = {
                             SWF_CLI_OPTS_END},
     NULL};
 
+static json_object *task_failure_msg(swf_cli_args_t *a, const char *token, int *code)
+{
+    (void)code;
+    const char *error = swf_cli_args_get(a, "--error"), *cause = swf_cli_args_get(a, "--cause");
+    char who[SWF_MSG_NAME_BYTES];
+    return swf_msg_activity_failed_new(token, error != NULL ? error : "States.TaskFailed", cause,
+                                       identity(who));
+}
+
 int swf_cli_task_failure(int argc, char **argv)
 {
-    swf_cli_args_t a;
-    if (!swf_cli_args_parse(&task_failure_cmd, argc, argv, &a))
-        return a.status;
-    const char *token = swf_cli_args_get(&a, "TOKEN"), *error = swf_cli_args_get(&a, "--error");
-    const char *cause = swf_cli_args_get(&a, "--cause");
-    if (error == NULL)
-        error = "States.TaskFailed";
-    char *execution_id = NULL;
-    int code = token_check("task-failure", token, &execution_id);
-    if (code != SWF_EXIT_OK)
-        return code;
-    char who[SWF_MSG_NAME_BYTES];
-    json_object *m = swf_msg_activity_failed_new(token, error, cause, identity(who));
-    code = send_and_report("task-failure", execution_id, m);
-    free(execution_id);
-    return code;
+    return task_answer(&task_failure_cmd, argc, argv, task_failure_msg);
 }
 
 static const swf_cli_cmd_t task_heartbeat_cmd = {
@@ -258,30 +274,27 @@ static const swf_cli_cmd_t task_heartbeat_cmd = {
                             SWF_CLI_OPTS_END},
     NULL};
 
-int swf_cli_task_heartbeat(int argc, char **argv)
+/* The message of task-heartbeat: the details, when given, parsed from the
+ * command line (NULL with *code set when they are not JSON). */
+static json_object *task_heartbeat_msg(swf_cli_args_t *a, const char *token, int *code)
 {
-    swf_cli_args_t a;
-    if (!swf_cli_args_parse(&task_heartbeat_cmd, argc, argv, &a))
-        return a.status;
-    const char *token = swf_cli_args_get(&a, "TOKEN");
-    const char *details_arg = swf_cli_args_get(&a, "--details");
-    char *execution_id = NULL;
-    int code = token_check("task-heartbeat", token, &execution_id);
-    if (code != SWF_EXIT_OK)
-        return code;
+    const char *details_arg = swf_cli_args_get(a, "--details");
     json_object *details = NULL;
     if (details_arg != NULL) {
         swf_error_t *err = swf_cli_json_arg("--details", details_arg, SWF_MSG_MAX_BYTES, &details);
         if (err != NULL) {
-            free(execution_id);
-            return swf_cli_fail("task-heartbeat", err);
+            *code = swf_cli_fail("task-heartbeat", err);
+            return NULL;
         }
     }
     json_object *m = swf_msg_activity_heartbeat_new(token, details, details_arg != NULL);
     json_object_put(details);
-    code = send_and_report("task-heartbeat", execution_id, m);
-    free(execution_id);
-    return code;
+    return m;
+}
+
+int swf_cli_task_heartbeat(int argc, char **argv)
+{
+    return task_answer(&task_heartbeat_cmd, argc, argv, task_heartbeat_msg);
 }
 
 /* ---- signal, cancel, terminate ----------------------------------------------- */
