@@ -4,6 +4,10 @@
  * The table below is the whole list of commands; `swf help` prints it,
  * `swf help COMMAND` is `swf COMMAND --help` (each command's options are in
  * its own table, cli/args.h), and `swf --version` prints the version.
+ *
+ * It also holds the one way a command reports an error (swf_cli_fail), so
+ * that every command prints the same two lines and maps an error's code to
+ * the same exit status.
  */
 #include "cli/cli.h"
 
@@ -177,4 +181,33 @@ int swf_cli_main(int argc, char **argv)
         }
     }
     return unknown_command(argv[1]);
+}
+
+/* ---- reporting an error ------------------------------------------------------ */
+
+int swf_cli_fail_status(const char *cmd, swf_error_t *err, int status)
+{
+    fprintf(stderr, "swf %s: %s\n", cmd, swf_error_message(err));
+    if (swf_error_cause(err) != NULL)
+        fprintf(stderr, "  %s\n", swf_error_cause(err));
+    swf_error_free(err);
+    return status;
+}
+
+int swf_cli_fail(const char *cmd, swf_error_t *err)
+{
+    int status;
+    switch (swf_error_code(err)) {
+    case SWF_E_INPUT:
+    case SWF_E_LIMIT:
+        status = SWF_EXIT_USAGE;
+        break;
+    case SWF_E_NOTFOUND:
+    case SWF_E_CONFLICT:
+        status = SWF_EXIT_NO;
+        break;
+    default:
+        status = SWF_EXIT_ERROR;
+    }
+    return swf_cli_fail_status(cmd, err, status);
 }

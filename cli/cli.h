@@ -27,6 +27,15 @@ enum {
 
 int swf_cli_main(int argc, char **argv);
 
+/* Reports a command's error on stderr as "swf CMD: message", with its cause
+ * on the next line, and frees it (taken). swf_cli_fail returns the exit
+ * status the error's code maps to: SWF_EXIT_USAGE for bad input or a limit
+ * (the command line), SWF_EXIT_NO for not found or a conflict, else
+ * SWF_EXIT_ERROR. swf_cli_fail_status returns `status` instead, for a
+ * command whose input is a file rather than its command line (cli/cli.c). */
+int swf_cli_fail(const char *cmd, swf_error_t *err);
+int swf_cli_fail_status(const char *cmd, swf_error_t *err, int status);
+
 /* One function per command (cli/<command>.c). */
 int swf_cli_validate(int argc, char **argv);
 int swf_cli_convert(int argc, char **argv);

@@ -100,28 +100,6 @@ static swf_error_t *inbox_send(const char *key, json_object *msg)
 
 /* ---- shared by the commands -------------------------------------------------- */
 
-static int fail(const char *cmd, swf_error_t *err)
-{
-    fprintf(stderr, "swf %s: %s\n", cmd, swf_error_message(err));
-    if (swf_error_cause(err) != NULL)
-        fprintf(stderr, "  %s\n", swf_error_cause(err));
-    int code;
-    switch (swf_error_code(err)) {
-    case SWF_E_INPUT:
-    case SWF_E_LIMIT:
-        code = SWF_EXIT_USAGE;
-        break;
-    case SWF_E_NOTFOUND:
-    case SWF_E_CONFLICT:
-        code = SWF_EXIT_NO;
-        break;
-    default:
-        code = SWF_EXIT_ERROR;
-    }
-    swf_error_free(err);
-    return code;
-}
-
 /* Who answered, for the `identity` of activity answers: "swf-cli@HOST". */
 static const char *identity(char buf[SWF_MSG_NAME_BYTES])
 {
@@ -142,7 +120,7 @@ static int send_and_report(const char *cmd, const char *execution_id, json_objec
     if (err == NULL)
         printf("sent %s for execution %s to %s\n", type, execution_id, inbox_topic());
     json_object_put(msg);
-    return err != NULL ? fail(cmd, err) : SWF_EXIT_OK;
+    return err != NULL ? swf_cli_fail(cmd, err) : SWF_EXIT_OK;
 }
 
 /* Verifies a task token; *execution_id gets the execution it names. */
@@ -171,7 +149,7 @@ static int execution_check(const char *cmd, const char *execution_id)
     swf_history_store_t *s;
     swf_error_t *err = swf_history_pg_new(swf_history_pg_conninfo_env(), &s);
     if (err != NULL)
-        return fail(cmd, err);
+        return swf_cli_fail(cmd, err);
     swf_history_execution_t ex;
     err = swf_history_pg_execution_describe(s, execution_id, &ex);
     swf_history_store_free(s);
@@ -181,7 +159,7 @@ static int execution_check(const char *cmd, const char *execution_id)
             swf_error_free(err);
             return SWF_EXIT_NO;
         }
-        return fail(cmd, err);
+        return swf_cli_fail(cmd, err);
     }
     int code = SWF_EXIT_OK;
     if (strcmp(ex.status, "open") != 0) {
@@ -203,6 +181,31 @@ static int execution_check(const char *cmd, const char *execution_id)
      "swf task-failure \"$SWF_TASK_TOKEN\""}
 /* clang-format on */
 
+/* Builds the answer an activity command sends for `token` from its command
+ * line; NULL, reported, with *code the exit status, when an argument is bad. */
+typedef json_object *task_msg_fn(swf_cli_args_t *a, const char *token, int *code);
+
+/* What task-success, task-failure and task-heartbeat share: parse the command
+ * line, verify the token (nothing is sent for a bad one), build the message
+ * and send it keyed by the execution the token names. */
+static int task_answer(const swf_cli_cmd_t *cmd, int argc, char **argv, task_msg_fn *build)
+{
+    swf_cli_args_t a;
+    if (!swf_cli_args_parse(cmd, argc, argv, &a))
+        return a.status;
+    const char *name = cmd->name + strlen("swf "); /* "task-success" */
+    const char *token = swf_cli_args_get(&a, "TOKEN");
+    char *execution_id = NULL;
+    int code = token_check(name, token, &execution_id);
+    if (code != SWF_EXIT_OK)
+        return code;
+    json_object *m = build(&a, token, &code);
+    if (m != NULL)
+        code = send_and_report(name, execution_id, m);
+    free(execution_id);
+    return code;
+}
+
 static const swf_cli_cmd_t task_success_cmd = {
     "swf task-success", NULL,
     "Answer an activity (or a .waitForTaskToken Task) with its result, through the inbox.",
@@ -212,29 +215,26 @@ static const swf_cli_cmd_t task_success_cmd = {
                             SWF_CLI_OPTS_END},
     NULL};
 
-int swf_cli_task_success(int argc, char **argv)
+/* The message of task-success: the result, parsed from the command line
+ * (NULL with *code set when it is not JSON). */
+static json_object *task_success_msg(swf_cli_args_t *a, const char *token, int *code)
 {
-    swf_cli_args_t a;
-    if (!swf_cli_args_parse(&task_success_cmd, argc, argv, &a))
-        return a.status;
-    const char *token = swf_cli_args_get(&a, "TOKEN");
-    char *execution_id = NULL;
-    int code = token_check("task-success", token, &execution_id);
-    if (code != SWF_EXIT_OK)
-        return code;
     json_object *result = NULL;
     swf_error_t *err =
-        swf_cli_json_arg("result", swf_cli_args_get(&a, "RESULT"), SWF_MSG_MAX_BYTES, &result);
+        swf_cli_json_arg("result", swf_cli_args_get(a, "RESULT"), SWF_MSG_MAX_BYTES, &result);
     if (err != NULL) {
-        free(execution_id);
-        return fail("task-success", err);
+        *code = swf_cli_fail("task-success", err);
+        return NULL;
     }
     char who[SWF_MSG_NAME_BYTES];
     json_object *m = swf_msg_activity_completed_new(token, result, identity(who));
     json_object_put(result);
-    code = send_and_report("task-success", execution_id, m);
-    free(execution_id);
-    return code;
+    return m;
+}
+
+int swf_cli_task_success(int argc, char **argv)
+{
+    return task_answer(&task_success_cmd, argc, argv, task_success_msg);
 }
 
 static const swf_cli_cmd_t task_failure_cmd = {
@@ -249,24 +249,18 @@ static const swf_cli_cmd_t task_failure_cmd = {
                             SWF_CLI_OPTS_END},
     NULL};
 
+static json_object *task_failure_msg(swf_cli_args_t *a, const char *token, int *code)
+{
+    (void)code;
+    const char *error = swf_cli_args_get(a, "--error"), *cause = swf_cli_args_get(a, "--cause");
+    char who[SWF_MSG_NAME_BYTES];
+    return swf_msg_activity_failed_new(token, error != NULL ? error : "States.TaskFailed", cause,
+                                       identity(who));
+}
+
 int swf_cli_task_failure(int argc, char **argv)
 {
-    swf_cli_args_t a;
-    if (!swf_cli_args_parse(&task_failure_cmd, argc, argv, &a))
-        return a.status;
-    const char *token = swf_cli_args_get(&a, "TOKEN"), *error = swf_cli_args_get(&a, "--error");
-    const char *cause = swf_cli_args_get(&a, "--cause");
-    if (error == NULL)
-        error = "States.TaskFailed";
-    char *execution_id = NULL;
-    int code = token_check("task-failure", token, &execution_id);
-    if (code != SWF_EXIT_OK)
-        return code;
-    char who[SWF_MSG_NAME_BYTES];
-    json_object *m = swf_msg_activity_failed_new(token, error, cause, identity(who));
-    code = send_and_report("task-failure", execution_id, m);
-    free(execution_id);
-    return code;
+    return task_answer(&task_failure_cmd, argc, argv, task_failure_msg);
 }
 
 static const swf_cli_cmd_t task_heartbeat_cmd = {
@@ -280,30 +274,27 @@ static const swf_cli_cmd_t task_heartbeat_cmd = {
                             SWF_CLI_OPTS_END},
     NULL};
 
-int swf_cli_task_heartbeat(int argc, char **argv)
+/* The message of task-heartbeat: the details, when given, parsed from the
+ * command line (NULL with *code set when they are not JSON). */
+static json_object *task_heartbeat_msg(swf_cli_args_t *a, const char *token, int *code)
 {
-    swf_cli_args_t a;
-    if (!swf_cli_args_parse(&task_heartbeat_cmd, argc, argv, &a))
-        return a.status;
-    const char *token = swf_cli_args_get(&a, "TOKEN");
-    const char *details_arg = swf_cli_args_get(&a, "--details");
-    char *execution_id = NULL;
-    int code = token_check("task-heartbeat", token, &execution_id);
-    if (code != SWF_EXIT_OK)
-        return code;
+    const char *details_arg = swf_cli_args_get(a, "--details");
     json_object *details = NULL;
     if (details_arg != NULL) {
         swf_error_t *err = swf_cli_json_arg("--details", details_arg, SWF_MSG_MAX_BYTES, &details);
         if (err != NULL) {
-            free(execution_id);
-            return fail("task-heartbeat", err);
+            *code = swf_cli_fail("task-heartbeat", err);
+            return NULL;
         }
     }
     json_object *m = swf_msg_activity_heartbeat_new(token, details, details_arg != NULL);
     json_object_put(details);
-    code = send_and_report("task-heartbeat", execution_id, m);
-    free(execution_id);
-    return code;
+    return m;
+}
+
+int swf_cli_task_heartbeat(int argc, char **argv)
+{
+    return task_answer(&task_heartbeat_cmd, argc, argv, task_heartbeat_msg);
 }
 
 /* ---- signal, cancel, terminate ----------------------------------------------- */
@@ -334,12 +325,12 @@ static int signal_meaningful(const char *execution_id)
     swf_history_store_t *s;
     swf_error_t *err = swf_history_pg_new(swf_history_pg_conninfo_env(), &s);
     if (err != NULL)
-        return fail("signal", err);
+        return swf_cli_fail("signal", err);
     swf_event_list_t first = {0};
     err = swf_history_load(s, execution_id, 0, 1, &first);
     swf_history_store_free(s);
     if (err != NULL)
-        return fail("signal", err);
+        return swf_cli_fail("signal", err);
     json_object *def = NULL, *states = NULL;
     bool asl = first.count == 1 && first.items[0].type == SWF_EVENT_WORKFLOW_EXECUTION_STARTED &&
                swf_json_get(first.items[0].attrs, "definition", &def) &&
@@ -365,7 +356,7 @@ int swf_cli_signal(int argc, char **argv)
     if (input_arg != NULL) {
         swf_error_t *err = swf_cli_json_arg("--input", input_arg, SWF_MSG_MAX_BYTES, &input);
         if (err != NULL)
-            return fail("signal", err);
+            return swf_cli_fail("signal", err);
     }
     if (!swf_cli_args_execution(&a, NULL, &id)) {
         json_object_put(input);
@@ -453,7 +444,7 @@ static int redrive_check(const char *execution_id, int64_t *next)
     swf_history_store_t *s;
     swf_error_t *err = swf_history_pg_new(swf_history_pg_conninfo_env(), &s);
     if (err != NULL)
-        return fail("redrive", err);
+        return swf_cli_fail("redrive", err);
     swf_event_list_t events = {0};
     swf_decider_replay_result_t r = {0};
     swf_decider_replay_options_t opt = {0};
@@ -470,7 +461,7 @@ static int redrive_check(const char *execution_id, int64_t *next)
         err = r.error;
         r.error = NULL;
     }
-    int code = err != NULL ? fail("redrive", err) : SWF_EXIT_OK;
+    int code = err != NULL ? swf_cli_fail("redrive", err) : SWF_EXIT_OK;
     const char *why = code == SWF_EXIT_OK ? swf_asl_exec_not_redrivable(r.exec) : NULL;
     if (why == NULL && code == SWF_EXIT_OK && other != NULL)
         why = "its workflow id is running as another execution";

@@ -36,36 +36,13 @@
 #include "protocol/limits.h"
 #include "protocol/time.h"
 
-static int fail(const char *cmd, swf_error_t *err)
-{
-    fprintf(stderr, "swf %s: %s\n", cmd, swf_error_message(err));
-    if (swf_error_cause(err) != NULL)
-        fprintf(stderr, "  %s\n", swf_error_cause(err));
-    int code;
-    switch (swf_error_code(err)) {
-    case SWF_E_INPUT:
-    case SWF_E_LIMIT:
-        code = SWF_EXIT_USAGE;
-        break;
-    case SWF_E_NOTFOUND:
-    case SWF_E_CONFLICT:
-        code = SWF_EXIT_NO;
-        break;
-    default:
-        code = SWF_EXIT_ERROR;
-    }
-    swf_error_free(err);
-    return code;
-}
-
 /* Fails on a file named on the command line: 3 when it could not be read,
  * 1 when what it holds is malformed or invalid (2 is for the command line
  * itself, README "Exit status"). */
 static int fail_file(const char *cmd, swf_error_t *err)
 {
-    int code = swf_error_code(err) == SWF_E_IO ? SWF_EXIT_ERROR : SWF_EXIT_NO;
-    fail(cmd, err); /* prints it */
-    return code;
+    return swf_cli_fail_status(cmd, err,
+                               swf_error_code(err) == SWF_E_IO ? SWF_EXIT_ERROR : SWF_EXIT_NO);
 }
 
 static swf_error_t *store_open(swf_history_store_t **s)
@@ -107,7 +84,7 @@ int swf_cli_db(int argc, char **argv)
     swf_history_store_t *s;
     swf_error_t *err = swf_history_pg_connect(swf_history_pg_conninfo_env(), &s);
     if (err != NULL)
-        return fail("db", err);
+        return swf_cli_fail("db", err);
     int from, to;
     err = swf_history_pg_migrate(s, 0, &from, &to);
     const char *role = swf_cli_args_get(&a, "--grant");
@@ -115,7 +92,7 @@ int swf_cli_db(int argc, char **argv)
         err = swf_history_pg_grant(s, role);
     swf_history_store_free(s);
     if (err != NULL)
-        return fail("db", err);
+        return swf_cli_fail("db", err);
     if (from == to)
         printf("schema at version %d, up to date\n", to);
     else
@@ -168,7 +145,7 @@ int swf_cli_register(int argc, char **argv)
     }
     json_object_put(def);
     if (err != NULL)
-        return fail("register", err);
+        return swf_cli_fail("register", err);
     printf("registered %s version %d\n", name, version);
     return SWF_EXIT_OK;
 }
@@ -217,12 +194,12 @@ int swf_cli_start(int argc, char **argv)
     else
         input = json_object_new_object();
     if (err != NULL)
-        return fail("start", err);
+        return swf_cli_fail("start", err);
     char id[37];
     err = swf_uuid_new(id);
     if (err != NULL) {
         json_object_put(input);
-        return fail("start", err);
+        return swf_cli_fail("start", err);
     }
     swf_history_store_t *s;
     err = store_open(&s);
@@ -242,7 +219,7 @@ int swf_cli_start(int argc, char **argv)
         if (running != NULL)
             printf("%s\n", running);
         free(running);
-        return fail("start", err);
+        return swf_cli_fail("start", err);
     }
     printf("%s\n", id);
     fflush(stdout);
@@ -323,7 +300,7 @@ int swf_cli_describe(int argc, char **argv)
     free(id);
     if (err != NULL) {
         swf_history_execution_free(&ex);
-        return fail("describe", err);
+        return swf_cli_fail("describe", err);
     }
     json_object *parent = NULL, *children = NULL;
     swf_json_get(links, "parent", &parent);
@@ -405,7 +382,7 @@ int swf_cli_list(int argc, char **argv)
         swf_history_store_free(s);
     }
     if (err != NULL)
-        return fail("list", err);
+        return swf_cli_fail("list", err);
     if (!json)
         printf("%-36s  %-10s  %-24s  %-24s  %s\n", "EXECUTION", "STATUS", "STARTED",
                "STATE MACHINE", "WORKFLOW ID");
@@ -511,7 +488,7 @@ int swf_cli_history(int argc, char **argv)
     swf_error_t *err = events_load(id, reverse, json, &events, &hashes);
     free(id);
     if (err != NULL)
-        return fail("history", err);
+        return swf_cli_fail("history", err);
     for (size_t i = 0; i < events.count; i++) {
         const swf_event_t *ev = &events.items[i];
         event_print(stdout, ev, json, hashes != NULL ? hashes[ev->id - 1] : NULL);
@@ -543,12 +520,13 @@ int swf_cli_export(int argc, char **argv)
     swf_error_t *err = events_load(id, false, true, &events, &hashes);
     free(id);
     if (err != NULL)
-        return fail("export", err);
+        return swf_cli_fail("export", err);
     FILE *out = path != NULL && strcmp(path, "-") != 0 ? fopen(path, "w") : stdout;
     if (out == NULL) {
         swf_event_list_free(&events);
         free(hashes);
-        return fail("export", swf_error_new(SWF_E_IO, NULL, "%s: %s", path, strerror(errno)));
+        return swf_cli_fail("export",
+                            swf_error_new(SWF_E_IO, NULL, "%s: %s", path, strerror(errno)));
     }
     for (size_t i = 0; i < events.count; i++)
         event_print(out, &events.items[i], true, hashes[i]);
@@ -560,8 +538,8 @@ int swf_cli_export(int argc, char **argv)
     else
         bad |= fflush(out) != 0;
     if (bad)
-        return fail("export", swf_error_new(SWF_E_IO, NULL, "%s: write failed",
-                                            out != stdout ? path : "stdout"));
+        return swf_cli_fail("export", swf_error_new(SWF_E_IO, NULL, "%s: write failed",
+                                                    out != stdout ? path : "stdout"));
     return SWF_EXIT_OK;
 }
 
@@ -667,7 +645,7 @@ int swf_cli_import(int argc, char **argv)
         return fail_file("import", err);
     }
     if (err != NULL)
-        return fail("import", err);
+        return swf_cli_fail("import", err);
     printf("imported %s (%zu events%s)\n", id, count,
            hashed ? ", each one's hash as exported"
                   : "; the file carries no hashes: their chain starts here");
@@ -897,7 +875,7 @@ int swf_cli_admin(int argc, char **argv)
             err = check_one(s, id, heads, &bad);
         swf_history_store_free(s);
         if (err != NULL)
-            return fail("admin check", err);
+            return swf_cli_fail("admin check", err);
         if (bad == 0)
             printf("checked %zu execution%s: every history holds its invariants\n", checked,
                    checked == 1 ? "" : "s");
@@ -924,7 +902,7 @@ int swf_cli_admin(int argc, char **argv)
         swf_history_store_free(s);
     }
     if (err != NULL)
-        return fail("admin", err);
+        return swf_cli_fail("admin", err);
     printf("rebuilt executions (%zu rows) and timers (%zu rows) from the events; outbox kept\n",
            executions, timers);
     return SWF_EXIT_OK;

@@ -39,21 +39,14 @@ const char *swf_cli_replay_execution_id(const swf_event_list_t *events)
 
 int swf_cli_replay_fail(const char *cmd, swf_error_t *err)
 {
-    fprintf(stderr, "swf %s: %s\n", cmd, swf_error_message(err));
-    if (swf_error_cause(err) != NULL)
-        fprintf(stderr, "  %s\n", swf_error_cause(err));
-    int code;
     switch (swf_error_code(err)) {
     case SWF_E_INPUT: /* what a file or a history holds: the command line is parsed before */
     case SWF_E_LIMIT:
     case SWF_E_NOTFOUND:
-        code = SWF_EXIT_NO;
-        break;
+        return swf_cli_fail_status(cmd, err, SWF_EXIT_NO);
     default:
-        code = SWF_EXIT_ERROR;
+        return swf_cli_fail_status(cmd, err, SWF_EXIT_ERROR);
     }
-    swf_error_free(err);
-    return code;
 }
 
 const char *swf_cli_replay_json_cut(json_object *v, char *buf, size_t max)

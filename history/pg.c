@@ -728,13 +728,17 @@ static const char append_one_sql[] =
     " WHERE EXISTS (SELECT FROM events WHERE execution_id = $1 AND event_id = $2 - 1)";
 
 /*
- * A plain event changes no projection but the history itself (and so the
- * executions row's lazy last_event_id): not a first or closing event, not a
- * timer event, not an activity's scheduling, start, close or heartbeat (the
- * activity_timeouts projection). Keep in step with the projections
- * append_sql writes.
+ * Which projections an event writes besides the history itself, as
+ * append_sql writes them: its execution's row (the first event, a closing
+ * event, a redrive), the step's (a timer event, an activity's heartbeat or
+ * start, from which the heartbeat timeout counts), an activity's (its
+ * scheduling and close: the activity_timeouts projection), or none (a
+ * plain event, which changes only the executions row's lazy last_event_id).
+ * Keep in step with the projections append_sql writes.
  */
-static bool plain(swf_event_type_t type)
+typedef enum { WRITES_NONE, WRITES_ACTIVITY, WRITES_STEP, WRITES_EXECUTION } event_writes_t;
+
+static event_writes_t event_writes(swf_event_type_t type)
 {
     switch (type) {
     case SWF_EVENT_WORKFLOW_EXECUTION_STARTED:
@@ -744,20 +748,27 @@ static bool plain(swf_event_type_t type)
     case SWF_EVENT_WORKFLOW_EXECUTION_CANCELED:
     case SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED:
     case SWF_EVENT_WORKFLOW_EXECUTION_REDRIVEN:
+        return WRITES_EXECUTION;
     case SWF_EVENT_TIMER_STARTED:
     case SWF_EVENT_TIMER_FIRED:
     case SWF_EVENT_TIMER_CANCELED:
+    case SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED:
+    case SWF_EVENT_ACTIVITY_TASK_STARTED:
+        return WRITES_STEP;
     case SWF_EVENT_ACTIVITY_TASK_SCHEDULED:
     case SWF_EVENT_ACTIVITY_TASK_COMPLETED:
     case SWF_EVENT_ACTIVITY_TASK_FAILED:
     case SWF_EVENT_ACTIVITY_TASK_TIMED_OUT:
     case SWF_EVENT_ACTIVITY_TASK_CANCELED:
-    case SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED:
-    case SWF_EVENT_ACTIVITY_TASK_STARTED: /* the heartbeat timeout counts from it */
-        return false;
+        return WRITES_ACTIVITY;
     default:
-        return true;
+        return WRITES_NONE;
     }
+}
+
+static bool plain(swf_event_type_t type)
+{
+    return event_writes(type) == WRITES_NONE;
 }
 
 /* The least an append needs of the statements that write projections, in
@@ -772,25 +783,19 @@ static append_needs_t append_needs(const swf_history_append_t *a)
         return NEEDS_ANY;
     append_needs_t needs = NEEDS_ACTIVITY;
     for (size_t k = 0; k < a->count; k++) {
-        switch (a->events[k].type) {
-        case SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED:
-        case SWF_EVENT_WORKFLOW_EXECUTION_FAILED:
-        case SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT:
-        case SWF_EVENT_WORKFLOW_EXECUTION_CANCELED:
-        case SWF_EVENT_WORKFLOW_EXECUTION_TERMINATED:
-        case SWF_EVENT_WORKFLOW_EXECUTION_REDRIVEN:
-            return NEEDS_ANY;
-        case SWF_EVENT_TIMER_STARTED:
-        case SWF_EVENT_TIMER_FIRED:
-        case SWF_EVENT_TIMER_CANCELED:
-        case SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED:
-            needs = NEEDS_STEP;
+        swf_event_type_t type = a->events[k].type;
+        switch (event_writes(type)) {
+        case WRITES_EXECUTION:
+            /* a first event comes only in a first append (above) */
+            if (type != SWF_EVENT_WORKFLOW_EXECUTION_STARTED)
+                return NEEDS_ANY;
             break;
-        case SWF_EVENT_ACTIVITY_TASK_STARTED:
+        case WRITES_STEP:
             /* A start alone (activity.started) is a heartbeat; one the
              * answer follows at once changes no projection. */
-            if (k + 1 == a->count || (a->events[k + 1].type != SWF_EVENT_ACTIVITY_TASK_COMPLETED &&
-                                      a->events[k + 1].type != SWF_EVENT_ACTIVITY_TASK_FAILED))
+            if (type != SWF_EVENT_ACTIVITY_TASK_STARTED || k + 1 == a->count ||
+                (a->events[k + 1].type != SWF_EVENT_ACTIVITY_TASK_COMPLETED &&
+                 a->events[k + 1].type != SWF_EVENT_ACTIVITY_TASK_FAILED))
                 needs = NEEDS_STEP;
             break;
         default:

@@ -350,16 +350,25 @@ static void timer_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p
     (*count)++;
 }
 
-static void exec_timeout_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p,
-                             json_object *seen, int64_t now, uint64_t *count)
+/* A row that names only its execution (column 0): posts make(x) to the
+ * inbox, remembered under `kind` and the execution. */
+static void execution_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p,
+                          json_object *seen, int64_t now, uint64_t *count, const char *kind,
+                          json_object *(*make)(const char *secret, const char *execution_id))
 {
     const char *x = PQgetvalue(res, r, 0);
     char key[600];
-    snprintf(key, sizeof(key), "timeout\x1f%s", x);
+    snprintf(key, sizeof(key), "%s\x1f%s", kind, x);
     if (!due_again(s, seen, key, now))
         return;
-    posts_add(p, r, s->cfg.inbox_topic, x, swf_msg_execution_timed_out_new(s->cfg.secret, x));
+    posts_add(p, r, s->cfg.inbox_topic, x, make(s->cfg.secret, x));
     (*count)++;
+}
+
+static void exec_timeout_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p,
+                             json_object *seen, int64_t now, uint64_t *count)
+{
+    execution_row(s, res, r, p, seen, now, count, "timeout", swf_msg_execution_timed_out_new);
 }
 
 static void activity_timeout_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p,
@@ -379,13 +388,7 @@ static void activity_timeout_row(swf_history_service_t *s, PGresult *res, int r,
 static void sweep_row(swf_history_service_t *s, PGresult *res, int r, posts_t *p, json_object *seen,
                       int64_t now, uint64_t *count)
 {
-    const char *x = PQgetvalue(res, r, 0);
-    char key[600];
-    snprintf(key, sizeof(key), "decide\x1f%s", x);
-    if (!due_again(s, seen, key, now))
-        return;
-    posts_add(p, r, s->cfg.inbox_topic, x, swf_msg_decide_new(s->cfg.secret, x));
-    (*count)++;
+    execution_row(s, res, r, p, seen, now, count, "decide", swf_msg_decide_new);
 }
 
 /* The topic strings of republished tasks must outlive the send: kept in

@@ -1530,6 +1530,37 @@ static bool fmt_is_mantissa(const decimal_format_t *f, uint32_t ch)
     return fmt_is_digit(f, ch) || ch == f->digit || ch == f->decimal || ch == f->grouping;
 }
 
+/* One part of the mantissa, read outwards from the decimal separator at
+ * cp[point] (`count` characters: leftwards for the integer part, rightwards
+ * for the fraction): the mandatory digits stand nearest the separator, so a
+ * digit past a digit sign (#) is an error (`misplaced`). Records where the
+ * grouping separators stand, counted in digits from the separator;
+ * *mandatory counts the digits, *places the digits and digit signs. */
+static swf_error_t *mantissa_part_parse(const decimal_format_t *f, const uint32_t *cp, size_t point,
+                                        size_t count, bool leftwards, const char *misplaced,
+                                        int *groups, int *ngroups, int *mandatory, int *places)
+{
+    bool hash_seen = false;
+    for (size_t k = 0; k < count; k++) {
+        uint32_t ch = cp[leftwards ? point - 1 - k : point + 1 + k];
+        if (ch == f->grouping) {
+            if (*ngroups == FORMAT_GROUPS_MAX)
+                return qerr("the picture has too many grouping separators");
+            groups[(*ngroups)++] = *places;
+            continue;
+        }
+        if (fmt_is_digit(f, ch)) {
+            if (hash_seen)
+                return qerr("%s", misplaced);
+            (*mandatory)++;
+        } else {
+            hash_seen = true;
+        }
+        (*places)++;
+    }
+    return NULL;
+}
+
 static swf_error_t *sub_picture_parse(const decimal_format_t *f, const uint32_t *cp, size_t n,
                                       sub_picture_t *p)
 {
@@ -1588,47 +1619,19 @@ static swf_error_t *sub_picture_parse(const decimal_format_t *f, const uint32_t 
                         "a part of the picture");
     }
     /* The integer part, right to left: mandatory digits (#s only before
-     * them) and where the separators stand. */
-    int seen = 0;
-    bool hash_seen = false;
-    for (size_t i = point; i-- > first;) {
-        uint32_t ch = cp[i];
-        if (ch == f->grouping) {
-            if (p->nint_groups == FORMAT_GROUPS_MAX)
-                return qerr("the picture has too many grouping separators");
-            p->int_groups[p->nint_groups++] = seen;
-            continue;
-        }
-        if (fmt_is_digit(f, ch)) {
-            if (hash_seen)
-                return qerr("in the integer part, a digit sign (#) must not follow a digit");
-            p->min_int++;
-        } else {
-            hash_seen = true;
-        }
-        seen++;
-    }
-    /* The fraction, left to right: mandatory digits (#s only after them). */
-    hash_seen = false;
-    seen = 0;
-    for (size_t i = point + 1; point < end && i < end; i++) {
-        uint32_t ch = cp[i];
-        if (ch == f->grouping) {
-            if (p->nfrac_groups == FORMAT_GROUPS_MAX)
-                return qerr("the picture has too many grouping separators");
-            p->frac_groups[p->nfrac_groups++] = seen;
-            continue;
-        }
-        if (fmt_is_digit(f, ch)) {
-            if (hash_seen)
-                return qerr("in the fraction, a digit must not follow a digit sign (#)");
-            p->min_frac++;
-        } else {
-            hash_seen = true;
-        }
-        p->max_frac++;
-        seen++;
-    }
+     * them); the fraction, left to right: mandatory digits (#s only after
+     * them). */
+    int int_places = 0;
+    swf_error_t *err =
+        mantissa_part_parse(f, cp, point, point - first, true,
+                            "in the integer part, a digit sign (#) must not follow a digit",
+                            p->int_groups, &p->nint_groups, &p->min_int, &int_places);
+    if (!err)
+        err = mantissa_part_parse(f, cp, point, point < end ? end - point - 1 : 0, false,
+                                  "in the fraction, a digit must not follow a digit sign (#)",
+                                  p->frac_groups, &p->nfrac_groups, &p->min_frac, &p->max_frac);
+    if (err)
+        return err;
     if (p->min_int == 0 && p->max_frac == 0) {
         if (p->has_exp)
             p->min_frac = p->max_frac = 1;

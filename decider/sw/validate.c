@@ -248,6 +248,33 @@ static bool is_object(vctx_t *c, json_object *v, const char *where)
     return false;
 }
 
+/* Checks an entry of a list, at `where` (a list's entries are objects with
+ * only their allowed fields, checked before). */
+typedef void entry_check_fn(vctx_t *c, json_object *e, const char *where, void *arg);
+
+/* The list `key` of `o` (array_field's `required` and `nonempty`): each
+ * entry must be an object with only the fields `allowed` (`what`: "an
+ * action"), and is then given to `check` with `arg`. */
+static void entries(vctx_t *c, json_object *o, const char *key, const char *where, bool required,
+                    bool nonempty, const char *const *allowed, const char *what,
+                    entry_check_fn *check, void *arg)
+{
+    json_object *list;
+    char *lw = at(where, key);
+    if (array_field(c, o, key, where, required, nonempty, &list)) {
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+            json_object *e = json_object_array_get_idx(list, i);
+            char *w = at_index(lw, i);
+            if (is_object(c, e, w)) {
+                fields_only(c, e, w, allowed, what);
+                check(c, e, w, arg);
+            }
+            free(w);
+        }
+    }
+    free(lw);
+}
+
 /* ---- actions and retries (SPEC 6, 7) --------------------------------------- */
 
 static const char *const fields_action[] = {"function",   "timeout",    "retry", "InputPath",
@@ -255,9 +282,26 @@ static const char *const fields_action[] = {"function",   "timeout",    "retry",
 static const char *const fields_retry[] = {"match", "retry-interval", "max-retry", "next-state",
                                            NULL};
 
+static void retry_check(vctx_t *c, json_object *r, const char *where, void *list_names)
+{
+    nonempty_string(c, r, "match", where, true);
+    integer_field(c, r, "retry-interval", where, 0, false);
+    integer_field(c, r, "max-retry", where, 0, false);
+    target(c, r, "next-state", where, list_names, false);
+}
+
+static void action_check(vctx_t *c, json_object *a, const char *where, void *list_names)
+{
+    nonempty_string(c, a, "function", where, true);
+    integer_field(c, a, "timeout", where, 1, false);
+    filters(c, a, where);
+    entries(c, a, "retry", where, false, false, fields_retry, "a retry entry", retry_check,
+            list_names);
+}
+
 static void action_list(vctx_t *c, json_object *o, const char *where, json_object *list_names)
 {
-    json_object *v, *actions;
+    json_object *v;
     if (swf_json_get(o, "action-mode", &v)) {
         char *w = at(where, "action-mode");
         const char *m = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
@@ -265,37 +309,8 @@ static void action_list(vctx_t *c, json_object *o, const char *where, json_objec
             problem(c, w, "must be SEQUENTIAL or PARALLEL");
         free(w);
     }
-    char *aw = at(where, "actions");
-    if (array_field(c, o, "actions", where, false, false, &actions)) {
-        for (size_t i = 0; i < json_object_array_length(actions); i++) {
-            json_object *a = json_object_array_get_idx(actions, i), *retry;
-            char *w = at_index(aw, i);
-            if (is_object(c, a, w)) {
-                fields_only(c, a, w, fields_action, "an action");
-                nonempty_string(c, a, "function", w, true);
-                integer_field(c, a, "timeout", w, 1, false);
-                filters(c, a, w);
-                char *rw = at(w, "retry");
-                if (array_field(c, a, "retry", w, false, false, &retry)) {
-                    for (size_t j = 0; j < json_object_array_length(retry); j++) {
-                        json_object *r = json_object_array_get_idx(retry, j);
-                        char *ew = at_index(rw, j);
-                        if (is_object(c, r, ew)) {
-                            fields_only(c, r, ew, fields_retry, "a retry entry");
-                            nonempty_string(c, r, "match", ew, true);
-                            integer_field(c, r, "retry-interval", ew, 0, false);
-                            integer_field(c, r, "max-retry", ew, 0, false);
-                            target(c, r, "next-state", ew, list_names, false);
-                        }
-                        free(ew);
-                    }
-                }
-                free(rw);
-            }
-            free(w);
-        }
-    }
-    free(aw);
+    entries(c, o, "actions", where, false, false, fields_action, "an action", action_check,
+            list_names);
 }
 
 /* ---- SWITCH rules (SPEC 10.1) -------------------------------------------------- */
@@ -439,39 +454,38 @@ static bool report_undefined(const char *name, size_t len, void *ctx)
     return true;
 }
 
+typedef struct event_ctx {
+    json_object *list_names;
+    bool top;
+} event_ctx_t;
+
+static void event_check(vctx_t *c, json_object *e, const char *where, void *arg)
+{
+    const event_ctx_t *ev = arg;
+    if (nonempty_string(c, e, "event-expression", where, true)) {
+        char *xw = at(where, "event-expression");
+        const char *why;
+        undefined_ctx_t u = {c, xw};
+        if (swf_sw_expr_eval(swf_json_get_string(e, "event-expression"), report_undefined, &u,
+                             &why) < 0)
+            problem(c, xw, "does not parse: the expression %s", why);
+        free(xw);
+    }
+    integer_field(c, e, "timeout", where, 1, false);
+    action_list(c, e, where, ev->list_names);
+    path_field(c, e, "InputPath", where, false);
+    path_field(c, e, "ResultPath", where, true);
+    target(c, e, "next-state", where, ev->list_names, ev->top);
+}
+
 static void event_state(vctx_t *c, json_object *s, const char *where, json_object *list_names,
                         bool top)
 {
     static const char *const fields_entry[] = {"event-expression", "timeout",   "action-mode",
                                                "actions",          "InputPath", "ResultPath",
                                                "next-state",       NULL};
-    json_object *events;
-    char *ew = at(where, "events");
-    if (array_field(c, s, "events", where, true, true, &events)) {
-        for (size_t i = 0; i < json_object_array_length(events); i++) {
-            json_object *e = json_object_array_get_idx(events, i);
-            char *w = at_index(ew, i);
-            if (is_object(c, e, w)) {
-                fields_only(c, e, w, fields_entry, "an event entry");
-                if (nonempty_string(c, e, "event-expression", w, true)) {
-                    char *xw = at(w, "event-expression");
-                    const char *why;
-                    undefined_ctx_t u = {c, xw};
-                    if (swf_sw_expr_eval(swf_json_get_string(e, "event-expression"),
-                                         report_undefined, &u, &why) < 0)
-                        problem(c, xw, "does not parse: the expression %s", why);
-                    free(xw);
-                }
-                integer_field(c, e, "timeout", w, 1, false);
-                action_list(c, e, w, list_names);
-                path_field(c, e, "InputPath", w, false);
-                path_field(c, e, "ResultPath", w, true);
-                target(c, e, "next-state", w, list_names, top);
-            }
-            free(w);
-        }
-    }
-    free(ew);
+    entries(c, s, "events", where, true, true, fields_entry, "an event entry", event_check,
+            &(event_ctx_t){list_names, top});
 }
 
 static void switch_state(vctx_t *c, json_object *s, const char *where, json_object *list_names)
@@ -500,37 +514,36 @@ static void switch_state(vctx_t *c, json_object *s, const char *where, json_obje
     target(c, s, "default", where, list_names, true);
 }
 
+typedef struct branch_ctx {
+    json_object *seen; /* the branch names so far */
+    int depth;
+} branch_ctx_t;
+
+static void branch_check(vctx_t *c, json_object *b, const char *where, void *arg)
+{
+    branch_ctx_t *br = arg;
+    json_object *st;
+    if (nonempty_string(c, b, "name", where, true)) {
+        const char *n = swf_json_get_string(b, "name");
+        if (swf_sw__has(br->seen, n)) {
+            char *nw = at(where, "name");
+            problem(c, nw, "'%s' names another branch of this state too", n);
+            free(nw);
+        }
+        json_object_object_add(br->seen, n, NULL);
+    }
+    char *sw = at(where, "states");
+    if (array_field(c, b, "states", where, true, true, &st))
+        state_list(c, st, sw, false, br->depth + 1);
+    free(sw);
+}
+
 static void parallel_state(vctx_t *c, json_object *s, const char *where, int depth)
 {
-    json_object *branches;
-    char *bw = at(where, "branches");
-    if (array_field(c, s, "branches", where, true, true, &branches)) {
-        json_object *seen = json_object_new_object();
-        for (size_t i = 0; i < json_object_array_length(branches); i++) {
-            json_object *b = json_object_array_get_idx(branches, i), *st;
-            char *w = at_index(bw, i);
-            if (is_object(c, b, w)) {
-                static const char *const fields_branch[] = {"name", "states", NULL};
-                fields_only(c, b, w, fields_branch, "a branch");
-                if (nonempty_string(c, b, "name", w, true)) {
-                    const char *n = swf_json_get_string(b, "name");
-                    if (swf_sw__has(seen, n)) {
-                        char *nw = at(w, "name");
-                        problem(c, nw, "'%s' names another branch of this state too", n);
-                        free(nw);
-                    }
-                    json_object_object_add(seen, n, NULL);
-                }
-                char *sw = at(w, "states");
-                if (array_field(c, b, "states", w, true, true, &st))
-                    state_list(c, st, sw, false, depth + 1);
-                free(sw);
-            }
-            free(w);
-        }
-        json_object_put(seen);
-    }
-    free(bw);
+    static const char *const fields_branch[] = {"name", "states", NULL};
+    branch_ctx_t br = {json_object_new_object(), depth};
+    entries(c, s, "branches", where, true, true, fields_branch, "a branch", branch_check, &br);
+    json_object_put(br.seen);
 }
 
 static void state(vctx_t *c, json_object *s, const char *where, json_object *list_names, bool top,

@@ -35,6 +35,21 @@ swf_error_t *jn__want_string(const call_t *c, size_t i, const char **s, size_t *
     return NULL;
 }
 
+/* Argument i as a string, for a built-in whose result is undefined when
+ * the argument is: false when the built-in returns at once, with *err NULL
+ * for an undefined argument or the error of one that is not a string. */
+bool jn__string_arg(const call_t *c, size_t i, const char **s, size_t *n, swf_error_t **err)
+{
+    *err = NULL;
+    if (!jn__has_arg(c, i)) {
+        *s = "";
+        *n = 0;
+        return false;
+    }
+    *err = jn__want_string(c, i, s, n);
+    return *err == NULL;
+}
+
 swf_error_t *jn__want_number(const call_t *c, size_t i, double *d)
 {
     const val_t *v = jn__arg(c, i);
@@ -693,10 +708,8 @@ static swf_error_t *fn_parse(call_t *c, val_t *out)
 {
     const char *s;
     size_t n;
-    if (!jn__has_arg(c, 0))
-        return NULL;
-    swf_error_t *err = jn__want_string(c, 0, &s, &n);
-    if (err)
+    swf_error_t *err;
+    if (!jn__string_arg(c, 0, &s, &n, &err))
         return err;
     json_object *j = NULL;
     swf_error_t *perr_ = swf_json_parse(s, n, SWF_LIMIT_PAYLOAD_BYTES, &j);

@@ -85,13 +85,7 @@ static swf_error_t *map_or_filter(call_t *c, val_t *out, bool map)
         jn__val_free(&item);
     }
     jn__val_free(&whole);
-    if (err) {
-        json_object_put(seq);
-        return err;
-    }
-    *out = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
-    jn__collapse(out);
-    return NULL;
+    return jn__seq_result(seq, err, out);
 }
 
 swf_error_t *jn__fn_map(call_t *c, val_t *out)

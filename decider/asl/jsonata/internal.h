@@ -327,6 +327,7 @@ typedef struct group {
 swf_error_t *jn__number_new(double d, json_object **out);
 const char *jn__func_what(const val_t *v);
 void jn__collapse(val_t *v);
+swf_error_t *jn__seq_result(json_object *seq, swf_error_t *err, val_t *out);
 const char *jn__type_name(const val_t *v);
 int jn__truth(json_object *j, int depth);
 swf_error_t *jn__to_string(const val_t *v, int indent, buf_t *b);
@@ -410,6 +411,7 @@ swf_error_t *jn__fn_sort(call_t *c, val_t *out);
 
 /* builtin.c */
 swf_error_t *jn__want_string(const call_t *c, size_t i, const char **s, size_t *n);
+bool jn__string_arg(const call_t *c, size_t i, const char **s, size_t *n, swf_error_t **err);
 swf_error_t *jn__want_number(const call_t *c, size_t i, double *d);
 swf_error_t *jn__want_integer(const call_t *c, size_t i, double *d);
 swf_error_t *jn__number_val(double d, val_t *out);

@@ -133,6 +133,19 @@ unsigned long jn__utf8_next(const char *s, size_t n, size_t *i)
     return cp;
 }
 
+/* The end of a built-in that builds a string in `b`: unless `err` (which
+ * it returns), *out is the string, or the result's limit is exceeded. The
+ * buffer's bytes are freed either way. */
+static swf_error_t *buf_result(buf_t *b, swf_error_t *err, val_t *out)
+{
+    if (!err && b->over)
+        err = qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
+    if (!err)
+        *out = jn__string_val(buf_cstr(b), b->n);
+    free(b->s);
+    return err;
+}
+
 /* Case mapping as JavaScript's toUpperCase and toLowerCase do it: each code
  * point's simple mapping (the C library's, in C.UTF-8), plus the special
  * cases users meet (ß is SS, İ is i with a dot above, Σ ending a word is
@@ -142,10 +155,8 @@ static swf_error_t *change_case(call_t *c, val_t *out, bool upper)
 {
     const char *s;
     size_t n;
-    if (!jn__has_arg(c, 0))
-        return NULL;
-    swf_error_t *err = jn__want_string(c, 0, &s, &n);
-    if (err)
+    swf_error_t *err;
+    if (!jn__string_arg(c, 0, &s, &n, &err))
         return err;
     locale_t l = swf_asl_utf8_locale();
     buf_t b = {0};
@@ -173,12 +184,7 @@ static swf_error_t *change_case(call_t *c, val_t *out, bool upper)
             buf_cp(&b, cp);
         }
     }
-    if (b.over)
-        err = qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
-    else
-        *out = jn__string_val(buf_cstr(&b), b.n);
-    free(b.s);
-    return err;
+    return buf_result(&b, err, out);
 }
 
 swf_error_t *jn__fn_uppercase(call_t *c, val_t *out)
@@ -195,10 +201,8 @@ swf_error_t *jn__fn_trim(call_t *c, val_t *out)
 {
     const char *s;
     size_t n;
-    if (!jn__has_arg(c, 0))
-        return NULL;
-    swf_error_t *err = jn__want_string(c, 0, &s, &n);
-    if (err)
+    swf_error_t *err;
+    if (!jn__string_arg(c, 0, &s, &n, &err))
         return err;
     buf_t b = {0};
     bool space = false;
@@ -395,11 +399,7 @@ swf_error_t *jn__fn_join(call_t *c, val_t *out)
             buf_add(&b, sep, sn);
         buf_add(&b, json_object_get_string(j), (size_t)json_object_get_string_len(j));
     }
-    if (b.over)
-        err = qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
-    else
-        *out = jn__string_val(buf_cstr(&b), b.n);
-    free(b.s);
+    err = buf_result(&b, err, out);
     return err ? err : jn__charge(c->ctx, it.n);
 }
 
@@ -501,15 +501,9 @@ swf_error_t *jn__fn_replace(call_t *c, val_t *out)
             break;
     }
     free(f.caps);
-    if (!err) {
+    if (!err)
         buf_add(&out_b, s + off, n - off);
-        if (out_b.over)
-            err = qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
-        else
-            *out = jn__string_val(buf_cstr(&out_b), out_b.n);
-    }
-    free(out_b.s);
-    return err;
+    return buf_result(&out_b, err, out);
 }
 
 /* $match(str, /re/[, limit]): each match, as {match, index, groups}. */
@@ -540,13 +534,7 @@ swf_error_t *jn__fn_match(call_t *c, val_t *out)
             break;
     }
     free(f.caps);
-    if (err) {
-        json_object_put(seq);
-        return err;
-    }
-    *out = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
-    jn__collapse(out);
-    return NULL;
+    return jn__seq_result(seq, err, out);
 }
 
 /* $pad(str, width[, char]): padded with char (a space) to |width|
@@ -582,13 +570,9 @@ swf_error_t *jn__fn_pad(call_t *c, val_t *out)
     buf_add(&b, s, n);
     if (width > 0)
         buf_add(&b, buf_cstr(&padding), padding.n);
-    if (b.over || padding.over)
-        err = qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
-    else
-        *out = jn__string_val(buf_cstr(&b), b.n);
-    free(b.s);
+    b.over = b.over || padding.over;
     free(padding.s);
-    return err;
+    return buf_result(&b, err, out);
 }
 
 /* encodeURIComponent (component) or encodeURI: UTF-8 bytes as %XX but for
@@ -597,10 +581,8 @@ static swf_error_t *url_encode(call_t *c, val_t *out, bool component)
 {
     const char *s;
     size_t n;
-    if (!jn__has_arg(c, 0))
-        return NULL;
-    swf_error_t *err = jn__want_string(c, 0, &s, &n);
-    if (err)
+    swf_error_t *err;
+    if (!jn__string_arg(c, 0, &s, &n, &err))
         return err;
     const char *keep = component ? "-_.!~*'()" : "-_.!~*'();/?:@&=+$,#";
     buf_t b = {0};
@@ -614,12 +596,7 @@ static swf_error_t *url_encode(call_t *c, val_t *out, bool component)
             buf_str(&b, e);
         }
     }
-    if (b.over)
-        err = qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
-    else
-        *out = jn__string_val(buf_cstr(&b), b.n);
-    free(b.s);
-    return err;
+    return buf_result(&b, err, out);
 }
 
 static int hex_digit(char c)
@@ -636,10 +613,8 @@ static swf_error_t *url_decode(call_t *c, val_t *out, bool component)
 {
     const char *s;
     size_t n;
-    if (!jn__has_arg(c, 0))
-        return NULL;
-    swf_error_t *err = jn__want_string(c, 0, &s, &n);
-    if (err)
+    swf_error_t *err;
+    if (!jn__string_arg(c, 0, &s, &n, &err))
         return err;
     buf_t b = {0};
     for (size_t i = 0; i < n && !err; i++) {
@@ -662,12 +637,7 @@ static swf_error_t *url_decode(call_t *c, val_t *out, bool component)
     /* the bytes must be UTF-8, as decodeURI requires */
     if (!err && b.n > 0 && swf_json_utf8_invalid_at(b.s, b.n) < b.n)
         err = qerr("the URL escapes are not UTF-8");
-    if (!err && b.over)
-        err = qerr("the result is longer than %u bytes", SWF_LIMIT_PAYLOAD_BYTES);
-    if (!err)
-        *out = jn__string_val(buf_cstr(&b), b.n);
-    free(b.s);
-    return err;
+    return buf_result(&b, err, out);
 }
 
 swf_error_t *jn__fn_encode_url_component(call_t *c, val_t *out)
@@ -711,10 +681,8 @@ swf_error_t *jn__fn_base64decode(call_t *c, val_t *out)
     const char *s;
     size_t n, dn;
     uint8_t *dec = NULL;
-    if (!jn__has_arg(c, 0))
-        return NULL;
-    swf_error_t *err = jn__want_string(c, 0, &s, &n);
-    if (err)
+    swf_error_t *err;
+    if (!jn__string_arg(c, 0, &s, &n, &err))
         return err;
     swf_error_t *derr = swf_base64_decode(s, n, &dec, &dn);
     if (derr) {

@@ -147,10 +147,8 @@ swf_error_t *jn__fn_to_millis(call_t *c, val_t *out)
     const char *s;
     size_t n;
     double millis;
-    if (!jn__has_arg(c, 0))
-        return NULL;
-    swf_error_t *err = jn__want_string(c, 0, &s, &n);
-    if (err)
+    swf_error_t *err;
+    if (!jn__string_arg(c, 0, &s, &n, &err))
         return err;
     if (jn__has_arg(c, 1)) {
         /* with a picture (picture.c): what the text lacks is taken from

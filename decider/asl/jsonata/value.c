@@ -67,6 +67,19 @@ void jn__collapse(val_t *v)
     }
 }
 
+/* The end of a built-in that builds a sequence in `seq` (taken): on `err`,
+ * seq is dropped and err returned; else *out is seq, collapsed. */
+swf_error_t *jn__seq_result(json_object *seq, swf_error_t *err, val_t *out)
+{
+    if (err) {
+        json_object_put(seq);
+        return err;
+    }
+    *out = (val_t){seq, V_DEF | V_SEQ, NULL, NULL, NULL};
+    jn__collapse(out);
+    return NULL;
+}
+
 const char *jn__type_name(const val_t *v)
 {
     if (!jn__defined(v))
