@@ -1290,6 +1290,12 @@ void swf_asl_exec_set_trace(swf_asl_exec_t *ex, swf_asl_trace_fn fn, void *ctx)
     ex->trace_ctx = ctx;
 }
 
+void swf_asl_exec_set_map_trace(swf_asl_exec_t *ex, swf_asl_map_trace_fn fn, void *ctx)
+{
+    ex->map_trace_fn = fn;
+    ex->map_trace_ctx = ctx;
+}
+
 swf_asl_status_t swf_asl_exec_status(const swf_asl_exec_t *ex)
 {
     return ex->status;

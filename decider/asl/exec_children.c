@@ -168,6 +168,37 @@ static swf_error_t *map_batch(swf_asl_io_t *io, json_object *batcher, json_objec
     return NULL;
 }
 
+/* Whether a Map runs distributed: its ItemProcessor's (or the legacy
+ * Iterator's) ProcessorConfig has Mode DISTRIBUTED. */
+static bool map_distributed(json_object *state)
+{
+    json_object *proc = NULL, *cfg = NULL;
+    if (!swf_json_get(state, "ItemProcessor", &proc))
+        swf_json_get(state, "Iterator", &proc);
+    const char *mode =
+        swf_json_get(proc, "ProcessorConfig", &cfg) ? swf_json_get_string(cfg, "Mode") : NULL;
+    return mode != NULL && strcmp(mode, "DISTRIBUTED") == 0;
+}
+
+/* Tells the map trace (exec.h) that the Map's iterations begin. */
+static void map_trace(swf_asl_exec_t *ex, frame_t *f, size_t max, int64_t count, double pct)
+{
+    if (ex->map_trace_fn == NULL || ex->sw)
+        return;
+    swf_asl_map_trace_t m = {.path = f->path,
+                             .state = f->name,
+                             .label = swf_json_get_string(f->state, "Label"),
+                             .distributed = map_distributed(f->state),
+                             .iterations = f->items,
+                             .batched = f->batched,
+                             .max_concurrency = max,
+                             .tolerated_count = count,
+                             .tolerated_pct = pct,
+                             .time_ms = ex->now_ms,
+                             .event_id = ex->dt_started_id};
+    ex->map_trace_fn(ex->map_trace_ctx, &m);
+}
+
 /* Enters a Map: with an ItemReader whose items are not read yet (read is
  * NULL), schedules the reader's task and waits for it; otherwise starts the
  * iterations over read (taken) or the items of the state's input. */
@@ -248,6 +279,8 @@ static step_t map_begin(swf_asl_exec_t *ex, frame_t *f, json_object *read)
     if (has_count && !has_pct)
         f->tolerated_pct = 100.0;
     f->phase = PH_CHILDREN;
+    map_trace(ex, f, has_max ? (size_t)maxc : 0, has_count ? (int64_t)tcount : -1,
+              has_pct ? tpct : -1);
     return STEP_CONTINUE; /* children start in the PH_CHILDREN step */
 }
 

@@ -241,6 +241,8 @@ struct swf_asl_exec {
     bool redrive_pending;  /* one was applied: the next decision redrives */
     swf_asl_trace_fn trace_fn;
     void *trace_ctx;
+    swf_asl_map_trace_fn map_trace_fn;
+    void *map_trace_ctx;
     bool trusted; /* the definition was validated by the caller */
     char *token_secret;
     /* Serverless Workflow (decider/sw/README.md): the definition is a

@@ -258,7 +258,7 @@ Test(server, tags_a_resource_within_aws_bounds, .timeout = 300)
                   "{\"resourceArn\": \"arn:aws:states:us-east-1:1:activity:none\"}", KEY, SECRET,
                   400, "ResourceNotFound");
     expect_signed(port, SFN "DescribeMapRun", "{\"mapRunArn\": \"x\"}", KEY, SECRET, 400,
-                  "UnsupportedOperation");
+                  "InvalidArn");
     sys_stop(&s);
 }
 
