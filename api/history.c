@@ -435,10 +435,15 @@ static void run_close(out_t *o, const char *key, const char *status, json_object
         return;
     run_status(run, status, time_ms, false);
     swf_json_get(run, "iterations", &its);
+    bool ok = strcmp(status, "SUCCEEDED") == 0;
     for (size_t i = 0; i < json_object_array_length(its); i++) {
         json_object *it = json_object_array_get_idx(its, i);
         const char *st = swf_json_get_string(it, "status");
-        if (st && (strcmp(st, "RUNNING") == 0 || strcmp(st, "PENDING") == 0))
+        /* A run that succeeded with an iteration never started: a redrive
+         * kept what it returned before (decider/asl/exec_children.c). */
+        if (ok && st && strcmp(st, "PENDING") == 0)
+            json_object_object_add(it, "status", json_object_new_string("SUCCEEDED"));
+        else if (st && (strcmp(st, "RUNNING") == 0 || strcmp(st, "PENDING") == 0))
             run_status(it, "ABORTED", time_ms, false);
     }
     json_object *e = ev_thread(o, swf_json_get_string(run, "path"),
