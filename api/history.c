@@ -53,6 +53,7 @@ typedef enum rec_kind {
     REC_RESTARTED,
     REC_ITERATING, /* a Map's iterations begin (the map trace); data: see on_map_trace */
     REC_RETRIED,   /* a Map retried; data: {"Error","Cause","RetryCount"} */
+    REC_UPDATED,   /* a Map's limits changed; data: the signal's input (exec.h) */
 } rec_kind_t;
 
 typedef struct trace_rec {
@@ -115,6 +116,11 @@ static void rec_add(traces_t *tr, rec_kind_t kind, const char *path, const char 
  * "maxConcurrency", "toleratedFailureCount", "toleratedFailurePercentage"}. */
 static void on_map_trace(void *ctx, const swf_asl_map_trace_t *m)
 {
+    if (m->update != NULL) {
+        rec_add(ctx, REC_UPDATED, m->path, m->state, "Map", swf_json_ref(m->update), m->time_ms,
+                m->event_id);
+        return;
+    }
     json_object *d = json_object_new_object(), *its = json_object_new_array();
     size_t n = json_object_array_length(m->iterations);
     for (size_t i = 0; i < n; i++) {
@@ -401,6 +407,8 @@ static void run_begin(out_t *o, const trace_rec_t *t)
     json_object *run = json_object_new_object();
     swf_json_add(run, "mapRunArn", json_object_new_string(arn));
     swf_json_add(run, "path", json_object_new_string(t->path));
+    swf_json_add(run, "state", json_object_new_string(t->state));
+    swf_json_add(run, "beganEventId", json_object_new_int64(t->event_id));
     swf_json_add(run, "label", swf_json_ref(json_object_object_get(t->data, "label")));
     static const char *const keep[] = {"maxConcurrency", "toleratedFailureCount",
                                        "toleratedFailurePercentage"};
@@ -458,6 +466,22 @@ static void run_close(out_t *o, const char *key, const char *status, json_object
         json_object_object_add(e, "mapRunFailedEventDetails", det);
     }
     json_object_object_del(o->open_runs, key);
+}
+
+/* UpdateMapRun's signal, applied by the interpreter to the open run of
+ * `key` that began at t->event_id: its new limits. */
+static void run_update(out_t *o, const char *key, const trace_rec_t *t)
+{
+    json_object *run = run_open(o, key), *v;
+    if (run == NULL || id_get(run, "beganEventId") != t->event_id)
+        return;
+    static const char *const keys[] = {"maxConcurrency", "toleratedFailureCount",
+                                       "toleratedFailurePercentage"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
+        if (swf_json_get(t->data, keys[i], &v))
+            json_object_object_add(run, keys[i],
+                                   i < 2 ? json_object_new_int64(json_object_get_int64(v))
+                                         : json_object_new_double(json_object_get_double(v)));
 }
 
 /* The execution closed: the runs still open are aborted. */
@@ -575,7 +599,8 @@ static long *map_lengths(const traces_t *tr)
             }
             c = close_br[1] == '/' ? close_br + 2 : close_br + 1;
         }
-        if (strcmp(t->type, "Map") != 0 || t->kind == REC_ITERATING || t->kind == REC_RETRIED)
+        if (strcmp(t->type, "Map") != 0 || t->kind == REC_ITERATING || t->kind == REC_RETRIED ||
+            t->kind == REC_UPDATED)
             continue;
         snprintf(key, sizeof(key), "%s/%s", t->path, t->state);
         if (t->kind == REC_ENTERED || t->kind == REC_RESTARTED) {
@@ -849,6 +874,9 @@ static void trace_emit(out_t *o, const traces_t *tr, size_t k)
         break;
     case REC_RETRIED:
         run_close(o, key, "FAILED", t->data, t->time_ms);
+        break;
+    case REC_UPDATED:
+        run_update(o, key, t);
         break;
     case REC_ENTERED:
     case REC_RESTARTED:

@@ -21,8 +21,9 @@
  *
  * The counts are the iterations': executionCounts counts them as AWS
  * counts child executions (one per item, or per batch with ItemBatcher),
- * itemCounts counts their items. UpdateMapRun is refused after its
- * arguments are checked: api/README.md says why.
+ * itemCounts counts their items. UpdateMapRun is a signed signal to the
+ * execution's decider (SWF_ASL_MAP_UPDATE_SIGNAL): the interpreter applies
+ * it from the history, and the map trace reports it back here.
  */
 #include "api/internal.h"
 
@@ -31,7 +32,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "decider/asl/exec.h"
 #include "history/pg.h"
+#include "protocol/message.h"
 #include "protocol/json.h"
 #include "protocol/limits.h"
 
@@ -255,19 +258,19 @@ swf_error_t *swf_api__map_runs_list(swf_api_call_t *call, json_object *in, json_
 }
 
 /* UpdateMapRun: the arguments and the run are checked as AWS checks them,
- * then the update is refused (api/README.md: a running Map's limits are
- * fixed when its iterations begin; changing them would be a new control
- * message that the interpreter reads from the history). */
+ * then the change goes to the execution's decider as a signed signal
+ * (SWF_ASL_MAP_UPDATE_SIGNAL, decider/asl/exec.h), which it records in the
+ * history and the interpreter applies there, on every replay alike:
+ * DescribeMapRun shows the new limits once it is recorded. */
 swf_error_t *swf_api__map_run_update(swf_api_call_t *call, json_object *in, json_object **out)
 {
-    (void)out;
     int64_t maxc = -1, count = -1;
     json_object *pct = NULL;
-    swf_error_t *err = swf_api__int(in, "maxConcurrency", 0, 10000000, &maxc);
+    swf_error_t *err = swf_api__int(in, "maxConcurrency", 0, SWF_LIMIT_MAP_ITEMS, &maxc);
     if (err == NULL)
-        err = swf_api__int(in, "toleratedFailureCount", 0, INT64_MAX, &count);
+        err = swf_api__int(in, "toleratedFailureCount", 0, SWF_LIMIT_MAP_ITEMS, &count);
     if (err == NULL && swf_json_get(in, "toleratedFailurePercentage", &pct) &&
-        (!swf_json_is_number(pct) || json_object_get_double(pct) < 0 ||
+        (!swf_json_is_number(pct) || !(json_object_get_double(pct) >= 0) ||
          json_object_get_double(pct) > 100))
         err = swf_api__err("ValidationException",
                            "1 validation error detected: Value at 'toleratedFailurePercentage' "
@@ -283,13 +286,29 @@ swf_error_t *swf_api__map_run_update(swf_api_call_t *call, json_object *in, json
     if (err != NULL)
         return err;
     const char *status = swf_json_get_string(rec, "status");
-    if (strcmp(status, "RUNNING") != 0)
-        err = swf_api__err("ValidationException", "the Map Run is %s: only a running one changes",
-                           status);
-    else
+    if (strcmp(status, "RUNNING") != 0) {
         err = swf_api__err("ValidationException",
-                           "swf does not change a running Map Run: its maxConcurrency and "
-                           "tolerated failures are fixed when its iterations begin");
+                           "the Map Run is %s: only a running one can be updated", status);
+    } else {
+        json_object *u = json_object_new_object();
+        static const char *const keep[] = {"path", "state", "beganEventId"};
+        for (size_t i = 0; i < sizeof(keep) / sizeof(*keep); i++)
+            swf_json_add(u, keep[i], swf_json_ref(json_object_object_get(rec, keep[i])));
+        if (maxc >= 0)
+            swf_json_add(u, "maxConcurrency", json_object_new_int64(maxc));
+        if (count >= 0)
+            swf_json_add(u, "toleratedFailureCount", json_object_new_int64(count));
+        if (pct != NULL)
+            swf_json_add(u, "toleratedFailurePercentage",
+                         json_object_new_double(json_object_get_double(pct)));
+        json_object *m =
+            swf_msg_signal_new(call->api->secret, ex.execution_id, SWF_ASL_MAP_UPDATE_SIGNAL, u);
+        json_object_put(u);
+        err = swf_api__inbox_send(call->api, ex.execution_id, m);
+        json_object_put(m);
+    }
+    if (err == NULL)
+        *out = json_object_new_object();
     json_object_put(rec);
     swf_history_execution_free(&ex);
     return err;

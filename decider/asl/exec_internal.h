@@ -126,6 +126,7 @@ struct frame {
     size_t nchildren;
     size_t started, finished, failed, running;
     size_t max_running; /* 0: no limit */
+    int64_t began_id;   /* Map: the DecisionTaskStarted its iterations began at */
     size_t tolerated_count;
     double tolerated_pct;
     bool tolerance;
@@ -309,6 +310,8 @@ void swf_asl__trace(swf_asl_exec_t *ex, frame_t *f, swf_asl_trace_kind_t kind, j
 json_object *swf_asl__error_object(const char *error, const char *cause);
 /* Queues a frame to run in this decision (once; not a dead one). */
 void swf_asl__enqueue(swf_asl_exec_t *ex, frame_t *f);
+/* Applies the signal SWF_ASL_MAP_UPDATE_SIGNAL's input (exec.h). */
+void swf_asl__map_update(swf_asl_exec_t *ex, json_object *input);
 
 /* A frame at the StartAt of `machine`; takes `path`, refs `input`. */
 frame_t *swf_asl__frame_new(swf_asl_exec_t *ex, frame_t *parent, size_t index, char *path,

@@ -249,7 +249,7 @@ check([e["mapRunStartedEventDetails"]["mapRunArn"] for e in hist if e["type"] ==
       "GetExecutionHistory: MapRunStarted names the run, MapRunSucceeded closes it")
 check(len(sfn.list_executions(mapRunArn=run_arn)["executions"]) == 3, "ListExecutions of a mapRunArn: its iterations")
 check(error_name(sfn.update_map_run, mapRunArn=run_arn, maxConcurrency=5) == "ValidationException",
-      "UpdateMapRun: ValidationException (swf does not change a Map Run)")
+      "UpdateMapRun of a closed run: ValidationException")
 check(error_name(sfn.describe_map_run, mapRunArn=run_arn[:-1] + "2") == "ResourceNotFound", "DescribeMapRun of no run")
 check(error_name(sfn.describe_map_run, mapRunArn="arn:aws:states:x") == "InvalidArn", "DescribeMapRun malformed ARN")
 check(error_name(sfn.list_executions) == "ValidationException", "ListExecutions without an ARN")

@@ -5,15 +5,18 @@
  * iterations wait (a Wait state) one at a time; ListMapRuns pages through
  * both, DescribeMapRun counts the second's iterations while it runs and
  * once it succeeded, ListExecutions of its mapRunArn lists its iterations,
- * GetExecutionHistory names the same ARNs, UpdateMapRun is refused with
- * AWS's error, and ARNs malformed, unknown, of another machine, label or
- * execution get AWS's errors. A run whose execution is stopped is aborted.
+ * GetExecutionHistory names the same ARNs, and ARNs malformed, unknown, of
+ * another machine, label or execution get AWS's errors. UpdateMapRun of a
+ * running run lets a waiting iteration start at once, and the history
+ * with its signal replays; a run whose execution is stopped is aborted.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
+#include "decider/replay.h"
+#include "history/pg.h"
 
 #define ARN "arn:aws:states:us-east-1:123456789012:"
 #define RUN ARN "mapRun:Runs/"
@@ -72,6 +75,14 @@ static bool is_running_one(json_object *run)
     return strcmp(swf_json_get_string(run, "status"), "RUNNING") == 0 &&
            swf_json_get(run, "executionCounts", &c) &&
            json_object_get_int64(json_object_object_get(c, "running")) == 1;
+}
+
+static bool is_one_done_one_running(json_object *run)
+{
+    json_object *c = NULL;
+    return swf_json_get(run, "executionCounts", &c) &&
+           json_object_get_int64(json_object_object_get(c, "running")) == 1 &&
+           json_object_get_int64(json_object_object_get(c, "succeeded")) == 1;
 }
 
 static bool is_succeeded(json_object *run)
@@ -160,10 +171,7 @@ Test(maprun, distributed_maps_are_map_runs_the_api_lists_describes_and_the_histo
                   strstr(swf_json_str(list), "\"status\":\"RUNNING\""),
               "%s", swf_json_str(list));
     json_object_put(list);
-    /* UpdateMapRun: refused, after the same checks as AWS's. */
-    expect_error(port, SFN "UpdateMapRun",
-                 "{\"mapRunArn\":\"" RUN "Slow:runs-1-2\",\"maxConcurrency\":2}",
-                 "ValidationException");
+    /* UpdateMapRun checks its arguments as AWS does. */
     expect_error(port, SFN "UpdateMapRun", "{\"mapRunArn\":\"" RUN "Slow:runs-1-2\"}",
                  "ValidationException");
     expect_error(port, SFN "UpdateMapRun",
@@ -186,11 +194,9 @@ Test(maprun, distributed_maps_are_map_runs_the_api_lists_describes_and_the_histo
     json_object *page =
         call_ok(port, SFN "ListMapRuns",
                 "{\"executionArn\":\"" ARN "execution:Runs:runs-1\",\"maxResults\":1}");
-    cr_assert(strstr(swf_json_str(page), "Runs/Quick:runs-1-1") != NULL, "%s",
-              swf_json_str(page));
-    cr_assert(
-        strstr(swf_json_str(page), "\"stateMachineArn\":\"" ARN "stateMachine:Runs/Quick\""),
-        "%s", swf_json_str(page));
+    cr_assert(strstr(swf_json_str(page), "Runs/Quick:runs-1-1") != NULL, "%s", swf_json_str(page));
+    cr_assert(strstr(swf_json_str(page), "\"stateMachineArn\":\"" ARN "stateMachine:Runs/Quick\""),
+              "%s", swf_json_str(page));
     cr_assert_str_eq(swf_json_get_string(page, "nextToken"), "1");
     json_object_put(page);
     page = call_ok(port, SFN "ListMapRuns",
@@ -231,19 +237,48 @@ Test(maprun, distributed_maps_are_map_runs_the_api_lists_describes_and_the_histo
                  "{\"mapRunArn\":\"" RUN "Slow:runs-1-2\",\"stateMachineArn\":\"" ARN
                  "stateMachine:Runs\"}",
                  "ValidationException");
+    /* A closed run is not updated. */
     expect_error(port, SFN "UpdateMapRun",
                  "{\"mapRunArn\":\"" RUN "Slow:runs-1-2\",\"maxConcurrency\":3}",
                  "ValidationException");
 
-    /* A run whose execution is stopped is aborted, its iterations too. */
-    start(port, "runs-2", "{\"items\":[{\"nap\":600},{\"nap\":600}]}");
+    /* UpdateMapRun of a running run: with MaxConcurrency 2 the second
+     * iteration (1 s) starts while the first (600 s) still runs, which
+     * MaxConcurrency 1 forbids; DescribeMapRun shows the new limits. */
+    start(port, "runs-2", "{\"items\":[{\"nap\":600},{\"nap\":1}]}");
     json_object_put(run_when(port, RUN "Slow:runs-2-2", is_running_one));
+    json_object_put(call_ok(port, SFN "UpdateMapRun",
+                            "{\"mapRunArn\":\"" RUN "Slow:runs-2-2\",\"maxConcurrency\":2,"
+                            "\"toleratedFailureCount\":3}"));
+    run = run_when(port, RUN "Slow:runs-2-2", is_one_done_one_running);
+    cr_assert_eq(num(run, "maxConcurrency"), 2);
+    cr_assert_eq(num(run, "toleratedFailureCount"), 3);
+    cr_assert_eq(num(run, "toleratedFailurePercentage"), 50);
+    json_object_put(run);
+    /* A run whose execution is stopped is aborted, its running iteration
+     * too. */
     json_object_put(
         call_ok(port, SFN "StopExecution", "{\"executionArn\":\"" ARN "execution:Runs:runs-2\"}"));
     run = run_when(port, RUN "Slow:runs-2-2", is_aborted);
-    cr_assert_eq(count_of(run, "executionCounts", "aborted"), 2);
+    cr_assert_eq(count_of(run, "executionCounts", "aborted"), 1);
+    cr_assert_eq(count_of(run, "executionCounts", "succeeded"), 1);
     json_object_put(run);
     cr_assert_eq(history_names(port, "runs-2", "MapRunAborted", NULL), 1);
+    /* The update is in the history, which replays without a difference. */
+    swf_history_store_t *store;
+    check(swf_history_pg_new(swf_dev_conninfo(dev), &store));
+    swf_event_list_t events = {0};
+    check(swf_history_load(store, "runs-2", 0, 0, &events));
+    size_t signals = 0;
+    for (size_t i = 0; i < events.count; i++)
+        signals += events.items[i].type == SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED;
+    cr_assert_eq(signals, 1);
+    swf_decider_replay_result_t r = {0};
+    check(swf_decider_replay_run(&events, &(swf_decider_replay_options_t){0}, &r));
+    cr_assert_null(r.error, "%s", r.error ? swf_error_message(r.error) : "");
+    swf_decider_replay_result_free(&r);
+    swf_event_list_free(&events);
+    swf_history_store_free(store);
     api_down(api, creds);
     swf_dev_stop(dev);
 }
