@@ -314,6 +314,10 @@ swf_error_t *swf_api__map_run_update(swf_api_call_t *call, json_object *in, json
     return err;
 }
 
+/* ListExecutions of a mapRunArn pages through the first iterations, as
+ * ListExecutions of a state machine through its newest executions. */
+#define ITERATIONS_LISTED 10000
+
 /* Whether an iteration's status passes ListExecutions' statusFilter. */
 static bool status_passes(const char *status, const char *filter)
 {
@@ -334,7 +338,9 @@ swf_error_t *swf_api__map_run_executions(swf_api_call_t *call, json_object *in, 
     swf_json_get(rec, "iterations", &its);
     /* Nothing in swf is redriven within a Map Run (redrive.c). */
     bool none = redrive != NULL && strcmp(redrive, "REDRIVEN") == 0;
-    for (size_t i = 0; i < json_object_array_length(its) && !none; i++) {
+    for (size_t i = 0; i < json_object_array_length(its) && !none &&
+                       json_object_array_length(all) < ITERATIONS_LISTED;
+         i++) {
         json_object *it = json_object_array_get_idx(its, i), *v = NULL;
         const char *st = swf_json_get_string(it, "status");
         if (strcmp(st, "PENDING") == 0 || !status_passes(st, status))

@@ -247,7 +247,11 @@ hist = sfn.get_execution_history(executionArn=mex)["events"]
 check([e["mapRunStartedEventDetails"]["mapRunArn"] for e in hist if e["type"] == "MapRunStarted"] == [run_arn]
       and [e["type"] for e in hist if e["type"].startswith("MapRun")] == ["MapRunStarted", "MapRunSucceeded"],
       "GetExecutionHistory: MapRunStarted names the run, MapRunSucceeded closes it")
-check(len(sfn.list_executions(mapRunArn=run_arn)["executions"]) == 3, "ListExecutions of a mapRunArn: its iterations")
+kids = sfn.list_executions(mapRunArn=run_arn)["executions"]
+check(sorted(k["name"] for k in kids) == ["maprun-1-1-0", "maprun-1-1-1", "maprun-1-1-2"]
+      and all(k["status"] == "SUCCEEDED" for k in kids), "ListExecutions of a mapRunArn: its iterations")
+check(error_name(sfn.describe_execution, executionArn=kids[0]["executionArn"]) == "ExecutionDoesNotExist",
+      "an iteration's ARN is a name only: DescribeExecution ExecutionDoesNotExist")
 check(error_name(sfn.update_map_run, mapRunArn=run_arn, maxConcurrency=5) == "ValidationException",
       "UpdateMapRun of a closed run: ValidationException")
 check(error_name(sfn.describe_map_run, mapRunArn=run_arn[:-1] + "2") == "ResourceNotFound", "DescribeMapRun of no run")
