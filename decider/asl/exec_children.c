@@ -349,6 +349,9 @@ static step_t map_begin(swf_asl_exec_t *ex, frame_t *f, json_object *read)
         f->tolerated_pct = 100.0;
     f->phase = PH_CHILDREN;
     f->began_id = ex->dt_started_id;
+    /* A Map Run: numbered in the execution as the API numbers it (the
+     * map trace's order, api/maprun.c), for the ResultWriter's MapRunArn. */
+    f->run_number = map_distributed(f->state) ? ++ex->map_runs : 0;
     map_trace(ex, f, has_max ? (size_t)maxc : 0, has_count ? (int64_t)tcount : -1,
               has_pct ? tpct : -1, NULL);
     return STEP_CONTINUE; /* children start in the PH_CHILDREN step */
@@ -442,10 +445,13 @@ static step_t map_results(swf_asl_exec_t *ex, frame_t *f, json_object *arr)
     swf_error_t *err = swf_asl__io_reader_arguments(&io, f->effective, writer, &args);
     swf_asl__io_close(&io);
     if (err == NULL) {
-        /* The run's id is the writer task's activity id in this execution:
-         * the same on every replay, unique in the bucket's prefix. */
+        /* The run's id: the execution's and the run's number in it, as the
+         * Step Functions API names the run (api/maprun.c); an inline Map's,
+         * which is no Map Run, the writer task's activity id. The same on
+         * every replay, unique in the bucket's prefix. */
         const char *label = swf_json_get_string(f->state, "Label");
-        char *run_id = xprintf("%s-%lld", ex->execution_id, (long long)(ex->last_seq + 1));
+        char *run_id = xprintf("%s-%lld", ex->execution_id,
+                               (long long)(f->run_number > 0 ? f->run_number : ex->last_seq + 1));
         char *arn = xprintf("arn:aws:states:local:000000000000:mapRun:%s/%s:%s", ex->machine_name,
                             label ? label : f->name, run_id);
         err = swf_asl_writer_task(writer, args, run_id, arn, results, &input, &output);

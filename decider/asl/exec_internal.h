@@ -127,6 +127,7 @@ struct frame {
     size_t started, finished, failed, running;
     size_t max_running; /* 0: no limit */
     int64_t began_id;   /* Map: the DecisionTaskStarted its iterations began at */
+    int64_t run_number; /* a distributed Map: its run's number (map_runs), else 0 */
     size_t tolerated_count;
     double tolerated_pct;
     bool tolerance;
@@ -238,6 +239,7 @@ struct swf_asl_exec {
     char *error;
     char *cause;
     int64_t redrive_count; /* WorkflowExecutionRedriven events applied */
+    int64_t map_runs;      /* distributed Maps' iterations begun (Map Runs) */
     int64_t redrive_ms;    /* the time of the last one */
     bool redrive_pending;  /* one was applied: the next decision redrives */
     swf_asl_trace_fn trace_fn;

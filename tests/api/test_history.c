@@ -377,3 +377,26 @@ Test(api_history, an_inline_map_has_no_map_run)
     cr_assert_eq(json_object_array_length(runs), 0);
     json_object_put(runs);
 }
+
+/* The MapRunArn a ResultWriter's task receives names the run as the API
+ * does (its region and account are the interpreter's, local:000000000000,
+ * which DescribeMapRun does not read). */
+Test(api_history, a_result_writer_names_the_map_run_the_api_names)
+{
+    json_object *runs = NULL;
+    json_object *evs = run_derive(
+        text("{\"StartAt\":\"Each\",\"States\":{\"Each\":{\"Type\":\"Map\",\"Label\":"
+             "\"Batch\",\"ResultWriter\":{\"Resource\":\"arn:aws:states:::s3:putObject\","
+             "\"Parameters\":{\"Bucket\":\"b\"}},\"ItemProcessor\":{\"ProcessorConfig\":{"
+             "\"Mode\":\"DISTRIBUTED\"},\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":"
+             "\"Pass\",\"End\":true}}},\"End\":true}}}"),
+        text("[1,2]"), text("{\"Each\":[{\"Return\":{}}]}"), &runs);
+    json_object *last = json_object_array_get_idx(evs, json_object_array_length(evs) - 1);
+    json_object *out = json_tokener_parse(detail_string(last, "output"));
+    const char *writer = swf_json_get_string(out, "MapRunArn"),
+               *api = run_get(runs, 0, "mapRunArn");
+    cr_assert(writer != NULL && strstr(writer, ":mapRun:") != NULL, "%s", swf_json_str(out));
+    cr_assert_str_eq(strstr(writer, ":mapRun:"), strstr(api, ":mapRun:"));
+    json_object_put(out);
+    run_is(runs, "SUCCEEDED", "S/1,S/1", evs);
+}

@@ -215,6 +215,11 @@ Test(maprun, distributed_maps_are_map_runs_the_api_lists_describes_and_the_histo
     cr_assert_eq(history_names(port, "runs-1", "MapRunStarted", RUN "Slow:runs-1-2"), 1);
     cr_assert_eq(history_names(port, "runs-1", "MapRunSucceeded", NULL), 2);
 
+    /* The ARN a ResultWriter's task receives: the interpreter's region and
+     * account, the same run. */
+    json_object_put(call_ok(port, SFN "DescribeMapRun",
+                            "{\"mapRunArn\":\"arn:aws:states:local:000000000000:mapRun:Runs/"
+                            "Slow:runs-1-2\"}"));
     /* Bad ARNs and arguments. */
     static const char *const bad[][2] = {
         {"{\"mapRunArn\":\"x\"}", "InvalidArn"},
