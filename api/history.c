@@ -20,6 +20,11 @@
  * MapIterationSucceeded after a state that ends it (End or Succeed, read in
  * the definition), MapIterationFailed after a failure that leaves it.
  * Decision tasks and timers themselves have no Step Functions event.
+ * A distributed Map's iterations are a Map Run (maprun.c): the
+ * interpreter's map trace says when they begin (MapRunStarted) and when
+ * UpdateMapRun changed their limits; the Map's close, retry or re-entry,
+ * or the execution's close, ends the run (MapRunSucceeded, MapRunFailed,
+ * MapRunAborted), and each iteration's start and end is counted in it.
  *
  * Ids are dense from 1 in the derived order. previousEventId follows
  * AWS's chain of causes, kept per thread (the top level, each Parallel
@@ -112,7 +117,7 @@ static void rec_add(traces_t *tr, rec_kind_t kind, const char *path, const char 
 }
 
 /* A Map's iterations begin: a distributed Map's is a Map Run (maprun.c),
- * kept as {"label", "distributed", "iterations": [items of each],
+ * kept as {"label", "distributed": true, "iterations": [items of each],
  * "maxConcurrency", "toleratedFailureCount", "toleratedFailurePercentage"}. */
 static void on_map_trace(void *ctx, const swf_asl_map_trace_t *m)
 {
@@ -121,6 +126,8 @@ static void on_map_trace(void *ctx, const swf_asl_map_trace_t *m)
                 m->event_id);
         return;
     }
+    if (!m->distributed)
+        return; /* an inline Map is no Map Run */
     json_object *d = json_object_new_object(), *its = json_object_new_array();
     size_t n = json_object_array_length(m->iterations);
     for (size_t i = 0; i < n; i++) {

@@ -16,8 +16,11 @@
  * arn:aws:states:REGION:ACCOUNT:mapRun:MACHINE/LABEL:EXECUTION-N, AWS's
  * MACHINE/LABEL:ID with the execution's name and the run's number in it
  * (from 1, in the order the runs started; LABEL is the Map's Label, else
- * its name), the same on every replay. Parsing it back finds the
- * execution; its history says whether run N exists and has that label.
+ * its name), the same on every replay; the interpreter numbers the runs
+ * alike for a ResultWriter's MapRunArn (decider/asl/exec_children.c), so
+ * that ARN, with the interpreter's region and account, names the same run.
+ * Parsing it back finds the execution (region and account are not read);
+ * its history says whether run N exists and has that label.
  *
  * The counts are the iterations': executionCounts counts them as AWS
  * counts child executions (one per item, or per batch with ItemBatcher),
