@@ -420,11 +420,7 @@ swf_error_t *swf_api__executions_list(swf_api_call_t *call, json_object *in, jso
         err = swf_api__err("ValidationException",
                            sm ? "Specify either a stateMachineArn or a mapRunArn, not both"
                               : "Must provide a stateMachineArn or a mapRunArn");
-    if (err == NULL && map_run != NULL)
-        err = swf_api__err("UnsupportedOperation",
-                           "a distributed Map runs as an inline Map in swf: there is no Map Run "
-                           "to list the executions of");
-    if (err == NULL)
+    if (err == NULL && map_run == NULL)
         err = swf_api__machine_arn(call, in, "stateMachineArn", machine, &version);
     if (err == NULL)
         err = swf_api__str(in, "statusFilter", false, 16, &status);
@@ -434,7 +430,7 @@ swf_error_t *swf_api__executions_list(swf_api_call_t *call, json_object *in, jso
                            "satisfy constraint: Member must satisfy enum value set: [RUNNING, "
                            "SUCCEEDED, FAILED, TIMED_OUT, ABORTED, PENDING_REDRIVE]",
                            status);
-    if (err == NULL && status != NULL && strcmp(status, "PENDING_REDRIVE") == 0)
+    if (err == NULL && map_run == NULL && status != NULL && strcmp(status, "PENDING_REDRIVE") == 0)
         err = swf_api__err("ValidationException",
                            "statusFilter PENDING_REDRIVE needs a mapRunArn, not a stateMachineArn");
     if (err == NULL)
@@ -451,6 +447,8 @@ swf_error_t *swf_api__executions_list(swf_api_call_t *call, json_object *in, jso
     long offset = 0;
     if (err == NULL)
         err = swf_api__page_token(in, LIST_DEPTH, &offset);
+    if (err == NULL && map_run != NULL)
+        return swf_api__map_run_executions(call, in, status, redrive, max, offset, out);
     swf_history_store_t *s;
     if (err == NULL)
         err = swf_api__store(call, &s);

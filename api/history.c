@@ -20,6 +20,11 @@
  * MapIterationSucceeded after a state that ends it (End or Succeed, read in
  * the definition), MapIterationFailed after a failure that leaves it.
  * Decision tasks and timers themselves have no Step Functions event.
+ * A distributed Map's iterations are a Map Run (maprun.c): the
+ * interpreter's map trace says when they begin (MapRunStarted) and when
+ * UpdateMapRun changed their limits; the Map's close, retry or re-entry,
+ * or the execution's close, ends the run (MapRunSucceeded, MapRunFailed,
+ * MapRunAborted), and each iteration's start and end is counted in it.
  *
  * Ids are dense from 1 in the derived order. previousEventId follows
  * AWS's chain of causes, kept per thread (the top level, each Parallel
@@ -45,7 +50,16 @@
 /* What happened to a state, as kept from the trace: the trace's kinds, and
  * a retried Map or Parallel starting again (Step Functions shows
  * ...StateStarted again, not ...StateEntered). */
-typedef enum rec_kind { REC_ENTERED, REC_EXITED, REC_FAILED, REC_CAUGHT, REC_RESTARTED } rec_kind_t;
+typedef enum rec_kind {
+    REC_ENTERED,
+    REC_EXITED,
+    REC_FAILED,
+    REC_CAUGHT,
+    REC_RESTARTED,
+    REC_ITERATING, /* a Map's iterations begin (the map trace); data: see on_map_trace */
+    REC_RETRIED,   /* a Map retried; data: {"Error","Cause","RetryCount"} */
+    REC_UPDATED,   /* a Map's limits changed; data: the signal's input (exec.h) */
+} rec_kind_t;
 
 typedef struct trace_rec {
     rec_kind_t kind;
@@ -89,11 +103,60 @@ static bool is_fan(const char *type)
     return strcmp(type, "Map") == 0 || strcmp(type, "Parallel") == 0;
 }
 
+static void rec_add(traces_t *tr, rec_kind_t kind, const char *path, const char *state,
+                    const char *type, json_object *data, int64_t time_ms, int64_t event_id)
+{
+    if (tr->n == tr->cap) {
+        tr->cap = tr->cap ? tr->cap * 2 : 64;
+        tr->items = realloc(tr->items, tr->cap * sizeof(*tr->items));
+        if (tr->items == NULL)
+            abort();
+    }
+    tr->items[tr->n++] =
+        (trace_rec_t){kind, dup_s(path), dup_s(state), dup_s(type), data, time_ms, event_id};
+}
+
+/* A Map's iterations begin: a distributed Map's is a Map Run (maprun.c),
+ * kept as {"label", "distributed": true, "iterations": [items of each],
+ * "maxConcurrency", "toleratedFailureCount", "toleratedFailurePercentage"}. */
+static void on_map_trace(void *ctx, const swf_asl_map_trace_t *m)
+{
+    if (m->update != NULL) {
+        rec_add(ctx, REC_UPDATED, m->path, m->state, "Map", swf_json_ref(m->update), m->time_ms,
+                m->event_id);
+        return;
+    }
+    if (!m->distributed)
+        return; /* an inline Map is no Map Run */
+    json_object *d = json_object_new_object(), *its = json_object_new_array();
+    size_t n = json_object_array_length(m->iterations);
+    for (size_t i = 0; i < n; i++) {
+        json_object *items = NULL;
+        swf_json_get(json_object_array_get_idx(m->iterations, i), "Items", &items);
+        size_t k = m->batched && json_object_is_type(items, json_type_array)
+                       ? json_object_array_length(items)
+                       : 1;
+        json_object_array_add(its, json_object_new_int64((int64_t)k));
+    }
+    swf_json_add(d, "label", json_object_new_string(m->label ? m->label : m->state));
+    swf_json_add(d, "distributed", json_object_new_boolean(m->distributed));
+    swf_json_add(d, "iterations", its);
+    swf_json_add(d, "maxConcurrency", json_object_new_int64((int64_t)m->max_concurrency));
+    swf_json_add(d, "toleratedFailureCount",
+                 json_object_new_int64(m->tolerated_count < 0 ? 0 : m->tolerated_count));
+    swf_json_add(d, "toleratedFailurePercentage",
+                 json_object_new_double(m->tolerated_pct < 0 ? 0 : m->tolerated_pct));
+    rec_add(ctx, REC_ITERATING, m->path, m->state, "Map", d, m->time_ms, m->event_id);
+}
+
 static void on_trace(void *ctx, const swf_asl_trace_t *t)
 {
     traces_t *tr = ctx;
     char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2];
     snprintf(key, sizeof(key), "%s/%s", t->path ? t->path : "", t->state ? t->state : "");
+    if (t->kind == SWF_ASL_STATE_RETRIED && t->state_type && strcmp(t->state_type, "Map") == 0)
+        rec_add(tr, REC_RETRIED, t->path, t->state, t->state_type, swf_json_ref(t->data),
+                t->time_ms, t->event_id);
     if (t->kind == SWF_ASL_STATE_RETRIED) {
         (void)retry_take(tr, key); /* kept once however often it is retried */
         if (tr->nretrying == tr->capretrying) {
@@ -114,15 +177,8 @@ static void on_trace(void *ctx, const swf_asl_trace_t *t)
             return;
         kind = REC_RESTARTED;
     }
-    if (tr->n == tr->cap) {
-        tr->cap = tr->cap ? tr->cap * 2 : 64;
-        tr->items = realloc(tr->items, tr->cap * sizeof(*tr->items));
-        if (tr->items == NULL)
-            abort();
-    }
-    tr->items[tr->n++] = (trace_rec_t){
-        kind,       dup_s(t->path), dup_s(t->state), dup_s(t->state_type), swf_json_ref(t->data),
-        t->time_ms, t->event_id};
+    rec_add(tr, kind, t->path, t->state, t->state_type, swf_json_ref(t->data), t->time_ms,
+            t->event_id);
 }
 
 static void traces_free(traces_t *tr)
@@ -144,6 +200,10 @@ typedef struct out {
     json_object *events;
     bool data; /* includeExecutionData */
     const char *role;
+    const swf_api__derive_t *opt;
+    /* The Map Runs (maprun.c says what each holds), and the open ones by
+     * "path/Map" (their index in runs). */
+    json_object *runs, *open_runs;
     json_object *definition; /* borrowed; NULL when the history has none */
     /* Per thread ("" the top level, "Par[0]" a branch, "Par[0]/Items[3]" an
      * iteration): "last" its last event's id, absent before it started;
@@ -311,6 +371,137 @@ static void iteration_event(out_t *o, const char *type, const char *name, long i
     json_object_object_add(ev_new(o, type, time_ms, prev), key, det);
 }
 
+/* ---- Map Runs: a distributed Map's iterations ---------------------------- */
+
+/* The open Map Run of the Map `key` ("path/Map"), or NULL. */
+static json_object *run_open(out_t *o, const char *key)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o->open_runs, key, &v))
+        return NULL;
+    return json_object_array_get_idx(o->runs, (size_t)json_object_get_int64(v));
+}
+
+/* The iteration `index` of the open run of `key`, or NULL. */
+static json_object *run_iteration(out_t *o, const char *key, long index)
+{
+    json_object *run = run_open(o, key), *its = NULL;
+    if (run == NULL || !swf_json_get(run, "iterations", &its) || index < 0 ||
+        (size_t)index >= json_object_array_length(its))
+        return NULL;
+    return json_object_array_get_idx(its, (size_t)index);
+}
+
+static void run_status(json_object *o, const char *status, int64_t time_ms, bool start)
+{
+    json_object_object_add(o, "status", json_object_new_string(status));
+    json_object_object_add(o, start ? "startMs" : "stopMs", json_object_new_int64(time_ms));
+}
+
+/* A distributed Map's iterations begin (rec data from on_map_trace): a
+ * new Map Run, and its MapRunStarted. */
+static void run_begin(out_t *o, const trace_rec_t *t)
+{
+    json_object *v = NULL, *its = NULL;
+    if (!swf_json_get(t->data, "distributed", &v) || !json_object_get_boolean(v))
+        return;
+    char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2], arn[SWF_API_ARN_BYTES];
+    snprintf(key, sizeof(key), "%s/%s", t->path, t->state);
+    size_t k = json_object_array_length(o->runs);
+    snprintf(arn, sizeof(arn), "%s%s:%s-%zu", o->opt->run_arn ? o->opt->run_arn : "",
+             swf_json_get_string(t->data, "label"),
+             o->opt->execution_id ? o->opt->execution_id : "", k + 1);
+    json_object *run = json_object_new_object();
+    swf_json_add(run, "mapRunArn", json_object_new_string(arn));
+    swf_json_add(run, "path", json_object_new_string(t->path));
+    swf_json_add(run, "state", json_object_new_string(t->state));
+    swf_json_add(run, "beganEventId", json_object_new_int64(t->event_id));
+    swf_json_add(run, "label", swf_json_ref(json_object_object_get(t->data, "label")));
+    static const char *const keep[] = {"maxConcurrency", "toleratedFailureCount",
+                                       "toleratedFailurePercentage"};
+    for (size_t i = 0; i < sizeof(keep) / sizeof(*keep); i++)
+        swf_json_add(run, keep[i], swf_json_ref(json_object_object_get(t->data, keep[i])));
+    run_status(run, "RUNNING", t->time_ms, true);
+    json_object *list = json_object_new_array();
+    swf_json_get(t->data, "iterations", &its);
+    for (size_t i = 0; i < json_object_array_length(its); i++) {
+        json_object *it = json_object_new_object();
+        swf_json_add(it, "items", swf_json_ref(json_object_array_get_idx(its, i)));
+        swf_json_add(it, "status", json_object_new_string("PENDING"));
+        json_object_array_add(list, it);
+    }
+    swf_json_add(run, "iterations", list);
+    json_object_array_add(o->runs, run);
+    json_object_object_add(o->open_runs, key, json_object_new_int64((int64_t)k));
+    json_object *det = json_object_new_object();
+    swf_json_add(det, "mapRunArn", json_object_new_string(arn));
+    json_object_object_add(ev_thread(o, t->path, "MapRunStarted", t->time_ms),
+                           "mapRunStartedEventDetails", det);
+}
+
+/* Closes the open run of `key` (if any) as status (SUCCEEDED, FAILED,
+ * ABORTED) with its event (MapRunSucceeded, ...; error and cause for
+ * MapRunFailed); its iterations still running or pending are aborted. */
+static void run_close(out_t *o, const char *key, const char *status, json_object *error,
+                      int64_t time_ms)
+{
+    json_object *run = run_open(o, key), *its = NULL;
+    if (run == NULL)
+        return;
+    run_status(run, status, time_ms, false);
+    swf_json_get(run, "iterations", &its);
+    bool ok = strcmp(status, "SUCCEEDED") == 0;
+    for (size_t i = 0; i < json_object_array_length(its); i++) {
+        json_object *it = json_object_array_get_idx(its, i);
+        const char *st = swf_json_get_string(it, "status");
+        /* A run that succeeded with an iteration never started: a redrive
+         * kept what it returned before (decider/asl/exec_children.c). */
+        if (ok && st && strcmp(st, "PENDING") == 0)
+            json_object_object_add(it, "status", json_object_new_string("SUCCEEDED"));
+        else if (st && (strcmp(st, "RUNNING") == 0 || strcmp(st, "PENDING") == 0))
+            run_status(it, "ABORTED", time_ms, false);
+    }
+    json_object *e = ev_thread(o, swf_json_get_string(run, "path"),
+                               strcmp(status, "SUCCEEDED") == 0 ? "MapRunSucceeded"
+                               : strcmp(status, "FAILED") == 0  ? "MapRunFailed"
+                                                                : "MapRunAborted",
+                               time_ms);
+    if (strcmp(status, "FAILED") == 0) {
+        json_object *det = json_object_new_object();
+        str_add(det, "error", swf_json_get_string(error, "Error"));
+        str_add(det, "cause", swf_json_get_string(error, "Cause"));
+        json_object_object_add(e, "mapRunFailedEventDetails", det);
+    }
+    json_object_object_del(o->open_runs, key);
+}
+
+/* UpdateMapRun's signal, applied by the interpreter to the open run of
+ * `key` that began at t->event_id: its new limits. */
+static void run_update(out_t *o, const char *key, const trace_rec_t *t)
+{
+    json_object *run = run_open(o, key), *v;
+    if (run == NULL || id_get(run, "beganEventId") != t->event_id)
+        return;
+    static const char *const keys[] = {"maxConcurrency", "toleratedFailureCount",
+                                       "toleratedFailurePercentage"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
+        if (swf_json_get(t->data, keys[i], &v))
+            json_object_object_add(run, keys[i],
+                                   i < 2 ? json_object_new_int64(json_object_get_int64(v))
+                                         : json_object_new_double(json_object_get_double(v)));
+}
+
+/* The execution closed: the runs still open are aborted. */
+static void runs_abort(out_t *o, int64_t time_ms)
+{
+    while (json_object_object_length(o->open_runs) > 0) {
+        struct lh_entry *e = json_object_get_object(o->open_runs)->head;
+        char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2];
+        snprintf(key, sizeof(key), "%s", (const char *)lh_entry_k(e));
+        run_close(o, key, "ABORTED", NULL, time_ms);
+    }
+}
+
 /* Before the first event of a thread: its start (MapIterationStarted for an
  * iteration; a branch starts silently at its Parallel's start). */
 static void thread_start(out_t *o, const char *path, int64_t time_ms)
@@ -324,13 +515,16 @@ static void thread_start(out_t *o, const char *path, int64_t time_ms)
         return;
     thread_start(o, parent, time_ms);
     int64_t prev = id_get(o->last, parent);
+    char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2];
+    snprintf(key, sizeof(key), "%s/%s", parent, name);
     if (thread_is_map(o, parent, name)) {
         iteration_event(o, "MapIterationStarted", name, index, time_ms, prev);
         prev = (int64_t)json_object_array_length(o->events);
+        json_object *it = run_iteration(o, key, index);
+        if (it != NULL)
+            run_status(it, "RUNNING", time_ms, true);
     }
     id_set(o->last, path, prev);
-    char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2];
-    snprintf(key, sizeof(key), "%s/%s", parent, name);
     json_object *kids;
     if (!json_object_object_get_ex(o->kids, key, &kids)) {
         kids = json_object_new_array();
@@ -351,6 +545,11 @@ static void thread_end(out_t *o, const char *path, bool ok, int64_t time_ms)
     if (thread_is_map(o, parent, name)) {
         iteration_event(o, ok ? "MapIterationSucceeded" : "MapIterationFailed", name, index,
                         time_ms, last);
+        char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2];
+        snprintf(key, sizeof(key), "%s/%s", parent, name);
+        json_object *it = run_iteration(o, key, index);
+        if (it != NULL)
+            run_status(it, ok ? "SUCCEEDED" : "FAILED", time_ms, false);
         /* AWS: MapStateSucceeded points at the last MapIterationSucceeded,
          * MapStateFailed at the event that failed the iteration. */
         id_set(o->done, parent, ok ? (int64_t)json_object_array_length(o->events) : last);
@@ -407,7 +606,8 @@ static long *map_lengths(const traces_t *tr)
             }
             c = close_br[1] == '/' ? close_br + 2 : close_br + 1;
         }
-        if (strcmp(t->type, "Map") != 0)
+        if (strcmp(t->type, "Map") != 0 || t->kind == REC_ITERATING || t->kind == REC_RETRIED ||
+            t->kind == REC_UPDATED)
             continue;
         snprintf(key, sizeof(key), "%s/%s", t->path, t->state);
         if (t->kind == REC_ENTERED || t->kind == REC_RESTARTED) {
@@ -492,6 +692,7 @@ static void nested_submitted(out_t *o, const swf_event_t *sched, const swf_event
  * gives as reason and details (ExecutionFailed, ExecutionAborted). */
 static void execution_closed(out_t *o, const swf_event_t *ev, const char *type, const char *key)
 {
+    runs_abort(o, ev->time_ms);
     json_object *det = json_object_new_object();
     str_add(det, "error", swf_json_get_string(ev->attrs, "reason"));
     str_add(det, "cause", swf_json_get_string(ev->attrs, "details"));
@@ -590,6 +791,7 @@ static void event_emit(out_t *o, const swf_event_t *ev)
         break;
     }
     case SWF_EVENT_WORKFLOW_EXECUTION_COMPLETED:
+        runs_abort(o, ev->time_ms);
         det = json_object_new_object();
         swf_json_get(ev->attrs, "result", &v);
         payload_add(o, det, "output", v);
@@ -600,6 +802,7 @@ static void event_emit(out_t *o, const swf_event_t *ev)
         execution_closed(o, ev, "ExecutionFailed", "executionFailedEventDetails");
         break;
     case SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT:
+        runs_abort(o, ev->time_ms);
         det = json_object_new_object();
         str_add(det, "error", "States.Timeout");
         json_object_object_add(ev_thread(o, "", "ExecutionTimedOut", ev->time_ms),
@@ -650,6 +853,10 @@ static void fan_close(out_t *o, const char *p, const trace_rec_t *t, const char 
     int64_t done = id_get(o->done, p);
     if (done > 0)
         id_set(o->last, p, done);
+    /* A distributed Map: its run closes first, and the Map's close points
+     * at the run's. */
+    snprintf(type, sizeof(type), "%s/%s", p, t->state);
+    run_close(o, type, strcmp(how, "Succeeded") == 0 ? "SUCCEEDED" : "FAILED", t->data, t->time_ms);
     int64_t prev = id_get(o->last, p);
     snprintf(type, sizeof(type), "%sState%s", t->type, how);
     ev_thread(o, p, type, t->time_ms);
@@ -666,9 +873,21 @@ static void trace_emit(out_t *o, const traces_t *tr, size_t k)
     bool fan = is_fan(t->type);
     const char *p = t->path;
     thread_start(o, p, t->time_ms);
+    char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2];
+    snprintf(key, sizeof(key), "%s/%s", p, t->state);
     switch (t->kind) {
+    case REC_ITERATING:
+        run_begin(o, t);
+        break;
+    case REC_RETRIED:
+        run_close(o, key, "FAILED", t->data, t->time_ms);
+        break;
+    case REC_UPDATED:
+        run_update(o, key, t);
+        break;
     case REC_ENTERED:
     case REC_RESTARTED:
+        run_close(o, key, "ABORTED", NULL, t->time_ms); /* entered again (a redrive) */
         if (fan)
             threads_forget(o, p, t->state);
         if (t->kind == REC_ENTERED) {
@@ -723,17 +942,21 @@ static void trace_emit(out_t *o, const traces_t *tr, size_t k)
     json_object_put(det);
 }
 
-swf_error_t *swf_api__history_derive(const swf_event_list_t *events, bool data, const char *role,
-                                     json_object **out)
+swf_error_t *swf_api__history_derive(const swf_event_list_t *events, const swf_api__derive_t *d,
+                                     json_object **out, json_object **runs)
 {
     traces_t tr = {0};
     swf_decider_replay_result_t result = {0};
-    swf_decider_replay_options_t opt = {.trace = on_trace, .trace_ctx = &tr};
+    swf_decider_replay_options_t opt = {
+        .trace = on_trace, .trace_ctx = &tr, .map_trace = on_map_trace, .map_trace_ctx = &tr};
     swf_error_t *err = swf_decider_replay_run(events, &opt, &result);
     if (err == NULL) {
         out_t o = {.events = json_object_new_array(),
-                   .data = data,
-                   .role = role,
+                   .data = d->data,
+                   .role = d->role,
+                   .opt = d,
+                   .runs = json_object_new_array(),
+                   .open_runs = json_object_new_object(),
                    .last = json_object_new_object(),
                    .done = json_object_new_object(),
                    .kids = json_object_new_object(),
@@ -755,6 +978,11 @@ swf_error_t *swf_api__history_derive(const swf_event_list_t *events, bool data, 
         }
         for (; t < tr.n; t++)
             trace_emit(&o, &tr, t);
+        json_object_put(o.open_runs);
+        if (runs != NULL)
+            *runs = o.runs;
+        else
+            json_object_put(o.runs);
         json_object_put(o.last);
         json_object_put(o.done);
         json_object_put(o.kids);
@@ -784,6 +1012,27 @@ static void role_get(swf_api_call_t *call, swf_history_store_t *s, const char *m
     free(e.type);
 }
 
+swf_error_t *swf_api__execution_derive(swf_api_call_t *call, const swf_history_execution_t *ex,
+                                       bool data, json_object **events, json_object **runs)
+{
+    swf_history_store_t *s;
+    swf_event_list_t list = {0};
+    char role[SWF_API_ARN_BYTES], run_arn[SWF_API_ARN_BYTES + 1];
+    swf_error_t *err = swf_api__store(call, &s);
+    if (err == NULL)
+        err = swf_history_load(s, ex->execution_id, 0, 0, &list);
+    if (err == NULL) {
+        role_get(call, s, ex->state_machine, role);
+        swf_api__arn(call->api, "mapRun", ex->state_machine, NULL, run_arn);
+        strcat(run_arn, "/");
+        swf_api__derive_t d = {
+            .data = data, .role = role, .run_arn = run_arn, .execution_id = ex->execution_id};
+        err = swf_api__history_derive(&list, &d, events, runs);
+    }
+    swf_event_list_free(&list);
+    return err;
+}
+
 swf_error_t *swf_api__execution_history(swf_api_call_t *call, json_object *in, json_object **out)
 {
     int64_t max = 100;
@@ -801,18 +1050,9 @@ swf_error_t *swf_api__execution_history(swf_api_call_t *call, json_object *in, j
         err = swf_api__execution_find(call, in, &ex);
     if (err != NULL)
         return err;
-    swf_history_store_t *s;
-    swf_event_list_t events = {0};
     json_object *all = NULL;
-    char role[SWF_API_ARN_BYTES];
-    err = swf_api__store(call, &s);
-    if (err == NULL)
-        err = swf_history_load(s, ex.execution_id, 0, 0, &events);
-    if (err == NULL)
-        role_get(call, s, ex.state_machine, role);
+    err = swf_api__execution_derive(call, &ex, data, &all, NULL);
     swf_history_execution_free(&ex);
-    if (err == NULL)
-        err = swf_api__history_derive(&events, data, role, &all);
     if (err == NULL) {
         size_t total = json_object_array_length(all);
         json_object *page = json_object_new_array();
@@ -830,6 +1070,5 @@ swf_error_t *swf_api__execution_history(swf_api_call_t *call, json_object *in, j
             swf_json_add(*out, "nextToken", json_object_new_string(next));
         }
     }
-    swf_event_list_free(&events);
     return err;
 }

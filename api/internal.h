@@ -181,9 +181,9 @@ json_object *swf_api__time(int64_t ms);
     X(UpdateStateMachineAlias, alias_update)                                                       \
     X(DeleteStateMachineAlias, alias_delete)                                                       \
     X(ListStateMachineAliases, aliases_list)                                                       \
-    X(DescribeMapRun, map_run)                                                                     \
-    X(ListMapRuns, map_run)                                                                        \
-    X(UpdateMapRun, map_run)
+    X(DescribeMapRun, map_run_describe)                                                            \
+    X(ListMapRuns, map_runs_list)                                                                  \
+    X(UpdateMapRun, map_run_update)
 
 #define SWF_API__DECLARE(aws, fn)                                                                  \
     swf_error_t *swf_api__##fn(swf_api_call_t *call, json_object *in, json_object **out);
@@ -224,14 +224,41 @@ void swf_api__execution_target_describe(swf_api_call_t *call, const swf_history_
 void swf_api__redrive_describe(swf_api_call_t *call, const swf_history_execution_t *ex,
                                json_object *o);
 
+/* ListExecutions of a mapRunArn (maprun.c): the Map Run's iterations
+ * started, as AWS lists its child executions; status and redrive are the
+ * filters (checked already, may be NULL), max and offset the page. */
+swf_error_t *swf_api__map_run_executions(swf_api_call_t *call, json_object *in, const char *status,
+                                         const char *redrive, int64_t max, long offset,
+                                         json_object **out);
+
 /* ---- history (history.c) -------------------------------------------------- */
 
+/* How the events are derived: `data` is includeExecutionData; `role` the
+ * roleArn of ExecutionStarted, or NULL; a Map Run's ARN is run_arn (the
+ * prefix "arn:aws:states:REGION:ACCOUNT:mapRun:MACHINE/", or NULL), the
+ * Map's Label (else its name), ':', execution_id, '-' and the run's number
+ * in the execution from 1 (maprun.c). */
+typedef struct swf_api__derive {
+    bool data;
+    const char *role;
+    const char *run_arn;
+    const char *execution_id;
+} swf_api__derive_t;
+
 /* The Step Functions events of a stored history (GetExecutionHistory's
- * "events", all of them, oldest first): a new array in *out. `data`:
- * includeExecutionData; `role` the roleArn of ExecutionStarted, or NULL.
+ * "events", all of them, oldest first): a new array in *out; and, when
+ * runs is not NULL, its distributed Maps' runs in the order they started
+ * (a new array of objects: "mapRunArn", "label", "path", "status",
+ * "startMs", "stopMs" once closed, "maxConcurrency",
+ * "toleratedFailureCount", "toleratedFailurePercentage", "iterations":
+ * [{"items", "status", "startMs", "stopMs"}]).
  * Errors: the replay's (a history the interpreter cannot replay). */
-swf_error_t *swf_api__history_derive(const swf_event_list_t *events, bool data, const char *role,
-                                     json_object **out);
+swf_error_t *swf_api__history_derive(const swf_event_list_t *events, const swf_api__derive_t *d,
+                                     json_object **out, json_object **runs);
+/* The same for the execution ex, read from the store, with the call's
+ * region and account in the ARNs. */
+swf_error_t *swf_api__execution_derive(swf_api_call_t *call, const swf_history_execution_t *ex,
+                                       bool data, json_object **events, json_object **runs);
 
 /* The "tags" member of a Create request, set on kind:name (tags.c). */
 swf_error_t *swf_api__tags_apply(swf_api_call_t *call, const char *kind, const char *name,

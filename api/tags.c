@@ -158,12 +158,3 @@ swf_error_t *swf_api__tags_list(swf_api_call_t *call, json_object *in, json_obje
     swf_json_add(*out, "tags", list);
     return NULL;
 }
-
-/* Map runs exist in AWS only for a distributed Map, which swf runs as an
- * inline one: nothing has the identity of a map run. */
-swf_error_t *swf_api__map_run(swf_api_call_t *call, json_object *in, json_object **out)
-{
-    return swf_api__err("UnsupportedOperation",
-                        "swf has no map runs: a distributed Map runs as an inline Map, its "
-                        "iterations in the execution's own history");
-}

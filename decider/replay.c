@@ -56,6 +56,8 @@ swf_error_t *swf_decider_replay_run(const swf_event_list_t *events,
     swf_asl_exec_set_token_secret(ex, swf_token_secret_env());
     if (opt->trace != NULL)
         swf_asl_exec_set_trace(ex, opt->trace, opt->trace_ctx);
+    if (opt->map_trace != NULL)
+        swf_asl_exec_set_map_trace(ex, opt->map_trace, opt->map_trace_ctx);
 
     swf_asl_decisions_t derived = {0};
     size_t task_from = 0;

@@ -44,6 +44,8 @@ typedef struct swf_decider_replay_options {
     json_object *definition; /* NULL: the recorded one; else replaces it (borrowed) */
     swf_asl_trace_fn trace;  /* may be NULL */
     void *trace_ctx;
+    swf_asl_map_trace_fn map_trace; /* may be NULL */
+    void *map_trace_ctx;
     swf_decider_replay_task_fn task; /* may be NULL */
     void *task_ctx;
 } swf_decider_replay_options_t;

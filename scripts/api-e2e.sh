@@ -88,6 +88,13 @@ expect_error ExecutionDoesNotExist sfn describe-execution \
 expect_error InvalidToken sfn send-task-success --task-token bad --task-output '{}'
 expect_error ExecutionAlreadyExists sfn start-execution --state-machine-arn "$arn" --name cli-1 \
     --input '{"a":2}'
+# Map Runs: the boto3 part ran a distributed Map (e2e-maprun, maprun-1).
+mrex=arn:aws:states:$AWS_DEFAULT_REGION:123456789012:execution:e2e-maprun:maprun-1
+mr=$(sfn list-map-runs --execution-arn "$mrex" --query 'mapRuns[0].mapRunArn' --output text) ||
+    fail list-map-runs
+[ "$(sfn describe-map-run --map-run-arn "$mr" --query status --output text)" = SUCCEEDED ] ||
+    fail "describe-map-run $mr"
+expect_error ResourceNotFound sfn describe-map-run --map-run-arn "${mr%-1}-9"
 AWS_SECRET_ACCESS_KEY=wrong expect_error InvalidSignatureException sfn list-state-machines
 [ $status != 0 ] || echo "AWS CLI: all checks held"
 

@@ -14,8 +14,10 @@
 # Serverless Workflow corpus (../shared/serverless-workflow/cases, or
 # $SWF_SW_CASES) with its events. One file
 # with a WorkflowExecutionSignaled event added by hand (signals are recorded
-# and ignored by the interpreter). Record only when a change of decisions is
-# intended, and say so in the commit.
+# and ignored by the interpreter, but for swf.mapRun.update), and one recorded
+# on `swf dev` through the API, copied from tests/histories/fixtures (an
+# UpdateMapRun's signal, which changes the decisions after it). Record only
+# when a change of decisions is intended, and say so in the commit.
 set -eu
 cd "$(dirname "$0")/.."
 BIN=${1:-build/swf}
@@ -131,6 +133,10 @@ with open(sys.argv[2], "w") as f:
     for e in out:
         f.write(json.dumps(e, separators=(",", ":")) + "\n")
 PY
+
+# UpdateMapRun raising a distributed Map's MaxConcurrency while it runs
+# (tests/histories/fixtures/README.md): recorded once, kept as it was.
+cp tests/histories/fixtures/map-run-updated.jsonl "$OUT/map__distributed-run-updated.jsonl"
 
 count=$(ls "$OUT"/*.jsonl | wc -l)
 size=$(du -sk "$OUT" | cut -f1)

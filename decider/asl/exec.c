@@ -1090,9 +1090,14 @@ swf_error_t *swf_asl_exec_apply(swf_asl_exec_t *ex, const swf_event_t *ev)
     case SWF_EVENT_ACTIVITY_TASK_HEARTBEAT_RECORDED:
     case SWF_EVENT_MARKER_RECORDED:
         break;
-    case SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED:
-        swf_asl__sw_signal(ex, ev->attrs); /* CloudEvents (decider/sw/interp.c) */
+    case SWF_EVENT_WORKFLOW_EXECUTION_SIGNALED: {
+        const char *name = swf_json_get_string(ev->attrs, "signalName");
+        if (!ex->sw && name != NULL && strcmp(name, SWF_ASL_MAP_UPDATE_SIGNAL) == 0)
+            swf_asl__map_update(ex, json_object_object_get(ev->attrs, "input"));
+        else
+            swf_asl__sw_signal(ex, ev->attrs); /* CloudEvents (decider/sw/interp.c) */
         break;
+    }
     case SWF_EVENT_ACTIVITY_TASK_COMPLETED: {
         int64_t seq = activity_seq(ex, ev);
         if (seq == 0)
@@ -1288,6 +1293,12 @@ void swf_asl_exec_set_trace(swf_asl_exec_t *ex, swf_asl_trace_fn fn, void *ctx)
 {
     ex->trace_fn = fn;
     ex->trace_ctx = ctx;
+}
+
+void swf_asl_exec_set_map_trace(swf_asl_exec_t *ex, swf_asl_map_trace_fn fn, void *ctx)
+{
+    ex->map_trace_fn = fn;
+    ex->map_trace_ctx = ctx;
 }
 
 swf_asl_status_t swf_asl_exec_status(const swf_asl_exec_t *ex)

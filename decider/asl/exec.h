@@ -91,6 +91,41 @@ typedef struct swf_asl_trace {
 
 typedef void (*swf_asl_trace_fn)(void *ctx, const swf_asl_trace_t *trace);
 
+/* A Map's iterations begin: its items are read and counted, its
+ * MaxConcurrency and tolerated failures evaluated (for the Map Runs of the
+ * Step Functions API, api/maprun.c). After the Map's ENTERED trace, before
+ * the first iteration's; again for each run of the Map (a Retry); and when
+ * a signal changes its limits while it runs (`update`). */
+typedef struct swf_asl_map_trace {
+    const char *path;        /* as in swf_asl_trace_t */
+    const char *state;       /* the Map's name */
+    const char *label;       /* its Label, or NULL */
+    bool distributed;        /* its processor's Mode is DISTRIBUTED */
+    json_object *iterations; /* borrowed: each iteration's input (a batch
+                                {"Items": [...]} with ItemBatcher) */
+    bool batched;            /* ItemBatcher */
+    size_t max_concurrency;  /* 0: no limit */
+    int64_t tolerated_count; /* -1: not set */
+    double tolerated_pct;    /* -1: not set */
+    int64_t time_ms;         /* the decision task's time */
+    int64_t event_id;        /* the DecisionTaskStarted event id */
+    /* NULL when the iterations begin; for a change, the signal's input
+     * applied (borrowed; SWF_ASL_MAP_UPDATE_SIGNAL). */
+    json_object *update;
+} swf_asl_map_trace_t;
+
+/* The signal (WorkflowExecutionSignaled's signalName) that changes the
+ * limits of a Map's iterations while they run (UpdateMapRun): its input is
+ * {"path", "state" (the Map's, as in swf_asl_trace_t), "beganEventId" (the
+ * event_id of the map trace of the run it changes), and any of
+ * "maxConcurrency" (0: no limit), "toleratedFailureCount",
+ * "toleratedFailurePercentage"}. A Map not running that run any more
+ * (closed, retried, abandoned), or an input out of range, is left alone.
+ * Applied in history order, so replay sees what the decider saw. */
+#define SWF_ASL_MAP_UPDATE_SIGNAL "swf.mapRun.update"
+
+typedef void (*swf_asl_map_trace_fn)(void *ctx, const swf_asl_map_trace_t *map);
+
 swf_asl_exec_t *swf_asl_exec_new(void);
 void swf_asl_exec_free(swf_asl_exec_t *exec);
 
@@ -115,6 +150,9 @@ void swf_asl_exec_set_token_secret(swf_asl_exec_t *exec, const char *secret);
 /* Calls fn for every state entered/exited/failed/retried/caught, as the
  * machine moves (while applying events or deciding). */
 void swf_asl_exec_set_trace(swf_asl_exec_t *exec, swf_asl_trace_fn fn, void *ctx);
+/* Sets the callback told when a Map's iterations begin (may be NULL); it
+ * changes nothing the machine does. */
+void swf_asl_exec_set_map_trace(swf_asl_exec_t *exec, swf_asl_map_trace_fn fn, void *ctx);
 
 /* Applies the next event of the history (ids must follow each other from 1).
  * Errors: SWF_E_INPUT for an event that does not fit the history (wrong id,

@@ -168,6 +168,106 @@ static swf_error_t *map_batch(swf_asl_io_t *io, json_object *batcher, json_objec
     return NULL;
 }
 
+/* Whether a Map runs distributed: its ItemProcessor's (or the legacy
+ * Iterator's) ProcessorConfig has Mode DISTRIBUTED. */
+static bool map_distributed(json_object *state)
+{
+    json_object *proc = NULL, *cfg = NULL;
+    if (!swf_json_get(state, "ItemProcessor", &proc))
+        swf_json_get(state, "Iterator", &proc);
+    const char *mode =
+        swf_json_get(proc, "ProcessorConfig", &cfg) ? swf_json_get_string(cfg, "Mode") : NULL;
+    return mode != NULL && strcmp(mode, "DISTRIBUTED") == 0;
+}
+
+/* Tells the map trace (exec.h) that the Map's iterations begin, or that
+ * `update` changed their limits. */
+static void map_trace(swf_asl_exec_t *ex, frame_t *f, size_t max, int64_t count, double pct,
+                      json_object *update)
+{
+    if (ex->map_trace_fn == NULL || ex->sw)
+        return;
+    swf_asl_map_trace_t m = {.path = f->path,
+                             .state = f->name,
+                             .label = swf_json_get_string(f->state, "Label"),
+                             .distributed = map_distributed(f->state),
+                             .iterations = f->items,
+                             .batched = f->batched,
+                             .max_concurrency = max,
+                             .tolerated_count = count,
+                             .tolerated_pct = pct,
+                             .time_ms = ex->now_ms,
+                             .event_id = update ? f->began_id : ex->dt_started_id,
+                             .update = update};
+    ex->map_trace_fn(ex->map_trace_ctx, &m);
+}
+
+/* The frame running the Map `state` at `path`, or NULL: from the root
+ * through each "Name[i]" of the path, the frame whose current state is
+ * Name and its child i. */
+static frame_t *map_frame_find(swf_asl_exec_t *ex, const char *path, const char *state)
+{
+    frame_t *f = ex->root;
+    for (const char *p = path; f != NULL && *p != '\0';) {
+        const char *open = strchr(p, '['), *close = open ? strchr(open, ']') : NULL;
+        if (close == NULL || f->name == NULL || strlen(f->name) != (size_t)(open - p) ||
+            strncmp(f->name, p, (size_t)(open - p)) != 0)
+            return NULL;
+        char *end;
+        unsigned long i = strtoul(open + 1, &end, 10);
+        if (end != close || f->children == NULL || i >= f->nchildren)
+            return NULL;
+        f = f->children[i];
+        p = close[1] == '/' ? close + 2 : close + 1;
+    }
+    if (f == NULL || f->name == NULL || strcmp(f->name, state) != 0 || f->info->type != ST_MAP)
+        return NULL;
+    return f;
+}
+
+/* A member of an update: false when absent; *ok false when it is not a
+ * number from 0 to hi (an integer unless fraction). */
+static bool update_number(json_object *in, const char *key, double hi, bool fraction, double *out,
+                          bool *ok)
+{
+    json_object *v = NULL;
+    if (!swf_json_get(in, key, &v))
+        return false;
+    *out = swf_json_is_number(v) ? json_object_get_double(v) : -1;
+    if (!(*out >= 0 && *out <= hi) || (!fraction && *out != (double)(int64_t)*out))
+        *ok = false;
+    return true;
+}
+
+void swf_asl__map_update(swf_asl_exec_t *ex, json_object *input)
+{
+    const char *path = swf_json_get_string(input, "path"),
+               *state = swf_json_get_string(input, "state");
+    json_object *began = NULL;
+    swf_json_get(input, "beganEventId", &began);
+    frame_t *f = path && state ? map_frame_find(ex, path, state) : NULL;
+    if (f == NULL || f->phase != PH_CHILDREN || began == NULL ||
+        json_object_get_int64(began) != f->began_id)
+        return;
+    double maxc = 0, count = 0, pct = 0;
+    bool ok = true;
+    bool has_max = update_number(input, "maxConcurrency", SWF_LIMIT_MAP_ITEMS, false, &maxc, &ok);
+    bool has_count =
+        update_number(input, "toleratedFailureCount", SWF_LIMIT_MAP_ITEMS, false, &count, &ok);
+    bool has_pct = update_number(input, "toleratedFailurePercentage", 100, true, &pct, &ok);
+    if (!ok)
+        return;
+    if (has_max)
+        f->max_running = (size_t)maxc;
+    if (has_count)
+        f->tolerated_count = (size_t)count;
+    if (has_pct)
+        f->tolerated_pct = pct;
+    f->tolerance = f->tolerance || has_count || has_pct;
+    map_trace(ex, f, 0, 0, 0, input);
+    swf_asl__enqueue(ex, f); /* more iterations may start now */
+}
+
 /* Enters a Map: with an ItemReader whose items are not read yet (read is
  * NULL), schedules the reader's task and waits for it; otherwise starts the
  * iterations over read (taken) or the items of the state's input. */
@@ -248,6 +348,12 @@ static step_t map_begin(swf_asl_exec_t *ex, frame_t *f, json_object *read)
     if (has_count && !has_pct)
         f->tolerated_pct = 100.0;
     f->phase = PH_CHILDREN;
+    f->began_id = ex->dt_started_id;
+    /* A Map Run: numbered in the execution as the API numbers it (the
+     * map trace's order, api/maprun.c), for the ResultWriter's MapRunArn. */
+    f->run_number = map_distributed(f->state) ? ++ex->map_runs : 0;
+    map_trace(ex, f, has_max ? (size_t)maxc : 0, has_count ? (int64_t)tcount : -1,
+              has_pct ? tpct : -1, NULL);
     return STEP_CONTINUE; /* children start in the PH_CHILDREN step */
 }
 
@@ -339,10 +445,13 @@ static step_t map_results(swf_asl_exec_t *ex, frame_t *f, json_object *arr)
     swf_error_t *err = swf_asl__io_reader_arguments(&io, f->effective, writer, &args);
     swf_asl__io_close(&io);
     if (err == NULL) {
-        /* The run's id is the writer task's activity id in this execution:
-         * the same on every replay, unique in the bucket's prefix. */
+        /* The run's id: the execution's and the run's number in it, as the
+         * Step Functions API names the run (api/maprun.c); an inline Map's,
+         * which is no Map Run, the writer task's activity id. The same on
+         * every replay, unique in the bucket's prefix. */
         const char *label = swf_json_get_string(f->state, "Label");
-        char *run_id = xprintf("%s-%lld", ex->execution_id, (long long)(ex->last_seq + 1));
+        char *run_id = xprintf("%s-%lld", ex->execution_id,
+                               (long long)(f->run_number > 0 ? f->run_number : ex->last_seq + 1));
         char *arn = xprintf("arn:aws:states:local:000000000000:mapRun:%s/%s:%s", ex->machine_name,
                             label ? label : f->name, run_id);
         err = swf_asl_writer_task(writer, args, run_id, arn, results, &input, &output);

@@ -126,6 +126,8 @@ struct frame {
     size_t nchildren;
     size_t started, finished, failed, running;
     size_t max_running; /* 0: no limit */
+    int64_t began_id;   /* Map: the DecisionTaskStarted its iterations began at */
+    int64_t run_number; /* a distributed Map: its run's number (map_runs), else 0 */
     size_t tolerated_count;
     double tolerated_pct;
     bool tolerance;
@@ -237,10 +239,13 @@ struct swf_asl_exec {
     char *error;
     char *cause;
     int64_t redrive_count; /* WorkflowExecutionRedriven events applied */
+    int64_t map_runs;      /* distributed Maps' iterations begun (Map Runs) */
     int64_t redrive_ms;    /* the time of the last one */
     bool redrive_pending;  /* one was applied: the next decision redrives */
     swf_asl_trace_fn trace_fn;
     void *trace_ctx;
+    swf_asl_map_trace_fn map_trace_fn;
+    void *map_trace_ctx;
     bool trusted; /* the definition was validated by the caller */
     char *token_secret;
     /* Serverless Workflow (decider/sw/README.md): the definition is a
@@ -307,6 +312,8 @@ void swf_asl__trace(swf_asl_exec_t *ex, frame_t *f, swf_asl_trace_kind_t kind, j
 json_object *swf_asl__error_object(const char *error, const char *cause);
 /* Queues a frame to run in this decision (once; not a dead one). */
 void swf_asl__enqueue(swf_asl_exec_t *ex, frame_t *f);
+/* Applies the signal SWF_ASL_MAP_UPDATE_SIGNAL's input (exec.h). */
+void swf_asl__map_update(swf_asl_exec_t *ex, json_object *input);
 
 /* A frame at the StartAt of `machine`; takes `path`, refs `input`. */
 frame_t *swf_asl__frame_new(swf_asl_exec_t *ex, frame_t *parent, size_t index, char *path,

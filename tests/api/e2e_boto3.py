@@ -224,8 +224,38 @@ for bad, want in (({"statusFilter": "DONE"}, "ValidationException"),
                   ({"maxResults": 1001}, "ValidationException"),
                   ({"mapRunArn": sm.replace(":stateMachine:", ":mapRun:") + "/m:1"}, "ValidationException")):
     check(error_name(sfn.list_executions, stateMachineArn=sm, **bad) == want, "ListExecutions %s: %s" % (list(bad)[0], want))
-check(error_name(sfn.list_executions, mapRunArn=sm.replace(":stateMachine:", ":mapRun:") + "/m:1") == "UnsupportedOperation",
-      "ListExecutions mapRunArn: UnsupportedOperation (no Map Runs in swf)")
+check(error_name(sfn.list_executions, mapRunArn=sm.replace(":stateMachine:", ":mapRun:") + "/m:1") == "InvalidArn",
+      "ListExecutions mapRunArn malformed: InvalidArn")
+check(error_name(sfn.list_executions, mapRunArn=sm.replace(":stateMachine:", ":mapRun:") + "/m:run-1-1") == "ResourceNotFound",
+      "ListExecutions mapRunArn of no Map Run: ResourceNotFound")
+
+# Map Runs: a distributed Map's run, derived from the history (api/maprun.c).
+dmap = {"StartAt": "Each", "States": {"Each": {
+    "Type": "Map", "Label": "Batch", "ItemsPath": "$.items", "MaxConcurrency": 2, "End": True,
+    "ItemProcessor": {"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+                      "StartAt": "Same", "States": {"Same": {"Type": "Pass", "End": True}}}}}}
+msm = sfn.create_state_machine(name="e2e-maprun", definition=json.dumps(dmap), roleArn=ROLE)["stateMachineArn"]
+mex = sfn.start_execution(stateMachineArn=msm, name="maprun-1", input=json.dumps({"items": [1, 2, 3]}))["executionArn"]
+wait_status(mex, "SUCCEEDED")
+runs = sfn.list_map_runs(executionArn=mex)["mapRuns"]
+run_arn = "arn:aws:states:%s:%s:mapRun:e2e-maprun/Batch:maprun-1-1" % (REGION, ACCOUNT)
+check([r["mapRunArn"] for r in runs] == [run_arn], "ListMapRuns")
+run = sfn.describe_map_run(mapRunArn=run_arn)
+check(run["status"] == "SUCCEEDED" and run["maxConcurrency"] == 2 and run["itemCounts"]["succeeded"] == 3
+      and run["executionCounts"]["total"] == 3 and run["stopDate"] >= run["startDate"], "DescribeMapRun")
+hist = sfn.get_execution_history(executionArn=mex)["events"]
+check([e["mapRunStartedEventDetails"]["mapRunArn"] for e in hist if e["type"] == "MapRunStarted"] == [run_arn]
+      and [e["type"] for e in hist if e["type"].startswith("MapRun")] == ["MapRunStarted", "MapRunSucceeded"],
+      "GetExecutionHistory: MapRunStarted names the run, MapRunSucceeded closes it")
+kids = sfn.list_executions(mapRunArn=run_arn)["executions"]
+check(sorted(k["name"] for k in kids) == ["maprun-1-1-0", "maprun-1-1-1", "maprun-1-1-2"]
+      and all(k["status"] == "SUCCEEDED" for k in kids), "ListExecutions of a mapRunArn: its iterations")
+check(error_name(sfn.describe_execution, executionArn=kids[0]["executionArn"]) == "ExecutionDoesNotExist",
+      "an iteration's ARN is a name only: DescribeExecution ExecutionDoesNotExist")
+check(error_name(sfn.update_map_run, mapRunArn=run_arn, maxConcurrency=5) == "ValidationException",
+      "UpdateMapRun of a closed run: ValidationException")
+check(error_name(sfn.describe_map_run, mapRunArn=run_arn[:-1] + "2") == "ResourceNotFound", "DescribeMapRun of no run")
+check(error_name(sfn.describe_map_run, mapRunArn="arn:aws:states:x") == "InvalidArn", "DescribeMapRun malformed ARN")
 check(error_name(sfn.list_executions) == "ValidationException", "ListExecutions without an ARN")
 check(error_name(sfn.list_state_machines, nextToken="no such token!") == "InvalidToken", "ListStateMachines bad nextToken")
 check(error_name(sfn.list_activities, nextToken="x" * 100) == "InvalidToken", "ListActivities bad nextToken")

@@ -30,8 +30,10 @@ static json_object *file_json(const char *rel)
     return o;
 }
 
-/* The derived events of an execution run in-process (takes the three). */
-static json_object *run_events(json_object *def, json_object *input, json_object *mocks)
+/* The derived events of an execution run in-process (takes the three);
+ * its Map Runs in *runs when runs is not NULL. */
+static json_object *run_derive(json_object *def, json_object *input, json_object *mocks,
+                               json_object **runs)
 {
     swf_history_store_t *store = swf_history_mem_new();
     swf_local_options_t opt = {.definition = def,
@@ -46,7 +48,10 @@ static json_object *run_events(json_object *def, json_object *input, json_object
     swf_event_list_t events = {0};
     cr_assert_null(swf_history_load(store, "e-1", 0, 0, &events));
     json_object *out = NULL;
-    cr_assert_null(swf_api__history_derive(&events, true, NULL, &out));
+    swf_api__derive_t d = {.data = true,
+                           .run_arn = "arn:aws:states:us-east-1:123456789012:mapRun:m/",
+                           .execution_id = "e-1"};
+    cr_assert_null(swf_api__history_derive(&events, &d, &out, runs));
     swf_event_list_free(&events);
     swf_local_result_free(&res);
     swf_history_store_free(store);
@@ -54,6 +59,11 @@ static json_object *run_events(json_object *def, json_object *input, json_object
     json_object_put(input);
     json_object_put(mocks);
     return out;
+}
+
+static json_object *run_events(json_object *def, json_object *input, json_object *mocks)
+{
+    return run_derive(def, input, mocks, NULL);
 }
 
 static const char *detail_string(json_object *e, const char *key)
@@ -227,4 +237,166 @@ Test(api_history, a_failed_activity_fails_the_execution_without_exiting_its_stat
         text("{\"Value1\":\"Hello\"}"),
         text("{\"ActivityTask\":[{\"Throw\":{\"Error\":\"Programmatic Error\"}}]}"));
     events_match(evs, want);
+}
+
+/* Items [1,2,3] through a distributed Map labelled Batch whose iteration
+ * of 2 fails (a Fail state), with `fields` (MaxConcurrency, tolerated
+ * failures, Catch, ...). */
+static json_object *distributed_run(const char *fields, json_object **runs)
+{
+    char def[2048];
+    snprintf(def, sizeof(def),
+             "{\"StartAt\":\"Each\",\"States\":{\"Each\":{\"Type\":\"Map\",\"Label\":\"Batch\","
+             "\"ItemsPath\":\"$.items\",%s\"ItemProcessor\":{\"ProcessorConfig\":{\"Mode\":"
+             "\"DISTRIBUTED\",\"ExecutionType\":\"STANDARD\"},\"StartAt\":\"Is2\",\"States\":{"
+             "\"Is2\":{\"Type\":\"Choice\",\"Choices\":[{\"Variable\":\"$\",\"NumericEquals\":2,"
+             "\"Next\":\"Bad\"}],\"Default\":\"Good\"},"
+             "\"Bad\":{\"Type\":\"Fail\",\"Error\":\"Item.Bad\",\"Cause\":\"two\"},"
+             "\"Good\":{\"Type\":\"Pass\",\"End\":true}}},\"End\":true}}}",
+             fields);
+    return run_derive(text(def), text("{\"items\":[1,2,3]}"), NULL, runs);
+}
+
+static const char *run_get(json_object *runs, size_t i, const char *key)
+{
+    cr_assert_lt(i, json_object_array_length(runs), "no run %zu in %s", i, swf_json_str(runs));
+    json_object *v = NULL;
+    cr_assert(swf_json_get(json_object_array_get_idx(runs, i), key, &v), "no %s", key);
+    return json_object_get_string(v);
+}
+
+/* The statuses of run i's iterations, and their items, as "S/1,F/1,...". */
+static void iterations_are(json_object *runs, size_t i, const char *want)
+{
+    json_object *its = NULL;
+    swf_json_get(json_object_array_get_idx(runs, i), "iterations", &its);
+    char got[256] = "";
+    for (size_t k = 0; k < json_object_array_length(its); k++) {
+        json_object *it = json_object_array_get_idx(its, k);
+        size_t n = strlen(got);
+        snprintf(got + n, sizeof(got) - n, "%s%c/%s", k ? "," : "",
+                 swf_json_get_string(it, "status")[0],
+                 json_object_get_string(json_object_object_get(it, "items")));
+    }
+    cr_assert_str_eq(got, want);
+}
+
+/* The first run's status and iterations (iterations_are); frees runs and
+ * evs. */
+static void run_is(json_object *runs, const char *status, const char *iterations, json_object *evs)
+{
+    cr_assert_str_eq(run_get(runs, 0, "status"), status);
+    iterations_are(runs, 0, iterations);
+    json_object_put(runs);
+    json_object_put(evs);
+}
+
+/* AWS: MapRunStarted after MapStateStarted, MapRunSucceeded before
+ * MapStateSucceeded (which points at it); swf shows the iterations between,
+ * where AWS has them in child executions. */
+Test(api_history, a_distributed_map_shows_its_map_run_between_its_start_and_its_close)
+{
+    json_object *runs = NULL;
+    json_object *evs = distributed_run("\"MaxConcurrency\":2,\"ToleratedFailureCount\":1,", &runs);
+    events_match(json_object_get(evs),
+                 "ExecutionStarted 0, MapStateEntered:Each 0, MapStateStarted#3 2, "
+                 "MapRunStarted 3, MapIterationStarted:Each#0 4, ChoiceStateEntered 5, "
+                 "ChoiceStateExited 6, PassStateEntered 7, PassStateExited 8, "
+                 "MapIterationSucceeded:Each#0 9, MapIterationStarted:Each#1 9, "
+                 "ChoiceStateEntered 11, ChoiceStateExited 12, FailStateEntered 13, "
+                 "MapIterationFailed:Each#1 14, MapIterationStarted:Each#2 14, "
+                 "ChoiceStateEntered 16, ChoiceStateExited 17, PassStateEntered 18, "
+                 "PassStateExited 19, MapIterationSucceeded:Each#2 20, MapRunSucceeded 21, "
+                 "MapStateSucceeded 22, MapStateExited:Each 22, ExecutionSucceeded 24");
+    const char *arn = "arn:aws:states:us-east-1:123456789012:mapRun:m/Batch:e-1-1";
+    cr_assert_str_eq(detail_string(json_object_array_get_idx(evs, 3), "mapRunArn"), arn);
+    cr_assert_eq(json_object_array_length(runs), 1);
+    cr_assert_str_eq(run_get(runs, 0, "mapRunArn"), arn);
+    cr_assert_str_eq(run_get(runs, 0, "maxConcurrency"), "2");
+    cr_assert_str_eq(run_get(runs, 0, "toleratedFailureCount"), "1");
+    run_is(runs, "SUCCEEDED", "S/1,F/1,S/1", evs);
+}
+
+/* A failure beyond the tolerated ones: MapRunFailed with the Map's error;
+ * the iteration that had not started is aborted. */
+Test(api_history, a_distributed_map_that_fails_shows_map_run_failed_and_aborts_the_rest)
+{
+    json_object *runs = NULL;
+    json_object *evs = distributed_run("\"MaxConcurrency\":1,", &runs);
+    size_t n = json_object_array_length(evs);
+    static const char *const last[] = {"MapRunFailed", "MapStateFailed", "ExecutionFailed"};
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_str_eq(swf_json_get_string(json_object_array_get_idx(evs, n - 3 + i), "type"),
+                         last[i]);
+    json_object *failed = json_object_array_get_idx(evs, n - 3);
+    cr_assert(strcmp(detail_string(failed, "error"), "Item.Bad") == 0 &&
+              strcmp(detail_string(failed, "cause"), "two") == 0);
+    run_is(runs, "FAILED", "S/1,F/1,A/1", evs);
+}
+
+/* Each run of a retried Map is a Map Run of its own, numbered in order. */
+Test(api_history, a_retried_distributed_map_starts_a_new_map_run)
+{
+    json_object *runs = NULL;
+    json_object *evs = distributed_run(
+        "\"Retry\":[{\"ErrorEquals\":[\"States.ALL\"],\"IntervalSeconds\":1,\"MaxAttempts\":1}],",
+        &runs);
+    cr_assert_eq(json_object_array_length(runs), 2);
+    cr_assert_str_eq(run_get(runs, 0, "status"), "FAILED");
+    cr_assert_str_eq(run_get(runs, 1, "status"), "FAILED");
+    cr_assert_str_eq(run_get(runs, 1, "mapRunArn"),
+                     "arn:aws:states:us-east-1:123456789012:mapRun:m/Batch:e-1-2");
+    size_t started = 0, failed = 0;
+    for (size_t i = 0; i < json_object_array_length(evs); i++) {
+        const char *t = swf_json_get_string(json_object_array_get_idx(evs, i), "type");
+        started += strcmp(t, "MapRunStarted") == 0;
+        failed += strcmp(t, "MapRunFailed") == 0;
+    }
+    cr_assert_eq(started, 2);
+    cr_assert_eq(failed, 2);
+    json_object_put(runs);
+    json_object_put(evs);
+}
+
+/* With ItemBatcher an iteration is a batch: items counted per batch. */
+Test(api_history, a_batched_map_run_counts_the_items_of_each_batch)
+{
+    json_object *runs = NULL;
+    json_object_put(distributed_run("\"ItemBatcher\":{\"MaxItemsPerBatch\":2},", &runs));
+    iterations_are(runs, 0, "S/2,S/1");
+    json_object_put(runs);
+}
+
+/* An inline Map has no Map Run. */
+Test(api_history, an_inline_map_has_no_map_run)
+{
+    json_object *runs = NULL;
+    json_object_put(run_derive(file_json("examples/order.asl.json"),
+                               file_json("examples/order.input.json"),
+                               file_json("examples/order.mocks.json"), &runs));
+    cr_assert_eq(json_object_array_length(runs), 0);
+    json_object_put(runs);
+}
+
+/* The MapRunArn a ResultWriter's task receives names the run as the API
+ * does (its region and account are the interpreter's, local:000000000000,
+ * which DescribeMapRun does not read). */
+Test(api_history, a_result_writer_names_the_map_run_the_api_names)
+{
+    json_object *runs = NULL;
+    json_object *evs = run_derive(
+        text("{\"StartAt\":\"Each\",\"States\":{\"Each\":{\"Type\":\"Map\",\"Label\":"
+             "\"Batch\",\"ResultWriter\":{\"Resource\":\"arn:aws:states:::s3:putObject\","
+             "\"Parameters\":{\"Bucket\":\"b\"}},\"ItemProcessor\":{\"ProcessorConfig\":{"
+             "\"Mode\":\"DISTRIBUTED\"},\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":"
+             "\"Pass\",\"End\":true}}},\"End\":true}}}"),
+        text("[1,2]"), text("{\"Each\":[{\"Return\":{}}]}"), &runs);
+    json_object *last = json_object_array_get_idx(evs, json_object_array_length(evs) - 1);
+    json_object *out = json_tokener_parse(detail_string(last, "output"));
+    const char *writer = swf_json_get_string(out, "MapRunArn"),
+               *api = run_get(runs, 0, "mapRunArn");
+    cr_assert(writer != NULL && strstr(writer, ":mapRun:") != NULL, "%s", swf_json_str(out));
+    cr_assert_str_eq(strstr(writer, ":mapRun:"), strstr(api, ":mapRun:"));
+    json_object_put(out);
+    run_is(runs, "SUCCEEDED", "S/1,S/1", evs);
 }

@@ -258,7 +258,7 @@ Test(server, tags_a_resource_within_aws_bounds, .timeout = 300)
                   "{\"resourceArn\": \"arn:aws:states:us-east-1:1:activity:none\"}", KEY, SECRET,
                   400, "ResourceNotFound");
     expect_signed(port, SFN "DescribeMapRun", "{\"mapRunArn\": \"x\"}", KEY, SECRET, 400,
-                  "UnsupportedOperation");
+                  "InvalidArn");
     sys_stop(&s);
 }
 
@@ -292,6 +292,9 @@ Test(server, answers_every_action_with_mutated_signed_bodies_as_a_client_error, 
         "GetActivityTask",
         "PublishStateMachineVersion",
         "DeleteStateMachineVersion",
+        "ListMapRuns",
+        "DescribeMapRun",
+        "UpdateMapRun",
     };
     fuzz_corpus_t seeds = {0};
     fuzz_corpus_add(&seeds, "{\"name\": \"m\", \"roleArn\": \"arn:aws:iam::1:role/r\", "
@@ -304,6 +307,9 @@ Test(server, answers_every_action_with_mutated_signed_bodies_as_a_client_error, 
     fuzz_corpus_add(&seeds, "{\"executionArn\": \"arn:aws:states:us-east-1:1:execution:m:e\", "
                             "\"reverseOrder\": true, \"maxResults\": 1, \"error\": \"E\", "
                             "\"cause\": \"c\"}");
+    fuzz_corpus_add(&seeds, "{\"mapRunArn\": \"arn:aws:states:us-east-1:1:mapRun:m/L:e-1\", "
+                            "\"maxConcurrency\": 2, \"toleratedFailurePercentage\": 5.5, "
+                            "\"toleratedFailureCount\": 1}");
     fuzz_corpus_add(&seeds, "{\"taskToken\": \"eyJlIjoiZSIsImEiOiIxIn0.x\", \"output\": \"{}\", "
                             "\"error\": \"E\", \"cause\": \"c\"}");
     fuzz_corpus_add(&seeds, "{\"resourceArn\": \"arn:aws:states:us-east-1:1:stateMachine:m\", "
