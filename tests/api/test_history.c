@@ -9,7 +9,9 @@
  * against AWS: tests/aws/services/stepfunctions/v2/scenarios/
  * test_base_scenarios.snapshot.json, test_map_state_catch and
  * test_map_state_retry; .../activities/test_activities.snapshot.json,
- * test_activity_task_failure), event for event.
+ * test_activity_task_failure), event for event; and the iterations a
+ * Map stops (MapIterationAborted) when it fails, is retried, or the
+ * execution times out.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -227,4 +229,97 @@ Test(api_history, a_failed_activity_fails_the_execution_without_exiting_its_stat
         text("{\"Value1\":\"Hello\"}"),
         text("{\"ActivityTask\":[{\"Throw\":{\"Error\":\"Programmatic Error\"}}]}"));
     events_match(evs, want);
+}
+
+/* Prints the derived events in events_match's notation (to write a case). */
+static void events_print(json_object *evs)
+{
+    for (size_t i = 0; i < json_object_array_length(evs); i++) {
+        json_object *e = json_object_array_get_idx(evs, i), *v;
+        json_object_object_get_ex(e, "previousEventId", &v);
+        const char *nm = detail_string(e, "name");
+        long x = detail_long(e, "index");
+        fprintf(stderr, "%s%s%s", i ? ", " : "", swf_json_get_string(e, "type"), nm ? ":" : "");
+        fprintf(stderr, "%s", nm ? nm : "");
+        if (x >= 0)
+            fprintf(stderr, "#%ld", x);
+        fprintf(stderr, " %lld", (long long)json_object_get_int64(v));
+    }
+    fprintf(stderr, "\n");
+}
+
+/* A Map over [0, 1] whose iteration 0 fails after fail_after_s (Wait S,
+ * Fail F) and whose iteration 1 waits a minute (W), with the Map's `handling`
+ * and the definition's `timeout` (its TimeoutSeconds member or ""): the
+ * derived events. */
+static json_object *map_abort_case(const char *handling, const char *timeout, int fail_after_s)
+{
+    char def[1536];
+    snprintf(def, sizeof(def),
+             "{%s\"StartAt\":\"M\",\"States\":{\"M\":{\"Type\":\"Map\",\"ItemsPath\":\"$.a\","
+             "\"ItemProcessor\":{\"StartAt\":\"C\",\"States\":{\"C\":{\"Type\":\"Choice\","
+             "\"Choices\":[{\"Variable\":\"$\",\"NumericEquals\":0,\"Next\":\"S\"}],"
+             "\"Default\":\"W\"},\"S\":{\"Type\":\"Wait\",\"Seconds\":%d,\"Next\":\"F\"},"
+             "\"F\":{\"Type\":\"Fail\",\"Error\":\"E\"},"
+             "\"W\":{\"Type\":\"Wait\",\"Seconds\":60,\"End\":true}}},%s}}}",
+             timeout, fail_after_s, handling);
+    json_object *evs = run_events(text(def), text("{\"a\":[0,1]}"), NULL);
+    if (getenv("HISTORY_PRINT") != NULL)
+        events_print(evs);
+    return evs;
+}
+
+/* What the four cases below share: iteration 0 waits (S) while 1 starts
+ * and waits (W), then 0 fails (event 14). */
+#define ABORT_START                                                                                \
+    "ExecutionStarted 0, MapStateEntered:M 0, MapStateStarted#2 2, MapIterationStarted:M#0 3, "    \
+    "ChoiceStateEntered:C 4, ChoiceStateExited:C 5, WaitStateEntered:S 6, "                        \
+    "MapIterationStarted:M#1 3, ChoiceStateEntered:C 8, ChoiceStateExited:C 9, "                   \
+    "WaitStateEntered:W 10, WaitStateExited:S 7, FailStateEntered:F 12, MapIterationFailed:M#0 "   \
+    "13, "
+
+Test(api_history, an_iteration_still_running_when_a_sibling_fails_its_map_is_aborted)
+{
+    /* The Map stops iteration 1 (MapIterationAborted, pointing at the
+     * iteration's last event) before it fails; MapStateFailed points at
+     * the failed iteration's last event, as in AWS. */
+    events_match(map_abort_case("\"End\":true", "", 1),
+                 ABORT_START "MapIterationAborted:M#1 11, MapStateFailed 13, ExecutionFailed 16");
+}
+
+Test(api_history, an_iteration_still_running_when_its_map_fails_and_is_caught_is_aborted)
+{
+    events_match(map_abort_case("\"Catch\":[{\"ErrorEquals\":[\"States.ALL\"],\"Next\":\"P\"}],"
+                                "\"Next\":\"P\"},\"P\":{\"Type\":\"Pass\",\"End\":true",
+                                "", 1),
+                 ABORT_START "MapIterationAborted:M#1 11, MapStateFailed 13, MapStateExited:M 16, "
+                             "PassStateEntered:P 17, PassStateExited:P 18, ExecutionSucceeded 19");
+}
+
+Test(api_history, an_iteration_still_running_when_its_map_is_retried_is_aborted_before_it_restarts)
+{
+    /* The second attempt's iteration 1 is aborted in its turn. */
+    events_match(map_abort_case("\"Retry\":[{\"ErrorEquals\":[\"States.ALL\"],"
+                                "\"IntervalSeconds\":1,\"MaxAttempts\":1}],\"End\":true",
+                                "", 1),
+                 ABORT_START "MapIterationAborted:M#1 11, MapStateStarted#2 13, "
+                             "MapIterationStarted:M#0 16, ChoiceStateEntered:C 17, "
+                             "ChoiceStateExited:C 18, WaitStateEntered:S 19, "
+                             "MapIterationStarted:M#1 16, ChoiceStateEntered:C 21, "
+                             "ChoiceStateExited:C 22, WaitStateEntered:W 23, "
+                             "WaitStateExited:S 20, FailStateEntered:F 25, "
+                             "MapIterationFailed:M#0 26, MapIterationAborted:M#1 24, "
+                             "MapStateFailed 26, ExecutionFailed 29");
+}
+
+Test(api_history, iterations_still_running_when_the_execution_times_out_are_aborted)
+{
+    /* Both iterations wait when the execution's 1 s is up: each is aborted
+     * before ExecutionTimedOut. */
+    events_match(map_abort_case("\"End\":true", "\"TimeoutSeconds\":1,", 30),
+                 "ExecutionStarted 0, MapStateEntered:M 0, MapStateStarted#2 2, "
+                 "MapIterationStarted:M#0 3, ChoiceStateEntered:C 4, ChoiceStateExited:C 5, "
+                 "WaitStateEntered:S 6, MapIterationStarted:M#1 3, ChoiceStateEntered:C 8, "
+                 "ChoiceStateExited:C 9, WaitStateEntered:W 10, MapIterationAborted:M#0 7, "
+                 "MapIterationAborted:M#1 11, ExecutionTimedOut 3");
 }
