@@ -247,6 +247,9 @@ swf_error_t *swf_api__tags_apply(swf_api_call_t *call, const char *kind, const c
 swf_error_t *swf_api__hub_start(swf_api_t *api);
 void swf_api__hub_stop(swf_api_t *api);
 void swf_api__hub_free(swf_api_t *api);
+/* Waits until *left (read under lock) is 0, at most 5 s: the waiters a
+ * stop answered (poll.c, sync.c) until their answers are sent. */
+void swf_api__drain_wait(pthread_mutex_t *lock, const int *left);
 /* A poll slot's size, for the connection to hold one. */
 size_t swf_api__waiter_size(void);
 /* Whether the slot was filled (the connection was resumed with an answer);

@@ -522,11 +522,16 @@ void swf_api__hub_stop(swf_api_t *api)
      * (swf_api__waiter_clear), a bounded time. The rest stays until
      * libmicrohttpd stopped (swf_api__hub_free): a request of a connection
      * kept alive may still come, and finds the hub stopping. */
+    swf_api__drain_wait(&h->lock, &h->draining);
+}
+
+void swf_api__drain_wait(pthread_mutex_t *lock, const int *left)
+{
     for (int waited_ms = 0; waited_ms < STOP_WAIT_MS; waited_ms += 10) {
-        pthread_mutex_lock(&h->lock);
-        int left = h->draining;
-        pthread_mutex_unlock(&h->lock);
-        if (left == 0)
+        pthread_mutex_lock(lock);
+        int n = *left;
+        pthread_mutex_unlock(lock);
+        if (n == 0)
             break;
         usleep(10 * 1000);
     }
