@@ -15,14 +15,9 @@
 
 #include "protocol/json.h"
 
-static json_object *run(const char *mode, const char *mocks)
+/* The JSON line a `swf run` command prints (mode names it in messages). */
+static json_object *line_of(const char *cmd, const char *mode)
 {
-    char cmd[2048];
-    snprintf(cmd, sizeof(cmd),
-             "env -u SWF_DATABASE_URL -u SWF_KAFKA_BROKERS SWF_DEV_RUN_TIMEOUT=300 "
-             "%s/swf run %s %s/examples/order.asl.json --input %s/examples/order.input.json "
-             "--mocks %s/examples/%s",
-             SWF_BINARY_DIR, mode, SWF_SOURCE_DIR, SWF_SOURCE_DIR, SWF_SOURCE_DIR, mocks);
     FILE *p = popen(cmd, "r");
     cr_assert_not_null(p);
     static char line[1 << 16];
@@ -33,6 +28,17 @@ static json_object *run(const char *mode, const char *mocks)
     swf_error_t *err = swf_json_parse(line, n, sizeof(line), &o);
     cr_assert_null(err, "%s printed: %s", mode, line);
     return o;
+}
+
+static json_object *run(const char *mode, const char *mocks)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd),
+             "env -u SWF_DATABASE_URL -u SWF_KAFKA_BROKERS SWF_DEV_RUN_TIMEOUT=300 "
+             "%s/swf run %s %s/examples/order.asl.json --input %s/examples/order.input.json "
+             "--mocks %s/examples/%s",
+             SWF_BINARY_DIR, mode, SWF_SOURCE_DIR, SWF_SOURCE_DIR, SWF_SOURCE_DIR, mocks);
+    return line_of(cmd, mode);
 }
 
 Test(dev, run_dev_prints_what_run_local_prints, .timeout = 600)
@@ -65,15 +71,7 @@ static json_object *run_in(const char *mode, const char *dir)
              "env -u SWF_DATABASE_URL -u SWF_KAFKA_BROKERS SWF_DEV_RUN_TIMEOUT=120 %s/swf run %s "
              "%s/parent.asl.json --mocks %s/mocks.json",
              SWF_BINARY_DIR, mode, dir, dir);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    static char line[1 << 14];
-    size_t n = fread(line, 1, sizeof(line) - 1, p);
-    line[n] = '\0';
-    pclose(p);
-    json_object *o = NULL;
-    cr_assert_null(swf_json_parse(line, n, sizeof(line), &o), "%s printed: %s", mode, line);
-    return o;
+    return line_of(cmd, mode);
 }
 
 /* A nested child given a Name (not the parent's id and '-') had its tasks
