@@ -11,7 +11,7 @@
  * test_map_state_retry; .../activities/test_activities.snapshot.json,
  * test_activity_task_failure), event for event; and the iterations a
  * Map stops (MapIterationAborted) when it fails, is retried, or the
- * execution times out.
+ * execution times out or is stopped.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -32,8 +32,10 @@ static json_object *file_json(const char *rel)
     return o;
 }
 
-/* The derived events of an execution run in-process (takes the three). */
-static json_object *run_events(json_object *def, json_object *input, json_object *mocks)
+/* The derived events of an execution run in-process (takes the three),
+ * stopped (terminated) at stop_ms when it runs past it (0: never). */
+static json_object *run_events_until(json_object *def, json_object *input, json_object *mocks,
+                                     int64_t stop_ms)
 {
     swf_history_store_t *store = swf_history_mem_new();
     swf_local_options_t opt = {.definition = def,
@@ -42,7 +44,8 @@ static json_object *run_events(json_object *def, json_object *input, json_object
                                .machine_name = "m",
                                .machine_dir = SWF_SOURCE_DIR "/examples",
                                .execution_id = "e-1",
-                               .start_ms = 1700000000000};
+                               .start_ms = 1700000000000,
+                               .stop_ms = stop_ms};
     swf_local_result_t res = {0};
     cr_assert_null(swf_local_run(&opt, store, &res));
     swf_event_list_t events = {0};
@@ -56,6 +59,11 @@ static json_object *run_events(json_object *def, json_object *input, json_object
     json_object_put(input);
     json_object_put(mocks);
     return out;
+}
+
+static json_object *run_events(json_object *def, json_object *input, json_object *mocks)
+{
+    return run_events_until(def, input, mocks, 0);
 }
 
 static const char *detail_string(json_object *e, const char *key)
@@ -252,7 +260,8 @@ static void events_print(json_object *evs)
  * Fail F) and whose iteration 1 waits a minute (W), with the Map's `handling`
  * and the definition's `timeout` (its TimeoutSeconds member or ""): the
  * derived events. */
-static json_object *map_abort_case(const char *handling, const char *timeout, int fail_after_s)
+static json_object *map_abort_case(const char *handling, const char *timeout, int fail_after_s,
+                                   int64_t stop_ms)
 {
     char def[1536];
     snprintf(def, sizeof(def),
@@ -263,7 +272,7 @@ static json_object *map_abort_case(const char *handling, const char *timeout, in
              "\"F\":{\"Type\":\"Fail\",\"Error\":\"E\"},"
              "\"W\":{\"Type\":\"Wait\",\"Seconds\":60,\"End\":true}}},%s}}}",
              timeout, fail_after_s, handling);
-    json_object *evs = run_events(text(def), text("{\"a\":[0,1]}"), NULL);
+    json_object *evs = run_events_until(text(def), text("{\"a\":[0,1]}"), NULL, stop_ms);
     if (getenv("HISTORY_PRINT") != NULL)
         events_print(evs);
     return evs;
@@ -283,7 +292,7 @@ Test(api_history, an_iteration_still_running_when_a_sibling_fails_its_map_is_abo
     /* The Map stops iteration 1 (MapIterationAborted, pointing at the
      * iteration's last event) before it fails; MapStateFailed points at
      * the failed iteration's last event, as in AWS. */
-    events_match(map_abort_case("\"End\":true", "", 1),
+    events_match(map_abort_case("\"End\":true", "", 1, 0),
                  ABORT_START "MapIterationAborted:M#1 11, MapStateFailed 13, ExecutionFailed 16");
 }
 
@@ -291,7 +300,7 @@ Test(api_history, an_iteration_still_running_when_its_map_fails_and_is_caught_is
 {
     events_match(map_abort_case("\"Catch\":[{\"ErrorEquals\":[\"States.ALL\"],\"Next\":\"P\"}],"
                                 "\"Next\":\"P\"},\"P\":{\"Type\":\"Pass\",\"End\":true",
-                                "", 1),
+                                "", 1, 0),
                  ABORT_START "MapIterationAborted:M#1 11, MapStateFailed 13, MapStateExited:M 16, "
                              "PassStateEntered:P 17, PassStateExited:P 18, ExecutionSucceeded 19");
 }
@@ -301,7 +310,7 @@ Test(api_history, an_iteration_still_running_when_its_map_is_retried_is_aborted_
     /* The second attempt's iteration 1 is aborted in its turn. */
     events_match(map_abort_case("\"Retry\":[{\"ErrorEquals\":[\"States.ALL\"],"
                                 "\"IntervalSeconds\":1,\"MaxAttempts\":1}],\"End\":true",
-                                "", 1),
+                                "", 1, 0),
                  ABORT_START "MapIterationAborted:M#1 11, MapStateStarted#2 13, "
                              "MapIterationStarted:M#0 16, ChoiceStateEntered:C 17, "
                              "ChoiceStateExited:C 18, WaitStateEntered:S 19, "
@@ -316,10 +325,21 @@ Test(api_history, iterations_still_running_when_the_execution_times_out_are_abor
 {
     /* Both iterations wait when the execution's 1 s is up: each is aborted
      * before ExecutionTimedOut. */
-    events_match(map_abort_case("\"End\":true", "\"TimeoutSeconds\":1,", 30),
+    events_match(map_abort_case("\"End\":true", "\"TimeoutSeconds\":1,", 30, 0),
                  "ExecutionStarted 0, MapStateEntered:M 0, MapStateStarted#2 2, "
                  "MapIterationStarted:M#0 3, ChoiceStateEntered:C 4, ChoiceStateExited:C 5, "
                  "WaitStateEntered:S 6, MapIterationStarted:M#1 3, ChoiceStateEntered:C 8, "
                  "ChoiceStateExited:C 9, WaitStateEntered:W 10, MapIterationAborted:M#0 7, "
                  "MapIterationAborted:M#1 11, ExecutionTimedOut 3");
+}
+
+Test(api_history, iterations_still_running_when_the_execution_is_stopped_are_aborted)
+{
+    /* Stopped (terminated) 2 s in, both iterations waiting. */
+    events_match(map_abort_case("\"End\":true", "", 30, 1700000002000),
+                 "ExecutionStarted 0, MapStateEntered:M 0, MapStateStarted#2 2, "
+                 "MapIterationStarted:M#0 3, ChoiceStateEntered:C 4, ChoiceStateExited:C 5, "
+                 "WaitStateEntered:S 6, MapIterationStarted:M#1 3, ChoiceStateEntered:C 8, "
+                 "ChoiceStateExited:C 9, WaitStateEntered:W 10, MapIterationAborted:M#0 7, "
+                 "MapIterationAborted:M#1 11, ExecutionAborted 3");
 }
