@@ -18,7 +18,13 @@
  * ("Par[0]/Items[3]" is iteration 3 of the Map Items in branch 0 of Par):
  * MapIterationStarted before the first state of an iteration,
  * MapIterationSucceeded after a state that ends it (End or Succeed, read in
- * the definition), MapIterationFailed after a failure that leaves it.
+ * the definition), MapIterationFailed after a failure that leaves it, and
+ * MapIterationAborted for an iteration still running when it is stopped:
+ * its Map or a Parallel around it fails (a sibling failed: before the
+ * MapStateFailed), is retried (before it starts again), or the execution
+ * closes (failed, timed out or stopped: before the Execution... event). As
+ * in Step Functions, the aborted iteration's event points at its last
+ * event and its parent's chain goes on from where it was.
  * Decision tasks and timers themselves have no Step Functions event.
  * A distributed Map's iterations are a Map Run (maprun.c): the
  * interpreter's map trace says when they begin (MapRunStarted) and when
@@ -208,8 +214,9 @@ typedef struct out {
     /* Per thread ("" the top level, "Par[0]" a branch, "Par[0]/Items[3]" an
      * iteration): "last" its last event's id, absent before it started;
      * "done" the close of its last child (a Map's last iteration); "kids"
-     * the threads started under each Map or Parallel ("parent/name"). */
-    json_object *last, *done, *kids;
+     * the threads started under each Map or Parallel ("parent/name");
+     * "open" the Map iterations started and not yet ended. */
+    json_object *last, *done, *kids, *open;
     const swf_event_list_t *all;
     bool *placed;  /* stored events already emitted after their state */
     long *map_len; /* map_lengths */
@@ -520,6 +527,7 @@ static void thread_start(out_t *o, const char *path, int64_t time_ms)
     if (thread_is_map(o, parent, name)) {
         iteration_event(o, "MapIterationStarted", name, index, time_ms, prev);
         prev = (int64_t)json_object_array_length(o->events);
+        json_object_object_add(o->open, path, json_object_new_boolean(1));
         json_object *it = run_iteration(o, key, index);
         if (it != NULL)
             run_status(it, "RUNNING", time_ms, true);
@@ -543,6 +551,7 @@ static void thread_end(out_t *o, const char *path, bool ok, int64_t time_ms)
         return;
     int64_t last = id_get(o->last, path);
     if (thread_is_map(o, parent, name)) {
+        json_object_object_del(o->open, path);
         iteration_event(o, ok ? "MapIterationSucceeded" : "MapIterationFailed", name, index,
                         time_ms, last);
         char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2];
@@ -559,12 +568,58 @@ static void thread_end(out_t *o, const char *path, bool ok, int64_t time_ms)
     id_set(o->last, parent, last);
 }
 
+static size_t path_depth(const char *path)
+{
+    size_t n = 0;
+    for (; *path != '\0'; path++)
+        n += *path == '/';
+    return n;
+}
+
+/* MapIterationAborted for each iteration still running under the Map or
+ * Parallel `name` of thread `path` (all of them for a NULL name), the
+ * deepest first (an iteration stops after those inside it), then in the
+ * order they started. */
+static void iterations_abort(out_t *o, const char *path, const char *name, int64_t time_ms)
+{
+    char prefix[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 3] = "";
+    if (name != NULL)
+        snprintf(prefix, sizeof(prefix), "%s%s%s[", path, *path ? "/" : "", name);
+    size_t plen = strlen(prefix), depth_max = 0;
+    json_object_object_foreach(o->open, k0, v0)
+    {
+        (void)v0;
+        if (strncmp(k0, prefix, plen) == 0 && path_depth(k0) > depth_max)
+            depth_max = path_depth(k0);
+    }
+    for (size_t depth = depth_max + 1; depth-- > 0;) {
+        json_object *gone = json_object_new_array();
+        json_object_object_foreach(o->open, k, v)
+        {
+            (void)v;
+            char parent[SWF_LIMIT_PATH_BYTES + 1], map[SWF_LIMIT_NAME_BYTES + 1];
+            long index;
+            if (strncmp(k, prefix, plen) != 0 || path_depth(k) != depth ||
+                !thread_split(k, parent, sizeof(parent), map, sizeof(map), &index))
+                continue;
+            iteration_event(o, "MapIterationAborted", map, index, time_ms, id_get(o->last, k));
+            json_object_array_add(gone, json_object_new_string(k));
+        }
+        for (size_t i = 0; i < json_object_array_length(gone); i++)
+            json_object_object_del(o->open,
+                                   json_object_get_string(json_object_array_get_idx(gone, i)));
+        json_object_put(gone);
+    }
+}
+
 /* Forgets the threads under a Map or Parallel entered (again): its
- * iterations start anew. Their own children are forgotten when their Map
- * or Parallel is entered in the new iteration. */
-static void threads_forget(out_t *o, const char *path, const char *name)
+ * iterations start anew (those of the attempt before still running are
+ * aborted). Their own children are forgotten when their Map or Parallel is
+ * entered in the new iteration. */
+static void threads_forget(out_t *o, const char *path, const char *name, int64_t time_ms)
 {
     char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2];
+    iterations_abort(o, path, name, time_ms);
     snprintf(key, sizeof(key), "%s/%s", path, name);
     json_object *kids;
     if (json_object_object_get_ex(o->kids, key, &kids))
@@ -692,6 +747,7 @@ static void nested_submitted(out_t *o, const swf_event_t *sched, const swf_event
  * gives as reason and details (ExecutionFailed, ExecutionAborted). */
 static void execution_closed(out_t *o, const swf_event_t *ev, const char *type, const char *key)
 {
+    iterations_abort(o, "", NULL, ev->time_ms);
     runs_abort(o, ev->time_ms);
     json_object *det = json_object_new_object();
     str_add(det, "error", swf_json_get_string(ev->attrs, "reason"));
@@ -802,6 +858,7 @@ static void event_emit(out_t *o, const swf_event_t *ev)
         execution_closed(o, ev, "ExecutionFailed", "executionFailedEventDetails");
         break;
     case SWF_EVENT_WORKFLOW_EXECUTION_TIMED_OUT:
+        iterations_abort(o, "", NULL, ev->time_ms);
         runs_abort(o, ev->time_ms);
         det = json_object_new_object();
         str_add(det, "error", "States.Timeout");
@@ -850,6 +907,8 @@ static void scheduled_place(out_t *o, const trace_rec_t *t)
 static void fan_close(out_t *o, const char *p, const trace_rec_t *t, const char *how)
 {
     char type[96];
+    if (strcmp(how, "Failed") == 0)
+        iterations_abort(o, p, t->state, t->time_ms);
     int64_t done = id_get(o->done, p);
     if (done > 0)
         id_set(o->last, p, done);
@@ -887,9 +946,9 @@ static void trace_emit(out_t *o, const traces_t *tr, size_t k)
         break;
     case REC_ENTERED:
     case REC_RESTARTED:
-        run_close(o, key, "ABORTED", NULL, t->time_ms); /* entered again (a redrive) */
         if (fan)
-            threads_forget(o, p, t->state);
+            threads_forget(o, p, t->state, t->time_ms);
+        run_close(o, key, "ABORTED", NULL, t->time_ms); /* entered again (a redrive) */
         if (t->kind == REC_ENTERED) {
             snprintf(type, sizeof(type), "%sStateEntered", t->type);
             payload_add(o, det, "input", t->data);
@@ -960,6 +1019,7 @@ swf_error_t *swf_api__history_derive(const swf_event_list_t *events, const swf_a
                    .last = json_object_new_object(),
                    .done = json_object_new_object(),
                    .kids = json_object_new_object(),
+                   .open = json_object_new_object(),
                    .all = events,
                    .placed = calloc(events->count + 1, sizeof(bool)),
                    .map_len = map_lengths(&tr)};
@@ -986,6 +1046,7 @@ swf_error_t *swf_api__history_derive(const swf_event_list_t *events, const swf_a
         json_object_put(o.last);
         json_object_put(o.done);
         json_object_put(o.kids);
+        json_object_put(o.open);
         free(o.placed);
         free(o.map_len);
         *out = o.events;

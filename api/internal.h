@@ -266,17 +266,26 @@ swf_error_t *swf_api__tags_apply(swf_api_call_t *call, const char *kind, const c
 
 /* ---- the long poll (poll.c) ------------------------------------------------ */
 
-/* Starts and stops the thread that reads task lists for waiting pollers. */
+/* Starts and stops the thread that reads task lists for waiting pollers;
+ * stopping answers the waiters (empty, as at the end of a poll) and waits
+ * until their answers are sent before it returns; a poll that comes after
+ * is answered empty at once. The rest (the consumers) is freed after
+ * libmicrohttpd stopped. */
 swf_error_t *swf_api__hub_start(swf_api_t *api);
 void swf_api__hub_stop(swf_api_t *api);
+void swf_api__hub_free(swf_api_t *api);
+/* Waits until *left (read under lock) is 0, at most 5 s: the waiters a
+ * stop answered (poll.c, sync.c) until their answers are sent. */
+void swf_api__drain_wait(pthread_mutex_t *lock, const int *left);
 /* A poll slot's size, for the connection to hold one. */
 size_t swf_api__waiter_size(void);
 /* Whether the slot was filled (the connection was resumed with an answer);
  * *out gets the answer (a new reference). A task answer is reported started
  * here (activity.started), in the request's thread. */
 bool swf_api__waiter_done(swf_api_t *api, void *waiter, json_object **out);
-/* Drops what a filled slot still holds (its connection ended unanswered). */
-void swf_api__waiter_clear(void *waiter);
+/* The connection's request completed (its answer sent, or it closed):
+ * drops what a filled slot still holds. */
+void swf_api__waiter_clear(swf_api_t *api, void *waiter);
 
 /* ---- EXPRESS and StartSyncExecution (sync.c) --------------------------------- */
 

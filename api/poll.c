@@ -66,6 +66,8 @@
 #define HUB_TICK_MS 10
 /* How long the hub waits for a task topic's partition count. */
 #define HUB_METADATA_MS 2000
+/* How long stopping waits for the waiters' answers. */
+#define STOP_WAIT_MS 5000
 
 typedef struct waiter {
     struct waiter *next;
@@ -74,6 +76,7 @@ typedef struct waiter {
     json_object *answer; /* set with done */
     char *execution_id;  /* the task's, set with a task answer */
     bool done;
+    bool stopping;                   /* answered by the stop, not yet sent */
     char worker[SWF_MSG_NAME_BYTES]; /* the workerName, or swf-api:<key> */
 } waiter_t;
 
@@ -97,6 +100,7 @@ struct swf_api__hub {
     bool running, stop;
     act_t *acts; /* added by request threads, removed by nobody until the end */
     int nwaiters;
+    int draining; /* waiters answered by the stop, their answers not yet sent */
 };
 
 size_t swf_api__waiter_size(void)
@@ -135,9 +139,16 @@ bool swf_api__waiter_done(swf_api_t *api, void *w, json_object **out)
     return true;
 }
 
-void swf_api__waiter_clear(void *w)
+void swf_api__waiter_clear(swf_api_t *api, void *w)
 {
     waiter_t *waiter = w;
+    swf_api__hub_t *h = api->hub;
+    if (waiter->stopping && h != NULL) {
+        waiter->stopping = false;
+        pthread_mutex_lock(&h->lock);
+        h->draining--;
+        pthread_mutex_unlock(&h->lock);
+    }
     if (!waiter->done)
         return;
     json_object_put(waiter->answer);
@@ -491,14 +502,47 @@ void swf_api__hub_stop(swf_api_t *api)
     if (h == NULL)
         return;
     pthread_mutex_lock(&h->lock);
+    bool running = h->running;
     h->stop = true;
+    h->running = false;
     pthread_mutex_unlock(&h->lock);
-    pthread_join(h->thread, NULL);
+    if (running)
+        pthread_join(h->thread, NULL);
     pthread_mutex_lock(&h->lock);
     for (act_t *a = h->acts; a != NULL; a = a->next)
-        while (a->head != NULL)
+        while (a->head != NULL) {
+            a->head->stopping = true;
+            h->draining++;
             hand(h, a, json_object_new_object(), NULL);
+        }
     pthread_mutex_unlock(&h->lock);
+    /* A resumed connection is taken up by its thread a moment later, and
+     * libmicrohttpd must not stop with one still suspended, nor before the
+     * answer is sent: wait until each request completed
+     * (swf_api__waiter_clear), a bounded time. The rest stays until
+     * libmicrohttpd stopped (swf_api__hub_free): a request of a connection
+     * kept alive may still come, and finds the hub stopping. */
+    swf_api__drain_wait(&h->lock, &h->draining);
+}
+
+void swf_api__drain_wait(pthread_mutex_t *lock, const int *left)
+{
+    for (int waited_ms = 0; waited_ms < STOP_WAIT_MS; waited_ms += 10) {
+        pthread_mutex_lock(lock);
+        int n = *left;
+        pthread_mutex_unlock(lock);
+        if (n == 0)
+            break;
+        usleep(10 * 1000);
+    }
+}
+
+void swf_api__hub_free(swf_api_t *api)
+{
+    swf_api__hub_t *h = api->hub;
+    if (h == NULL)
+        return;
+    swf_api__hub_stop(api);
     for (act_t *a = h->acts, *next; a != NULL; a = next) {
         next = a->next;
         for (size_t i = 0; i < a->npending; i++)

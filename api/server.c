@@ -362,7 +362,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     req_t *r = *con_cls;
     if (r == NULL)
         return;
-    swf_api__waiter_clear(r->waiter);
+    swf_api__waiter_clear(cls, r->waiter);
     swf_api__sync_clear(cls, r->sync);
     free(r->body);
     free(r);
@@ -468,6 +468,7 @@ void swf_api_stop(swf_api_t *api)
     swf_api__sync_stop(api);
     if (api->mhd != NULL)
         MHD_stop_daemon(api->mhd);
+    swf_api__hub_free(api);
     swf_api__sync_free(api);
     swf_kafka_producer_free(api->producer);
     swf_api_credentials_free(api->creds);

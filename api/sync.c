@@ -44,8 +44,6 @@
 #include "protocol/time.h"
 
 #define SYNC_TICK_MS 50
-/* How long stopping waits for the waiters' answers. */
-#define STOP_WAIT_MS 5000
 
 typedef struct slot {
     struct slot *next;
@@ -309,14 +307,7 @@ void swf_api__sync_stop(swf_api_t *api)
      * libmicrohttpd must not stop with one still suspended, nor before
      * the answer is sent: wait until each request completed
      * (swf_api__sync_clear), a bounded time. */
-    for (int waited_ms = 0; waited_ms < STOP_WAIT_MS; waited_ms += 10) {
-        pthread_mutex_lock(&w->lock);
-        int left = w->draining;
-        pthread_mutex_unlock(&w->lock);
-        if (left == 0)
-            break;
-        usleep(10 * 1000);
-    }
+    swf_api__drain_wait(&w->lock, &w->draining);
 }
 
 void swf_api__sync_free(swf_api_t *api)

@@ -358,10 +358,12 @@ struct swf_dev_worker {
     rd_kafka_t *consumer, *producer;
     swf_kafka_names_t names;
     swf_decider_mocks_t *mocks;
-    /* The execution answered, or NULL: all. Its nested executions
-     * (decider/nested.h) schedule on its task lists too, and are answered:
-     * ids that start with it and '-' (a child's default name). */
-    char *only;
+    /* The run's worker (swf run --dev): its partitions assigned, not
+     * consumed in a group, so nothing is committed. It answers every task
+     * on its topics, which are the run's own (their prefix is the run's
+     * id): the run's and those of its nested executions, which inherit the
+     * prefix (decider/nested.h) whatever their name. */
+    bool assigned;
     pthread_t thread;
     volatile sig_atomic_t stop;
     unsigned long answered;
@@ -402,10 +404,7 @@ static void *worker_main(void *arg)
         for (size_t k = 0; k < nkm; k++) {
             swf_msg_t task;
             swf_error_t *err = swf_msg_parse(km[k]->payload, km[k]->len, NULL, &task);
-            if (err == NULL && task.type == SWF_MSG_ACTIVITY_TASK &&
-                (w->only == NULL || strcmp(w->only, task.execution_id) == 0 ||
-                 (strncmp(w->only, task.execution_id, strlen(w->only)) == 0 &&
-                  task.execution_id[strlen(w->only)] == '-'))) {
+            if (err == NULL && task.type == SWF_MSG_ACTIVITY_TASK) {
                 docs[n] = worker_answer(w, &task);
                 keys[n] = swf_strdup(task.execution_id);
                 const char *s = swf_json_str(docs[n]);
@@ -438,7 +437,7 @@ static void *worker_main(void *arg)
                 break;
             usleep(100000);
         }
-        if (w->only == NULL && left == 0)
+        if (!w->assigned && left == 0)
             swf_error_free(swf_kafka_commit(w->consumer, km, nkm, true));
         for (size_t k = 0; k < nkm; k++)
             rd_kafka_message_destroy(km[k]);
@@ -488,7 +487,6 @@ static void dev_worker_free_rest(void *arg)
     swf_dev_worker_t *w = arg;
     swf_kafka_producer_free(w->producer);
     swf_decider_mocks_free(w->mocks);
-    free(w->only);
     free(w);
 }
 
@@ -517,7 +515,7 @@ swf_error_t *swf_dev_worker_start(const char *brokers, const char *const *task_l
     swf_kafka_names_env(&w->names);
     w->names.brokers = brokers;
     w->mocks = swf_decider_mocks_new(mocks);
-    w->only = execution_id ? swf_strdup(execution_id) : NULL;
+    w->assigned = execution_id != NULL;
     char group[128];
     if (execution_id != NULL)
         snprintf(group, sizeof(group), "swf-dev-worker.%s", execution_id);

@@ -69,10 +69,12 @@ void swf_dev_stop(swf_dev_t *dev);
 typedef struct swf_dev_worker swf_dev_worker_t;
 
 /* Starts a worker thread consuming the task topics of the given task lists,
- * answering from mocks (borrowed, may be NULL: echo). With execution_id set
- * it answers only that execution's tasks and consumes in a consumer group
- * of its own (so concurrent `swf run --dev` never answer each other's tasks
- * with the wrong mocks); otherwise it answers all, in group swf-dev-worker. */
+ * answering every task on them from mocks (borrowed, may be NULL: echo).
+ * With execution_id set (swf run --dev, whose task lists carry the run's
+ * own prefix, so that concurrent runs never answer each other's tasks with
+ * the wrong mocks) it reads all their partitions without a consumer group,
+ * and answers the run's tasks and its nested executions', whatever their
+ * names; otherwise it consumes in group swf-dev-worker. */
 swf_error_t *swf_dev_worker_start(const char *brokers, const char *const *task_lists, size_t n,
                                   json_object *mocks, const char *execution_id,
                                   swf_dev_worker_t **out);

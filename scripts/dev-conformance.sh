@@ -24,6 +24,9 @@
 # only, and listed. The project's own cases (tests/conformance/cases, run by
 # scripts/extra-cases.py) go through both paths too.
 #
+# swf dev is stopped at the end as by hand: a sanitizer report in its log, or
+# an exit status other than 0 (a leak found at exit), fails the run.
+#
 # Time: the dev system skips the time an execution spends idle
 # (SWF_DEV_TIME_SKIP=1, history/service.h), so a Wait of a day takes no time
 # and timers still race execution timeouts as they would; the times an
@@ -161,5 +164,18 @@ if [ -n "$adapter" ]; then
     { kill -TERM "$adapter" && wait "$adapter"; } 2>/dev/null || true
     adapter=
     tail -1 "$dir/adapter.log"
+fi
+# swf dev (deciders, swf-history, swf-api) stops as it would by hand: on the
+# sanitizer build that is when a leak is reported, and an error it hit while
+# serving is in its log; either fails the run.
+kill -TERM "$pid" 2>/dev/null || true
+dev_status=0
+wait "$pid" || dev_status=$?
+pid=
+if [ "$dev_status" != 0 ] || grep -qE 'ERROR: [A-Za-z]+Sanitizer|runtime error:' "$dir/dev.log"; then
+    echo "dev-conformance: swf dev ended with status $dev_status; its log:"
+    grep -E -A40 'ERROR: [A-Za-z]+Sanitizer|runtime error:' "$dir/dev.log" | head -80 ||
+        tail -20 "$dir/dev.log"
+    status=1
 fi
 exit $status

@@ -9,7 +9,9 @@
  * against AWS: tests/aws/services/stepfunctions/v2/scenarios/
  * test_base_scenarios.snapshot.json, test_map_state_catch and
  * test_map_state_retry; .../activities/test_activities.snapshot.json,
- * test_activity_task_failure), event for event.
+ * test_activity_task_failure), event for event; and the iterations a
+ * Map stops (MapIterationAborted) when it fails, is retried, or the
+ * execution times out or is stopped.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -30,10 +32,11 @@ static json_object *file_json(const char *rel)
     return o;
 }
 
-/* The derived events of an execution run in-process (takes the three);
- * its Map Runs in *runs when runs is not NULL. */
+/* The derived events of an execution run in-process (takes the three),
+ * stopped (terminated) at stop_ms when it runs past it (0: never); its Map
+ * Runs in *runs when runs is not NULL. */
 static json_object *run_derive(json_object *def, json_object *input, json_object *mocks,
-                               json_object **runs)
+                               int64_t stop_ms, json_object **runs)
 {
     swf_history_store_t *store = swf_history_mem_new();
     swf_local_options_t opt = {.definition = def,
@@ -42,7 +45,8 @@ static json_object *run_derive(json_object *def, json_object *input, json_object
                                .machine_name = "m",
                                .machine_dir = SWF_SOURCE_DIR "/examples",
                                .execution_id = "e-1",
-                               .start_ms = 1700000000000};
+                               .start_ms = 1700000000000,
+                               .stop_ms = stop_ms};
     swf_local_result_t res = {0};
     cr_assert_null(swf_local_run(&opt, store, &res));
     swf_event_list_t events = {0};
@@ -63,7 +67,7 @@ static json_object *run_derive(json_object *def, json_object *input, json_object
 
 static json_object *run_events(json_object *def, json_object *input, json_object *mocks)
 {
-    return run_derive(def, input, mocks, NULL);
+    return run_derive(def, input, mocks, 0, NULL);
 }
 
 static const char *detail_string(json_object *e, const char *key)
@@ -254,7 +258,7 @@ static json_object *distributed_run(const char *fields, json_object **runs)
              "\"Bad\":{\"Type\":\"Fail\",\"Error\":\"Item.Bad\",\"Cause\":\"two\"},"
              "\"Good\":{\"Type\":\"Pass\",\"End\":true}}},\"End\":true}}}",
              fields);
-    return run_derive(text(def), text("{\"items\":[1,2,3]}"), NULL, runs);
+    return run_derive(text(def), text("{\"items\":[1,2,3]}"), NULL, 0, runs);
 }
 
 static const char *run_get(json_object *runs, size_t i, const char *key)
@@ -373,7 +377,7 @@ Test(api_history, an_inline_map_has_no_map_run)
     json_object *runs = NULL;
     json_object_put(run_derive(file_json("examples/order.asl.json"),
                                file_json("examples/order.input.json"),
-                               file_json("examples/order.mocks.json"), &runs));
+                               file_json("examples/order.mocks.json"), 0, &runs));
     cr_assert_eq(json_object_array_length(runs), 0);
     json_object_put(runs);
 }
@@ -390,7 +394,7 @@ Test(api_history, a_result_writer_names_the_map_run_the_api_names)
              "\"Parameters\":{\"Bucket\":\"b\"}},\"ItemProcessor\":{\"ProcessorConfig\":{"
              "\"Mode\":\"DISTRIBUTED\"},\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":"
              "\"Pass\",\"End\":true}}},\"End\":true}}}"),
-        text("[1,2]"), text("{\"Each\":[{\"Return\":{}}]}"), &runs);
+        text("[1,2]"), text("{\"Each\":[{\"Return\":{}}]}"), 0, &runs);
     json_object *last = json_object_array_get_idx(evs, json_object_array_length(evs) - 1);
     json_object *out = json_tokener_parse(detail_string(last, "output"));
     const char *writer = swf_json_get_string(out, "MapRunArn"),
@@ -399,4 +403,109 @@ Test(api_history, a_result_writer_names_the_map_run_the_api_names)
     cr_assert_str_eq(strstr(writer, ":mapRun:"), strstr(api, ":mapRun:"));
     json_object_put(out);
     run_is(runs, "SUCCEEDED", "S/1,S/1", evs);
+}
+
+/* Prints the derived events in events_match's notation (to write a case). */
+static void events_print(json_object *evs)
+{
+    for (size_t i = 0; i < json_object_array_length(evs); i++) {
+        json_object *e = json_object_array_get_idx(evs, i), *v;
+        json_object_object_get_ex(e, "previousEventId", &v);
+        const char *nm = detail_string(e, "name");
+        long x = detail_long(e, "index");
+        fprintf(stderr, "%s%s%s", i ? ", " : "", swf_json_get_string(e, "type"), nm ? ":" : "");
+        fprintf(stderr, "%s", nm ? nm : "");
+        if (x >= 0)
+            fprintf(stderr, "#%ld", x);
+        fprintf(stderr, " %lld", (long long)json_object_get_int64(v));
+    }
+    fprintf(stderr, "\n");
+}
+
+/* A Map over [0, 1] whose iteration 0 fails after fail_after_s (Wait S,
+ * Fail F) and whose iteration 1 waits a minute (W), with the Map's `handling`
+ * and the definition's `timeout` (its TimeoutSeconds member or ""): the
+ * derived events. */
+static json_object *map_abort_case(const char *handling, const char *timeout, int fail_after_s,
+                                   int64_t stop_ms)
+{
+    char def[1536];
+    snprintf(def, sizeof(def),
+             "{%s\"StartAt\":\"M\",\"States\":{\"M\":{\"Type\":\"Map\",\"ItemsPath\":\"$.a\","
+             "\"ItemProcessor\":{\"StartAt\":\"C\",\"States\":{\"C\":{\"Type\":\"Choice\","
+             "\"Choices\":[{\"Variable\":\"$\",\"NumericEquals\":0,\"Next\":\"S\"}],"
+             "\"Default\":\"W\"},\"S\":{\"Type\":\"Wait\",\"Seconds\":%d,\"Next\":\"F\"},"
+             "\"F\":{\"Type\":\"Fail\",\"Error\":\"E\"},"
+             "\"W\":{\"Type\":\"Wait\",\"Seconds\":60,\"End\":true}}},%s}}}",
+             timeout, fail_after_s, handling);
+    json_object *evs = run_derive(text(def), text("{\"a\":[0,1]}"), NULL, stop_ms, NULL);
+    if (getenv("HISTORY_PRINT") != NULL)
+        events_print(evs);
+    return evs;
+}
+
+/* What the four cases below share: iteration 0 waits (S) while 1 starts
+ * and waits (W), then 0 fails (event 14). */
+#define ABORT_START                                                                                \
+    "ExecutionStarted 0, MapStateEntered:M 0, MapStateStarted#2 2, MapIterationStarted:M#0 3, "    \
+    "ChoiceStateEntered:C 4, ChoiceStateExited:C 5, WaitStateEntered:S 6, "                        \
+    "MapIterationStarted:M#1 3, ChoiceStateEntered:C 8, ChoiceStateExited:C 9, "                   \
+    "WaitStateEntered:W 10, WaitStateExited:S 7, FailStateEntered:F 12, MapIterationFailed:M#0 "   \
+    "13, "
+
+Test(api_history, an_iteration_still_running_when_a_sibling_fails_its_map_is_aborted)
+{
+    /* The Map stops iteration 1 (MapIterationAborted, pointing at the
+     * iteration's last event) before it fails; MapStateFailed points at
+     * the failed iteration's last event, as in AWS. */
+    events_match(map_abort_case("\"End\":true", "", 1, 0),
+                 ABORT_START "MapIterationAborted:M#1 11, MapStateFailed 13, ExecutionFailed 16");
+}
+
+Test(api_history, an_iteration_still_running_when_its_map_fails_and_is_caught_is_aborted)
+{
+    events_match(map_abort_case("\"Catch\":[{\"ErrorEquals\":[\"States.ALL\"],\"Next\":\"P\"}],"
+                                "\"Next\":\"P\"},\"P\":{\"Type\":\"Pass\",\"End\":true",
+                                "", 1, 0),
+                 ABORT_START "MapIterationAborted:M#1 11, MapStateFailed 13, MapStateExited:M 16, "
+                             "PassStateEntered:P 17, PassStateExited:P 18, ExecutionSucceeded 19");
+}
+
+Test(api_history, an_iteration_still_running_when_its_map_is_retried_is_aborted_before_it_restarts)
+{
+    /* The second attempt's iteration 1 is aborted in its turn. */
+    events_match(map_abort_case("\"Retry\":[{\"ErrorEquals\":[\"States.ALL\"],"
+                                "\"IntervalSeconds\":1,\"MaxAttempts\":1}],\"End\":true",
+                                "", 1, 0),
+                 ABORT_START "MapIterationAborted:M#1 11, MapStateStarted#2 13, "
+                             "MapIterationStarted:M#0 16, ChoiceStateEntered:C 17, "
+                             "ChoiceStateExited:C 18, WaitStateEntered:S 19, "
+                             "MapIterationStarted:M#1 16, ChoiceStateEntered:C 21, "
+                             "ChoiceStateExited:C 22, WaitStateEntered:W 23, "
+                             "WaitStateExited:S 20, FailStateEntered:F 25, "
+                             "MapIterationFailed:M#0 26, MapIterationAborted:M#1 24, "
+                             "MapStateFailed 26, ExecutionFailed 29");
+}
+
+Test(api_history, iterations_still_running_when_the_execution_times_out_are_aborted)
+{
+    /* Both iterations wait when the execution's 1 s is up: each is aborted
+     * before ExecutionTimedOut. */
+    events_match(map_abort_case("\"End\":true", "\"TimeoutSeconds\":1,", 30, 0),
+                 "ExecutionStarted 0, MapStateEntered:M 0, MapStateStarted#2 2, "
+                 "MapIterationStarted:M#0 3, ChoiceStateEntered:C 4, ChoiceStateExited:C 5, "
+                 "WaitStateEntered:S 6, MapIterationStarted:M#1 3, ChoiceStateEntered:C 8, "
+                 "ChoiceStateExited:C 9, WaitStateEntered:W 10, MapIterationAborted:M#0 7, "
+                 "MapIterationAborted:M#1 11, ExecutionTimedOut 3");
+}
+
+Test(api_history, iterations_still_running_when_the_execution_is_stopped_are_aborted)
+{
+    /* Stopped (terminated) 2 s in, both iterations waiting. */
+    events_match(map_abort_case("\"End\":true", "", 30, 1700000002000),
+                 "ExecutionStarted 0, MapStateEntered:M 0, MapStateStarted#2 2, "
+                 "MapIterationStarted:M#0 3, ChoiceStateEntered:C 4, ChoiceStateExited:C 5, "
+                 "WaitStateEntered:S 6, MapIterationStarted:M#1 3, ChoiceStateEntered:C 8, "
+                 "ChoiceStateExited:C 9, WaitStateEntered:W 10, MapIterationAborted:M#0 7, "
+                 "MapIterationAborted:M#1 11, ExecutionAborted 3");
 }

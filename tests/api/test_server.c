@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -166,6 +167,90 @@ Test(server, answers_a_poll_without_a_task_empty_and_bounds_the_pollers, .timeou
     cr_assert(swf_time_now_ms() - t0 < 5000);
     free(req);
     sys_stop(&s);
+}
+
+/* A poller on a connection kept alive: it polls again as soon as it is
+ * answered, until the server closes the connection; counts the answers. */
+typedef struct repoller {
+    int fd;
+    char *req; /* a GetActivityTask without Connection: close */
+    int answers;
+} repoller_t;
+
+/* Reads one answer (headers and Content-Length bytes); false at the end. */
+static bool answer_one(int fd, char *buf, size_t cap)
+{
+    size_t got = 0;
+    struct pollfd p = {fd, POLLIN, 0};
+    while (got + 1 < cap && poll(&p, 1, 30000) > 0) {
+        ssize_t n = recv(fd, buf + got, cap - 1 - got, 0);
+        if (n <= 0)
+            return false;
+        got += (size_t)n;
+        buf[got] = '\0';
+        const char *body = strstr(buf, "\r\n\r\n"), *cl = strstr(buf, "Content-Length: ");
+        if (body != NULL && cl != NULL && got >= (size_t)(body + 4 - buf) + strtoul(cl + 16, 0, 10))
+            return true;
+    }
+    return false;
+}
+
+static void *repoll(void *arg)
+{
+    repoller_t *r = arg;
+    char buf[4096];
+    for (;;) {
+        if (send(r->fd, r->req, strlen(r->req), MSG_NOSIGNAL) <= 0 ||
+            !answer_one(r->fd, buf, sizeof(buf)))
+            break;
+        cr_assert(strncmp(buf, "HTTP/1.1 200", 12) == 0, "%s", buf);
+        r->answers++;
+    }
+    return NULL;
+}
+
+Test(server, stopping_with_pollers_waiting_answers_them_empty_and_then_polls_that_come_after,
+     .timeout = 300)
+{
+    sys_t s;
+    sys_start(&s, 60, 0, 0);
+    int port = swf_api_port(s.api);
+    const char *body = "{\"activityArn\": \"arn:aws:states:us-east-1:1:activity:stop\"}";
+    char *req = request(port, SFN "GetActivityTask", body, KEY, SECRET);
+    /* Eight pollers wait on their own connections... */
+    enum { NPOLLERS = 8 };
+    int fds[NPOLLERS];
+    for (int i = 0; i < NPOLLERS; i++) {
+        fds[i] = connect_to(port);
+        cr_assert_eq(send(fds[i], req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+    }
+    /* ...and one on a connection kept alive, which polls again when it is
+     * answered: its next poll comes while the server stops (it used to
+     * find the poll thread's state freed). */
+    repoller_t r = {.fd = connect_to(port), .req = strdup(req)};
+    char *close_hdr = strstr(r.req, "Connection: close\r\n");
+    cr_assert_not_null(close_hdr);
+    memmove(close_hdr, close_hdr + 19, strlen(close_hdr + 19) + 1);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, repoll, &r), 0);
+    usleep(500 * 1000);
+    int64_t t0 = swf_time_now_ms();
+    swf_api_stop(s.api);
+    s.api = NULL;
+    cr_assert_lt(swf_time_now_ms() - t0, 30000, "the stop waited for the polls' end");
+    char resp[4096];
+    for (int i = 0; i < NPOLLERS; i++) {
+        answer_read(fds[i], resp, sizeof(resp), 10000);
+        cr_assert(strncmp(resp, "HTTP/1.1 200", 12) == 0, "poller %d: %s", i, resp);
+        cr_assert(strstr(resp, "\r\n\r\n{}") != NULL, "poller %d not empty: %s", i, resp);
+    }
+    pthread_join(t, NULL);
+    close(r.fd);
+    cr_assert_geq(r.answers, 1, "the kept-alive poller was not answered");
+    free(r.req);
+    free(req);
+    swf_dev_stop(s.dev);
+    unlink(s.creds);
 }
 
 /* The JSON body of the answer to a signed request, which must have status 200. */
