@@ -19,13 +19,27 @@
  * Back-pressure is the in-flight count: at the limit poll hands out nothing.
  * It first waits for a slot without touching the consumer (up to a second
  * since it last polled it); what librdkafka fetched meanwhile stays in its
- * queue, ready for the freed slot. A worker still full after that pauses
- * every assigned partition and keeps calling the consumer, so the process
- * stays in its group however long the tasks take. A message that was
- * already fetched when the partitions were paused is not handed out; its
- * partition is rewound to it (rd_kafka_seek), so it comes again after the
- * resume. Every assignment is paused or resumed as it arrives, to match the
- * worker's state: librdkafka keeps a pause across a revoke, and a
+ * queue, ready for the freed slot. A worker still full after that keeps
+ * calling the consumer, so the process stays in its group however long the
+ * tasks take, and each partition that delivers a message then is rewound
+ * to it (rd_kafka_seek) and paused, so the message comes again after the
+ * resume that the next free slot brings.
+ *
+ * Where the worker pauses and resumes is the delicate part. librdkafka
+ * (2.0) orders the operations on a partition by a version barrier that is
+ * taken, then queued, by whichever thread asks: its main thread for the
+ * start of a partition's fetcher (once an assignment's committed offsets
+ * are in), the application for a pause, a resume or a seek. An operation
+ * queued behind a newer barrier is dropped. So a resume from the
+ * application that falls between the two steps of the fetcher's start
+ * drops the start, and the partition stays assigned and is never fetched
+ * until the next rebalance; a worker that resumed every new assignment
+ * right after rd_kafka_assign got no task for a minute (CI, under load).
+ * The worker therefore pauses, resumes and seeks a partition only where
+ * no start of it can be in flight: in the poll, once the partition has
+ * delivered a message in its current assignment; in the rebalance
+ * callback, before rd_kafka_assign. The callback resumes the whole new
+ * assignment, since librdkafka keeps a pause across a revoke, and a
  * partition paused before a lost session otherwise came back paused.
  *
  * Deliberately not done: verifying task tokens (workers have no secret),
@@ -62,6 +76,7 @@ typedef struct partition {
     int32_t id;
     swf_worker__pending_t *head, *tail;
     int64_t commit_offset; /* the next offset to commit; -1: nothing new */
+    bool paused;           /* paused by hold(), to resume when a slot frees */
 } partition_t;
 
 struct swf_worker {
@@ -76,7 +91,7 @@ struct swf_worker {
     int64_t polled_ms;         /* when the consumer was last polled */
     unsigned npartitions;
     partition_t *partitions;
-    bool paused;
+    bool paused;       /* full past the wait for a slot: the consumer is polled */
     swf_error_t *lost; /* the first answer Kafka refused, reported by the next poll */
 };
 
@@ -240,38 +255,20 @@ static void on_delivery(void *ctx, void *msg_opaque, rd_kafka_resp_err_t result)
     pthread_mutex_unlock(&w->lock);
 }
 
-static void pause_all(swf_worker_t *w, bool pause)
-{
-    rd_kafka_topic_partition_list_t *a = NULL;
-    if (rd_kafka_assignment(w->consumer, &a) != RD_KAFKA_RESP_ERR_NO_ERROR || a == NULL)
-        return;
-    if (a->cnt > 0) {
-        if (pause)
-            rd_kafka_pause_partitions(w->consumer, a);
-        else
-            rd_kafka_resume_partitions(w->consumer, a);
-    }
-    rd_kafka_topic_partition_list_destroy(a);
-}
-
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *parts, void *opaque)
 {
     swf_worker_t *w = opaque;
     swf_error_t *failed = NULL;
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+        /* Resumed, always, and before the assign (see the top of the
+         * file): librdkafka (2.0) keeps a partition's pause across an
+         * unassign, so one paused before a revoke came back paused, and
+         * the worker stalled. A partition this process never had is
+         * skipped; it has no pause to clear. A worker that is full pauses
+         * the new partitions as they deliver, in the poll. */
+        rd_kafka_resume_partitions(rk, parts);
         failed = swf_kafka_rebalance_apply(rk, err, parts);
-        /* Paused or resumed, always: librdkafka (2.0) keeps a partition's
-         * pause across an unassign, so one paused before a revoke comes
-         * back paused, and a resume between the two (a slot freed while
-         * nothing was assigned) did not reach it: the worker stalled. */
-        pthread_mutex_lock(&w->lock);
-        bool paused = w->paused;
-        pthread_mutex_unlock(&w->lock);
-        if (paused)
-            rd_kafka_pause_partitions(rk, parts);
-        else
-            rd_kafka_resume_partitions(rk, parts);
     } else {
         /* Revoked (or an error): commit what is acknowledged, then forget
          * the partitions; their open tasks are still answered, and the
@@ -672,10 +669,45 @@ static bool slot_wait(swf_worker_t *w, int timeout_ms)
     return w->in_flight < w->max_in_flight;
 }
 
-/* At the limit: rewind the partition to this message and drop it. */
-static void put_back(const rd_kafka_message_t *m)
+/* At the limit: rewinds the partition to this message, which the caller
+ * drops, and pauses it. The partition just delivered, so its fetcher runs
+ * and no start of it can be in flight (see the top of the file). It is
+ * paused again on every message it delivers while the worker is full, so
+ * a pause that librdkafka dropped (one queued behind the pause of a
+ * rebalance starting) costs one more message put back, not a full queue.
+ * Past PARTITIONS_MAX the partition is only rewound, never paused: a
+ * pause nobody records would never be resumed. */
+static void hold(swf_worker_t *w, const rd_kafka_message_t *m)
 {
     rd_kafka_seek(m->rkt, m->partition, m->offset, 0);
+    pthread_mutex_lock(&w->lock);
+    partition_t *p = partition_get(w, m->partition);
+    if (p != NULL)
+        p->paused = true;
+    pthread_mutex_unlock(&w->lock);
+    if (p == NULL)
+        return;
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(l, w->task_topic, m->partition);
+    rd_kafka_pause_partitions(w->consumer, l);
+    rd_kafka_topic_partition_list_destroy(l);
+}
+
+/* The partitions hold() paused, their marks cleared (NULL when none),
+ * under w->lock. A revoke drops a partition's record with its mark; the
+ * next assignment of it resumes it. */
+static rd_kafka_topic_partition_list_t *held_take(swf_worker_t *w)
+{
+    rd_kafka_topic_partition_list_t *list = NULL;
+    for (partition_t *p = w->partitions; p; p = p->next) {
+        if (!p->paused)
+            continue;
+        if (list == NULL)
+            list = rd_kafka_topic_partition_list_new(4);
+        rd_kafka_topic_partition_list_add(list, w->task_topic, p->id);
+        p->paused = false;
+    }
+    return list;
 }
 
 swf_error_t *swf_worker_poll(swf_worker_t *w, int timeout_ms, swf_worker_task_t **out)
@@ -689,8 +721,8 @@ swf_error_t *swf_worker_poll(swf_worker_t *w, int timeout_ms, swf_worker_task_t 
     err = w->lost;
     w->lost = NULL;
     if (err != NULL) {
-        /* Before the pause state is touched: it must keep saying whether
-         * the partitions are paused (they stay so until a later poll). */
+        /* Before the pause state is touched: the partitions hold() paused
+         * keep their marks, and a later poll with a free slot resumes them. */
         pthread_mutex_unlock(&w->lock);
         return err;
     }
@@ -702,15 +734,19 @@ swf_error_t *swf_worker_poll(swf_worker_t *w, int timeout_ms, swf_worker_task_t 
         pthread_mutex_unlock(&w->lock); /* no slot within the wait: nothing to hand out */
         return NULL;
     }
-    bool change = full != w->paused;
+    /* Full: partitions are paused as they deliver (hold). A slot free
+     * again: the paused ones are resumed. */
+    rd_kafka_topic_partition_list_t *resume = full ? NULL : held_take(w);
     w->paused = full;
     pthread_mutex_unlock(&w->lock);
-    if (change)
-        pause_all(w, full);
+    if (resume != NULL) {
+        rd_kafka_resume_partitions(w->consumer, resume);
+        rd_kafka_topic_partition_list_destroy(resume);
+    }
     w->polled_ms = mono_ms();
 
     /* Bounded: each round either hands out a task, dead-letters a message,
-     * or ends the wait. */
+     * puts one back, or ends the wait. */
     for (int round = 0; round < 1000 && *out == NULL; round++) {
         /* Ends of partitions and a task topic that does not exist yet
          * (it appears with the first task scheduled on it) are no errors. */
@@ -718,9 +754,9 @@ swf_error_t *swf_worker_poll(swf_worker_t *w, int timeout_ms, swf_worker_task_t 
         if (swf_kafka_poll(w->consumer, round == 0 ? timeout_ms : 0, 0, &m, 1, &err) == 0)
             break;
         if (full) {
-            put_back(m);
+            hold(w, m); /* and the next round, without a wait, the other partitions */
             rd_kafka_message_destroy(m);
-            break;
+            continue;
         }
         err = take(w, m, out);
         rd_kafka_message_destroy(m);

@@ -5,8 +5,8 @@
  * consumer group `swf-workers.<taskList>`) and answers on the inbox topic,
  * keyed by the task's execution id, with the messages of protocol/KAFKA.md.
  * One process may hold many tasks at once, up to `max_in_flight`; while it
- * holds that many, swf_worker_poll() hands out none and the consumer is
- * paused, so a slow worker leaves the rest of the topic to its peers.
+ * holds that many, swf_worker_poll() hands out none and pauses the partitions
+ * as they deliver, so a slow worker leaves the rest of the topic to its peers.
  *
  * Delivery is at least once. The offset of a task is committed only after
  * the answer to it (or, for a malformed message, its dead-letter entry) was
