@@ -88,6 +88,14 @@ Test(dev, deciders_must_be_a_number)
     }
 }
 
+Test(dev, kafka_must_name_brokers)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "timeout 30 %s/swf dev --kafka '' >/dev/null 2>&1", SWF_BINARY_DIR);
+    int rc = system(cmd);
+    cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 2, "--kafka '': status %d", rc);
+}
+
 /* Runs a shell script with `sh -s -- BIN DIR` and returns its exit status. */
 static int sh_script(const char *script, const char *dir)
 {
