@@ -612,6 +612,26 @@ static void print_export(const char *name, const char *value)
     printf("'\n");
 }
 
+/*
+ * The session timeout `swf dev` gives the clients of its mock cluster (its
+ * own daemons, and through its exports the workers): 5 s where librdkafka's
+ * default is 45 s. The mock's consumer groups make any rejoin of a group
+ * that has already formed wait the session timeout less a second before
+ * the new generation is handed out (rd_kafka_mock_cgrp_rebalance; a real
+ * broker ends the wait as soon as every member has rejoined), and the
+ * members give up their partitions meanwhile: a second worker joining mid
+ * run stopped every worker of its task list for 44 s. Two workers started
+ * at once hit it too, one start in three or four: the mock answers a
+ * follower's SyncGroup that arrives after the leader's with
+ * INVALID_REQUEST, and the follower's rejoin is such a rejoin
+ * (bench/README.md, "A whole run stalled for 44 s"). With 5 s that wait is
+ * 4 s. Not shorter: a group's first join waits 3 s in the mock, and a
+ * member whose session ends meanwhile is dropped with its JoinGroup never
+ * answered (the client waits 5 minutes for it; seen with 1.5 s); 5 s
+ * leaves 2 s for the mock's thread to be late.
+ */
+#define SWF_DEV_SESSION_TIMEOUT_MS "5000"
+
 /* The development credentials of `swf dev`'s swf-api: like the development
  * token secret, for a machine of one's own only. */
 #define SWF_DEV_API_KEY "AKIASWFDEVELOPMENT01"
@@ -655,6 +675,11 @@ static const swf_cli_cmd_t dev_cmd = {
         {"--api-port", "PORT", 0,
          "the port of the Step Functions API (swf-api), 0 to 65535 (default 0: any free port)",
          "swf dev --api-port 8083 &"},
+        {"--kafka", "HOST:PORT,...", 0,
+         "a Kafka cluster to use instead of the mock one (it must create topics on first use, "
+         "auto.create.topics.enable; its consumer groups keep SWF_KAFKA_SESSION_TIMEOUT_MS or "
+         "librdkafka's 45 s)",
+         "swf dev --kafka localhost:9092 &"},
         SWF_CLI_OPTS_END},
     "Environment: SWF_DEV_TIME_SKIP=1 skips the time timers wait; SWF_DEV_TIME_SCALE runs\n"
     "timers that much faster; SWF_PG_BINDIR names PostgreSQL's programs (see README.md);\n"
@@ -674,11 +699,20 @@ int swf_cli_dev(int argc, char **argv)
     if (swf_cli_args_has(&a, "--api-port") &&
         !swf_cli_args_int(&a, "--api-port", 0, 65535, &api_port))
         return a.status;
+    const char *kafka = swf_cli_args_get(&a, "--kafka");
+    if (kafka != NULL && kafka[0] == '\0') {
+        fprintf(stderr, "swf dev: --kafka: empty broker list\n");
+        return SWF_EXIT_USAGE;
+    }
+    /* Before any client is made: every client of this process reads it. */
+    if (kafka == NULL && swf_kafka_session_timeout_ms() == 0)
+        setenv("SWF_KAFKA_SESSION_TIMEOUT_MS", SWF_DEV_SESSION_TIMEOUT_MS, 1);
     swf_cli_on_stop_signals(on_signal);
     const char *scale = getenv("SWF_DEV_TIME_SCALE");
     swf_dev_options_t opt = {.deciders = deciders,
                              .history_service = true,
                              .time_scale = scale ? atof(scale) : 1,
+                             .brokers = kafka,
                              .log = stderr};
     swf_dev_t *dev;
     swf_error_t *err = swf_dev_start(&opt, &dev);
@@ -708,6 +742,12 @@ int swf_cli_dev(int argc, char **argv)
     /* The conninfo has spaces (and may hold quotes): quote it for the shell. */
     print_export("SWF_DATABASE_URL", swf_dev_conninfo(dev));
     print_export("SWF_KAFKA_BROKERS", swf_dev_brokers(dev));
+    int session_ms = swf_kafka_session_timeout_ms();
+    if (session_ms > 0) {
+        char session[16];
+        snprintf(session, sizeof(session), "%d", session_ms);
+        print_export("SWF_KAFKA_SESSION_TIMEOUT_MS", session);
+    }
     char url[64];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", swf_api_port(api));
     print_export("SWF_API_URL", url);
@@ -719,12 +759,12 @@ int swf_cli_dev(int argc, char **argv)
     print_export("AWS_DISABLE_HOST_PREFIX_INJECTION", "true");
     fflush(stdout);
     fprintf(stderr,
-            "swf dev: PostgreSQL, Kafka (mock), swf-history, %d decider(s) and the Step "
+            "swf dev: PostgreSQL, Kafka (%s), swf-history, %d decider(s) and the Step "
             "Functions API (%s) are up; task tokens use the development secret unless "
             "SWF_TOKEN_SECRET is set. SWF_DATABASE_URL is the runtime role " SWF_DEV_RUNTIME_ROLE
             ", which cannot rewrite events; the owner, for swf db migrate: %s. "
             "Ctrl-C stops and removes everything.\n",
-            deciders, url, swf_dev_owner_conninfo(dev));
+            kafka != NULL ? kafka : "mock", deciders, url, swf_dev_owner_conninfo(dev));
     while (!dev_signaled)
         usleep(100000);
     fprintf(stderr, "swf dev: stopping\n");

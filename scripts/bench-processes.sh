@@ -20,7 +20,13 @@
 # other (librdkafka's mock cluster slows as its logs grow: see README.md).
 # SWF_BENCH_WORKERS_FIRST=S starts the workers S seconds before the
 # `swf start` commands, so that they serve the executions as they start.
-# Each line of output is one figure; nothing is asserted about time.
+# SWF_BENCH_KAFKA=HOST:PORT runs `swf dev --kafka` on that cluster instead
+# of the mock one (each round on topics of its own; scripts/real-kafka.sh
+# starts one; the clients keep librdkafka's session timeout there).
+# Each line of output is one figure; nothing is asserted about time. The
+# longest pause is the longest time between two ActivityTaskCompleted
+# events of the run: a consumer group's rebalance shows there (README.md,
+# "A whole run stalled for 44 s").
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-build}" && pwd)
@@ -74,8 +80,16 @@ start_workers() {
 }
 
 dev_start() {
-    rm -f "$work/exports"
-    "$build/swf" dev --deciders "$deciders" >"$work/exports" 2>"$work/dev.err" &
+    : >"$work/exports"
+    if [ -n "${SWF_BENCH_KAFKA:-}" ]; then
+        tag="b$$.$(date +%s).$round"
+        export SWF_INBOX_TOPIC="swf.inbox.$tag" SWF_DLQ_TOPIC="swf.dlq.$tag" \
+            SWF_TASK_TOPIC_PREFIX="swf.tasks.$tag." SWF_EVENTS_TOPIC="swf.events.$tag"
+        set -- --kafka "$SWF_BENCH_KAFKA"
+    else
+        set --
+    fi
+    "$build/swf" dev --deciders "$deciders" "$@" >"$work/exports" 2>"$work/dev.err" &
     dev_pid=$!
     tries=0
     until grep -q SWF_KAFKA_BROKERS "$work/exports"; do
@@ -86,8 +100,7 @@ dev_start() {
         }
         sleep 0.1
     done
-    . "$work/exports"
-    export SWF_DATABASE_URL SWF_KAFKA_BROKERS
+    . "$work/exports" # its lines export what they set
 }
 
 round=0
@@ -132,6 +145,11 @@ print('swf start: %d commands, %s at a time: %.2f s, %.0f commands/s, %.1f ms ea
                                          WHERE state_machine = '$sm') - min(event_time)) AS s
               FROM events e JOIN executions x USING (execution_id)
               WHERE e.event_type = 'ActivityTaskCompleted' AND x.state_machine = '$sm') c"
+    psql "$SWF_DATABASE_URL" -Atc "
+        SELECT format('  the longest pause between two tasks completed: %s s', round(max(gap)::numeric, 2))
+        FROM (SELECT extract(epoch FROM event_time - lag(event_time) OVER (ORDER BY event_time)) AS gap
+              FROM events e JOIN executions x USING (execution_id)
+              WHERE e.event_type = 'ActivityTaskCompleted' AND x.state_machine = '$sm') g"
     # The workers' CPU (user and system), which a loaded machine bends
     # less than their rate.
     ticks=0

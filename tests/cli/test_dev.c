@@ -149,6 +149,14 @@ Test(dev, deciders_must_be_a_number)
     }
 }
 
+Test(dev, kafka_must_name_brokers)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "timeout 30 %s/swf dev --kafka '' >/dev/null 2>&1", SWF_BINARY_DIR);
+    int rc = system(cmd);
+    cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 2, "--kafka '': status %d", rc);
+}
+
 /* Runs a shell script with `sh -s -- BIN DIR` and returns its exit status. */
 static int sh_script(const char *script, const char *dir)
 {
@@ -339,4 +347,44 @@ Test(dev, run_dev_on_a_shared_system_answers_from_its_mocks_and_its_own_clock, .
                      "swf history shows the timer fired at the virtual time: %s", fired_line);
     json_object_put(line);
     json_object_put(fired);
+}
+
+/* A second worker that joined a task list's group after it had formed
+ * stopped every worker of that list for 44 s: librdkafka's mock cluster
+ * makes a formed group's rebalance wait the session timeout less a second
+ * (librdkafka's 45 s by default) while the members have given up their
+ * partitions. `swf dev` now gives its clients 5 s and exports it, so the
+ * rebalance ends within seconds (4 s, and as much again each time the
+ * mock's SyncGroup race makes a member rejoin, about one time in four).
+ * Worker b starts once a is serving; after 4 s a has heard of the
+ * rebalance (a heartbeat is at most 3 s apart) and given up its
+ * partitions; an execution started then took the rest of the 44 s. */
+Test(dev, a_worker_joining_a_formed_group_stops_its_task_list_for_seconds_not_44, .timeout = 300)
+{
+    char dir[] = "/tmp/swf-devjoin-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(chmod(dir, 0755), 0);
+    const char *script = "unset SWF_KAFKA_SESSION_TIMEOUT_MS\n" DEV_START(
+        "") "rc=0\n"
+            "[ \"$SWF_KAFKA_SESSION_TIMEOUT_MS\" = 5000 ] || rc=10\n"
+            "echo '{\"StartAt\":\"T\",\"States\":{\"T\":{\"Type\":\"Task\",\"End\":true,"
+            "\"Resource\":\"arn:aws:states:::activity:join\"}}}' >\"$d/one.json\"\n"
+            "\"$bin/swf\" register one \"$d/one.json\" >/dev/null 2>>\"$d/err\" || rc=11\n"
+            "\"$bin/swf-worker\" --task-list join --echo --identity a 2>\"$d/a.err\" & a=$!\n"
+            "timeout 60 \"$bin/swf\" start one --wait >/dev/null 2>>\"$d/err\" || rc=12\n"
+            "\"$bin/swf-worker\" --task-list join --echo --identity b 2>\"$d/b.err\" & b=$!\n"
+            "sleep 4\n"
+            "timeout 35 \"$bin/swf\" start one --wait >/dev/null 2>>\"$d/err\" || rc=13\n"
+            "kill -TERM $a $b; wait $a $b\n"
+            "kill -TERM $p 2>/dev/null; wait $p || rc=14\n"
+            "[ $rc = 0 ] || cat \"$d/err\" >&2\n"
+            "exit $rc\n";
+    bool left;
+    int rc = sh_script_then_clean(script, dir, &left);
+    cr_assert_eq(rc, 0,
+                 "status %d (10: no SWF_KAFKA_SESSION_TIMEOUT_MS=5000 in the exports, 11: register "
+                 "failed, 12: the first execution failed, 13: the execution after the join took "
+                 "over 35 s or failed, 14: swf dev failed)",
+                 rc);
+    cr_assert_not(left, "a cluster folder is left in %s", dir);
 }
