@@ -806,6 +806,22 @@ static int64_t event_find(swf_history_store_t *store, const char *id, swf_event_
     return first;
 }
 
+/* event_find, waiting up to 60 s for the first such event: a message
+ * counted ignored or dead is counted while its batch is decided, before
+ * the batch's append (which holds the events of the messages before it)
+ * commits. */
+static int64_t event_wait(swf_history_store_t *store, const char *id, swf_event_type_t type,
+                          int *count, json_object **attrs)
+{
+    for (int i = 0; i < 1200; i++) {
+        int64_t first = event_find(store, id, type, count, attrs);
+        if (*count > 0)
+            return first;
+        usleep(50000);
+    }
+    return 0;
+}
+
 static const char *HEARTBEAT_TASK_DEF =
     "{\"StartAt\":\"Ask\",\"States\":{\"Ask\":{\"Type\":\"Task\","
     "\"Resource\":\"arn:aws:states:::activity:nobody-serves-this\","
@@ -834,7 +850,7 @@ Test(daemon, activity_started_records_the_start_once_when_the_worker_takes_the_t
     wait_stat(d, f_ignored, s0.ignored + 1);
     int n = 0;
     json_object *a = NULL;
-    int64_t started = event_find(rig.store, "beat-0", SWF_EVENT_ACTIVITY_TASK_STARTED, &n, &a);
+    int64_t started = event_wait(rig.store, "beat-0", SWF_EVENT_ACTIVITY_TASK_STARTED, &n, &a);
     cr_assert_eq(n, 1, "%d ActivityTaskStarted", n);
     cr_assert_str_eq(swf_json_get_string(a, "identity"), "worker-1");
     json_object_put(a);
@@ -1078,10 +1094,8 @@ Test(daemon, a_stopped_parent_or_a_timed_out_task_stops_its_sync_child, .timeout
     nested_rig_up(&rig, "Slow", NESTED_SLOW_DEF, NESTED_WAITING_DEF, "stop-0");
     const char *b = swf_dev_brokers(rig.dev);
     int n = 0;
-    for (int i = 0; i < 6000 && n == 0; i++) { /* the child started */
-        event_find(rig.store, "stop-0", SWF_EVENT_ACTIVITY_TASK_STARTED, &n, NULL);
-        usleep(50000);
-    }
+    event_wait(rig.store, "stop-0", SWF_EVENT_ACTIVITY_TASK_STARTED, &n,
+               NULL); /* the child started */
     cr_assert_eq(n, 1);
     send_inbox(b, "stop-0", swf_msg_terminate_new(NULL, "stop-0", "enough", NULL, false));
     char *status = wait_closed(rig.store, "stop-0");
