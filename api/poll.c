@@ -334,26 +334,33 @@ static void parts_add(act_t *a, const rd_kafka_topic_partition_list_t *l)
     }
 }
 
-/* Forgets the partitions of l (all of them when l is NULL), with their
+/* Forgets the partitions a's consumer no longer has (revoked), with their
  * pause marks: the next assignment of one resumes it. */
-static void parts_remove(act_t *a, const rd_kafka_topic_partition_list_t *l)
+static void parts_prune(act_t *a)
 {
-    if (l == NULL) {
-        a->nparts = 0;
+    rd_kafka_topic_partition_list_t *l = NULL;
+    if (rd_kafka_assignment(a->consumer, &l) != RD_KAFKA_RESP_ERR_NO_ERROR || l == NULL)
         return;
+    for (size_t i = 0; i < a->nparts;) {
+        bool held = false;
+        for (int j = 0; j < l->cnt && !held; j++)
+            held = l->elems[j].partition == a->parts[i].id;
+        if (held)
+            i++;
+        else
+            a->parts[i] = a->parts[--a->nparts];
     }
-    for (int i = 0; i < l->cnt; i++) {
-        part_t *p = part_get(a, l->elems[i].partition);
-        if (p != NULL)
-            *p = a->parts[--a->nparts];
-    }
+    rd_kafka_topic_partition_list_destroy(l);
 }
 
-/* A rebalance of a's consumer. Runs on the hub's thread, in its poll (or
- * in the close of the consumer). A new assignment is resumed, always, and
- * before the assign (see the top of the file); a partition this consumer
- * never had is skipped, it has no pause to clear. While nobody waits, the
- * new partitions are paused as they deliver, in act_tick. */
+/* A rebalance of a's consumer. Runs on the hub's thread, in its poll. A
+ * new assignment is resumed, always, and before the assign (see the top of
+ * the file); a partition this consumer never had is skipped, it has no
+ * pause to clear. While nobody waits, the new partitions are paused as
+ * they deliver, in act_tick. A revoke leaves a alone: it also comes in the
+ * close of the consumer, which may end on its own thread after the hub
+ * gave up on it (SWF_KAFKA_CLOSE_MS) and freed a; the hub forgets revoked
+ * partitions itself (parts_prune). */
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t code,
                          rd_kafka_topic_partition_list_t *parts, void *opaque)
 {
@@ -363,8 +370,6 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t code,
     swf_error_free(swf_kafka_rebalance_apply(rk, code, parts));
     if (code == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS)
         parts_add(a, parts);
-    else
-        parts_remove(a, code == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS ? parts : NULL);
 }
 
 /* Opens a's consumer; errors are logged by the caller's next tick. */
@@ -418,6 +423,7 @@ static void part_pause(swf_api_t *api, act_t *a, int32_t id)
  * as they deliver), or resumes exactly those the hub paused. */
 static void consumer_pause(swf_api_t *api, act_t *a, bool pause)
 {
+    parts_prune(a);
     char topic[SWF_API_NAME_BYTES + 128];
     swf_kafka_task_topic(&api->names, a->name, topic, sizeof(topic));
     rd_kafka_topic_partition_list_t *l = NULL;
@@ -496,7 +502,7 @@ static bool act_tick(swf_api__hub_t *h, act_t *a, int64_t now)
             swf_kafka_consumer_close(a->consumer, SWF_KAFKA_CLOSE_MS, NULL, NULL, NULL);
             a->consumer = NULL;
             a->paused = false;
-            parts_remove(a, NULL);
+            a->nparts = 0;
         } else {
             pthread_mutex_lock(&h->lock);
             a->last_wait_ms = now; /* alone: ask again after another idle period */
