@@ -18,8 +18,8 @@
  *
  * While an activity has no waiter (for SWF_API_POLL_PAUSE_MS), its consumer
  * stays in the group with its partitions paused: nothing is fetched for
- * nobody, and the next
- * poller needs no group join (a join takes seconds on Kafka, and on the
+ * nobody (at most a task a partition, kept for the next poller, see
+ * below), and the next poller needs no group join (a join takes seconds on Kafka, and on the
  * mock cluster of `swf dev` up to a session after a member left: pollers
  * that came back after an idle period used to wait that long, and when the
  * join outlasted the idle time, the consumer was closed again as soon as
@@ -36,6 +36,25 @@
  * Limits: at most cfg.max_pollers waiting at once (more is
  * ActivityWorkerLimitExceeded, AWS's error for it); at most
  * SWF_API_PENDING_MAX tasks kept per activity.
+ *
+ * Where the hub pauses and resumes is the delicate part (the worker
+ * library's worker.c says the same). librdkafka (2.0) starts an assigned
+ * partition's fetcher on its main thread, once the committed offsets are
+ * in, in two steps: it takes a new version barrier of the partition, then
+ * queues the start. A pause or resume of the application queued between
+ * the two carries a newer barrier, and the start is dropped as outdated:
+ * the partition stays assigned and is never fetched until the next
+ * rebalance, and the activity's pollers get no task. The hub paused or
+ * resumed the whole assignment whenever pollers came and went, and paused
+ * each new assignment right after rd_kafka_assign. So now the rebalance
+ * callback resumes a new assignment before rd_kafka_assign (librdkafka
+ * keeps a pause across a revoke: a partition paused before a lost session
+ * came back paused, for good when nobody was waiting as it came back), and
+ * the hub pauses a partition only once it has delivered a message in its
+ * current assignment (its fetcher runs), resuming exactly those it paused.
+ * While nobody waits, a partition that delivers a task is paused then
+ * (again at each task it delivers, should librdkafka have dropped the
+ * pause), and the task kept for the next poller.
  *
  * A task handed out is reported started (activity.started, with the
  * poller's workerName, by the request's thread once it answers): the
@@ -80,11 +99,20 @@ typedef struct waiter {
     char worker[SWF_MSG_NAME_BYTES]; /* the workerName, or swf-api:<key> */
 } waiter_t;
 
+/* A partition of an activity's current assignment (the hub's only). */
+typedef struct part {
+    int32_t id;
+    bool delivered; /* a message came in this assignment: its fetcher runs */
+    bool paused;    /* paused by the hub, to resume when a poller comes */
+} part_t;
+
 typedef struct act {
     struct act *next;
     char name[SWF_API_NAME_BYTES + 1];
     rd_kafka_t *consumer; /* the hub's only */
-    bool paused;          /* its partitions, while nobody waits */
+    bool paused;          /* nobody waits: partitions are paused as they deliver */
+    part_t *parts;        /* the current assignment; the hub's only */
+    size_t nparts, parts_cap;
     waiter_t *head, *tail;
     size_t nwaiters;
     rd_kafka_message_t *pending[SWF_API_PENDING_MAX];
@@ -279,16 +307,69 @@ swf_error_t *swf_api__activity_task_get(swf_api_call_t *call, json_object *in, j
     return NULL;
 }
 
-/* A rebalance of a's consumer: partitions assigned while a's are paused
- * are paused too, so that nothing is fetched for nobody. Runs on the hub's
- * thread, in its poll. */
+/* The record of partition id in a's assignment, or NULL. */
+static part_t *part_get(act_t *a, int32_t id)
+{
+    for (size_t i = 0; i < a->nparts; i++)
+        if (a->parts[i].id == id)
+            return &a->parts[i];
+    return NULL;
+}
+
+/* Records the partitions of l in a's assignment: nothing delivered yet. */
+static void parts_add(act_t *a, const rd_kafka_topic_partition_list_t *l)
+{
+    for (int i = 0; i < l->cnt; i++) {
+        part_t *p = part_get(a, l->elems[i].partition);
+        if (p == NULL) {
+            if (a->nparts == a->parts_cap) {
+                a->parts_cap = a->parts_cap ? 2 * a->parts_cap : 8;
+                a->parts = realloc(a->parts, a->parts_cap * sizeof(*a->parts));
+                if (a->parts == NULL)
+                    abort();
+            }
+            p = &a->parts[a->nparts++];
+        }
+        *p = (part_t){.id = l->elems[i].partition};
+    }
+}
+
+/* Forgets the partitions a's consumer no longer has (revoked), with their
+ * pause marks: the next assignment of one resumes it. */
+static void parts_prune(act_t *a)
+{
+    rd_kafka_topic_partition_list_t *l = NULL;
+    if (rd_kafka_assignment(a->consumer, &l) != RD_KAFKA_RESP_ERR_NO_ERROR || l == NULL)
+        return;
+    for (size_t i = 0; i < a->nparts;) {
+        bool held = false;
+        for (int j = 0; j < l->cnt && !held; j++)
+            held = l->elems[j].partition == a->parts[i].id;
+        if (held)
+            i++;
+        else
+            a->parts[i] = a->parts[--a->nparts];
+    }
+    rd_kafka_topic_partition_list_destroy(l);
+}
+
+/* A rebalance of a's consumer. Runs on the hub's thread, in its poll. A
+ * new assignment is resumed, always, and before the assign (see the top of
+ * the file); a partition this consumer never had is skipped, it has no
+ * pause to clear. While nobody waits, the new partitions are paused as
+ * they deliver, in act_tick. A revoke leaves a alone: it also comes in the
+ * close of the consumer, which may end on its own thread after the hub
+ * gave up on it (SWF_KAFKA_CLOSE_MS) and freed a; the hub forgets revoked
+ * partitions itself (parts_prune). */
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t code,
                          rd_kafka_topic_partition_list_t *parts, void *opaque)
 {
     act_t *a = opaque;
+    if (code == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS)
+        rd_kafka_resume_partitions(rk, parts);
     swf_error_free(swf_kafka_rebalance_apply(rk, code, parts));
-    if (code == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS && a->paused)
-        rd_kafka_pause_partitions(rk, parts);
+    if (code == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS)
+        parts_add(a, parts);
 }
 
 /* Opens a's consumer; errors are logged by the caller's next tick. */
@@ -319,19 +400,48 @@ static void consumer_open(swf_api_t *api, act_t *a)
     a->consumer = c;
 }
 
-/* Pauses or resumes the partitions a's consumer has now (a rebalance may
- * give it others later: those are read, and what comes is kept pending). */
-static void consumer_pause(act_t *a, bool pause)
+/* Pauses partition id of a's consumer, which just delivered (its fetcher
+ * runs: no start of it can be in flight), and marks it for the resume.
+ * Not a partition out of a's assignment: a pause nobody records would
+ * never be resumed. */
+static void part_pause(swf_api_t *api, act_t *a, int32_t id)
 {
-    rd_kafka_topic_partition_list_t *parts = NULL;
-    if (rd_kafka_assignment(a->consumer, &parts) == RD_KAFKA_RESP_ERR_NO_ERROR && parts != NULL) {
-        if (pause)
-            rd_kafka_pause_partitions(a->consumer, parts);
-        else
-            rd_kafka_resume_partitions(a->consumer, parts);
+    part_t *p = part_get(a, id);
+    if (p == NULL)
+        return;
+    p->delivered = p->paused = true;
+    char topic[SWF_API_NAME_BYTES + 128];
+    swf_kafka_task_topic(&api->names, a->name, topic, sizeof(topic));
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(l, topic, id);
+    rd_kafka_pause_partitions(a->consumer, l);
+    rd_kafka_topic_partition_list_destroy(l);
+}
+
+/* Nobody waits (pause), or pollers came: pauses the partitions of a's
+ * consumer that have delivered in their assignment (the others are paused
+ * as they deliver), or resumes exactly those the hub paused. */
+static void consumer_pause(swf_api_t *api, act_t *a, bool pause)
+{
+    parts_prune(a);
+    char topic[SWF_API_NAME_BYTES + 128];
+    swf_kafka_task_topic(&api->names, a->name, topic, sizeof(topic));
+    rd_kafka_topic_partition_list_t *l = NULL;
+    for (size_t i = 0; i < a->nparts; i++) {
+        part_t *p = &a->parts[i];
+        if (pause ? !p->delivered || p->paused : !p->paused)
+            continue;
+        p->paused = pause;
+        if (l == NULL)
+            l = rd_kafka_topic_partition_list_new(4);
+        rd_kafka_topic_partition_list_add(l, topic, p->id);
     }
-    if (parts != NULL)
-        rd_kafka_topic_partition_list_destroy(parts);
+    if (l != NULL && pause)
+        rd_kafka_pause_partitions(a->consumer, l);
+    else if (l != NULL)
+        rd_kafka_resume_partitions(a->consumer, l);
+    if (l != NULL)
+        rd_kafka_topic_partition_list_destroy(l);
     a->paused = pause;
 }
 
@@ -392,6 +502,7 @@ static bool act_tick(swf_api__hub_t *h, act_t *a, int64_t now)
             swf_kafka_consumer_close(a->consumer, SWF_KAFKA_CLOSE_MS, NULL, NULL, NULL);
             a->consumer = NULL;
             a->paused = false;
+            a->nparts = 0;
         } else {
             pthread_mutex_lock(&h->lock);
             a->last_wait_ms = now; /* alone: ask again after another idle period */
@@ -409,11 +520,12 @@ static bool act_tick(swf_api__hub_t *h, act_t *a, int64_t now)
      * that answer a task and come back leave the queue empty for less. */
     bool pause = want == 0 && now - a->last_wait_ms > SWF_API_POLL_PAUSE_MS;
     if (pause != a->paused && (pause || want > 0))
-        consumer_pause(a, pause);
+        consumer_pause(api, a, pause);
     if (want == 0 && !a->paused)
         return false;
     /* Paused, the poll serves the group's rebalances and keeps the consumer
-     * a member; a task of a partition assigned since is kept. */
+     * a member; a task of a partition not paused yet is kept, and its
+     * partition paused. */
     if (want == 0)
         want = a->npending < SWF_API_PENDING_MAX ? 1 : 0;
     if (want > SWF_API_PENDING_MAX - a->npending)
@@ -425,6 +537,11 @@ static bool act_tick(swf_api__hub_t *h, act_t *a, int64_t now)
     swf_error_free(err);
     for (size_t i = 0; i < n; i++) {
         busy = true;
+        part_t *p = part_get(a, msgs[i]->partition);
+        if (a->paused)
+            part_pause(api, a, msgs[i]->partition);
+        else if (p != NULL)
+            p->delivered = true;
         char *execution_id;
         json_object *answer = task_answer(api, msgs[i], &execution_id);
         pthread_mutex_lock(&h->lock);
@@ -549,6 +666,7 @@ void swf_api__hub_free(swf_api_t *api)
             rd_kafka_message_destroy(a->pending[i]);
         if (a->consumer != NULL)
             swf_kafka_consumer_close(a->consumer, SWF_KAFKA_CLOSE_MS, NULL, NULL, NULL);
+        free(a->parts);
         free(a);
     }
     pthread_mutex_destroy(&h->lock);
