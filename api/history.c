@@ -21,7 +21,8 @@
  * the definition), MapIterationFailed after a failure that leaves it, and
  * MapIterationAborted for an iteration still running when it is stopped:
  * its Map or a Parallel around it fails (a sibling failed: before the
- * MapStateFailed), is retried (before it starts again), or the execution
+ * MapStateFailed), is retried (when the Retry takes the error, not when it
+ * starts again after the back-off), or the execution
  * closes (failed, timed out or stopped: before the Execution... event). As
  * in Step Functions, the aborted iteration's event points at its last
  * event and its parent's chain goes on from where it was.
@@ -30,7 +31,11 @@
  * interpreter's map trace says when they begin (MapRunStarted) and when
  * UpdateMapRun changed their limits; the Map's close, retry or re-entry,
  * or the execution's close, ends the run (MapRunSucceeded, MapRunFailed,
- * MapRunAborted), and each iteration's start and end is counted in it.
+ * MapRunAborted), and each iteration's start and end is counted in it. A
+ * redrive of the execution redrives the last run of a Map it runs again
+ * when that run failed or was aborted (MapRunRedriven), as AWS does. The
+ * map trace also gives MapStateStarted's length: the Map's items, however
+ * many iterations start.
  *
  * Ids are dense from 1 in the derived order. previousEventId follows
  * AWS's chain of causes, kept per thread (the top level, each Parallel
@@ -63,7 +68,7 @@ typedef enum rec_kind {
     REC_CAUGHT,
     REC_RESTARTED,
     REC_ITERATING, /* a Map's iterations begin (the map trace); data: see on_map_trace */
-    REC_RETRIED,   /* a Map retried; data: {"Error","Cause","RetryCount"} */
+    REC_RETRIED,   /* a Map or Parallel retried; data: {"Error","Cause","RetryCount"} */
     REC_UPDATED,   /* a Map's limits changed; data: the signal's input (exec.h) */
 } rec_kind_t;
 
@@ -122,9 +127,10 @@ static void rec_add(traces_t *tr, rec_kind_t kind, const char *path, const char 
         (trace_rec_t){kind, dup_s(path), dup_s(state), dup_s(type), data, time_ms, event_id};
 }
 
-/* A Map's iterations begin: a distributed Map's is a Map Run (maprun.c),
- * kept as {"label", "distributed": true, "iterations": [items of each],
- * "maxConcurrency", "toleratedFailureCount", "toleratedFailurePercentage"}. */
+/* A Map's iterations begin, kept as {"length": its items}; a distributed
+ * Map's is a Map Run (maprun.c), kept with "label", "distributed": true,
+ * "iterations": [items of each], "maxConcurrency", "toleratedFailureCount",
+ * "toleratedFailurePercentage". */
 static void on_map_trace(void *ctx, const swf_asl_map_trace_t *m)
 {
     if (m->update != NULL) {
@@ -132,10 +138,8 @@ static void on_map_trace(void *ctx, const swf_asl_map_trace_t *m)
                 m->event_id);
         return;
     }
-    if (!m->distributed)
-        return; /* an inline Map is no Map Run */
     json_object *d = json_object_new_object(), *its = json_object_new_array();
-    size_t n = json_object_array_length(m->iterations);
+    size_t n = json_object_array_length(m->iterations), length = 0;
     for (size_t i = 0; i < n; i++) {
         json_object *items = NULL;
         swf_json_get(json_object_array_get_idx(m->iterations, i), "Items", &items);
@@ -143,6 +147,14 @@ static void on_map_trace(void *ctx, const swf_asl_map_trace_t *m)
                        ? json_object_array_length(items)
                        : 1;
         json_object_array_add(its, json_object_new_int64((int64_t)k));
+        length += k;
+    }
+    /* MapStateStarted's length: the Map's items (map_lengths). */
+    swf_json_add(d, "length", json_object_new_int64((int64_t)length));
+    if (!m->distributed) { /* an inline Map is no Map Run */
+        json_object_put(its);
+        rec_add(ctx, REC_ITERATING, m->path, m->state, "Map", d, m->time_ms, m->event_id);
+        return;
     }
     swf_json_add(d, "label", json_object_new_string(m->label ? m->label : m->state));
     swf_json_add(d, "distributed", json_object_new_boolean(m->distributed));
@@ -160,7 +172,7 @@ static void on_trace(void *ctx, const swf_asl_trace_t *t)
     traces_t *tr = ctx;
     char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2];
     snprintf(key, sizeof(key), "%s/%s", t->path ? t->path : "", t->state ? t->state : "");
-    if (t->kind == SWF_ASL_STATE_RETRIED && t->state_type && strcmp(t->state_type, "Map") == 0)
+    if (t->kind == SWF_ASL_STATE_RETRIED && t->state_type && is_fan(t->state_type))
         rec_add(tr, REC_RETRIED, t->path, t->state, t->state_type, swf_json_ref(t->data),
                 t->time_ms, t->event_id);
     if (t->kind == SWF_ASL_STATE_RETRIED) {
@@ -210,6 +222,9 @@ typedef struct out {
     /* The Map Runs (maprun.c says what each holds), and the open ones by
      * "path/Map" (their index in runs). */
     json_object *runs, *open_runs;
+    /* The last run of each Map ("path/Map": its index in runs) until the
+     * Map is left (MapStateExited); those a redrive redrives. */
+    json_object *last_run, *redrivable;
     json_object *definition; /* borrowed; NULL when the history has none */
     /* Per thread ("" the top level, "Par[0]" a branch, "Par[0]/Items[3]" an
      * iteration): "last" its last event's id, absent before it started;
@@ -405,8 +420,93 @@ static void run_status(json_object *o, const char *status, int64_t time_ms, bool
     json_object_object_add(o, start ? "startMs" : "stopMs", json_object_new_int64(time_ms));
 }
 
+/* The execution is redriven: the last run of each Map that did not end
+ * well and was not left (no MapStateExited: failed uncaught, or aborted
+ * with its execution) is redriven when its Map begins again, as AWS
+ * redrives a Map Run with its parent, unless it failed with
+ * States.DataLimitExceeded or States.Runtime (AWS then starts a new one). */
+static void runs_redrivable(out_t *o)
+{
+    json_object_put(o->redrivable);
+    o->redrivable = json_object_new_object();
+    json_object_object_foreach(o->last_run, key, v)
+    {
+        json_object *run = json_object_array_get_idx(o->runs, (size_t)json_object_get_int64(v));
+        const char *st = swf_json_get_string(run, "status"),
+                   *error = swf_json_get_string(run, "error");
+        if (st == NULL || (strcmp(st, "FAILED") != 0 && strcmp(st, "ABORTED") != 0) ||
+            (error != NULL && (strcmp(error, "States.DataLimitExceeded") == 0 ||
+                               strcmp(error, "States.Runtime") == 0)))
+            continue;
+        json_object_object_add(o->redrivable, key, json_object_get(v));
+    }
+}
+
+/* The Map or Parallel `name` of thread `path` is left (its ...Exited):
+ * its run and those of the Maps inside it are not redriven. */
+static void runs_left(out_t *o, const char *path, const char *name)
+{
+    char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2],
+        prefix[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 3];
+    snprintf(key, sizeof(key), "%s/%s", path, name);
+    snprintf(prefix, sizeof(prefix), "%s%s%s[", path, *path ? "/" : "", name);
+    json_object *gone = json_object_new_array();
+    json_object_object_foreach(o->last_run, k, v)
+    {
+        (void)v;
+        if (strcmp(k, key) == 0 || strncmp(k, prefix, strlen(prefix)) == 0)
+            json_object_array_add(gone, json_object_new_string(k));
+    }
+    for (size_t i = 0; i < json_object_array_length(gone); i++)
+        json_object_object_del(o->last_run,
+                               json_object_get_string(json_object_array_get_idx(gone, i)));
+    json_object_put(gone);
+}
+
+/* Redrives the run `run` of the Map `t` begins again with its iterations
+ * (those that succeeded are kept, the others wait to run again): false
+ * when it cannot be (another number of iterations: a new run then). */
+static bool run_redrive(out_t *o, json_object *run, const trace_rec_t *t, json_object *its)
+{
+    json_object *list = NULL, *v;
+    swf_json_get(run, "iterations", &list);
+    if (json_object_array_length(list) != json_object_array_length(its))
+        return false;
+    for (size_t i = 0; i < json_object_array_length(list); i++) {
+        json_object *it = json_object_array_get_idx(list, i);
+        if (strcmp(swf_json_get_string(it, "status"), "SUCCEEDED") == 0)
+            continue;
+        json_object_object_del(it, "stopMs");
+        int64_t n = swf_json_get(it, "redriveCount", &v) ? json_object_get_int64(v) : 0;
+        swf_json_add(it, "redriveCount", json_object_new_int64(n + 1));
+        json_object_object_add(it, "status", json_object_new_string("PENDING"));
+    }
+    int64_t n = swf_json_get(run, "redriveCount", &v) ? json_object_get_int64(v) : 0;
+    json_object_object_add(run, "redriveCount", json_object_new_int64(n + 1));
+    json_object_object_add(run, "redriveMs", json_object_new_int64(t->time_ms));
+    json_object_object_add(run, "status", json_object_new_string("RUNNING"));
+    json_object_object_add(run, "beganEventId", json_object_new_int64(t->event_id));
+    json_object_object_del(run, "stopMs");
+    json_object_object_del(run, "error");
+    static const char *const keep[] = {"maxConcurrency", "toleratedFailureCount",
+                                       "toleratedFailurePercentage"};
+    for (size_t i = 0; i < sizeof(keep) / sizeof(*keep); i++)
+        json_object_object_add(run, keep[i],
+                               swf_json_ref(json_object_object_get(t->data, keep[i])));
+    json_object *det = json_object_new_object();
+    swf_json_add(det, "mapRunArn", swf_json_ref(json_object_object_get(run, "mapRunArn")));
+    swf_json_add(det, "redriveCount", json_object_new_int64(n + 1));
+    json_object_object_add(ev_thread(o, t->path, "MapRunRedriven", t->time_ms),
+                           "mapRunRedrivenEventDetails", det);
+    return true;
+}
+
 /* A distributed Map's iterations begin (rec data from on_map_trace): a
- * new Map Run, and its MapRunStarted. */
+ * new Map Run and its MapRunStarted, or, the first time after a redrive,
+ * the run redriven (runs_redrivable) and its MapRunRedriven. Either way
+ * the runs array gets one more entry, as the interpreter numbers a run
+ * each time (a ResultWriter's MapRunArn): a redriven run's is the same
+ * record again, under the number the interpreter gave it. */
 static void run_begin(out_t *o, const trace_rec_t *t)
 {
     json_object *v = NULL, *its = NULL;
@@ -415,6 +515,18 @@ static void run_begin(out_t *o, const trace_rec_t *t)
     char key[SWF_LIMIT_PATH_BYTES + SWF_LIMIT_NAME_BYTES + 2], arn[SWF_API_ARN_BYTES];
     snprintf(key, sizeof(key), "%s/%s", t->path, t->state);
     size_t k = json_object_array_length(o->runs);
+    swf_json_get(t->data, "iterations", &its);
+    if (json_object_object_get_ex(o->redrivable, key, &v)) {
+        int64_t r = json_object_get_int64(v);
+        json_object *run = json_object_array_get_idx(o->runs, (size_t)r);
+        json_object_object_del(o->redrivable, key);
+        if (run_redrive(o, run, t, its)) {
+            json_object_array_add(o->runs, json_object_get(run));
+            json_object_object_add(o->open_runs, key, json_object_new_int64(r));
+            json_object_object_add(o->last_run, key, json_object_new_int64(r));
+            return;
+        }
+    }
     snprintf(arn, sizeof(arn), "%s%s:%s-%zu", o->opt->run_arn ? o->opt->run_arn : "",
              swf_json_get_string(t->data, "label"),
              o->opt->execution_id ? o->opt->execution_id : "", k + 1);
@@ -428,9 +540,9 @@ static void run_begin(out_t *o, const trace_rec_t *t)
                                        "toleratedFailurePercentage"};
     for (size_t i = 0; i < sizeof(keep) / sizeof(*keep); i++)
         swf_json_add(run, keep[i], swf_json_ref(json_object_object_get(t->data, keep[i])));
+    swf_json_add(run, "number", json_object_new_int64((int64_t)k + 1));
     run_status(run, "RUNNING", t->time_ms, true);
     json_object *list = json_object_new_array();
-    swf_json_get(t->data, "iterations", &its);
     for (size_t i = 0; i < json_object_array_length(its); i++) {
         json_object *it = json_object_new_object();
         swf_json_add(it, "items", swf_json_ref(json_object_array_get_idx(its, i)));
@@ -440,6 +552,7 @@ static void run_begin(out_t *o, const trace_rec_t *t)
     swf_json_add(run, "iterations", list);
     json_object_array_add(o->runs, run);
     json_object_object_add(o->open_runs, key, json_object_new_int64((int64_t)k));
+    json_object_object_add(o->last_run, key, json_object_new_int64((int64_t)k));
     json_object *det = json_object_new_object();
     swf_json_add(det, "mapRunArn", json_object_new_string(arn));
     json_object_object_add(ev_thread(o, t->path, "MapRunStarted", t->time_ms),
@@ -474,6 +587,9 @@ static void run_close(out_t *o, const char *key, const char *status, json_object
                                                                 : "MapRunAborted",
                                time_ms);
     if (strcmp(status, "FAILED") == 0) {
+        const char *er = swf_json_get_string(error, "Error");
+        if (er != NULL)
+            json_object_object_add(run, "error", json_object_new_string(er));
         json_object *det = json_object_new_object();
         str_add(det, "error", swf_json_get_string(error, "Error"));
         str_add(det, "cause", swf_json_get_string(error, "Cause"));
@@ -630,8 +746,10 @@ static void threads_forget(out_t *o, const char *path, const char *name, int64_t
     json_object_object_del(o->done, path);
 }
 
-/* The iterations of each Map entered: for each trace record, one past the
- * highest index among the Map's threads until it closes (-1 for the
+/* MapStateStarted's length for each Map entered: its items once they are
+ * read (the map trace: after ItemsPath or ItemReader, MaxItems and
+ * ItemBatcher, however many iterations start, as in AWS), else one past
+ * the highest index among the Map's threads until it closes (-1 for the
  * records of other states), in one pass: every record's path names, per
  * component "M[i]", the Map M entered under the component's parent, whose
  * entry is open in `open` ("parent/M" -> record index). */
@@ -661,10 +779,16 @@ static long *map_lengths(const traces_t *tr)
             }
             c = close_br[1] == '/' ? close_br + 2 : close_br + 1;
         }
-        if (strcmp(t->type, "Map") != 0 || t->kind == REC_ITERATING || t->kind == REC_RETRIED ||
-            t->kind == REC_UPDATED)
+        if (strcmp(t->type, "Map") != 0 || t->kind == REC_RETRIED || t->kind == REC_UPDATED)
             continue;
         snprintf(key, sizeof(key), "%s/%s", t->path, t->state);
+        if (t->kind == REC_ITERATING) {
+            /* The Map's items, read: its length whatever starts. */
+            json_object *v, *n;
+            if (json_object_object_get_ex(open, key, &v) && swf_json_get(t->data, "length", &n))
+                len[json_object_get_int64(v)] = (long)json_object_get_int64(n);
+            continue;
+        }
         if (t->kind == REC_ENTERED || t->kind == REC_RESTARTED) {
             len[k] = 0;
             json_object_object_add(open, key, json_object_new_int64((int64_t)k));
@@ -866,6 +990,7 @@ static void event_emit(out_t *o, const swf_event_t *ev)
                                "executionTimedOutEventDetails", det);
         break;
     case SWF_EVENT_WORKFLOW_EXECUTION_REDRIVEN: /* RedriveExecution (redrive.c) */
+        runs_redrivable(o);
         det = json_object_new_object();
         if (swf_json_get(ev->attrs, "redriveCount", &v))
             json_object_object_add(det, "redriveCount", swf_json_ref(v));
@@ -939,6 +1064,10 @@ static void trace_emit(out_t *o, const traces_t *tr, size_t k)
         run_begin(o, t);
         break;
     case REC_RETRIED:
+        /* A Retry takes the Map's (or Parallel's) error: the iterations
+         * still running under it stop now, as when it fails, not when it
+         * starts again after the back-off. */
+        iterations_abort(o, p, t->state, t->time_ms);
         run_close(o, key, "FAILED", t->data, t->time_ms);
         break;
     case REC_UPDATED:
@@ -972,6 +1101,7 @@ static void trace_emit(out_t *o, const traces_t *tr, size_t k)
     case REC_CAUGHT:
         if (fan) {
             fan_close(o, p, t, t->kind == REC_EXITED ? "Succeeded" : "Failed");
+            runs_left(o, p, t->state);
         }
         snprintf(type, sizeof(type), "%sStateExited", t->type);
         if (t->kind == REC_CAUGHT) {
@@ -1016,6 +1146,8 @@ swf_error_t *swf_api__history_derive(const swf_event_list_t *events, const swf_a
                    .opt = d,
                    .runs = json_object_new_array(),
                    .open_runs = json_object_new_object(),
+                   .last_run = json_object_new_object(),
+                   .redrivable = json_object_new_object(),
                    .last = json_object_new_object(),
                    .done = json_object_new_object(),
                    .kids = json_object_new_object(),
@@ -1039,6 +1171,8 @@ swf_error_t *swf_api__history_derive(const swf_event_list_t *events, const swf_a
         for (; t < tr.n; t++)
             trace_emit(&o, &tr, t);
         json_object_put(o.open_runs);
+        json_object_put(o.last_run);
+        json_object_put(o.redrivable);
         if (runs != NULL)
             *runs = o.runs;
         else

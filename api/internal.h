@@ -248,10 +248,13 @@ typedef struct swf_api__derive {
 /* The Step Functions events of a stored history (GetExecutionHistory's
  * "events", all of them, oldest first): a new array in *out; and, when
  * runs is not NULL, its distributed Maps' runs in the order they started
- * (a new array of objects: "mapRunArn", "label", "path", "status",
- * "startMs", "stopMs" once closed, "maxConcurrency",
- * "toleratedFailureCount", "toleratedFailurePercentage", "iterations":
- * [{"items", "status", "startMs", "stopMs"}]).
+ * (a new array of objects: "mapRunArn", "number" (its number, from 1),
+ * "label", "path", "status", "startMs", "stopMs" once closed,
+ * "maxConcurrency", "toleratedFailureCount", "toleratedFailurePercentage",
+ * "redriveCount" and "redriveMs" once redriven, "iterations": [{"items",
+ * "status", "startMs", "stopMs", "redriveCount" once run again by a
+ * redrive}]); a redriven run is there again (the same object) at the
+ * number the interpreter gave its second begin, which is not its "number".
  * Errors: the replay's (a history the interpreter cannot replay). */
 swf_error_t *swf_api__history_derive(const swf_event_list_t *events, const swf_api__derive_t *d,
                                      json_object **out, json_object **runs);

@@ -24,7 +24,10 @@
  *
  * The counts are the iterations': executionCounts counts them as AWS
  * counts child executions (one per item, or per batch with ItemBatcher),
- * itemCounts counts their items. UpdateMapRun is a signed signal to the
+ * itemCounts counts their items. A redrive of the execution redrives a run
+ * that failed or was aborted (history.c: MapRunRedriven), which keeps its
+ * ARN and counts its redrives; the number the interpreter gives the
+ * redriven begin names the same run. UpdateMapRun is a signed signal to the
  * execution's decider (SWF_ASL_MAP_UPDATE_SIGNAL): the interpreter applies
  * it from the history, and the map trace reports it back here.
  */
@@ -156,7 +159,7 @@ static void run_machine_add(swf_api_call_t *call, json_object *o, const char *ma
 static json_object *run_counts(json_object *rec, bool items)
 {
     static const char *const names[] = {"pending", "running", "succeeded", "failed", "aborted"};
-    int64_t count[5] = {0}, total = 0;
+    int64_t count[5] = {0}, total = 0, pending_redrive = 0;
     json_object *its = NULL;
     swf_json_get(rec, "iterations", &its);
     for (size_t i = 0; i < json_object_array_length(its); i++) {
@@ -167,6 +170,9 @@ static json_object *run_counts(json_object *rec, bool items)
             if (strcasecmp(st, names[k]) == 0)
                 count[k] += w;
         total += w;
+        /* A redriven run's iterations waiting to run again. */
+        if (strcmp(st, "PENDING") == 0 && json_object_object_get_ex(it, "redriveCount", NULL))
+            pending_redrive += w;
     }
     json_object *o = json_object_new_object();
     for (size_t k = 0; k < 5; k++)
@@ -178,7 +184,7 @@ static json_object *run_counts(json_object *rec, bool items)
     swf_json_add(o, "resultsWritten",
                  json_object_new_int64(strcmp(status, "SUCCEEDED") == 0 ? count[2] + count[3] : 0));
     swf_json_add(o, "failuresNotRedrivable", json_object_new_int64(0));
-    swf_json_add(o, "pendingRedrive", json_object_new_int64(0));
+    swf_json_add(o, "pendingRedrive", json_object_new_int64(pending_redrive));
     return o;
 }
 
@@ -201,7 +207,12 @@ swf_error_t *swf_api__map_run_describe(swf_api_call_t *call, json_object *in, js
         swf_json_add(o, keep[i], swf_json_ref(json_object_object_get(rec, keep[i])));
     swf_json_add(o, "itemCounts", run_counts(rec, true));
     swf_json_add(o, "executionCounts", run_counts(rec, false));
-    swf_json_add(o, "redriveCount", json_object_new_int64(0));
+    /* A run redriven with its execution (history.c: MapRunRedriven). */
+    json_object *v = NULL;
+    swf_json_add(o, "redriveCount",
+                 json_object_new_int64(
+                     swf_json_get(rec, "redriveCount", &v) ? json_object_get_int64(v) : 0));
+    time_add(o, "redriveDate", rec, "redriveMs");
     json_object_put(rec);
     swf_history_execution_free(&ex);
     *out = o;
@@ -245,7 +256,10 @@ swf_error_t *swf_api__map_runs_list(swf_api_call_t *call, json_object *in, json_
     if (err == NULL) {
         json_object *all = json_object_new_array();
         for (size_t i = 0; i < json_object_array_length(runs); i++) {
-            json_object *rec = json_object_array_get_idx(runs, i), *o = json_object_new_object();
+            json_object *rec = json_object_array_get_idx(runs, i), *v = NULL;
+            if (swf_json_get(rec, "number", &v) && json_object_get_int64(v) != (int64_t)i + 1)
+                continue; /* a redriven run again, under the interpreter's number */
+            json_object *o = json_object_new_object();
             arn_add(call, o, "executionArn", "execution", ex.state_machine, ex.execution_id);
             swf_json_add(o, "mapRunArn", swf_json_ref(json_object_object_get(rec, "mapRunArn")));
             run_machine_add(call, o, ex.state_machine, rec);
@@ -339,14 +353,18 @@ swf_error_t *swf_api__map_run_executions(swf_api_call_t *call, json_object *in, 
     json_object *all = json_object_new_array(), *its = NULL;
     const char *run_arn = swf_json_get_string(rec, "mapRunArn");
     swf_json_get(rec, "iterations", &its);
-    /* Nothing in swf is redriven within a Map Run (redrive.c). */
-    bool none = redrive != NULL && strcmp(redrive, "REDRIVEN") == 0;
-    for (size_t i = 0; i < json_object_array_length(its) && !none &&
-                       json_object_array_length(all) < ITERATIONS_LISTED;
+    for (size_t i = 0;
+         i < json_object_array_length(its) && json_object_array_length(all) < ITERATIONS_LISTED;
          i++) {
         json_object *it = json_object_array_get_idx(its, i), *v = NULL;
         const char *st = swf_json_get_string(it, "status");
-        if (strcmp(st, "PENDING") == 0 || !status_passes(st, status))
+        /* An iteration run again by a redrive of its run (history.c). */
+        int64_t redriven = swf_json_get(it, "redriveCount", &v) ? json_object_get_int64(v) : 0;
+        /* Waiting to run again: AWS's PENDING_REDRIVE child execution. */
+        if (strcmp(st, "PENDING") == 0 && redriven > 0)
+            st = "PENDING_REDRIVE";
+        if (strcmp(st, "PENDING") == 0 || !status_passes(st, status) ||
+            (redrive != NULL && (strcmp(redrive, "REDRIVEN") == 0) != (redriven > 0)))
             continue;
         char name[SWF_API_ARN_BYTES], machine[SWF_API_NAME_BYTES + SWF_LIMIT_NAME_BYTES + 2];
         snprintf(name, sizeof(name), "%s-%zu", strrchr(run_arn, ':') + 1, i);
@@ -362,7 +380,7 @@ swf_error_t *swf_api__map_run_executions(swf_api_call_t *call, json_object *in, 
         swf_json_add(o, "mapRunArn", json_object_new_string(run_arn));
         swf_json_get(it, "items", &v);
         swf_json_add(o, "itemCount", swf_json_ref(v));
-        swf_json_add(o, "redriveCount", json_object_new_int64(0));
+        swf_json_add(o, "redriveCount", json_object_new_int64(redriven));
         json_object_array_add(all, o);
     }
     *out = page_of(all, "executions", offset, max);

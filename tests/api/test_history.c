@@ -9,9 +9,10 @@
  * against AWS: tests/aws/services/stepfunctions/v2/scenarios/
  * test_base_scenarios.snapshot.json, test_map_state_catch and
  * test_map_state_retry; .../activities/test_activities.snapshot.json,
- * test_activity_task_failure), event for event; and the iterations a
- * Map stops (MapIterationAborted) when it fails, is retried, or the
- * execution times out or is stopped.
+ * test_activity_task_failure), event for event; the iterations a Map
+ * stops (MapIterationAborted) when it fails, is retried (at the failure),
+ * or the execution times out or is stopped; MapStateStarted's length (the
+ * Map's items); and how a distributed Map's iterations count.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -508,4 +509,119 @@ Test(api_history, iterations_still_running_when_the_execution_is_stopped_are_abo
                  "WaitStateEntered:S 6, MapIterationStarted:M#1 3, ChoiceStateEntered:C 8, "
                  "ChoiceStateExited:C 9, WaitStateEntered:W 10, MapIterationAborted:M#0 7, "
                  "MapIterationAborted:M#1 11, ExecutionAborted 3");
+}
+
+/* Event i (from 0). */
+static json_object *event_at(json_object *evs, size_t i)
+{
+    cr_assert_lt(i, json_object_array_length(evs));
+    return json_object_array_get_idx(evs, i);
+}
+
+/* The index of the first event of `type` (and name, when not NULL) from
+ * `from`; fails when there is none. */
+static size_t event_find(json_object *evs, size_t from, const char *type, const char *name)
+{
+    for (size_t i = from; i < json_object_array_length(evs); i++) {
+        json_object *e = json_object_array_get_idx(evs, i);
+        const char *nm = detail_string(e, "name");
+        if (strcmp(swf_json_get_string(e, "type"), type) == 0 &&
+            (name == NULL || (nm != NULL && strcmp(nm, name) == 0)))
+            return i;
+    }
+    cr_assert_fail("no %s%s%s from event %zu", type, name ? ":" : "", name ? name : "", from + 1);
+    return 0;
+}
+
+/* AWS: MapStateStarted's length is the number of items of the Map (after
+ * ItemsPath or ItemReader and MaxItems), however many iterations start:
+ * here MaxConcurrency 1 and the first iteration fails, so one starts. */
+Test(api_history, map_state_started_counts_the_map_s_items_not_the_iterations_started)
+{
+    /* Inline, over [1,2,3]. */
+    events_match(
+        run_events(text("{\"StartAt\":\"M\",\"States\":{\"M\":{\"Type\":\"Map\",\"MaxConcurrency\":"
+                        "1,\"ItemProcessor\":{\"StartAt\":\"F\",\"States\":{\"F\":{\"Type\":"
+                        "\"Fail\",\"Error\":\"E\"}}},\"End\":true}}}"),
+                   text("[1,2,3]"), NULL),
+        "ExecutionStarted 0, MapStateEntered:M 0, MapStateStarted#3 2, "
+        "MapIterationStarted:M#0 3, FailStateEntered:F 4, MapIterationFailed:M#0 5, "
+        "MapStateFailed 5, ExecutionFailed 7");
+    /* Distributed: iterations 0 and 1 start, 2 never does. */
+    json_object *runs = NULL;
+    json_object *evs = distributed_run("\"MaxConcurrency\":1,", &runs);
+    json_object *started = event_at(evs, event_find(evs, 0, "MapStateStarted", NULL));
+    cr_assert_eq(detail_long(started, "length"), 3);
+    run_is(runs, "FAILED", "S/1,F/1,A/1", evs);
+    /* Read by an ItemReader: 3 items, MaxItems 2. */
+    evs = run_derive(
+        text("{\"StartAt\":\"M\",\"States\":{\"M\":{\"Type\":\"Map\",\"MaxConcurrency\":1,"
+             "\"ItemReader\":{\"Resource\":\"arn:aws:states:::s3:getObject\",\"ReaderConfig\":{"
+             "\"InputType\":\"JSON\",\"MaxItems\":2},\"Parameters\":{\"Bucket\":\"b\",\"Key\":"
+             "\"k\"}},\"ItemProcessor\":{\"ProcessorConfig\":{\"Mode\":\"DISTRIBUTED\"},"
+             "\"StartAt\":\"F\",\"States\":{\"F\":{\"Type\":\"Fail\",\"Error\":\"E\"}}},"
+             "\"End\":true}}}"),
+        text("{}"), text("{\"M\":[{\"Return\":\"[1,2,3]\"}]}"), 0, NULL);
+    started = event_at(evs, event_find(evs, 0, "MapStateStarted", NULL));
+    cr_assert_eq(detail_long(started, "length"), 2);
+    json_object_put(evs);
+}
+
+/* AWS stops a Map's other iterations when one fails, whatever comes next:
+ * for a Map its Retry takes, MapIterationAborted is at the failure (its
+ * time, and before what other threads do during the back-off), not when
+ * the Map starts again. Here the Map (Retry after 5 s) is a branch of a
+ * Parallel whose other branch waits 3 s: its WaitStateExited comes
+ * between the failure (1 s) and the Map's second start (6 s). */
+Test(api_history, a_retried_map_s_iterations_are_aborted_when_it_fails_not_when_it_starts_again)
+{
+    json_object *evs = map_abort_case("\"Retry\":[{\"ErrorEquals\":[\"States.ALL\"],"
+                                      "\"IntervalSeconds\":5,\"MaxAttempts\":1}],\"End\":true",
+                                      "", 1, 0);
+    size_t failed = event_find(evs, 0, "MapIterationFailed", NULL);
+    size_t aborted = event_find(evs, 0, "MapIterationAborted", NULL);
+    cr_assert_eq(aborted, failed + 1);
+    cr_assert_eq(
+        json_object_get_double(json_object_object_get(event_at(evs, aborted), "timestamp")),
+        json_object_get_double(json_object_object_get(event_at(evs, failed), "timestamp")),
+        "MapIterationAborted at the restart, not at the failure");
+    json_object_put(evs);
+
+    evs = run_events(
+        text("{\"StartAt\":\"Par\",\"States\":{\"Par\":{\"Type\":\"Parallel\",\"End\":true,"
+             "\"Branches\":[{\"StartAt\":\"M\",\"States\":{\"M\":{\"Type\":\"Map\",\"ItemsPath\":"
+             "\"$.a\",\"Retry\":[{\"ErrorEquals\":[\"States.ALL\"],\"IntervalSeconds\":5,"
+             "\"MaxAttempts\":1}],\"End\":true,\"ItemProcessor\":{\"StartAt\":\"C\",\"States\":{"
+             "\"C\":{\"Type\":\"Choice\",\"Choices\":[{\"Variable\":\"$\",\"NumericEquals\":0,"
+             "\"Next\":\"S\"}],\"Default\":\"W\"},\"S\":{\"Type\":\"Wait\",\"Seconds\":1,"
+             "\"Next\":\"F\"},\"F\":{\"Type\":\"Fail\",\"Error\":\"E\"},\"W\":{\"Type\":\"Wait\","
+             "\"Seconds\":60,\"End\":true}}}}}},{\"StartAt\":\"B\",\"States\":{\"B\":{\"Type\":"
+             "\"Wait\",\"Seconds\":3,\"End\":true}}}]}}}"),
+        text("{\"a\":[0,1]}"), NULL);
+    failed = event_find(evs, 0, "MapIterationFailed", NULL);
+    aborted = event_find(evs, 0, "MapIterationAborted", NULL);
+    size_t other = event_find(evs, 0, "WaitStateExited", "B");
+    size_t again = event_find(evs, failed, "MapStateStarted", NULL);
+    cr_assert(failed < aborted && aborted < other && other < again,
+              "failed %zu, aborted %zu, the other branch %zu, the restart %zu", failed + 1,
+              aborted + 1, other + 1, again + 1);
+    json_object_put(evs);
+}
+
+/* A Task's TimeoutSeconds inside a distributed Map's iteration: AWS fails
+ * the child execution with States.Timeout (FAILED: only an execution's own
+ * timeout makes it TIMED_OUT, and an item processor has none), so the run
+ * counts it failed, not timedOut. The mock answers as a timed-out task
+ * does (mocks.h: the interpreter raises the same States.Timeout). */
+Test(api_history, a_task_timing_out_in_a_distributed_iteration_fails_the_iteration)
+{
+    json_object *runs = NULL;
+    json_object *evs = run_derive(
+        text("{\"StartAt\":\"M\",\"States\":{\"M\":{\"Type\":\"Map\",\"ToleratedFailureCount\":1,"
+             "\"ItemProcessor\":{\"ProcessorConfig\":{\"Mode\":\"DISTRIBUTED\"},\"StartAt\":"
+             "\"T\",\"States\":{\"T\":{\"Type\":\"Task\",\"Resource\":\"arn:aws:states:us-east-"
+             "1:123456789012:activity:a\",\"TimeoutSeconds\":1,\"End\":true}}},\"End\":true}}}"),
+        text("[1,2]"), text("{\"T\":[{\"Throw\":{\"Error\":\"States.Timeout\"}},{\"Return\":{}}]}"),
+        0, &runs);
+    run_is(runs, "SUCCEEDED", "F/1,S/1", evs);
 }

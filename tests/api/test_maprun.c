@@ -9,7 +9,7 @@
  * another machine, label or execution get AWS's errors. UpdateMapRun of a
  * running run lets a waiting iteration start at once, and the history
  * with its signal replays; a run whose execution is stopped is aborted; a
- * failed run's execution redriven runs the Map again as a new run.
+ * failed run's execution redriven redrives the run (MapRunRedriven).
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -94,6 +94,12 @@ static bool is_succeeded(json_object *run)
 static bool is_failed(json_object *run)
 {
     return strcmp(swf_json_get_string(run, "status"), "FAILED") == 0;
+}
+
+static bool is_failed_once_redriven(json_object *run)
+{
+    json_object *v = NULL;
+    return is_failed(run) && swf_json_get(run, "redriveCount", &v) && json_object_get_int64(v) == 1;
 }
 
 static bool is_aborted(json_object *run)
@@ -292,17 +298,23 @@ Test(maprun, distributed_maps_are_map_runs_the_api_lists_describes_and_the_histo
     swf_history_store_free(store);
 
     /* Two of three iterations fail (a SecondsPath that is no number): more
-     * than the 50% tolerated, the run fails; redriven, the Map runs again
-     * as a new run (a redrive does not run Quick again). */
+     * than the 50% tolerated, the run fails; redriven with its execution,
+     * the same run is redriven (a redrive does not run Quick again), and
+     * fails again. */
     start(port, "runs-3", "{\"items\":[{\"nap\":\"x\"},{\"nap\":\"y\"},{\"nap\":1}]}");
     run = run_when(port, RUN "Slow:runs-3-2", is_failed);
     cr_assert_eq(count_of(run, "executionCounts", "failed"), 2);
     cr_assert_eq(count_of(run, "executionCounts", "aborted"), 1);
+    cr_assert_eq(num(run, "redriveCount"), 0);
+    cr_assert(!json_object_object_get_ex(run, "redriveDate", NULL));
     json_object_put(run);
     json_object_put(call_ok(port, SFN "RedriveExecution",
                             "{\"executionArn\":\"" ARN "execution:Runs:runs-3\"}"));
-    json_object_put(run_when(port, RUN "Slow:runs-3-3", is_failed));
-    cr_assert_eq(history_names(port, "runs-3", "MapRunStarted", NULL), 3);
+    run = run_when(port, RUN "Slow:runs-3-2", is_failed_once_redriven);
+    cr_assert(json_object_object_get_ex(run, "redriveDate", NULL));
+    json_object_put(run);
+    cr_assert_eq(history_names(port, "runs-3", "MapRunStarted", NULL), 2);
+    cr_assert_eq(history_names(port, "runs-3", "MapRunRedriven", NULL), 1);
     cr_assert_eq(history_names(port, "runs-3", "MapRunFailed", NULL), 2);
     api_down(api, creds);
     swf_dev_stop(dev);

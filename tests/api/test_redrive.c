@@ -9,8 +9,9 @@
  * redrive, or the same redrive message delivered again, changes nothing.
  * An execution stopped while its Task waited is redriven from the command
  * line and goes on at that Task; a Map runs again only the iteration that
- * failed; a TIMED_OUT execution gets its timeout again from the redrive;
- * nothing reopens a workflow id another execution runs as.
+ * failed, and a distributed one redrives its Map Run; a TIMED_OUT
+ * execution gets its timeout again from the redrive; nothing reopens a
+ * workflow id another execution runs as.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -409,25 +410,125 @@ static void wait_events(sys_t *s, const char *id, swf_event_type_t type, size_t 
     cr_assert_fail("%s: fewer than %zu %s", id, n, swf_event_type_name(type));
 }
 
-/* A Map whose iteration 1 failed after 0 and 2 succeeded: the redrive runs
- * iteration 1 alone and the Map's result keeps the others'. */
+/* The Map of MAP_DEF whose iteration 1 failed after 0 and 2 succeeded:
+ * the redrive runs iteration 1 alone and the Map's result keeps the
+ * others'. */
+static void map_redriven(sys_t *s, const char *machine, const char *def, const char *id)
+{
+    char arn[256];
+    snprintf(arn, sizeof(arn), "{\"executionArn\":\"" ARN "execution:%s:%s\"}", machine, id);
+    create_and_start(s, machine, def, id);
+    answer(s, id, "Work@Each[0]", 1, "\"a\"");
+    answer(s, id, "Work@Each[2]", 1, "\"c\"");
+    wait_events(s, id, SWF_EVENT_ACTIVITY_TASK_COMPLETED, 2);
+    answer(s, id, "Work@Each[1]", 1, NULL);
+    json_object_put(describe_when(s, machine, id, "FAILED"));
+    json_object_put(call_ok(s->port, SFN "RedriveExecution", arn));
+    answer(s, id, "Work@Each[1]", 2, "\"b\"");
+    json_object *d = describe_when(s, machine, id, "SUCCEEDED");
+    cr_assert_str_eq(swf_json_get_string(d, "output"), "[\"a\",\"b\",\"c\"]");
+    json_object_put(d);
+    expect_runs(s, id, (const char *const[]){"Work@Each[0]", "Work@Each[1]", "Work@Each[2]"},
+                (const size_t[]){1, 2, 1});
+}
+
 Test(redrive, a_map_runs_again_only_the_iteration_that_failed, .timeout = 300)
 {
     sys_t s;
     sys_up(&s);
-    create_and_start(&s, "Each", MAP_DEF, "map-1");
-    answer(&s, "map-1", "Work@Each[0]", 1, "\"a\"");
-    answer(&s, "map-1", "Work@Each[2]", 1, "\"c\"");
-    wait_events(&s, "map-1", SWF_EVENT_ACTIVITY_TASK_COMPLETED, 2);
-    answer(&s, "map-1", "Work@Each[1]", 1, NULL);
-    json_object_put(describe_when(&s, "Each", "map-1", "FAILED"));
-    json_object_put(call_ok(s.port, SFN "RedriveExecution",
-                            "{\"executionArn\":\"" ARN "execution:Each:map-1\"}"));
-    answer(&s, "map-1", "Work@Each[1]", 2, "\"b\"");
-    json_object *d = describe_when(&s, "Each", "map-1", "SUCCEEDED");
-    cr_assert_str_eq(swf_json_get_string(d, "output"), "[\"a\",\"b\",\"c\"]");
-    json_object_put(d);
-    expect_runs(&s, "map-1", (const char *const[]){"Work@Each[0]", "Work@Each[1]", "Work@Each[2]"},
-                (const size_t[]){1, 2, 1});
+    map_redriven(&s, "Each", MAP_DEF, "map-1");
+    sys_down(&s);
+}
+
+/* The events of `type` in the execution's GetExecutionHistory; the last
+ * one's details under `details` in *last (a new reference) when not NULL. */
+static size_t history_count(sys_t *s, const char *machine, const char *id, const char *type,
+                            const char *details, json_object **last)
+{
+    char body[256];
+    snprintf(body, sizeof(body),
+             "{\"executionArn\":\"" ARN "execution:%s:%s\",\"maxResults\":1000}", machine, id);
+    json_object *h = call_ok(s->port, SFN "GetExecutionHistory", body), *evs = NULL, *d;
+    swf_json_get(h, "events", &evs);
+    size_t n = 0;
+    for (size_t i = 0; i < json_object_array_length(evs); i++) {
+        json_object *e = json_object_array_get_idx(evs, i);
+        if (strcmp(swf_json_get_string(e, "type"), type) != 0)
+            continue;
+        n++;
+        if (last != NULL && swf_json_get(e, details, &d)) {
+            json_object_put(*last);
+            *last = json_object_get(d);
+        }
+    }
+    json_object_put(h);
+    return n;
+}
+
+static int64_t counts_get(json_object *run, const char *counts, const char *key)
+{
+    json_object *c = NULL;
+    cr_assert(swf_json_get(run, counts, &c), "no %s in %s", counts, swf_json_str(run));
+    return get_int(c, key);
+}
+
+/* The same Map, distributed: AWS redrives its Map Run with the execution
+ * (the same run: MapRunRedriven, redriveCount, redriveDate), the
+ * iteration that failed run again (a child execution redriven). */
+Test(redrive, a_distributed_map_s_failed_run_is_redriven_with_its_execution, .timeout = 300)
+{
+    static const char *dist =
+        "{\"StartAt\":\"Make\",\"States\":{"
+        "\"Make\":{\"Type\":\"Pass\",\"Result\":[1,2,3],\"ResultPath\":\"$.items\","
+        "\"Next\":\"Each\"},\"Each\":{\"Type\":\"Map\",\"Label\":\"Batch\",\"ItemsPath\":"
+        "\"$.items\",\"End\":true,\"ItemProcessor\":{\"ProcessorConfig\":{\"Mode\":"
+        "\"DISTRIBUTED\",\"ExecutionType\":\"STANDARD\"},\"StartAt\":\"Work\",\"States\":{"
+        "\"Work\":{\"Type\":\"Task\"," ACT("redo-dist") ",\"End\":true}}}}}}";
+    static const char run_arn[] = ARN "mapRun:Dist/Batch:dmap-1-1";
+    sys_t s;
+    sys_up(&s);
+    map_redriven(&s, "Dist", dist, "dmap-1");
+    /* One run, started, failed, redriven once, succeeded. */
+    json_object *det = NULL;
+    cr_assert_eq(history_count(&s, "Dist", "dmap-1", "MapRunStarted", NULL, NULL), 1);
+    cr_assert_eq(history_count(&s, "Dist", "dmap-1", "MapRunFailed", NULL, NULL), 1);
+    cr_assert_eq(
+        history_count(&s, "Dist", "dmap-1", "MapRunRedriven", "mapRunRedrivenEventDetails", &det),
+        1);
+    cr_assert_str_eq(swf_json_get_string(det, "mapRunArn"), run_arn);
+    cr_assert_eq(get_int(det, "redriveCount"), 1);
+    json_object_put(det);
+    cr_assert_eq(history_count(&s, "Dist", "dmap-1", "MapRunSucceeded", NULL, NULL), 1);
+    json_object *runs = call_ok(s.port, SFN "ListMapRuns",
+                                "{\"executionArn\":\"" ARN "execution:Dist:dmap-1\"}"),
+                *list = NULL;
+    swf_json_get(runs, "mapRuns", &list);
+    cr_assert_eq(json_object_array_length(list), 1, "%s", swf_json_str(runs));
+    json_object_put(runs);
+    json_object *run = call_ok(s.port, SFN "DescribeMapRun",
+                               "{\"mapRunArn\":\"" ARN "mapRun:Dist/Batch:dmap-1-1\"}");
+    cr_assert_str_eq(swf_json_get_string(run, "status"), "SUCCEEDED");
+    cr_assert_eq(get_int(run, "redriveCount"), 1);
+    cr_assert_geq(get_int(run, "redriveDate"), get_int(run, "startDate"));
+    cr_assert_eq(counts_get(run, "executionCounts", "succeeded"), 3);
+    cr_assert_eq(counts_get(run, "executionCounts", "failed"), 0);
+    cr_assert_eq(counts_get(run, "itemCounts", "total"), 3);
+    json_object_put(run);
+    /* The interpreter numbered the redriven run's begin 2 (a ResultWriter's
+     * MapRunArn): that ARN names the same run. */
+    run = call_ok(s.port, SFN "DescribeMapRun",
+                  "{\"mapRunArn\":\"" ARN "mapRun:Dist/Batch:dmap-1-2\"}");
+    cr_assert_str_eq(swf_json_get_string(run, "mapRunArn"), run_arn);
+    json_object_put(run);
+    /* The iteration run again is its one redriven child execution. */
+    json_object *redriven = call_ok(s.port, SFN "ListExecutions",
+                                    "{\"mapRunArn\":\"" ARN "mapRun:Dist/Batch:dmap-1-1\","
+                                    "\"redriveFilter\":\"REDRIVEN\"}");
+    swf_json_get(redriven, "executions", &list);
+    cr_assert_eq(json_object_array_length(list), 1, "%s", swf_json_str(redriven));
+    json_object *it = json_object_array_get_idx(list, 0);
+    cr_assert_str_eq(swf_json_get_string(it, "name"), "dmap-1-1-1");
+    cr_assert_eq(get_int(it, "redriveCount"), 1);
+    json_object_put(redriven);
     sys_down(&s);
 }
