@@ -84,6 +84,19 @@ static const char *put(const char *name, const char *text)
     return path;
 }
 
+/* put() of a file of n lines "{}" (an execution each, input {}). */
+static const char *put_empties(const char *name, size_t n)
+{
+    char *text = malloc(n * 3 + 1);
+    cr_assert_not_null(text);
+    for (size_t i = 0; i < n; i++)
+        memcpy(text + i * 3, "{}\n", 3);
+    text[n * 3] = '\0';
+    const char *path = put(name, text);
+    free(text);
+    return path;
+}
+
 /* A dev system with `deciders` deciders and no swf-history, and the Pass
  * machine registered as M. */
 static void up(int deciders)
@@ -270,14 +283,8 @@ Test(cli_start_inputs, bad_lines_are_named_with_their_number_and_nothing_starts,
     }
 
     /* More lines than the limit: the first one over it is named. */
-    size_t over = 100001;
-    char *text = malloc(over * 3 + 1);
-    for (size_t i = 0; i < over; i++)
-        memcpy(text + i * 3, "{}\n", 3);
-    text[over * 3] = '\0';
     char args[256];
-    snprintf(args, sizeof(args), "start M --inputs %s", put("over.jsonl", text));
-    free(text);
+    snprintf(args, sizeof(args), "start M --inputs %s", put_empties("over.jsonl", 100001));
     ran_t r = swf(args);
     cr_assert_eq(r.status, 1, "%s", r.err);
     cr_assert(strstr(r.err, "over.jsonl:100001: more than 100000 lines") != NULL, "%s", r.err);
@@ -319,5 +326,42 @@ Test(cli_start_inputs, an_empty_file_starts_nothing_and_says_so, .timeout = 300)
         ran_free(&r);
     }
     cr_assert_eq(query_num("SELECT count(*) FROM executions"), 0);
+    down();
+}
+
+/* Kafka away or not configured: the executions start all the same (the
+ * sweep of swf-history hands them to a decider), stderr says none was
+ * notified, and the status is 0, as for `swf start`; after the first
+ * batch fails, the others are not held up waiting for Kafka again. */
+Test(cli_start_inputs, without_kafka_the_lines_start_and_stderr_says_no_decider_was_notified,
+     .timeout = 300)
+{
+    up(0);
+    char args[256];
+    snprintf(args, sizeof(args), "start M --inputs %s", put_empties("k.jsonl", MANY));
+
+    setenv("SWF_KAFKA_BROKERS", "127.0.0.1:1", 1); /* nothing listens there */
+    setenv("SWF_KAFKA_SEND_TIMEOUT_MS", "1000", 1);
+    int64_t t0 = swf_time_now_ms();
+    ran_t r = swf(args);
+    int64_t took = swf_time_now_ms() - t0;
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char **ids = calloc(MANY + 1, sizeof(*ids));
+    cr_assert_eq(lines_of(r.out, ids, MANY + 1), MANY);
+    free(ids);
+    cr_assert(strstr(r.err, "swf start: 500 of the 500 executions just started (from ") != NULL,
+              "%s", r.err);
+    cr_assert(strstr(r.err, "nor will those started after them be") != NULL, "%s", r.err);
+    cr_assert(took < 20000, "one wait for Kafka, not one a batch: %lld ms", (long long)took);
+    ran_free(&r);
+
+    unsetenv("SWF_KAFKA_BROKERS");
+    r = swf(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.err, "swf start: SWF_KAFKA_BROKERS is not set, so no decider is notified; "
+                            "swf-history's sweep will hand the executions to a decider\n");
+    ran_free(&r);
+    cr_assert_eq(query_num("SELECT count(*) FROM executions WHERE status = 'open'"), 2 * MANY);
+    unsetenv("SWF_KAFKA_SEND_TIMEOUT_MS");
     down();
 }
