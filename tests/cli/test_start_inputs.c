@@ -365,3 +365,47 @@ Test(cli_start_inputs, without_kafka_the_lines_start_and_stderr_says_no_decider_
     unsetenv("SWF_KAFKA_SEND_TIMEOUT_MS");
     down();
 }
+
+/* The database refuses the second batch as a whole (a trigger the owner
+ * put on executions, as a full disk or a lost connection would): the
+ * first batch's lines were started and printed, the rest were not, and
+ * stderr says which by line number. */
+Test(cli_start_inputs, a_batch_the_database_refuses_ends_the_command_saying_which_lines_started,
+     .timeout = 300)
+{
+    up(1);
+    PGconn *c = PQconnectdb(swf_dev_owner_conninfo(dev));
+    PGresult *res = PQexec(
+        c, "CREATE FUNCTION test_full() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+           " IF (SELECT count(*) FROM executions) >= 500 THEN RAISE EXCEPTION 'disk full'; END IF;"
+           " RETURN NEW; END $$;"
+           " CREATE TRIGGER test_full BEFORE INSERT ON executions"
+           " FOR EACH ROW EXECUTE FUNCTION test_full()");
+    cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s", PQerrorMessage(c));
+    PQclear(res);
+    PQfinish(c);
+
+    char args[256];
+    snprintf(args, sizeof(args), "start M --inputs %s", put_empties("full.jsonl", MANY));
+    ran_t r = swf(args);
+    cr_assert_eq(r.status, 3, "%s", r.err);
+    char **ids = calloc(MANY + 1, sizeof(*ids));
+    cr_assert_eq(lines_of(r.out, ids, MANY + 1), 500, "the first batch's ids: %s", r.err);
+    free(ids);
+    char expect[512];
+    snprintf(expect, sizeof(expect), "swf start: %s:501-1000: disk full",
+             args + strlen("start M --inputs "));
+    cr_assert(strstr(r.err, expect) != NULL, "%s\nexpected: %s", r.err, expect);
+    cr_assert(strstr(r.err, "\n  the lines before line 501 were started (their ids above); line "
+                            "501 and those after it were not\n") != NULL,
+              "%s", r.err);
+    /* Those 500 run to their end from their decide messages. */
+    int64_t t0 = swf_time_now_ms();
+    while (query_num("SELECT count(*) FROM executions WHERE status = 'succeeded'") < 500 &&
+           swf_time_now_ms() - t0 < 120000)
+        usleep(200000);
+    cr_assert_eq(query_num("SELECT count(*) FROM executions WHERE status = 'succeeded'"), 500);
+    cr_assert_eq(query_num("SELECT count(*) FROM executions"), 500);
+    ran_free(&r);
+    down();
+}
