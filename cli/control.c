@@ -26,7 +26,9 @@
  *
  * The producer (kafka/kafka.h) is made per command and destroyed after the
  * delivery report: a command line sends one message, so there is nothing to
- * keep.
+ * keep. `swf start --inputs` is the exception: one producer for all the
+ * `decide` messages of the command, one wait for their delivery reports
+ * per batch (swf_cli_decide_post_many).
  */
 #include "cli/cli.h"
 

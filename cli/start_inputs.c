@@ -14,7 +14,8 @@
  * swf accepts anywhere, the members, the workflow id, the input's size)
  * before anything starts, and the first bad line is named with its line
  * number, nothing started. The state machine is looked up once, before
- * any start. Then the lines are started in batches of START_BATCH: one
+ * any start. Then the lines are started in batches of START_BATCH (or
+ * fewer, to keep a batch within START_BATCH_BYTES): one
  * append statement and one transaction per batch
  * (swf_history_pg_executions_start), and the batch's `decide` messages on
  * one producer for the whole command, flushed once per batch
@@ -52,8 +53,12 @@
 #define INPUTS_LINES 100000
 /* Bytes a line may hold beyond the start input limit. */
 #define INPUTS_LINE_SLACK (64u * 1024u)
-/* Starts per transaction and per wait for Kafka's delivery reports. */
+/* Starts per transaction and per wait for Kafka's delivery reports, and
+ * the bytes of their lines and definitions at most (each start records its
+ * whole definition, up to 1 MiB; one statement's jsonb stays far below
+ * PostgreSQL's 255 MiB, and the command's memory bounded). */
 #define START_BATCH 500
+#define START_BATCH_BYTES (32u * 1024u * 1024u)
 
 /* The file's text and where its lines that are not blank are. */
 typedef struct inputs {
@@ -246,17 +251,23 @@ typedef struct batch {
     char *running[START_BATCH];
     swf_error_t *errors[START_BATCH];
     const char *posted[START_BATCH];
+    size_t def_bytes; /* the definition's size, which each start records */
 } batch_t;
 
-/* How many lines from `first` go in one batch: at most START_BATCH, and
+/* How many lines from `first` go in one batch: at most START_BATCH, of at
+ * most START_BATCH_BYTES with their definitions (one line at least), and
  * none whose workflow id an earlier line of the batch has. Reads the lines
  * into b (parsed by the check already, so they parse). */
 static size_t batch_fill(const inputs_t *in, size_t first, const char *name, int version,
                          batch_t *b)
 {
-    size_t n = 0;
+    size_t n = 0, bytes = 0;
     int64_t now = swf_time_now_ms();
     for (size_t k = first; k < in->n && n < START_BATCH; k++, n++) {
+        size_t cost = in->bytes[k] + b->def_bytes;
+        if (n > 0 && bytes + cost > START_BATCH_BYTES)
+            break;
+        bytes += cost;
         json_object *input;
         const char *wid;
         swf_error_t *err = line_parse(in, k, &b->lines[n], &input, &wid);
@@ -358,8 +369,11 @@ int swf_cli_start_inputs(const char *name, int version, const char *path)
     swf_history_store_t *s = NULL;
     err = swf_history_pg_new(swf_history_pg_conninfo_env(), &s);
     json_object *def = NULL;
+    size_t def_bytes = 0;
     if (err == NULL)
         err = swf_history_pg_state_machine_get(s, name, version, &def, NULL);
+    if (err == NULL)
+        def_bytes = strlen(swf_json_str(def));
     json_object_put(def);
     if (err != NULL) {
         swf_history_store_free(s);
@@ -372,6 +386,7 @@ int swf_cli_start_inputs(const char *name, int version, const char *path)
     batch_t *b = malloc(sizeof(*b));
     if (b == NULL)
         abort();
+    b->def_bytes = def_bytes;
     int status = SWF_EXIT_OK;
     for (size_t first = 0; first < in.n;) {
         size_t done;
