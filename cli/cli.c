@@ -66,6 +66,8 @@ static const struct {
     {"register NAME FILE", "register a new version of a state machine"},
     {"start NAME [--input JSON|@FILE] [--workflow-id ID] [--version N] [--wait]",
      "start an execution, print its id (--wait: follow it to its end)"},
+    {"start NAME --inputs FILE|- [--version N]",
+     "start an execution per JSON line of FILE, print their ids in order"},
     {"describe ID [--json]", "show one execution"},
     {"list [--status S] [--state-machine NAME] [--limit N] [--json]",
      "list executions, newest first"},

@@ -70,6 +70,25 @@ int swf_cli_redrive(int argc, char **argv);
  * status; the execution is started either way (cli/control.c). */
 int swf_cli_decide_post(const char *execution_id);
 
+/* The `decide` messages of many executions started by one command (`swf
+ * start --inputs`, cli/start_inputs.c), on one producer made once: new
+ * says on stderr when SWF_KAFKA_BROKERS is not set or the producer cannot
+ * be made, and the poster then posts nothing. post_many produces one
+ * message per id (borrowed) and waits once for all their delivery
+ * reports; false when some were not delivered (said on stderr), and every
+ * later call posts nothing (the executions are started either way:
+ * swf-history's sweep hands them to a decider). */
+typedef struct swf_cli_decide_poster swf_cli_decide_poster_t;
+swf_cli_decide_poster_t *swf_cli_decide_poster_new(void);
+bool swf_cli_decide_post_many(swf_cli_decide_poster_t *p, const char *const *ids, size_t n);
+void swf_cli_decide_poster_free(swf_cli_decide_poster_t *p);
+
+/* `swf start NAME --inputs FILE` (cli/start_inputs.c): one execution of
+ * the state machine `name` at `version` (0: the latest) per line of `path`
+ * ("-": standard input), after the whole file was checked. Returns the
+ * exit status. */
+int swf_cli_start_inputs(const char *name, int version, const char *path);
+
 /* Sends one message (borrowed) to the inbox under the execution's key and
  * waits for its delivery (cli/control.c); ctx is unused. The shape of
  * decider/sw_route.h's swf_sw_route_send_fn. */

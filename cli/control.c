@@ -26,7 +26,9 @@
  *
  * The producer (kafka/kafka.h) is made per command and destroyed after the
  * delivery report: a command line sends one message, so there is nothing to
- * keep.
+ * keep. `swf start --inputs` is the exception: one producer for all the
+ * `decide` messages of the command, one wait for their delivery reports
+ * per batch (swf_cli_decide_post_many).
  */
 #include "cli/cli.h"
 
@@ -64,6 +66,30 @@ static const char *brokers_env(void)
  * (the send then waits out its own timeout when the cluster is away). */
 #define INBOX_LOOKUP_MS 2000
 
+/* What a decider would dead-letter is refused before it is produced: the
+ * deciders' own check of the message. */
+static swf_error_t *message_check(const char *payload, size_t len)
+{
+    swf_msg_t check = {0};
+    swf_error_t *err = swf_msg_parse(payload, len, swf_token_secret_env(), &check);
+    swf_msg_clear(&check);
+    if (err != NULL)
+        swf_error_prefix(err, "the message would be refused");
+    return err;
+}
+
+/* A producer for the inbox on `brokers`, which has learnt the inbox's
+ * partitions: now rather than at librdkafka's next scan of topics, up to
+ * a second away (kafka.h). A failed lookup is the send's to report. */
+static swf_error_t *inbox_producer_new(const char *brokers, rd_kafka_t **producer)
+{
+    swf_error_t *err =
+        swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = brokers}, producer);
+    if (err == NULL)
+        (void)swf_kafka_topic_lookup(*producer, inbox_topic(), INBOX_LOOKUP_MS);
+    return err;
+}
+
 /* Sends one message to the inbox under `key` and waits for its delivery
  * report (kafka/kafka.h, where librdkafka's errors are translated). */
 static swf_error_t *inbox_send(const char *key, json_object *msg)
@@ -74,23 +100,14 @@ static swf_error_t *inbox_send(const char *key, json_object *msg)
                              "SWF_KAFKA_BROKERS is not set (host:port of the Kafka brokers)");
     const char *payload = swf_msg_str(msg);
     size_t len = strlen(payload);
-    /* The deciders' own check: what they would dead-letter is refused now. */
-    swf_msg_t check = {0};
-    swf_error_t *err = swf_msg_parse(payload, len, swf_token_secret_env(), &check);
-    swf_msg_clear(&check);
-    if (err != NULL) {
-        swf_error_prefix(err, "the message would be refused");
+    swf_error_t *err = message_check(payload, len);
+    if (err != NULL)
         return err;
-    }
     rd_kafka_t *producer = NULL;
-    err = swf_kafka_producer_new(&(swf_kafka_producer_config_t){.brokers = brokers}, &producer);
+    err = inbox_producer_new(brokers, &producer);
     if (err != NULL)
         return err;
     swf_kafka_out_t out = {inbox_topic(), key, payload, len, RD_KAFKA_RESP_ERR_NO_ERROR};
-    /* Learn the inbox's partitions now rather than at librdkafka's next
-     * scan of topics, up to a second away (kafka.h). A failed lookup is
-     * the send's to report. */
-    (void)swf_kafka_topic_lookup(producer, out.topic, INBOX_LOOKUP_MS);
     err = swf_kafka_send(producer, &out, 1);
     if (err != NULL)
         swf_error_prefix(err, "message not delivered to %s", brokers);
@@ -519,4 +536,81 @@ int swf_cli_decide_post(const char *execution_id)
     fprintf(stderr, "  swf-history's sweep will hand the execution to a decider\n");
     swf_error_free(err);
     return SWF_EXIT_ERROR;
+}
+
+/* ---- the decide messages of swf start --inputs --------------------------------- */
+
+struct swf_cli_decide_poster {
+    rd_kafka_t *producer; /* NULL: nothing is posted any more */
+};
+
+static const char sweep_note[] = "  swf-history's sweep will hand the executions to a decider\n";
+
+swf_cli_decide_poster_t *swf_cli_decide_poster_new(void)
+{
+    swf_cli_decide_poster_t *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        abort();
+    const char *brokers = brokers_env();
+    if (brokers == NULL) {
+        fprintf(stderr, "swf start: SWF_KAFKA_BROKERS is not set, so no decider is notified; "
+                        "swf-history's sweep will hand the executions to a decider\n");
+        return p;
+    }
+    swf_error_t *err = inbox_producer_new(brokers, &p->producer);
+    if (err != NULL) {
+        fprintf(stderr, "swf start: no decider is notified: %s\n%s", swf_error_message(err),
+                sweep_note);
+        swf_error_free(err);
+    }
+    return p;
+}
+
+bool swf_cli_decide_post_many(swf_cli_decide_poster_t *p, const char *const *ids, size_t n)
+{
+    if (p->producer == NULL || n == 0)
+        return p->producer != NULL;
+    json_object **msgs = calloc(n, sizeof(*msgs));
+    swf_kafka_out_t *outs = calloc(n, sizeof(*outs));
+    if (msgs == NULL || outs == NULL)
+        abort();
+    swf_error_t *err = NULL;
+    for (size_t i = 0; i < n && err == NULL; i++) {
+        msgs[i] = swf_msg_decide_new(NULL, ids[i]);
+        const char *payload = swf_msg_str(msgs[i]);
+        outs[i] = (swf_kafka_out_t){inbox_topic(), ids[i], payload, strlen(payload),
+                                    RD_KAFKA_RESP_ERR_NO_ERROR};
+        err = message_check(payload, outs[i].len);
+    }
+    /* One wait for the whole batch's delivery reports. */
+    bool sent = err == NULL;
+    if (sent)
+        err = swf_kafka_send(p->producer, outs, n);
+    size_t lost = 0;
+    for (size_t i = 0; i < n; i++) {
+        lost += err != NULL && (!sent || outs[i].result != RD_KAFKA_RESP_ERR_NO_ERROR);
+        json_object_put(msgs[i]);
+    }
+    free(msgs);
+    free(outs);
+    if (err == NULL)
+        return true;
+    /* The executions are started either way; the rest of the command posts
+     * nothing more rather than wait out the send timeout batch after batch. */
+    fprintf(stderr,
+            "swf start: %zu of the %zu executions just started (from %s) were not notified to a "
+            "decider, nor will those started after them be: %s\n%s",
+            lost, n, ids[0], swf_error_message(err), sweep_note);
+    swf_error_free(err);
+    swf_kafka_producer_free(p->producer);
+    p->producer = NULL;
+    return false;
+}
+
+void swf_cli_decide_poster_free(swf_cli_decide_poster_t *p)
+{
+    if (p == NULL)
+        return;
+    swf_kafka_producer_free(p->producer);
+    free(p);
 }

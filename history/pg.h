@@ -194,6 +194,36 @@ typedef struct swf_history_start {
 swf_error_t *swf_history_pg_execution_start(swf_history_store_t *store,
                                             const swf_history_start_t *start, char **running_id);
 
+/* What swf_history_pg_execution_start checks before it asks the database:
+ * the ids and the name are not empty and at most SWF_LIMIT_NAME_BYTES, the
+ * input is within the start input limit (above). A caller that must refuse
+ * a whole file before starting any of it (`swf start --inputs`) asks here
+ * first. */
+swf_error_t *swf_history_pg_start_check(const swf_history_start_t *start);
+
+/* The start input limit: SWF_LIMIT_START_INPUT_BYTES when it is set to a
+ * number above 0, else SWF_HISTORY_START_INPUT_BYTES. */
+size_t swf_history_pg_start_input_limit(void);
+
+/*
+ * Starts n executions as swf_history_pg_execution_start starts each, in
+ * one transaction and one append statement (swf_history_pg_batch_append),
+ * reading the definition once for a run of starts of the same state
+ * machine and version. Each start succeeds or fails on its own: errors[i]
+ * gets NULL or why starts[i] wrote nothing, the message
+ * swf_history_pg_execution_start gives (SWF_E_CONFLICT with the workflow
+ * id's open execution in running_ids[i], caller frees, when running_ids is
+ * not NULL). Of two starts of one workflow id in one call, one starts and
+ * the other loses to it, which one is not said: a caller that wants the
+ * first to win gives the second in a later call. The return value is an
+ * error only when the whole
+ * batch failed (the database), and then nothing was written and errors[]
+ * is all NULL.
+ */
+swf_error_t *swf_history_pg_executions_start(swf_history_store_t *store,
+                                             const swf_history_start_t *starts, size_t n,
+                                             char **running_ids, swf_error_t **errors);
+
 /* Imports a whole history (ids dense from 1; the execution id is the
  * executionId attribute of its WorkflowExecutionStarted) in one transaction.
  * *execution_id (may be NULL) gets it (caller frees). */

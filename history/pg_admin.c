@@ -116,7 +116,7 @@ swf_error_t *swf_history_pg_state_machine_get(swf_history_store_t *store, const 
     return err;
 }
 
-static size_t start_input_limit(void)
+size_t swf_history_pg_start_input_limit(void)
 {
     const char *env = getenv("SWF_LIMIT_START_INPUT_BYTES");
     if (env != NULL && env[0] != '\0') {
@@ -145,12 +145,8 @@ static swf_error_t *running_of(swf_history__pg_t *pg, const char *workflow_id, c
     return NULL;
 }
 
-swf_error_t *swf_history_pg_execution_start(swf_history_store_t *store,
-                                            const swf_history_start_t *start, char **running_id)
+swf_error_t *swf_history_pg_start_check(const swf_history_start_t *start)
 {
-    swf_history__pg_t *pg = swf_history__pg(store);
-    if (running_id != NULL)
-        *running_id = NULL;
     const char *workflow_id = start->workflow_id ? start->workflow_id : start->execution_id;
     swf_error_t *err = name_check("execution id", start->execution_id);
     if (err == NULL)
@@ -159,20 +155,23 @@ swf_error_t *swf_history_pg_execution_start(swf_history_store_t *store,
         err = name_check("state machine name", start->state_machine);
     if (err != NULL)
         return err;
-    size_t limit = start_input_limit();
+    size_t limit = swf_history_pg_start_input_limit();
     size_t input_len = strlen(swf_json_str(start->input));
     if (input_len > limit)
         return swf_error_new(SWF_E_LIMIT, NULL,
                              "the input is %zu bytes, more than the limit of %zu "
                              "(SWF_LIMIT_START_INPUT_BYTES)",
                              input_len, limit);
+    return NULL;
+}
 
-    json_object *definition;
-    int version;
-    err = swf_history_pg_state_machine_get(store, start->state_machine, start->version, &definition,
-                                           &version);
-    if (err != NULL)
-        return err;
+/* The attributes of a start's WorkflowExecutionStarted (a new object), its
+ * definition `definition` (borrowed) at `version`. */
+static swf_error_t *started_attrs(const swf_history_start_t *start, json_object *definition,
+                                  int version, json_object **out)
+{
+    *out = NULL;
+    const char *workflow_id = start->workflow_id ? start->workflow_id : start->execution_id;
     json_object *attrs = json_object_new_object();
     json_object_object_add(attrs, "executionId", json_object_new_string(start->execution_id));
     json_object_object_add(attrs, "workflowId", json_object_new_string(workflow_id));
@@ -185,7 +184,7 @@ swf_error_t *swf_history_pg_execution_start(swf_history_store_t *store,
     json_object *timeout;
     if (swf_json_get(definition, "TimeoutSeconds", &timeout) && swf_json_is_number(timeout))
         json_object_object_add(attrs, "executionStartToCloseTimeout", swf_json_ref(timeout));
-    json_object_object_add(attrs, "definition", definition);
+    json_object_object_add(attrs, "definition", swf_json_ref(definition));
     json_object_object_add(attrs, "input", swf_json_ref(start->input));
     if (start->task_list_prefix != NULL && start->task_list_prefix[0] != '\0')
         json_object_object_add(attrs, "taskListPrefix",
@@ -199,38 +198,139 @@ swf_error_t *swf_history_pg_execution_start(swf_history_store_t *store,
                                   start->nested_depth);
     /* The deployment's settings (task list map, state data limit), recorded
      * so that the decider and a replay use them (protocol/started.h). */
-    if ((err = swf_started_settings_record(attrs)) != NULL) {
+    swf_error_t *err = swf_started_settings_record(attrs);
+    if (err != NULL) {
         json_object_put(attrs);
         return err;
     }
+    *out = attrs;
+    return NULL;
+}
 
-    swf_event_t events[2] = {
-        {1, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, start->time_ms, attrs},
-        {2, SWF_EVENT_DECISION_TASK_SCHEDULED, start->time_ms, json_object_new_object()},
-    };
-    err = swf_history_append(store, start->execution_id, 1, events, 2);
-    json_object_put(events[0].attrs);
-    json_object_put(events[1].attrs);
-    if (err != NULL && swf_error_code(err) == SWF_E_CONFLICT) {
-        char *running = NULL;
-        swf_error_t *err2 = running_of(pg, workflow_id, &running);
-        if (err2 != NULL) {
-            swf_error_free(err);
-            return err2;
+/* A start that lost to an open execution of its workflow id: err (taken)
+ * becomes the sentence `swf start` prints, and *running_id (may be NULL)
+ * that execution's id. Any other error is returned as it is. */
+static swf_error_t *conflict_explain(swf_history__pg_t *pg, const char *workflow_id,
+                                     swf_error_t *err, char **running_id)
+{
+    if (err == NULL || swf_error_code(err) != SWF_E_CONFLICT)
+        return err;
+    char *running = NULL;
+    swf_error_t *err2 = running_of(pg, workflow_id, &running);
+    if (err2 != NULL) {
+        swf_error_free(err);
+        return err2;
+    }
+    if (running == NULL)
+        return err;
+    swf_error_free(err);
+    err = swf_error_new(SWF_E_CONFLICT, NULL,
+                        "workflow id \"%s\" is already running as execution %s; "
+                        "no new execution was started",
+                        workflow_id, running);
+    if (running_id != NULL)
+        *running_id = running;
+    else
+        free(running);
+    return err;
+}
+
+/* What a batch of starts keeps per start until its append is done. */
+typedef struct start_slot {
+    json_object *attrs; /* WorkflowExecutionStarted's, NULL: not appended */
+    swf_event_t events[2];
+} start_slot_t;
+
+swf_error_t *swf_history_pg_executions_start(swf_history_store_t *store,
+                                             const swf_history_start_t *starts, size_t n,
+                                             char **running_ids, swf_error_t **errors)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    for (size_t i = 0; i < n; i++) {
+        errors[i] = NULL;
+        if (running_ids != NULL)
+            running_ids[i] = NULL;
+    }
+    start_slot_t *slots = calloc(n > 0 ? n : 1, sizeof(*slots));
+    swf_history_append_t *appends = calloc(n > 0 ? n : 1, sizeof(*appends));
+    size_t *which = calloc(n > 0 ? n : 1, sizeof(*which));
+    swf_error_t **errs = calloc(n > 0 ? n : 1, sizeof(*errs));
+    if (slots == NULL || appends == NULL || which == NULL || errs == NULL)
+        abort();
+    /* The definition is read once for a run of starts of the same state
+     * machine and version (swf start --inputs: all of them). */
+    json_object *definition = NULL;
+    const char *def_name = NULL;
+    int def_asked = 0, def_version = 0;
+    swf_error_t *def_err = NULL, *err = NULL;
+    size_t m = 0;
+    for (size_t i = 0; i < n && err == NULL; i++) {
+        const swf_history_start_t *st = &starts[i];
+        errors[i] = swf_history_pg_start_check(st);
+        if (errors[i] != NULL)
+            continue;
+        if (def_name == NULL || strcmp(def_name, st->state_machine) != 0 ||
+            def_asked != st->version) {
+            json_object_put(definition);
+            definition = NULL;
+            swf_error_free(def_err);
+            def_name = st->state_machine;
+            def_asked = st->version;
+            def_err = swf_history_pg_state_machine_get(store, st->state_machine, st->version,
+                                                       &definition, &def_version);
+            if (def_err != NULL && swf_error_code(def_err) != SWF_E_NOTFOUND) {
+                err = def_err; /* the database: the whole batch fails */
+                def_err = NULL;
+                break;
+            }
         }
-        if (running != NULL) {
-            swf_error_free(err);
-            err = swf_error_new(SWF_E_CONFLICT, NULL,
-                                "workflow id \"%s\" is already running as execution %s; "
-                                "no new execution was started",
-                                workflow_id, running);
-            if (running_id != NULL)
-                *running_id = running;
-            else
-                free(running);
+        if (def_err != NULL) {
+            errors[i] =
+                swf_error_new(swf_error_code(def_err), NULL, "%s", swf_error_message(def_err));
+            continue;
+        }
+        errors[i] = started_attrs(st, definition, def_version, &slots[i].attrs);
+        if (errors[i] != NULL)
+            continue;
+        slots[i].events[0] =
+            (swf_event_t){1, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, st->time_ms, slots[i].attrs};
+        slots[i].events[1] = (swf_event_t){2, SWF_EVENT_DECISION_TASK_SCHEDULED, st->time_ms,
+                                           json_object_new_object()};
+        appends[m] = (swf_history_append_t){st->execution_id, 1, slots[i].events, 2};
+        which[m++] = i;
+    }
+    json_object_put(definition);
+    swf_error_free(def_err);
+    if (err == NULL && m > 0)
+        err = swf_history_pg_batch_append(store, appends, m, errs);
+    for (size_t k = 0; k < m; k++) {
+        size_t i = which[k];
+        const swf_history_start_t *st = &starts[i];
+        if (err == NULL)
+            errors[i] = conflict_explain(pg, st->workflow_id ? st->workflow_id : st->execution_id,
+                                         errs[k], running_ids != NULL ? &running_ids[i] : NULL);
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_object_put(slots[i].events[0].attrs);
+        json_object_put(slots[i].events[1].attrs);
+        if (err != NULL) {
+            swf_error_free(errors[i]);
+            errors[i] = NULL;
         }
     }
+    free(slots);
+    free(appends);
+    free(which);
+    free(errs);
     return err;
+}
+
+swf_error_t *swf_history_pg_execution_start(swf_history_store_t *store,
+                                            const swf_history_start_t *start, char **running_id)
+{
+    swf_error_t *one = NULL;
+    swf_error_t *err = swf_history_pg_executions_start(store, start, 1, running_id, &one);
+    return err != NULL ? err : one;
 }
 
 swf_error_t *swf_history_pg_import(swf_history_store_t *store, const swf_event_list_t *events,

@@ -44,15 +44,12 @@ command -v psql >/dev/null || { echo "bench-processes.sh: needs psql" >&2; exit 
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/swf-bench-proc.XXXXXX")
 dev_pid='' worker_pids=''
+. "$root/scripts/bench-dev.sh"
 stop_all() {
     for p in $worker_pids; do kill "$p" 2>/dev/null || true; done
     for p in $worker_pids; do wait "$p" 2>/dev/null || true; done
     worker_pids=''
-    if [ -n "$dev_pid" ]; then
-        kill "$dev_pid" 2>/dev/null || true
-        wait "$dev_pid" 2>/dev/null || true
-        dev_pid=''
-    fi
+    dev_stop
 }
 trap 'stop_all; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
@@ -79,30 +76,6 @@ start_workers() {
     done
 }
 
-dev_start() {
-    : >"$work/exports"
-    if [ -n "${SWF_BENCH_KAFKA:-}" ]; then
-        tag="b$$.$(date +%s).$round"
-        export SWF_INBOX_TOPIC="swf.inbox.$tag" SWF_DLQ_TOPIC="swf.dlq.$tag" \
-            SWF_TASK_TOPIC_PREFIX="swf.tasks.$tag." SWF_EVENTS_TOPIC="swf.events.$tag"
-        set -- --kafka "$SWF_BENCH_KAFKA"
-    else
-        set --
-    fi
-    "$build/swf" dev --deciders "$deciders" "$@" >"$work/exports" 2>"$work/dev.err" &
-    dev_pid=$!
-    tries=0
-    until grep -q SWF_KAFKA_BROKERS "$work/exports"; do
-        tries=$((tries + 1))
-        [ $tries -lt 600 ] && kill -0 "$dev_pid" 2>/dev/null || {
-            cat "$work/dev.err" >&2
-            exit 1
-        }
-        sleep 0.1
-    done
-    . "$work/exports" # its lines export what they set
-}
-
 round=0
 for conc in "$@"; do
     round=$((round + 1))
@@ -124,17 +97,7 @@ print('swf start: %d commands, %s at a time: %.2f s, %.0f commands/s, %.1f ms ea
         "$started" "$t0" "$t1" "$parallel"
 
     [ -n "${SWF_BENCH_WORKERS_FIRST:-}" ] || start_workers
-    tries=0
-    while :; do
-        open=$(psql "$SWF_DATABASE_URL" -Atc "SELECT count(*) FROM executions WHERE status = 'open' AND state_machine = '$sm'")
-        [ "$open" = 0 ] && break
-        tries=$((tries + 1))
-        if [ $tries -gt 3000 ]; then
-            echo "bench-processes.sh: $open executions still open after 300 s" >&2
-            exit 1
-        fi
-        sleep 0.1
-    done
+    closed_wait "$sm"
     psql "$SWF_DATABASE_URL" -Atc "
         SELECT format('swf-worker --echo --concurrency %s, %s processes: %s executions (%s succeeded), %s steps in %s s = %s steps/s',
             $conc, $nworkers, (SELECT count(*) FROM executions WHERE state_machine = '$sm'),
