@@ -113,22 +113,23 @@ c_chain=$(q "SELECT count(*) FROM pg_available_extensions WHERE name = 'swf_chai
 trigger() {
     q "CREATE OR REPLACE TRIGGER events_chain BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION $1()" >/dev/null
 }
-# both NAME EVENTS_PER_TX MODE OPTIONS: MODE with the plpgsql chain, then
-# with the C chain.
+# both NAME EVENTS_PER_TX MODE OPTIONS: MODE with the plpgsql chain, with
+# the C chain, and with none (the chain's trigger held off, as below).
 both() {
     measure "$1" "$2" swf_run "$3" "$4"
-    [ "$c_chain" = 0 ] && return
-    trigger swf_chain_events
-    measure "$1, C chain" "$2" swf_run "$3" "$4"
-    trigger swf_events_chain
+    if [ "$c_chain" != 0 ]; then
+        trigger swf_chain_events
+        measure "$1, C chain" "$2" swf_run "$3" "$4"
+        trigger swf_events_chain
+    fi
+    chain off
+    measure "$1, no chain" "$2" swf_run "$3" "$4"
+    chain on
 }
 for sc in on off; do
     o="-c synchronous_commit=$sc"
     measure "swf single (synchronous_commit $sc)" 1 swf_run single "$o"
     both "swf step (synchronous_commit $sc)" 6 step "$o"
-    chain off
-    measure "swf step, no chain (synchronous_commit $sc)" 6 swf_run step "$o"
-    chain on
     both "swf step20 (synchronous_commit $sc)" 120 step20 "$o"
     both "swf batch100 (synchronous_commit $sc)" 100 batch100 "$o"
     [ -f "$dir/floor.sql" ] || floor_setup

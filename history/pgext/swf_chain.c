@@ -360,8 +360,9 @@ Datum swf_chain_events(PG_FUNCTION_ARGS)
         StringInfoData json;
         initStringInfo(&json);
         (void)JsonbToCString(&json, &attributes->root, (int)VARSIZE(attributes));
-        char *id_text = psprintf(INT64_FORMAT, id);
-        char *time_text = psprintf(INT64_FORMAT, time_us);
+        char id_text[24], time_text[24]; /* int8out's decimal, as i::text */
+        snprintf(id_text, sizeof(id_text), INT64_FORMAT, id);
+        snprintf(time_text, sizeof(time_text), INT64_FORMAT, time_us);
         chain_field_t fields[5] = {
             chain_field_utf8(VARDATA_ANY(execution), (int)VARSIZE_ANY_EXHDR(execution)),
             {id_text, (int)strlen(id_text)},
