@@ -6,8 +6,9 @@
  * what the plpgsql trigger refuses, with the same SQLSTATE, message and
  * hint; the role that owns swf's tables creates it (a trusted extension)
  * and cannot replace its function, the runtime role can alter nothing of
- * it; a table of another shape is refused, never crashed on; and the
- * switch goes back and forth on one chain.
+ * it; a table of another shape is refused, never crashed on; the switch
+ * goes back and forth on one chain; and an export of either imports into
+ * the other with its hashes.
  *
  * Each test compares two databases of the same cluster, one migrated as it
  * is (plpgsql) and one pointed at the C trigger, or works on the latter
@@ -648,4 +649,37 @@ Test(history_chain_c, chains_to_rows_of_its_transaction_and_committed_ones_only)
     append_marker(s, "v", 5);
     chain_holds(s, "v", 5);
     swf_history_store_free(s);
+}
+
+/* A history imported where the C trigger computes the chain exports the
+ * hashes a plpgsql database takes as its own, and the other way round:
+ * swf import compares the file's hashes with those its database computes. */
+Test(history_chain_c, an_export_of_either_imports_into_the_other_with_its_hashes)
+{
+    char plain[512], c[512];
+    two_databases(plain, c);
+    const char *from[2] = {c, plain}, *to[2] = {plain, c};
+    for (int i = 0; i < 2; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "imp-%d", i);
+        swf_event_list_t h = {0};
+        json_object *start = json_tokener_parse("{\"input\":{\"é\":[1,2.50,\"\\u2028\"],"
+                                                "\"big\":123456789012345678901234567890}}");
+        json_object_object_add(start, "executionId", json_object_new_string(id));
+        swf_event_list_push(&h, SWF_EVENT_WORKFLOW_EXECUTION_STARTED, 1763719200000LL, start);
+        swf_event_list_push(&h, SWF_EVENT_DECISION_TASK_SCHEDULED, 1763719200001LL, NULL);
+        swf_event_list_push(
+            &h, SWF_EVENT_MARKER_RECORDED, 1763719200002LL,
+            json_tokener_parse("{\"markerName\":\"m\",\"details\":{\"b\":1,\"a\":2}}"));
+        swf_history_store_t *a = fixture_store(from[i]), *b = fixture_store(to[i]);
+        ok(swf_history_pg_import(a, &h, NULL));
+        swf_event_hash_t hashes[3], again[3];
+        ok(swf_history_pg_chain_load(a, id, 3, hashes));
+        ok(swf_history_pg_import_chained(b, &h, hashes, NULL));
+        ok(swf_history_pg_chain_load(b, id, 3, again));
+        cr_assert_arr_eq(again, hashes, sizeof(hashes));
+        swf_event_list_free(&h);
+        swf_history_store_free(a);
+        swf_history_store_free(b);
+    }
 }
