@@ -1,6 +1,7 @@
 /*
  * bench.h - what the benchmarks that run on `swf dev` share: failing loud,
- * and the start of a run (the dev system, a store on its database, the
+ * and the start of a run (the dev system, its hash chain's trigger as
+ * SWF_BENCH_CHAIN says (bench/chain.h), a store on its database, the
  * benchmark's state machine registered).
  */
 #ifndef SWF_BENCH_H
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bench/chain.h"
 #include "cli/dev.h"
 #include "history/pg.h"
 
@@ -34,6 +36,7 @@ static inline void bench_rig_up(const char *prog, const swf_dev_options_t *opt, 
                                 const char *definition, bench_rig_t *r)
 {
     bench_die(prog, swf_dev_start(opt, &r->dev));
+    bench_chain_set(prog, swf_dev_owner_conninfo(r->dev));
     bench_die(prog, swf_history_pg_new(swf_dev_conninfo(r->dev), &r->store));
     json_object *def = json_tokener_parse(definition);
     if (def == NULL) {

@@ -14,7 +14,8 @@
  *             scheduled, which also writes an outbox row), one transaction
  *             each, through the decider's batch append;
  *   step20    the same for 20 executions per transaction.
- * SWF_BENCH_MODES (e.g. "single,batch100") runs only the modes named.
+ * SWF_BENCH_MODES (e.g. "single,batch100") runs only the modes named;
+ * SWF_BENCH_CHAIN=c|plpgsql picks the hash chain's trigger (bench/chain.h).
  * Each line reads "MODE EVENTS_PER_SECOND events/s (TX_PER_SECOND tx/s)",
  * which scripts/bench-history.sh parses. One connection, one thread: this
  * is the latency-bound rate a single writer (a history service instance)
@@ -26,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/chain.h"
 #include "history/cluster.h"
 #include "history/pg.h"
 #include "protocol/json.h"
@@ -158,6 +160,7 @@ int main(void)
     swf_history_store_t *s;
     if ((err = swf_history_pg_new(conninfo, &s)) != NULL)
         die(err);
+    bench_chain_set("bench_history_append", conninfo);
 
     ids = calloc((size_t)executions, sizeof(*ids));
     next_id = calloc((size_t)executions, sizeof(*next_id));

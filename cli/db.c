@@ -68,6 +68,11 @@ static const swf_cli_cmd_t db_cmd = {
          "then grant ROLE what swf's processes need (read and insert events, keep the "
          "projections) and nothing that can change or remove events; run as the owner",
          "swf db migrate --grant swf_runtime"},
+        {"--chain", "auto|c|plpgsql", 0,
+         "which trigger computes the hash chain (history/CHAIN.md; the same hashes): c, the "
+         "extension swf_chain, which the server must have (history/pgext); plpgsql; auto "
+         "(default): c when the server has it",
+         "swf db migrate --chain plpgsql"},
         SWF_CLI_OPTS_END},
     "The database is SWF_DATABASE_URL (a libpq connection string or URI) or\n"
     "libpq's PG* variables. Migrate as the role that owns the tables; run the\n"
@@ -81,12 +86,25 @@ int swf_cli_db(int argc, char **argv)
     if (strcmp(swf_cli_args_get(&a, "ACTION"), "migrate") != 0)
         return swf_cli_args_usage(&a, "unknown action '%s' (the action is migrate)",
                                   swf_cli_args_get(&a, "ACTION"));
+    const char *chain = swf_cli_args_get(&a, "--chain");
+    swf_history_chain_impl_t want = SWF_HISTORY_CHAIN_AUTO;
+    if (chain != NULL && strcmp(chain, "c") == 0)
+        want = SWF_HISTORY_CHAIN_C;
+    else if (chain != NULL && strcmp(chain, "plpgsql") == 0)
+        want = SWF_HISTORY_CHAIN_PLPGSQL;
+    else if (chain != NULL && strcmp(chain, "auto") != 0)
+        return swf_cli_args_usage(&a, "--chain %s: auto, c or plpgsql", chain);
     swf_history_store_t *s;
     swf_error_t *err = swf_history_pg_connect(swf_history_pg_conninfo_env(), &s);
     if (err != NULL)
         return swf_cli_fail("db", err);
     int from, to;
     err = swf_history_pg_migrate(s, 0, &from, &to);
+    /* Which trigger computes the chain: every time, since the server may
+     * have gained or lost the extension since the schema was migrated. */
+    swf_history_chain_use_t use;
+    if (err == NULL)
+        err = swf_history_pg_chain_use(s, want, &use);
     const char *role = swf_cli_args_get(&a, "--grant");
     if (err == NULL && role != NULL)
         err = swf_history_pg_grant(s, role);
@@ -97,6 +115,7 @@ int swf_cli_db(int argc, char **argv)
         printf("schema at version %d, up to date\n", to);
     else
         printf("schema migrated from version %d to %d\n", from, to);
+    printf("%s%s\n", use.says, use.changed ? " (switched now)" : "");
     if (role != NULL)
         printf("granted %s the runtime's privileges\n", role);
     return SWF_EXIT_OK;

@@ -300,9 +300,6 @@ static const char *const migrations[] = {
 
 #define MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
-/* An arbitrary constant naming the advisory lock ("swf" in ASCII). */
-#define MIGRATION_LOCK "7558502"
-
 int swf_history_pg_schema_latest(void)
 {
     return MIGRATIONS;
@@ -365,7 +362,7 @@ swf_error_t *swf_history_pg_migrate(swf_history_store_t *store, int target, int 
     if (err != NULL)
         return err;
     err = swf_history__pg_query(pg->conn,
-                                "SELECT pg_advisory_xact_lock(" MIGRATION_LOCK ");"
+                                "SELECT pg_advisory_xact_lock(" SWF_HISTORY__MIGRATION_LOCK ");"
                                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                                 "  version integer PRIMARY KEY,"
                                 "  applied_at timestamptz NOT NULL DEFAULT now())",

@@ -275,6 +275,38 @@ typedef struct swf_history_chain {
 swf_error_t *swf_history_pg_chain_check(swf_history_store_t *store, const char *execution_id,
                                         swf_history_chain_t *out);
 
+/* Which function the events_chain trigger runs (history/CHAIN.md, "Where
+ * it is computed"): both store the same hashes. */
+typedef enum swf_history_chain_impl {
+    SWF_HISTORY_CHAIN_AUTO = 0, /* asked: C where the server has swf_chain, else plpgsql */
+    SWF_HISTORY_CHAIN_C,        /* the extension swf_chain (history/pgext/swf_chain.c) */
+    SWF_HISTORY_CHAIN_PLPGSQL,  /* migration 7's swf_events_chain() */
+} swf_history_chain_impl_t;
+
+/* What swf_history_pg_chain_use left in place. */
+typedef struct swf_history_chain_use {
+    swf_history_chain_impl_t impl; /* SWF_HISTORY_CHAIN_C or _PLPGSQL */
+    bool changed;                  /* the trigger was pointed elsewhere by this call */
+    char says[512];                /* which, and why, a sentence for the operator */
+} swf_history_chain_use_t;
+
+/*
+ * Points the events_chain trigger at the implementation `want` names, in
+ * one transaction (`swf db migrate [--chain auto|c|plpgsql]`). C needs the
+ * extension swf_chain on the server (installed as root): it is created in
+ * the current schema when the database has it not (the role needs CREATE
+ * on the database, the extension being trusted, or a superuser creates it
+ * once), and the trigger then runs its function. AUTO takes C when the
+ * server has the files and the role may create it or it exists, plpgsql
+ * otherwise (and goes back to plpgsql when the files are gone); C refuses
+ * with SWF_E_DB when it cannot. Going back to plpgsql drops the extension
+ * when nothing else uses it. Run as the owner, after migrating to 7 or
+ * later. Changing nothing takes no lock on events; changing the trigger
+ * blocks appends for that moment.
+ */
+swf_error_t *swf_history_pg_chain_use(swf_history_store_t *store, swf_history_chain_impl_t want,
+                                      swf_history_chain_use_t *out);
+
 /* Recomputes the executions and timers projections from the events alone,
  * in one transaction that blocks appends meanwhile. The outbox is kept as it
  * is: a published row is deleted, and the events cannot tell which were. */

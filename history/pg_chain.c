@@ -170,3 +170,121 @@ swf_error_t *swf_history__chain_compare(swf_history__pg_t *pg, const char *execu
     free(stored);
     return err;
 }
+
+/*
+ * Which function computes the chain (swf_history_pg_chain_use). The
+ * extension's C function and migration 7's plpgsql one store the same
+ * hashes (history/pgext/swf_chain.c), so switching changes no stored hash
+ * and `swf admin check` (SQL) verifies either's. What is read first, one
+ * row: the version of the server's extension files (NULL: none), the
+ * extension's schema in this database (NULL: not created), the trigger
+ * function's language, whether this role may create a trusted extension,
+ * the role and the current schema.
+ */
+static const char chain_state_sql[] =
+    "SELECT (SELECT default_version FROM pg_catalog.pg_available_extensions"
+    "   WHERE name = 'swf_chain'),"
+    " (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e"
+    "   JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'swf_chain'),"
+    " (SELECT l.lanname FROM pg_catalog.pg_trigger t"
+    "   JOIN pg_catalog.pg_proc p ON p.oid = t.tgfoid"
+    "   JOIN pg_catalog.pg_language l ON l.oid = p.prolang"
+    "   WHERE t.tgrelid = pg_catalog.to_regclass('events') AND t.tgname = 'events_chain'),"
+    " (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user)"
+    "   OR pg_catalog.has_database_privilege(pg_catalog.current_database(), 'CREATE'),"
+    " current_user::text, pg_catalog.quote_ident(pg_catalog.current_schema())";
+
+/* Points events_chain at schema.function() (both quoted already). */
+static swf_error_t *chain_trigger_point(PGconn *conn, const char *schema, const char *function)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "CREATE OR REPLACE TRIGGER events_chain BEFORE INSERT ON events"
+             " FOR EACH ROW EXECUTE FUNCTION %s.%s()",
+             schema, function);
+    return swf_history__pg_query(conn, sql, -1, NULL, NULL);
+}
+
+swf_error_t *swf_history_pg_chain_use(swf_history_store_t *store, swf_history_chain_impl_t want,
+                                      swf_history_chain_use_t *out)
+{
+    swf_history__pg_t *pg = swf_history__pg(store);
+    memset(out, 0, sizeof(*out));
+    PGresult *res = NULL;
+    swf_error_t *err = swf_history__pg_ready(pg);
+    if (err == NULL)
+        err = swf_history__pg_begin(pg->conn);
+    if (err != NULL)
+        return err;
+    err = swf_history__pg_query(
+        pg->conn, "SELECT pg_advisory_xact_lock(" SWF_HISTORY__MIGRATION_LOCK ")", 0, NULL, NULL);
+    if (err == NULL)
+        err = swf_history__pg_query(pg->conn, chain_state_sql, 0, NULL, &res);
+    if (err == NULL && PQgetisnull(res, 0, 2))
+        err = swf_error_new(SWF_E_DB, NULL,
+                            "the events table has no events_chain trigger (a schema before "
+                            "migration 7): migrate first");
+    if (err != NULL)
+        goto out;
+    bool available = !PQgetisnull(res, 0, 0), created = !PQgetisnull(res, 0, 1);
+    bool c_now = strcmp(PQgetvalue(res, 0, 2), "c") == 0;
+    bool may_create = strcmp(PQgetvalue(res, 0, 3), "t") == 0;
+    const char *ext_schema = PQgetvalue(res, 0, 1), *schema = PQgetvalue(res, 0, 5);
+    char why_not[320] = ""; /* why C is not taken, when it is not */
+    if (want == SWF_HISTORY_CHAIN_PLPGSQL)
+        snprintf(why_not, sizeof(why_not), "as asked (--chain plpgsql)");
+    else if (!available)
+        snprintf(why_not, sizeof(why_not),
+                 "the extension swf_chain is not installed on this server (history/pgext: "
+                 "cmake --install BUILD --component swf_chain, as root)");
+    else if (!created && !may_create)
+        snprintf(why_not, sizeof(why_not),
+                 "the extension swf_chain is on this server, but role %s may not create it "
+                 "(that needs CREATE on the database; or a superuser runs CREATE EXTENSION "
+                 "swf_chain once)",
+                 PQgetvalue(res, 0, 4));
+    if (why_not[0] != '\0' && want == SWF_HISTORY_CHAIN_C) {
+        err = swf_error_new(SWF_E_DB, NULL, "--chain c: %s", why_not);
+        goto out;
+    }
+    if (why_not[0] == '\0') {
+        if (!created) {
+            char sql[256];
+            snprintf(sql, sizeof(sql), "CREATE EXTENSION swf_chain SCHEMA %s", schema);
+            err = swf_history__pg_query(pg->conn, sql, -1, NULL, NULL);
+            ext_schema = schema;
+        }
+        if (err == NULL && !c_now)
+            err = chain_trigger_point(pg->conn, ext_schema, "swf_chain_events");
+        out->impl = SWF_HISTORY_CHAIN_C;
+        out->changed = !c_now;
+        snprintf(out->says, sizeof(out->says),
+                 "hash chain: computed by the C trigger of the extension swf_chain %s",
+                 PQgetvalue(res, 0, 0));
+    } else {
+        if (c_now) /* back to migration 7's function, in the tables' schema */
+            err = chain_trigger_point(pg->conn, schema, "swf_events_chain");
+        /* The extension goes when nothing else uses it and this role owns
+         * it; otherwise it stays, unused here. */
+        if (err == NULL && created)
+            err = swf_history__pg_query(
+                pg->conn,
+                "DO $d$ BEGIN DROP EXTENSION swf_chain;"
+                " EXCEPTION WHEN dependent_objects_still_exist OR insufficient_privilege"
+                " THEN NULL; END $d$",
+                -1, NULL, NULL);
+        out->impl = SWF_HISTORY_CHAIN_PLPGSQL;
+        out->changed = c_now;
+        snprintf(out->says, sizeof(out->says),
+                 "hash chain: computed by the plpgsql trigger of migration 7: %s", why_not);
+    }
+    if (err == NULL)
+        err = swf_history__pg_commit(pg->conn);
+out:
+    if (err != NULL) {
+        swf_history__pg_rollback(pg->conn);
+        swf_error_prefix(err, "pointing the hash chain's trigger");
+    }
+    swf_history__pg_clear(res);
+    return err;
+}

@@ -114,6 +114,10 @@ extern const char swf_history__outbox_delete_sql[]; /* "swf_outbox_delete" */
     "'ActivityTaskCompleted', 'ActivityTaskFailed', 'ActivityTaskTimedOut', "                      \
     "'ActivityTaskCanceled'"
 
+/* An arbitrary constant naming the advisory lock of migrations and of the
+ * chain's implementation ("swf" in ASCII). */
+#define SWF_HISTORY__MIGRATION_LOCK "7558502"
+
 /* The hash chain (history/CHAIN.md): what event 1 chains to (32 zero
  * bytes), as bytea input and as an SQL expression, and a field of an
  * event's canonical form, in SQL: a netstring, "LENGTH:BYTES," with the

@@ -13,9 +13,13 @@
 # Runs: bench_history_append's "single" (one event a transaction) and
 # "step" (the six events of an activity step and its outbox row, one
 # transaction, the decider's statement); the same with the hash chain's
-# trigger held off (a measurement only); the same six events by a plain
-# INSERT ... SELECT (the floor of those rows, see floor_setup); and pgbench
-# -M prepared of `INSERT INTO t (v) VALUES ('x')`, all at one client.
+# trigger held off (a measurement only); "step20" (20 executions' steps a
+# transaction) and "batch100" (one event for each of 100 executions); the
+# steps and batch100 again with the chain's trigger in C (history/pgext,
+# when the server has the extension swf_chain: the same hashes); the same
+# six events by a plain INSERT ... SELECT (the floor of those rows, see
+# floor_setup); and pgbench -M prepared of `INSERT INTO t (v) VALUES ('x')`,
+# all at one client. Each line gives the CPU a transaction and an event.
 set -eu
 build=${1:-build}
 secs=${2:-3}
@@ -39,10 +43,12 @@ cpu_since() {
         awk '/s user, .* s system, .* s elapsed/ { gsub(/!/, ""); u += $1; s += $4 } END { printf "%.6f", u + s }'
 }
 
-# measure NAME TX_COMMAND...: the command prints its transaction count last.
+# measure NAME EVENTS_PER_TX TX_COMMAND...: the command prints its
+# transaction count last.
 measure() {
     name=$1
-    shift
+    per=$2
+    shift 2
     q "SELECT pg_stat_reset_shared('wal')" >/dev/null
     m=$(cpu_mark)
     t0=$(date +%s.%N)
@@ -50,9 +56,9 @@ measure() {
     t1=$(date +%s.%N)
     c=$(cpu_since "$m")
     q "SELECT wal_bytes, wal_records, wal_fpi, wal_sync, round(wal_sync_time::numeric, 1) FROM pg_stat_wal" |
-        awk -F'|' -v name="$name" -v n="$n" -v t0="$t0" -v t1="$t1" -v c="$c" '{
-            printf "%-34s %7d tx, %6.3f ms wall, %6.3f ms PostgreSQL CPU, %6.0f WAL bytes, %5.1f records, %5.2f full pages, %4.2f flushes (%5.3f ms) a transaction\n",
-                name, n, (t1 - t0) * 1000 / n, c * 1000 / n, $1 / n, $2 / n, $3 / n, $4 / n, $5 / n }'
+        awk -F'|' -v name="$name" -v n="$n" -v t0="$t0" -v t1="$t1" -v c="$c" -v per="$per" '{
+            printf "%-40s %7d tx, %6.3f ms wall, %6.3f ms PostgreSQL CPU (%5.1f us an event), %6.0f WAL bytes, %5.1f records, %5.2f full pages, %4.2f flushes (%5.3f ms) a transaction\n",
+                name, n, (t1 - t0) * 1000 / n, c * 1000 / n, c * 1e6 / n / per, $1 / n, $2 / n, $3 / n, $4 / n, $5 / n }'
 }
 swf_run() { # MODE OPTIONS
     SWF_DATABASE_URL="$conn" PGOPTIONS="$2 -c log_statement_stats=on" SWF_BENCH_EXECUTIONS=10 SWF_BENCH_SECONDS="$secs" SWF_BENCH_MODES="$1" "$bench" |
@@ -98,14 +104,35 @@ chain() { # on|off
         q "ALTER TABLE events ENABLE TRIGGER events_chain; ALTER TABLE events ALTER COLUMN hash DROP DEFAULT" >/dev/null
     fi
 }
+# The chain's trigger in C (history/pgext/swf_chain.c), where the server
+# has the extension: `swf db migrate`'s switch, done here in SQL (the
+# owner's session). trigger FUNCTION points events_chain at it.
+c_chain=$(q "SELECT count(*) FROM pg_available_extensions WHERE name = 'swf_chain'")
+[ "$c_chain" = 0 ] || q "CREATE EXTENSION IF NOT EXISTS swf_chain" >/dev/null
+[ "$c_chain" != 0 ] || echo "(no extension swf_chain on this server: no C chain rows)"
+trigger() {
+    q "CREATE OR REPLACE TRIGGER events_chain BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION $1()" >/dev/null
+}
+# both NAME EVENTS_PER_TX MODE OPTIONS: MODE with the plpgsql chain, with
+# the C chain, and with none (the chain's trigger held off, as below).
+both() {
+    measure "$1" "$2" swf_run "$3" "$4"
+    if [ "$c_chain" != 0 ]; then
+        trigger swf_chain_events
+        measure "$1, C chain" "$2" swf_run "$3" "$4"
+        trigger swf_events_chain
+    fi
+    chain off
+    measure "$1, no chain" "$2" swf_run "$3" "$4"
+    chain on
+}
 for sc in on off; do
     o="-c synchronous_commit=$sc"
-    measure "swf single (synchronous_commit $sc)" swf_run single "$o"
-    measure "swf step (synchronous_commit $sc)" swf_run step "$o"
-    chain off
-    measure "swf step, no chain (synchronous_commit $sc)" swf_run step "$o"
-    chain on
+    measure "swf single (synchronous_commit $sc)" 1 swf_run single "$o"
+    both "swf step (synchronous_commit $sc)" 6 step "$o"
+    both "swf step20 (synchronous_commit $sc)" 120 step20 "$o"
+    both "swf batch100 (synchronous_commit $sc)" 100 batch100 "$o"
     [ -f "$dir/floor.sql" ] || floor_setup
-    measure "6 event rows, plain (synchronous_commit $sc)" floor_run "$o"
-    measure "pgbench INSERT (synchronous_commit $sc)" pgb_run "$o"
+    measure "6 event rows, plain (synchronous_commit $sc)" 6 floor_run "$o"
+    measure "pgbench INSERT (synchronous_commit $sc)" 1 pgb_run "$o"
 done

@@ -1,6 +1,7 @@
 #!/bin/sh
 # build-matrix.sh - builds the programs and the libraries they link (not the
-# tests nor the benchmarks) in every build type - Debug, RelWithDebInfo,
+# tests nor the benchmarks; the server extension history/pgext where the
+# server headers are) in every build type - Debug, RelWithDebInfo,
 # Release, MinSizeRel - with GCC and with clang, warnings as errors
 # (SWF_WERROR=ON). CI runs it: each optimisation level and each compiler
 # finds warnings the others miss (GCC's maybe-uninitialized appears at -O2
@@ -16,6 +17,11 @@ compilers=${*:-gcc clang}
 JOBS=$(nproc 2>/dev/null || echo 2)
 targets="swf example_c_worker"
 for src in cli/bin/*.c; do targets="$targets $(basename "$src" .c)"; done
+# The hash chain's trigger in C (history/pgext), where the server's headers
+# are (CMakeLists.txt builds it then).
+if [ -f "$(pg_config --includedir-server 2>/dev/null)/postgres.h" ]; then
+    targets="$targets swf_chain"
+fi
 status=0
 for cc in $compilers; do
     for type in Debug RelWithDebInfo Release MinSizeRel; do

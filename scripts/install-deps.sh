@@ -18,10 +18,13 @@ BUILD_PKGS="build-essential cmake pkg-config libjson-c-dev libpq-dev librdkafka-
 # (javac) builds the Java example worker the storm runs (worker/examples/java,
 # scripts/storm.sh). boto3 and the AWS CLI v2: the clients the Step Functions
 # API is tested with (scripts/api-e2e.sh). libmicrohttpd (above): swf-api's
-# HTTP server.
+# HTTP server. postgresql-server-dev-15: the server's headers, to build the
+# hash chain's trigger in C (history/pgext/swf_chain.c, an optional server
+# extension), which the tests install and run the history tests with; it
+# brings llvm-14-dev (Debian's PGXS builds JIT bitcode), ~34 MB.
 TEST_PKGS="libcriterion-dev postgresql postgresql-contrib python3 python3-confluent-kafka
       docker-compose ca-certificates procps clang clang-format openjdk-17-jdk-headless maven
-      python3-boto3 awscli"
+      python3-boto3 awscli postgresql-server-dev-15"
 PKGS="$BUILD_PKGS $TEST_PKGS"
 [ "${1:-}" != "--build" ] || PKGS=$BUILD_PKGS
 SUDO=""

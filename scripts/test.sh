@@ -15,6 +15,17 @@ set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh --asan
+# The hash chain's trigger in C (history/pgext), built where the server's
+# headers are (install-deps.sh installs them), into the server's folders
+# (root), so that the history tests run with it as well as without (the
+# ctest runs named *_c_chain, tests/history/test_pg_chain_c.c), and fail
+# rather than skip when it is missing.
+if [ -f build/swf_chain.so ]; then
+    SUDO=""
+    if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+    $SUDO cmake --install build --component swf_chain >/dev/null
+    export SWF_TEST_CHAIN_REQUIRED=1
+fi
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 status=0

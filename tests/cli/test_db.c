@@ -643,6 +643,43 @@ Test(cli_db, a_runtime_role_granted_by_migrate_runs_executions_but_cannot_rewrit
     swf_history_store_free(s);
 }
 
+/* The chain's trigger (history/CHAIN.md, "The trigger in C"): migrate
+ * says which computes the chain, and switches on request; C where the
+ * server has the extension swf_chain (scripts/test.sh installs it). */
+Test(cli_db, db_migrate_says_which_trigger_computes_the_chain_and_switches_it)
+{
+    const char *db = fixture_db();
+    char value[256];
+    cr_assert_str_eq(pg_state(db,
+                              "SELECT count(*) FROM pg_available_extensions"
+                              " WHERE name = 'swf_chain'",
+                              value),
+                     "");
+    bool c = strcmp(value, "1") == 0;
+    cr_assert_eq(swf(db, "db", "migrate", "--chain", "plpgsql", NULL), 0, "%s", errors);
+    cr_assert(strstr(output, "hash chain: computed by the plpgsql trigger of migration 7: as "
+                             "asked (--chain plpgsql)") != NULL,
+              "%s", output);
+    cr_assert_eq(swf(db, "db", "migrate", "--chain", "nope", NULL), 2, "%s", errors);
+    cr_assert(strstr(errors, "--chain nope: auto, c or plpgsql") != NULL, "%s", errors);
+    if (c) {
+        cr_assert_eq(swf(db, "db", "migrate", NULL), 0, "%s", errors);
+        cr_assert(strstr(output, "hash chain: computed by the C trigger of the extension "
+                                 "swf_chain 1.0 (switched now)") != NULL,
+                  "%s", output);
+        cr_assert_eq(swf(db, "db", "migrate", "--chain", "c", NULL), 0, "%s", errors);
+        cr_assert(strstr(output, "(switched now)") == NULL, "%s", output);
+    } else {
+        cr_assert_eq(swf(db, "db", "migrate", "--chain", "c", NULL), 3, "%s", output);
+        cr_assert(strstr(errors, "--chain c: the extension swf_chain is not installed") != NULL,
+                  "%s", errors);
+        cr_assert_eq(swf(db, "db", "migrate", NULL), 0, "%s", errors);
+        cr_assert(strstr(output, "plpgsql trigger of migration 7: the extension swf_chain is "
+                                 "not installed") != NULL,
+                  "%s", output);
+    }
+}
+
 Test(cli_db, a_runtime_role_refuses_a_schema_behind_and_names_db_migrate)
 {
     char owner[640], runtime[640], role[64];

@@ -69,12 +69,37 @@ static inline const char *fixture_db(void)
     return conninfo;
 }
 
-/* A migrated store on a fresh database. */
+/* Points the hash chain of s (migrated, its owner's) at the C trigger of
+ * history/pgext. Skips the test when the server lacks the extension,
+ * unless SWF_TEST_CHAIN_REQUIRED is set (scripts/test.sh installs it and
+ * sets it): then the test fails. */
+static inline void fixture_chain_c(swf_history_store_t *s)
+{
+    swf_history_chain_use_t use;
+    swf_error_t *err = swf_history_pg_chain_use(s, SWF_HISTORY_CHAIN_C, &use);
+    if (err != NULL && getenv("SWF_TEST_CHAIN_REQUIRED") == NULL &&
+        strstr(swf_error_message(err), "not installed") != NULL) {
+        swf_error_free(err);
+        swf_history_store_free(s);
+        cr_skip_test("the server has no extension swf_chain (cmake --install build --component "
+                     "swf_chain, as root)");
+    }
+    cr_assert(err == NULL, "%s", swf_error_message(err));
+    cr_assert_eq(use.impl, SWF_HISTORY_CHAIN_C);
+}
+
+/* A migrated store on a fresh database. With SWF_TEST_CHAIN=c in the
+ * environment (the ctest runs named *_c_chain, CMakeLists.txt) its hash
+ * chain is the C trigger's (fixture_chain_c), so that the same tests prove
+ * both implementations. */
 static inline swf_history_store_t *fixture_store(const char *conninfo)
 {
     swf_history_store_t *s = NULL;
     swf_error_t *err = swf_history_pg_new(conninfo, &s);
     cr_assert(err == NULL, "%s", swf_error_message(err));
+    const char *chain = getenv("SWF_TEST_CHAIN");
+    if (chain != NULL && strcmp(chain, "c") == 0)
+        fixture_chain_c(s);
     return s;
 }
 
