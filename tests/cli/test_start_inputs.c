@@ -195,7 +195,7 @@ Test(cli_start_inputs, many_lines_start_that_many_executions_which_deciders_run_
 }
 
 Test(cli_start_inputs, a_workflow_id_open_or_given_twice_is_refused_on_its_line_as_start_refuses_it,
-     .timeout = 300)
+     .timeout = 600)
 {
     up(0); /* no decider: what starts stays open */
     ran_t one = swf("start M --workflow-id c");
@@ -241,7 +241,7 @@ typedef struct bad {
     const char *says;
 } bad_t;
 
-Test(cli_start_inputs, bad_lines_are_named_with_their_number_and_nothing_starts, .timeout = 300)
+Test(cli_start_inputs, bad_lines_are_named_with_their_number_and_nothing_starts, .timeout = 600)
 {
     up(0);
     setenv("SWF_LIMIT_START_INPUT_BYTES", "1000", 1);
@@ -312,7 +312,7 @@ Test(cli_start_inputs, bad_lines_are_named_with_their_number_and_nothing_starts,
     down();
 }
 
-Test(cli_start_inputs, an_empty_file_starts_nothing_and_says_so, .timeout = 300)
+Test(cli_start_inputs, an_empty_file_starts_nothing_and_says_so, .timeout = 600)
 {
     up(0);
     const char *files[] = {"", "\n \n\t\n"};
@@ -334,7 +334,7 @@ Test(cli_start_inputs, an_empty_file_starts_nothing_and_says_so, .timeout = 300)
  * notified, and the status is 0, as for `swf start`; after the first
  * batch fails, the others are not held up waiting for Kafka again. */
 Test(cli_start_inputs, without_kafka_the_lines_start_and_stderr_says_no_decider_was_notified,
-     .timeout = 300)
+     .timeout = 600)
 {
     up(0);
     char args[256];
@@ -371,7 +371,7 @@ Test(cli_start_inputs, without_kafka_the_lines_start_and_stderr_says_no_decider_
  * first batch's lines were started and printed, the rest were not, and
  * stderr says which by line number. */
 Test(cli_start_inputs, a_batch_the_database_refuses_ends_the_command_saying_which_lines_started,
-     .timeout = 300)
+     .timeout = 600)
 {
     up(1);
     PGconn *c = PQconnectdb(swf_dev_owner_conninfo(dev));
